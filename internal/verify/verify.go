@@ -1,0 +1,106 @@
+// Package verify checks blobs against their descriptors while they are
+// read, so that no byte from a layout, an archive or a registry is used
+// unless its digest matches.
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// ErrDigestMismatch marks a blob whose bytes do not match its digest.
+var ErrDigestMismatch = errors.New("digest mismatch")
+
+// ErrSizeMismatch marks a blob that is shorter or longer than its descriptor says.
+var ErrSizeMismatch = errors.New("size mismatch")
+
+// ErrTooLarge marks a blob over a reader's size cap.
+var ErrTooLarge = errors.New("blob too large")
+
+// Reader hashes what it passes and fails at EOF (or as soon as the size is
+// exceeded) when the blob is not the one described.
+type Reader struct {
+	rc   io.ReadCloser
+	h    hash.Hash
+	want v1.Hash
+	size int64 // -1: unknown
+	n    int64
+	err  error
+}
+
+// NewReader wraps rc. size < 0 means the size is not known.
+func NewReader(rc io.ReadCloser, want v1.Hash, size int64) (*Reader, error) {
+	if want.Algorithm != "sha256" {
+		rc.Close()
+		return nil, fmt.Errorf("unsupported digest algorithm %q", want.Algorithm)
+	}
+	return &Reader{rc: rc, h: sha256.New(), want: want, size: size}, nil
+}
+
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.rc.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	if r.size >= 0 && r.n > r.size {
+		r.err = fmt.Errorf("blob %s: %w: more than the %d bytes described", r.want, ErrSizeMismatch, r.size)
+		return 0, r.err
+	}
+	if err == io.EOF {
+		if r.size >= 0 && r.n != r.size {
+			r.err = fmt.Errorf("blob %s: %w: %d bytes, %d described (truncated?)", r.want, ErrSizeMismatch, r.n, r.size)
+			return n, r.err
+		}
+		if got := hex.EncodeToString(r.h.Sum(nil)); got != r.want.Hex {
+			r.err = fmt.Errorf("blob %s: %w: content hashes to sha256:%s", r.want, ErrDigestMismatch, got)
+			return n, r.err
+		}
+		r.err = io.EOF
+	} else if err != nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// Close closes the underlying reader.
+func (r *Reader) Close() error { return r.rc.Close() }
+
+// ReadAll reads a whole small blob (manifest, config) with a cap, and
+// verifies it. It never allocates from the described size, which an
+// attacker controls.
+func ReadAll(rc io.ReadCloser, want v1.Hash, size, max int64) ([]byte, error) {
+	if size > max {
+		rc.Close()
+		return nil, fmt.Errorf("blob %s: %w: %d bytes described, limit %d", want, ErrTooLarge, size, max)
+	}
+	vr, err := NewReader(rc, want, size)
+	if err != nil {
+		return nil, err
+	}
+	defer vr.Close()
+	b, err := io.ReadAll(io.LimitReader(vr, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("blob %s: %w: over %d bytes", want, ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// Bytes checks b against want.
+func Bytes(b []byte, want v1.Hash) error {
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); want.Algorithm != "sha256" || got != want.Hex {
+		return fmt.Errorf("blob %s: %w: content hashes to sha256:%s", want, ErrDigestMismatch, got)
+	}
+	return nil
+}

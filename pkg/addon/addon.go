@@ -1,0 +1,111 @@
+// Package addon holds the add-on config document of spec/addon-v1.md: the
+// metadata, inventory and content identity that both forms carry.
+package addon
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// Kind says how an add-on's tree turns into Kubernetes objects.
+type Kind string
+
+const (
+	// KindManifests is a tree of plain YAML or JSON manifests.
+	KindManifests Kind = "manifests"
+	// KindKustomize is a kustomize tree with a kustomization at its root.
+	KindKustomize Kind = "kustomize"
+)
+
+// ParseKind checks s names a known kind.
+func ParseKind(s string) (Kind, error) {
+	switch Kind(s) {
+	case KindManifests, KindKustomize:
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("unknown add-on kind %q (want %q or %q)", s, KindManifests, KindKustomize)
+}
+
+// Config is the add-on config: the artifact form's config blob, and the
+// image form's io.cncf.addon.config label.
+type Config struct {
+	// SpecVersion is the format version, "v1".
+	SpecVersion string `json:"specVersion"`
+	// Name of the add-on, for example "coredns".
+	Name string `json:"name"`
+	// Version of the add-on, free form (semver recommended).
+	Version string `json:"version,omitempty"`
+	// Description is one human sentence.
+	Description string `json:"description,omitempty"`
+	// Kind is manifests or kustomize.
+	Kind Kind `json:"kind"`
+	// ContentRoot is the content directory: "/addon" in the image form,
+	// "/" in the artifact form (the layers hold the tree at their root).
+	ContentRoot string `json:"contentRoot"`
+	// Source is where the add-on came from, usually a repository URL.
+	Source string `json:"source,omitempty"`
+	// Revision is the source revision, usually a commit.
+	Revision string `json:"revision,omitempty"`
+	// Created is the RFC 3339 build time (SOURCE_DATE_EPOCH or the commit time).
+	Created string `json:"created,omitempty"`
+	// Identity is the content identity of the tree: "sha256:<hex>".
+	Identity string `json:"identity"`
+	// Inventory lists what the add-on installs.
+	Inventory Inventory `json:"inventory"`
+}
+
+// Inventory lists the objects an add-on renders to.
+type Inventory struct {
+	// Objects in render order.
+	Objects []Object `json:"objects"`
+	// CRDs are the names of the CustomResourceDefinitions the add-on provides.
+	CRDs []string `json:"crds,omitempty"`
+	// Images are the container images its workloads reference, sorted, unique.
+	Images []string `json:"images,omitempty"`
+}
+
+// Object identifies one Kubernetes object.
+type Object struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// String is apiVersion/kind namespace/name, the key objects are matched by.
+func (o Object) String() string {
+	if o.Namespace == "" {
+		return fmt.Sprintf("%s/%s %s", o.APIVersion, o.Kind, o.Name)
+	}
+	return fmt.Sprintf("%s/%s %s/%s", o.APIVersion, o.Kind, o.Namespace, o.Name)
+}
+
+// MaxConfigSize caps how many bytes a reader accepts for a config blob or
+// label; registries can lie about sizes, so readers never trust descriptors.
+const MaxConfigSize = 8 << 20
+
+// Marshal encodes c as compact, deterministic JSON.
+func (c *Config) Marshal() ([]byte, error) { return json.Marshal(c) }
+
+// Parse decodes and checks a config document.
+func Parse(b []byte) (*Config, error) {
+	if len(b) > MaxConfigSize {
+		return nil, fmt.Errorf("add-on config is %d bytes, over the %d byte limit", len(b), MaxConfigSize)
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("decode add-on config: %w", err)
+	}
+	if c.SpecVersion != mediatypes.SpecVersion {
+		return nil, fmt.Errorf("add-on config: unsupported specVersion %q (this addonpkg reads %q)", c.SpecVersion, mediatypes.SpecVersion)
+	}
+	if c.Name == "" {
+		return nil, fmt.Errorf("add-on config: missing name")
+	}
+	if _, err := ParseKind(string(c.Kind)); err != nil {
+		return nil, fmt.Errorf("add-on config: %w", err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,148 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// Layer is a layer built in memory: its compressed bytes and the digests
+// computed while writing them. It implements v1.Layer.
+type Layer struct {
+	compressed  []byte
+	digest      v1.Hash
+	diffID      v1.Hash
+	mediaType   types.MediaType
+	compression mediatypes.Compression
+	// Tar tells what the tarball holds.
+	Tar *TarResult
+}
+
+// BuildLayer writes fsys as a reproducible tar, compresses it with c and
+// returns the layer with media type mt.
+func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediatypes.MediaType) (*Layer, error) {
+	var buf bytes.Buffer
+	digester := newDigestWriter(&buf)
+	zw, err := Compressor(digester, c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := WriteTar(zw, fsys, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress layer: %w", err)
+	}
+	diffID, err := v1.NewHash(res.DiffID.String())
+	if err != nil {
+		return nil, err
+	}
+	dg, err := v1.NewHash(digester.digest().String())
+	if err != nil {
+		return nil, err
+	}
+	return &Layer{compressed: buf.Bytes(), digest: dg, diffID: diffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
+}
+
+// Digest is the digest of the compressed bytes.
+func (l *Layer) Digest() (v1.Hash, error) { return l.digest, nil }
+
+// DiffID is the digest of the uncompressed tar.
+func (l *Layer) DiffID() (v1.Hash, error) { return l.diffID, nil }
+
+// Compressed returns the layer's blob.
+func (l *Layer) Compressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(l.compressed)), nil
+}
+
+// Uncompressed returns the tar stream.
+func (l *Layer) Uncompressed() (io.ReadCloser, error) {
+	return Decompress(bytes.NewReader(l.compressed), l.compression)
+}
+
+// Size is the blob's size.
+func (l *Layer) Size() (int64, error) { return int64(len(l.compressed)), nil }
+
+// MediaType is the layer's media type.
+func (l *Layer) MediaType() (types.MediaType, error) { return l.mediaType, nil }
+
+// nopWriteCloser lets an uncompressed stream share the compressor's shape.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Compressor wraps w in the compressor for c. Its output is deterministic:
+// gzip headers carry no name and no time, zstd runs single-threaded.
+func Compressor(w io.Writer, c mediatypes.Compression) (io.WriteCloser, error) {
+	switch c {
+	case mediatypes.Gzip:
+		return gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	case mediatypes.Zstd:
+		return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	case mediatypes.None:
+		return nopWriteCloser{w}, nil
+	}
+	return nil, fmt.Errorf("unknown compression %q (want gzip, zstd or none)", c)
+}
+
+// ParseCompression checks a --compression value.
+func ParseCompression(s string) (mediatypes.Compression, error) {
+	switch c := mediatypes.Compression(s); c {
+	case mediatypes.Gzip, mediatypes.Zstd, mediatypes.None:
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown compression %q (want gzip, zstd or none)", s)
+}
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// Detect tells a stream's compression from its first bytes; anything that
+// is neither gzip nor zstd is taken as an uncompressed tar.
+func Detect(head []byte) mediatypes.Compression {
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		return mediatypes.Gzip
+	case bytes.HasPrefix(head, zstdMagic):
+		return mediatypes.Zstd
+	}
+	return mediatypes.None
+}
+
+// Decompress returns the tar stream inside r. The magic bytes decide, so a
+// mislabelled layer still reads; want is only what the media type claims.
+func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read layer: %w", err)
+	}
+	switch Detect(head) {
+	case mediatypes.Gzip:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("open gzip layer: %w", err)
+		}
+		return zr, nil
+	case mediatypes.Zstd:
+		// A small window cap keeps a hostile frame from claiming memory.
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, fmt.Errorf("open zstd layer: %w", err)
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return io.NopCloser(br), nil
+}

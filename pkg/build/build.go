@@ -1,0 +1,174 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// Format is the form a build produces.
+type Format string
+
+// The two forms.
+const (
+	FormatImage    Format = "image"
+	FormatArtifact Format = "artifact"
+)
+
+// ParseFormat checks a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case FormatImage, FormatArtifact:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown format %q (want %q or %q)", s, FormatImage, FormatArtifact)
+}
+
+// Options describe the add-on being built. The zero value builds a gzip
+// image-form add-on named "addon" with the Unix epoch as its time.
+type Options struct {
+	Format      Format
+	Name        string
+	Version     string
+	Description string
+	// Source and Revision record where the tree came from.
+	Source   string
+	Revision string
+	// Created is the time of every entry and of the config; zero means
+	// the Unix epoch. See CreatedFromEnv.
+	Created time.Time
+	// Labels are extra image config labels (image form only).
+	Labels map[string]string
+	// Annotations are extra manifest annotations.
+	Annotations map[string]string
+	// Compression of the content layer; empty means gzip.
+	Compression mediatypes.Compression
+	// NoValidate skips parsing and rendering; the inventory stays empty.
+	NoValidate bool
+	// AllowRemote lets a kustomization load remote resources at validation.
+	AllowRemote bool
+}
+
+// Result is a built add-on.
+type Result struct {
+	// Image is the manifest, config and layer, ready to write anywhere.
+	Image v1.Image
+	// Config is the add-on config it carries.
+	Config *addon.Config
+	// Digest is the manifest digest.
+	Digest v1.Hash
+}
+
+// ErrValidation marks a tree that does not render.
+var ErrValidation = errors.New("validation failed")
+
+// Build packages the tree fsys. The tree is validated first (every
+// document parses and is a Kubernetes object, a kustomization renders
+// offline) unless opts.NoValidate is set.
+func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	if opts.Format == "" {
+		opts.Format = FormatImage
+	}
+	if _, err := ParseFormat(string(opts.Format)); err != nil {
+		return nil, err
+	}
+	if opts.Compression == "" {
+		opts.Compression = mediatypes.Gzip
+	}
+	if _, err := archive.ParseCompression(string(opts.Compression)); err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = "addon"
+	}
+	if err := checkName(opts.Name); err != nil {
+		return nil, err
+	}
+	created := opts.Created.UTC().Truncate(time.Second)
+	if opts.Created.IsZero() {
+		created = time.Unix(0, 0).UTC()
+	}
+
+	kind := render.DetectKind(fsys)
+	inv := addon.Inventory{Objects: []addon.Object{}}
+	if !opts.NoValidate {
+		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+		}
+		inv = res.Inventory()
+	}
+
+	cfg := &addon.Config{
+		SpecVersion: mediatypes.SpecVersion,
+		Name:        opts.Name,
+		Version:     opts.Version,
+		Description: opts.Description,
+		Kind:        kind,
+		Source:      opts.Source,
+		Revision:    opts.Revision,
+		Created:     created.Format(time.RFC3339),
+		Inventory:   inv,
+	}
+	var (
+		img v1.Image
+		err error
+	)
+	switch opts.Format {
+	case FormatImage:
+		img, err = buildImage(fsys, cfg, opts, created)
+	case FormatArtifact:
+		img, err = buildArtifact(fsys, cfg, opts, created)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Image: img, Config: cfg, Digest: d}, nil
+}
+
+// checkName keeps names usable as labels and file names.
+func checkName(name string) error {
+	if strings.ContainsAny(name, "\x00\n\r/") || len(name) > 253 {
+		return fmt.Errorf("invalid add-on name %q: no slashes or control characters, at most 253 bytes", name)
+	}
+	return nil
+}
+
+// annotations are the manifest annotations both forms carry.
+func annotations(cfg *addon.Config, extra map[string]string) map[string]string {
+	a := map[string]string{
+		mediatypes.AnnotationTitle:   cfg.Name,
+		mediatypes.AnnotationCreated: cfg.Created,
+		mediatypes.LabelSpec:         mediatypes.SpecVersion,
+		mediatypes.LabelName:         cfg.Name,
+		mediatypes.LabelKind:         string(cfg.Kind),
+		mediatypes.LabelIdentity:     cfg.Identity,
+	}
+	set := func(k, v string) {
+		if v != "" {
+			a[k] = v
+		}
+	}
+	set(mediatypes.AnnotationVersion, cfg.Version)
+	set(mediatypes.LabelVersion, cfg.Version)
+	set(mediatypes.AnnotationDescription, cfg.Description)
+	set(mediatypes.AnnotationSource, cfg.Source)
+	set(mediatypes.AnnotationRevision, cfg.Revision)
+	maps.Copy(a, extra)
+	return a
+}

@@ -1,0 +1,77 @@
+package build
+
+import (
+	"fmt"
+	"io/fs"
+	"maps"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// Platform of every image-form build. Add-ons are platform independent,
+// and a fixed value keeps builds reproducible across machines.
+const (
+	imageOS   = "linux"
+	imageArch = "amd64"
+)
+
+// buildImage makes the image form: one layer holding the tree under
+// addon/, exactly what FROM scratch + COPY . /addon/ gives, and labels.
+func buildImage(fsys fs.FS, cfg *addon.Config, opts Options, created time.Time) (v1.Image, error) {
+	cfg.ContentRoot = mediatypes.DefaultContentDir
+	layer, err := archive.BuildLayer(fsys, archive.TarOptions{
+		Prefix:  strings.TrimPrefix(mediatypes.DefaultContentDir, "/"),
+		ModTime: created,
+	}, opts.Compression, mediatypes.ImageLayer(opts.Compression))
+	if err != nil {
+		return nil, fmt.Errorf("build layer: %w", err)
+	}
+	cfg.Identity = layer.Tar.Identity.String()
+	cfgJSON, err := cfg.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	ann := annotations(cfg, opts.Annotations)
+	labels := map[string]string{}
+	// The standard and add-on annotations double as labels, so that tools
+	// that only show labels (docker inspect) see them.
+	maps.Copy(labels, ann)
+	labels[mediatypes.LabelConfig] = string(cfgJSON)
+	maps.Copy(labels, opts.Labels)
+
+	// Config first, then media types: mutate recomputes the config
+	// digest only from the final config file.
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
+		Architecture: imageArch,
+		OS:           imageOS,
+		Created:      v1.Time{Time: created},
+		Config:       v1.Config{Labels: labels},
+		RootFS:       v1.RootFS{Type: "layers"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	img, err = mutate.Append(img, mutate.Addendum{
+		Layer: layer,
+		History: v1.History{
+			Created:   v1.Time{Time: created},
+			CreatedBy: "addonpkg build",
+			Comment:   "add-on " + cfg.Name,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	return mutate.Annotations(img, ann).(v1.Image), nil
+}

@@ -1,0 +1,381 @@
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gofrs/flock"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// Caps on documents read from a layout; a layout is input like any other.
+const (
+	MaxManifestSize = 4 << 20
+	MaxIndexSize    = 16 << 20
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrNotFound: no tag or digest of that name in the store.
+	ErrNotFound = errors.New("not found in store")
+	// ErrNotLayout: the directory is not an OCI image layout.
+	ErrNotLayout = errors.New("not an OCI image layout")
+)
+
+const (
+	layoutFile   = "oci-layout"
+	indexFile    = "index.json"
+	indexLock    = ".addonpkg-index.lock"
+	gcLock       = ".addonpkg-gc.lock"
+	tmpPrefix    = ".tmp-"
+	layoutString = `{"imageLayoutVersion":"1.0.0"}`
+)
+
+// Store is an OCI image layout directory.
+type Store struct {
+	dir string
+}
+
+// DefaultDir is $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg, else
+// ~/.local/share/addonpkg.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("ADDONPKG_HOME"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "addonpkg"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the store: %w (set ADDONPKG_HOME)", err)
+	}
+	return filepath.Join(home, ".local", "share", "addonpkg"), nil
+}
+
+// Init opens the layout at dir, creating an empty one if dir does not
+// hold one yet.
+func Init(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", dir, err)
+	}
+	s := &Store{dir: dir}
+	if _, err := os.Stat(filepath.Join(dir, layoutFile)); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomic(filepath.Join(dir, layoutFile), []byte(layoutString)); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", dir, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, indexFile)); errors.Is(err, fs.ErrNotExist) {
+		err := s.updateIndex(func(*v1.IndexManifest) error { return nil })
+		if err != nil {
+			return nil, fmt.Errorf("create store %s: %w", dir, err)
+		}
+	}
+	return Open(dir)
+}
+
+// Open opens an existing layout.
+func Open(dir string) (*Store, error) {
+	b, err := os.ReadFile(filepath.Join(dir, layoutFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w (no oci-layout file)", dir, ErrNotLayout)
+		}
+		return nil, fmt.Errorf("open layout %s: %w", dir, err)
+	}
+	var l struct {
+		Version string `json:"imageLayoutVersion"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil || l.Version == "" {
+		return nil, fmt.Errorf("%s: %w (bad oci-layout file)", dir, ErrNotLayout)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir is the layout's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) blobPath(h v1.Hash) (string, error) {
+	// The digest comes from index.json or a manifest: validate it before it
+	// becomes a path.
+	if _, err := v1.NewHash(h.String()); err != nil || h.Algorithm != "sha256" {
+		return "", fmt.Errorf("invalid digest %q", h)
+	}
+	return filepath.Join(s.dir, "blobs", h.Algorithm, h.Hex), nil
+}
+
+// HasBlob reports whether the blob is present.
+func (s *Store) HasBlob(h v1.Hash) bool {
+	p, err := s.blobPath(h)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
+// Blob opens a blob; the reader fails at EOF unless the bytes match h and,
+// when size >= 0, the size.
+func (s *Store) Blob(h v1.Hash, size int64) (io.ReadCloser, error) {
+	p, err := s.blobPath(h)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("blob %s: missing from layout %s", h, s.dir)
+		}
+		return nil, err
+	}
+	return verify.NewReader(f, h, size)
+}
+
+// readBlob reads a whole small blob, verified and capped.
+func (s *Store) readBlob(h v1.Hash, size, max int64) ([]byte, error) {
+	rc, err := s.Blob(h, size)
+	if err != nil {
+		return nil, err
+	}
+	return verify.ReadAll(rc, h, size, max)
+}
+
+// readIndex reads index.json.
+func (s *Store) readIndex() (*v1.IndexManifest, error) {
+	f, err := os.Open(filepath.Join(s.dir, indexFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxIndexSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxIndexSize {
+		return nil, fmt.Errorf("%s: index.json over %d bytes", s.dir, MaxIndexSize)
+	}
+	var idx v1.IndexManifest
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, fmt.Errorf("%s: bad index.json: %w", s.dir, err)
+	}
+	return &idx, nil
+}
+
+// updateIndex changes index.json under the index lock and replaces it
+// atomically.
+func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
+	l := flock.New(filepath.Join(s.dir, indexLock))
+	if err := l.Lock(); err != nil {
+		return fmt.Errorf("lock %s: %w", s.dir, err)
+	}
+	defer l.Unlock()
+	idx, err := s.readIndex()
+	if err != nil {
+		return err
+	}
+	if idx.Manifests == nil {
+		idx.Manifests = []v1.Descriptor{}
+	}
+	if err := change(idx); err != nil {
+		return err
+	}
+	idx.SchemaVersion = 2
+	idx.MediaType = types.OCIImageIndex
+	b, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(s.dir, indexFile), b)
+}
+
+// writeFileAtomic writes a temp file beside name, syncs it and renames it
+// into place: readers see the old file or the new one, never a part.
+func writeFileAtomic(name string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), tmpPrefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// WriteBlob ingests a blob: it is hashed while written to a temp file and
+// renamed into place only if it matches h (and size, when size >= 0).
+func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
+	p, err := s.blobPath(h)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(p); err == nil {
+		return nil // content addressed: already there means already right
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), tmpPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write blob %s: %w", h, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	vr, err := verify.NewReader(io.NopCloser(r), h, size)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(f, vr); err != nil {
+		f.Close()
+		return fmt.Errorf("write blob %s: %w", h, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// writeBytes ingests a small blob held in memory.
+func (s *Store) writeBytes(b []byte) (v1.Hash, error) {
+	h, _, err := v1.SHA256(bytes.NewReader(b))
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	return h, s.WriteBlob(h, int64(len(b)), bytes.NewReader(b))
+}
+
+// Entry is one tagged manifest of the store.
+type Entry struct {
+	Name       string
+	Descriptor v1.Descriptor
+}
+
+// List returns the tagged entries, sorted by name.
+func (s *Store) List() ([]Entry, error) {
+	idx, err := s.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, d := range idx.Manifests {
+		if n := d.Annotations[mediatypes.AnnotationRefName]; n != "" {
+			out = append(out, Entry{Name: n, Descriptor: d})
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Resolve finds a descriptor by tag name, by "sha256:..." digest, or by
+// "name@sha256:..." (the name is then only informative).
+func (s *Store) Resolve(name string) (v1.Descriptor, error) {
+	idx, err := s.readIndex()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	if i := strings.LastIndex(name, "@"); i >= 0 || strings.HasPrefix(name, "sha256:") {
+		dg := name[i+1:]
+		h, err := v1.NewHash(dg)
+		if err != nil {
+			return v1.Descriptor{}, fmt.Errorf("%s: invalid digest: %w", name, err)
+		}
+		for _, d := range idx.Manifests {
+			if d.Digest == h {
+				d.Annotations = nil
+				return d, nil
+			}
+		}
+		return v1.Descriptor{}, fmt.Errorf("%s: %w", name, ErrNotFound)
+	}
+	for _, d := range idx.Manifests {
+		if d.Annotations[mediatypes.AnnotationRefName] == name {
+			return d, nil
+		}
+	}
+	return v1.Descriptor{}, fmt.Errorf("%s: %w", name, ErrNotFound)
+}
+
+// Tag points dst at the manifest src names, replacing any earlier dst.
+func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
+	d, err := s.Resolve(src)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	return d, s.setTags(d, dst)
+}
+
+// setTags records d under each name, replacing earlier entries of those
+// names; without names, d is recorded untagged unless already present.
+func (s *Store) setTags(d v1.Descriptor, names ...string) error {
+	return s.updateIndex(func(idx *v1.IndexManifest) error {
+		if len(names) == 0 {
+			for _, m := range idx.Manifests {
+				if m.Digest == d.Digest {
+					return nil
+				}
+			}
+			d.Annotations = nil
+			idx.Manifests = append(idx.Manifests, d)
+			return nil
+		}
+		for _, n := range names {
+			idx.Manifests = slices.DeleteFunc(idx.Manifests, func(m v1.Descriptor) bool {
+				return m.Annotations[mediatypes.AnnotationRefName] == n
+			})
+			nd := d
+			nd.Annotations = map[string]string{mediatypes.AnnotationRefName: n}
+			idx.Manifests = append(idx.Manifests, nd)
+		}
+		return nil
+	})
+}
+
+// Untag removes a tag. Blobs stay until GC.
+func (s *Store) Untag(name string) error {
+	found := false
+	err := s.updateIndex(func(idx *v1.IndexManifest) error {
+		idx.Manifests = slices.DeleteFunc(idx.Manifests, func(m v1.Descriptor) bool {
+			hit := m.Annotations[mediatypes.AnnotationRefName] == name
+			found = found || hit
+			return hit
+		})
+		return nil
+	})
+	if err == nil && !found {
+		return fmt.Errorf("%s: %w", name, ErrNotFound)
+	}
+	return err
+}

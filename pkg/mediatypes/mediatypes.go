@@ -1,0 +1,242 @@
+package mediatypes
+
+import "strings"
+
+// MediaType is an OCI or Docker media type string.
+type MediaType string
+
+// The add-on artifact form's own media types.
+const (
+	// AddonConfig is the config blob of the artifact form, and its artifactType.
+	AddonConfig MediaType = "application/vnd.cncf.addon.config.v1+json"
+	// AddonContentGzip is a gzip-compressed content layer of the artifact form.
+	AddonContentGzip MediaType = "application/vnd.cncf.addon.content.v1.tar+gzip"
+	// AddonContentZstd is a zstd-compressed content layer of the artifact form.
+	AddonContentZstd MediaType = "application/vnd.cncf.addon.content.v1.tar+zstd"
+	// AddonContentTar is an uncompressed content layer of the artifact form.
+	AddonContentTar MediaType = "application/vnd.cncf.addon.content.v1.tar"
+)
+
+// Standard OCI and Docker media types that readers meet.
+const (
+	OCIManifest      MediaType = "application/vnd.oci.image.manifest.v1+json"
+	OCIIndex         MediaType = "application/vnd.oci.image.index.v1+json"
+	OCIConfig        MediaType = "application/vnd.oci.image.config.v1+json"
+	OCIEmpty         MediaType = "application/vnd.oci.empty.v1+json"
+	OCILayerTar      MediaType = "application/vnd.oci.image.layer.v1.tar"
+	OCILayerGzip     MediaType = "application/vnd.oci.image.layer.v1.tar+gzip"
+	OCILayerZstd     MediaType = "application/vnd.oci.image.layer.v1.tar+zstd"
+	OCINondistTar    MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar"
+	OCINondistGzip   MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
+	OCINondistZstd   MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+	DockerManifest   MediaType = "application/vnd.docker.distribution.manifest.v2+json"
+	DockerList       MediaType = "application/vnd.docker.distribution.manifest.list.v2+json"
+	DockerConfig     MediaType = "application/vnd.docker.container.image.v1+json"
+	DockerLayerGzip  MediaType = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+	DockerLayerZstd  MediaType = "application/vnd.docker.image.rootfs.diff.tar.zstd"
+	DockerForeignGz  MediaType = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+	FluxConfig       MediaType = "application/vnd.cncf.flux.config.v1+json"
+	FluxContentGzip  MediaType = "application/vnd.cncf.flux.content.v1.tar+gzip"
+	ORASTarGzip      MediaType = "application/vnd.oci.image.layer.v1.tar+gzip"
+	HelmChartContent MediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+)
+
+// Label keys in the image form's config (config.Labels) and, for both
+// forms, manifest annotation keys.
+const (
+	// LabelName is the add-on's name.
+	LabelName = "io.cncf.addon.name"
+	// LabelVersion is the add-on's version.
+	LabelVersion = "io.cncf.addon.version"
+	// LabelKind is "manifests" or "kustomize".
+	LabelKind = "io.cncf.addon.kind"
+	// LabelContent names the content directory of the image form when it is
+	// not /addon.
+	LabelContent = "io.cncf.addon.content"
+	// LabelIdentity is the content identity, "sha256:<hex>".
+	LabelIdentity = "io.cncf.addon.identity"
+	// LabelSpec is the format version, "v1".
+	LabelSpec = "io.cncf.addon.spec"
+	// LabelConfig holds the whole add-on config JSON in the image form.
+	LabelConfig = "io.cncf.addon.config"
+	// LabelOLMManifests is the OLM bundle label naming its manifests directory.
+	LabelOLMManifests = "operators.operatorframework.io.bundle.manifests.v1"
+)
+
+// Standard annotation keys of the OCI image spec.
+const (
+	AnnotationTitle       = "org.opencontainers.image.title"
+	AnnotationVersion     = "org.opencontainers.image.version"
+	AnnotationDescription = "org.opencontainers.image.description"
+	AnnotationSource      = "org.opencontainers.image.source"
+	AnnotationRevision    = "org.opencontainers.image.revision"
+	AnnotationCreated     = "org.opencontainers.image.created"
+	AnnotationRefName     = "org.opencontainers.image.ref.name"
+	// AnnotationUnpack is set by oras on a layer that holds a directory tarball.
+	AnnotationORASUnpack = "io.deis.oras.content.unpack"
+)
+
+// SpecVersion is the version of the add-on format that this package describes.
+const SpecVersion = "v1"
+
+// DefaultContentDir is the canonical content directory of the image form.
+const DefaultContentDir = "/addon"
+
+// Compression is how a layer's tar stream is compressed.
+type Compression string
+
+// Layer compressions.
+const (
+	None    Compression = "none"
+	Gzip    Compression = "gzip"
+	Zstd    Compression = "zstd"
+	Unknown Compression = ""
+)
+
+// IsIndex reports whether mt is an OCI index or a Docker manifest list.
+func IsIndex(mt MediaType) bool { return mt == OCIIndex || mt == DockerList }
+
+// IsManifest reports whether mt is an OCI or Docker schema 2 image manifest.
+func IsManifest(mt MediaType) bool { return mt == OCIManifest || mt == DockerManifest }
+
+// IsAddonContent reports whether mt is one of the artifact form's content layers.
+func IsAddonContent(mt MediaType) bool {
+	return mt == AddonContentGzip || mt == AddonContentZstd || mt == AddonContentTar
+}
+
+// IsImageLayer reports whether mt is a root filesystem layer of an OCI or
+// Docker image.
+func IsImageLayer(mt MediaType) bool {
+	switch mt {
+	case OCILayerTar, OCILayerGzip, OCILayerZstd, OCINondistTar, OCINondistGzip, OCINondistZstd,
+		DockerLayerGzip, DockerLayerZstd, DockerForeignGz:
+		return true
+	}
+	return false
+}
+
+// LayerCompression tells from a layer media type how its tar is compressed.
+// It returns Unknown for media types that are not tar layers; readers then
+// detect the compression from the first bytes.
+func LayerCompression(mt MediaType) Compression {
+	s := string(mt)
+	switch {
+	case strings.HasSuffix(s, "+gzip"), strings.HasSuffix(s, ".tar.gzip"), strings.HasSuffix(s, ".gzip"):
+		return Gzip
+	case strings.HasSuffix(s, "+zstd"), strings.HasSuffix(s, ".tar.zstd"), strings.HasSuffix(s, ".zstd"):
+		return Zstd
+	case strings.HasSuffix(s, ".tar"), strings.HasSuffix(s, ".v1.tar"):
+		return None
+	}
+	return Unknown
+}
+
+// ContentLayer returns the artifact form's content layer media type for c.
+func ContentLayer(c Compression) MediaType {
+	switch c {
+	case Zstd:
+		return AddonContentZstd
+	case None:
+		return AddonContentTar
+	}
+	return AddonContentGzip
+}
+
+// ImageLayer returns the OCI image layer media type for c.
+func ImageLayer(c Compression) MediaType {
+	switch c {
+	case Zstd:
+		return OCILayerZstd
+	case None:
+		return OCILayerTar
+	}
+	return OCILayerGzip
+}
+
+// Form is the shape in which an add-on travels.
+type Form string
+
+// The forms a reader recognises.
+const (
+	// FormImage is an ordinary container image holding the add-on under its
+	// content directory.
+	FormImage Form = "image"
+	// FormArtifact is addonpkg's OCI artifact.
+	FormArtifact Form = "artifact"
+	// FormFlux is a Flux OCI artifact (one tar+gzip content layer).
+	FormFlux Form = "flux"
+	// FormORAS is a file or directory artifact pushed by oras, whose layers
+	// carry org.opencontainers.image.title.
+	FormORAS Form = "oras"
+	// FormOLM is an OLM bundle image.
+	FormOLM Form = "olm-bundle"
+	// FormUnknown is none of the above.
+	FormUnknown Form = "unknown"
+)
+
+// Layer is the part of a layer descriptor that classification needs.
+type Layer struct {
+	MediaType   MediaType
+	Annotations map[string]string
+}
+
+// Classify tells the form of an image manifest from its config media type,
+// its artifactType, its layers and, for the image form, the config's labels.
+// It never fails: unknown shapes give FormUnknown.
+func Classify(configType, artifactType MediaType, layers []Layer, labels map[string]string) Form {
+	if configType == AddonConfig || artifactType == AddonConfig {
+		return FormArtifact
+	}
+	if configType == FluxConfig || artifactType == FluxConfig {
+		return FormFlux
+	}
+	allContent := len(layers) > 0
+	for _, l := range layers {
+		if !IsAddonContent(l.MediaType) {
+			allContent = false
+		}
+	}
+	if allContent {
+		return FormArtifact
+	}
+	if len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == FluxContentGzip }) {
+		return FormFlux
+	}
+	if configType == OCIConfig || configType == DockerConfig {
+		if _, ok := labels[LabelOLMManifests]; ok {
+			return FormOLM
+		}
+		// A real image config describes a root filesystem, whoever pushed
+		// it (oras names image layers by title too).
+		if allMatch(layers, func(l Layer) bool { return IsImageLayer(l.MediaType) }) {
+			return FormImage
+		}
+	}
+	if hasTitles(layers) {
+		return FormORAS
+	}
+	return FormUnknown
+}
+
+func allMatch(layers []Layer, f func(Layer) bool) bool {
+	for _, l := range layers {
+		if !f(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasTitles reports whether every layer is named by a title annotation, as
+// oras names the files it pushes.
+func hasTitles(layers []Layer) bool {
+	if len(layers) == 0 {
+		return false
+	}
+	for _, l := range layers {
+		if l.Annotations[AnnotationTitle] == "" {
+			return false
+		}
+	}
+	return true
+}

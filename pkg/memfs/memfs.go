@@ -1,0 +1,410 @@
+// Package memfs is the read-only, in-memory file system that holds an
+// add-on tree once it is unpacked or loaded: regular files, directories and
+// relative symbolic links, nothing else.
+//
+// A Builder assembles the tree (the unpacker applies layers through it); FS
+// is the immutable result and implements fs.FS, fs.ReadDirFS, fs.ReadFileFS,
+// fs.StatFS and fs.ReadLinkFS.
+package memfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// node is one entry of the tree.
+type node struct {
+	name     string
+	mode     fs.FileMode // type bits and permissions
+	data     []byte
+	target   string           // symlink target
+	children map[string]*node // directories only
+}
+
+// Builder assembles a tree. It is not safe for concurrent use.
+type Builder struct {
+	root  *node
+	size  int64
+	count int
+}
+
+// NewBuilder returns a Builder holding an empty root directory.
+func NewBuilder() *Builder {
+	return &Builder{root: &node{name: ".", mode: fs.ModeDir | 0o755, children: map[string]*node{}}}
+}
+
+// Size is the number of file bytes the tree holds.
+func (b *Builder) Size() int64 { return b.size }
+
+// Count is the number of entries below the root.
+func (b *Builder) Count() int { return b.count }
+
+// lookup walks to the node of a clean relative path ("." is the root). It
+// does not follow symlinks: the tree's own paths never pass through one.
+func (b *Builder) lookup(name string) *node {
+	if name == "." {
+		return b.root
+	}
+	n := b.root
+	for _, part := range strings.Split(name, "/") {
+		if n.children == nil {
+			return nil
+		}
+		n = n.children[part]
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// Lookup reports whether name exists and its mode.
+func (b *Builder) Lookup(name string) (fs.FileMode, bool) {
+	n := b.lookup(name)
+	if n == nil {
+		return 0, false
+	}
+	return n.mode, true
+}
+
+// ReadFile returns the bytes of a regular file in the tree.
+func (b *Builder) ReadFile(name string) ([]byte, bool) {
+	n := b.lookup(name)
+	if n == nil || !n.mode.IsRegular() {
+		return nil, false
+	}
+	return n.data, true
+}
+
+// ErrNotDir is returned when a path's parent is not a directory.
+var ErrNotDir = errors.New("parent is not a directory")
+
+// parent returns the directory that holds name, creating missing
+// directories when mkdir is set.
+func (b *Builder) parent(name string, mkdir bool) (*node, string, error) {
+	dir, base := path.Split(name)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return b.root, base, nil
+	}
+	n := b.root
+	for _, part := range strings.Split(dir, "/") {
+		c := n.children[part]
+		if c == nil {
+			if !mkdir {
+				return nil, base, fs.ErrNotExist
+			}
+			c = &node{name: part, mode: fs.ModeDir | 0o755, children: map[string]*node{}}
+			n.children[part] = c
+			b.count++
+		}
+		if !c.mode.IsDir() {
+			return nil, base, ErrNotDir
+		}
+		n = c
+	}
+	return n, base, nil
+}
+
+func (b *Builder) put(name string, nn *node) error {
+	if !fs.ValidPath(name) || name == "." {
+		return &fs.PathError{Op: "create", Path: name, Err: fs.ErrInvalid}
+	}
+	p, base, err := b.parent(name, true)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: name, Err: err}
+	}
+	nn.name = base
+	if old := p.children[base]; old != nil {
+		if old.mode.IsDir() && nn.mode.IsDir() {
+			old.mode = nn.mode // a directory entry over a directory keeps its contents
+			return nil
+		}
+		b.forget(old)
+	}
+	p.children[base] = nn
+	b.count++
+	b.size += int64(len(nn.data))
+	return nil
+}
+
+// forget subtracts a subtree from the counters.
+func (b *Builder) forget(n *node) {
+	b.count--
+	b.size -= int64(len(n.data))
+	for _, c := range n.children {
+		b.forget(c)
+	}
+}
+
+// Mkdir adds a directory (and its parents); an existing directory keeps
+// its contents, anything else at that path is replaced.
+func (b *Builder) Mkdir(name string, perm fs.FileMode) error {
+	return b.put(name, &node{mode: fs.ModeDir | perm.Perm(), children: map[string]*node{}})
+}
+
+// WriteFile adds a regular file, replacing whatever was at name. The tree
+// keeps data without copying it.
+func (b *Builder) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return b.put(name, &node{mode: perm.Perm(), data: data})
+}
+
+// Symlink adds a symbolic link to target. Callers check the target: the
+// tree stores it as given.
+func (b *Builder) Symlink(target, name string) error {
+	return b.put(name, &node{mode: fs.ModeSymlink | 0o777, target: target})
+}
+
+// Remove deletes name and everything below it; a missing name is no error.
+func (b *Builder) Remove(name string) {
+	if name == "." {
+		b.Clear(".")
+		return
+	}
+	p, base, err := b.parent(name, false)
+	if err != nil {
+		return
+	}
+	if old := p.children[base]; old != nil {
+		b.forget(old)
+		delete(p.children, base)
+	}
+}
+
+// Clear deletes the contents of directory name, keeping the directory.
+func (b *Builder) Clear(name string) {
+	n := b.lookup(name)
+	if n == nil || !n.mode.IsDir() {
+		return
+	}
+	for k, c := range n.children {
+		b.forget(c)
+		delete(n.children, k)
+	}
+}
+
+// FS freezes the tree. The Builder must not be used afterwards.
+func (b *Builder) FS() *FS {
+	f := &FS{root: b.root, size: b.size, count: b.count}
+	b.root = nil
+	return f
+}
+
+// FS is an immutable in-memory tree.
+type FS struct {
+	root  *node
+	size  int64
+	count int
+}
+
+// Size is the number of file bytes in the tree.
+func (f *FS) Size() int64 { return f.size }
+
+// Count is the number of entries below the root.
+func (f *FS) Count() int { return f.count }
+
+func (f *FS) find(op, name string) (*node, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return f.root, nil
+	}
+	n := f.root
+	for _, part := range strings.Split(name, "/") {
+		if !n.mode.IsDir() {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		n = n.children[part]
+		if n == nil {
+			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+	}
+	return n, nil
+}
+
+// resolve follows symlinks in name, staying inside the tree.
+func (f *FS) resolve(op, name string) (*node, string, error) {
+	for hops := 0; hops < 40; hops++ {
+		if !fs.ValidPath(name) {
+			return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+		}
+		// Walk component by component so a link in the middle is followed too.
+		n := f.root
+		parts := strings.Split(name, "/")
+		if name == "." {
+			parts = nil
+		}
+		redirected := false
+		for i, part := range parts {
+			if !n.mode.IsDir() {
+				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			c := n.children[part]
+			if c == nil {
+				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+			}
+			if c.mode&fs.ModeSymlink != 0 {
+				dir := strings.Join(parts[:i], "/")
+				t := path.Join(dir, c.target)
+				if path.IsAbs(c.target) || t == ".." || strings.HasPrefix(t, "../") {
+					return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+				}
+				name = path.Join(append([]string{t}, parts[i+1:]...)...)
+				redirected = true
+				break
+			}
+			n = c
+		}
+		if !redirected {
+			return n, name, nil
+		}
+	}
+	return nil, name, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+}
+
+// Open opens name, following symlinks inside the tree.
+func (f *FS) Open(name string) (fs.File, error) {
+	n, _, err := f.resolve("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.mode.IsDir() {
+		return &dir{info: info{n}, entries: sortedEntries(n)}, nil
+	}
+	return &file{info: info{n}, data: n.data}, nil
+}
+
+// ReadFile returns the bytes of name; callers must not modify them.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	n, _, err := f.resolve("readfile", name)
+	if err != nil {
+		return nil, err
+	}
+	if n.mode.IsDir() {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
+	}
+	return n.data, nil
+}
+
+// ReadDir lists a directory in name order.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, _, err := f.resolve("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if !n.mode.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	return sortedEntries(n), nil
+}
+
+// Stat describes name, following symlinks.
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	n, _, err := f.resolve("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return info{n}, nil
+}
+
+// Lstat describes name without following a final symlink.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) {
+	n, err := f.find("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	return info{n}, nil
+}
+
+// ReadLink returns a symlink's target.
+func (f *FS) ReadLink(name string) (string, error) {
+	n, err := f.find("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	if n.mode&fs.ModeSymlink == 0 {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	return n.target, nil
+}
+
+func sortedEntries(n *node) []fs.DirEntry {
+	out := make([]fs.DirEntry, 0, len(n.children))
+	for _, c := range n.children {
+		out = append(out, fs.FileInfoToDirEntry(info{c}))
+	}
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out
+}
+
+type info struct{ n *node }
+
+func (i info) Name() string       { return i.n.name }
+func (i info) Size() int64        { return int64(len(i.n.data)) }
+func (i info) Mode() fs.FileMode  { return i.n.mode }
+func (i info) ModTime() time.Time { return time.Unix(0, 0).UTC() }
+func (i info) IsDir() bool        { return i.n.mode.IsDir() }
+func (i info) Sys() any           { return nil }
+
+type file struct {
+	info
+	data []byte
+	off  int
+}
+
+func (f *file) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *file) Close() error               { return nil }
+func (f *file) Read(p []byte) (int, error) {
+	if f.off >= len(f.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.data[f.off:])
+	f.off += n
+	return n, nil
+}
+
+// ReadAt lets callers use a file as an io.ReaderAt.
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(f.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+type dir struct {
+	info
+	entries []fs.DirEntry
+	off     int
+}
+
+func (d *dir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *dir) Close() error               { return nil }
+func (d *dir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.Name(), Err: errors.New("is a directory")}
+}
+
+func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
+	rest := d.entries[d.off:]
+	if n <= 0 {
+		d.off = len(d.entries)
+		return rest, nil
+	}
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	if n > len(rest) {
+		n = len(rest)
+	}
+	d.off += n
+	return rest[:n], nil
+}

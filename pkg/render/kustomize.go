@@ -1,0 +1,164 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// kustomizeMu serializes kustomize runs: kustomize keeps global state
+// (plugin and openapi registries) that is not safe for concurrent use.
+var kustomizeMu sync.Mutex
+
+// renderKustomize builds the tree's root kustomization in memory. Remote
+// references are refused before kustomize runs, because kustomize would
+// fetch them itself (HTTP or `git clone`) even from an in-memory tree.
+func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, err error) {
+	if !opts.AllowRemote {
+		if err := checkKustomizations(fsys); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	kustomizeMu.Lock()
+	defer kustomizeMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{File: "kustomization", Err: fmt.Errorf("kustomize panicked: %v", r)}
+		}
+	}()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(treeFS{fsys}, "/")
+	if err != nil {
+		return nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
+	}
+	for _, res := range resMap.Resources() {
+		b, err := res.AsYAML()
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build: encode %s: %w", res.CurId(), err)
+		}
+		node, err := yaml.Parse(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build: %w", err)
+		}
+		obj, err := objectOf(node)
+		if err != nil {
+			return nil, &Error{File: rootKustomization(fsys), Err: err}
+		}
+		docs = append(docs, Document{Raw: b, Object: obj, node: node})
+	}
+	return docs, nil
+}
+
+func rootKustomization(fsys fs.FS) string {
+	for _, n := range KustomizationNames {
+		if _, err := fs.Stat(fsys, n); err == nil {
+			return n
+		}
+	}
+	return KustomizationNames[0]
+}
+
+// checkKustomizations refuses any kustomization in the tree that names a
+// remote resource or a path outside the tree.
+func checkKustomizations(fsys fs.FS) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		isK := false
+		for _, n := range KustomizationNames {
+			if path.Base(name) == n {
+				isK = true
+			}
+		}
+		if !isK {
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		node, err := yaml.Parse(string(b))
+		if err != nil {
+			return &Error{File: name, Line: yamlErrorLine(err), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
+		}
+		return checkKustomization(fsys, name, node)
+	})
+}
+
+// Fields whose entries kustomize loads as files or directories.
+var pathFields = []string{"resources", "bases", "components", "crds", "configurations", "transformers", "generators", "validators"}
+
+func checkKustomization(fsys fs.FS, file string, node *yaml.RNode) error {
+	dir := path.Dir(file)
+	// Any URL anywhere in the document could be loaded (patches, generators).
+	var bad error
+	_ = walkScalars(node.YNode(), func(s string, line int) {
+		if bad == nil && looksRemote(s) {
+			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree; pass --allow-remote to allow it)", ErrRemote, s)}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	for _, field := range pathFields {
+		list := node.Field(field)
+		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, item := range list.Value.YNode().Content {
+			if item.Kind != yaml.ScalarNode {
+				continue
+			}
+			p := path.Join(dir, item.Value)
+			if path.IsAbs(item.Value) || p == ".." || strings.HasPrefix(p, "../") {
+				return &Error{File: file, Line: item.Line, Err: fmt.Errorf("%w: %s %q", ErrOutsideRoot, field, item.Value)}
+			}
+			if _, err := fs.Stat(fsys, p); err != nil {
+				return &Error{File: file, Line: item.Line, Err: fmt.Errorf("%s %q: not found in the add-on tree", field, item.Value)}
+			}
+		}
+	}
+	return nil
+}
+
+func walkScalars(n *yaml.Node, f func(string, int)) error {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		f(n.Value, n.Line)
+	}
+	for _, c := range n.Content {
+		_ = walkScalars(c, f)
+	}
+	return nil
+}
+
+// looksRemote tells whether kustomize would treat s as a remote location.
+func looksRemote(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.ContainsAny(s, " \n") {
+		return false
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return true
+	}
+	for _, p := range []string{"git@", "github.com/", "gitlab.com/", "bitbucket.org/"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return strings.Contains(s, "?ref=") || strings.Contains(s, ".git//") || strings.Contains(s, "_git/")
+}

@@ -1,0 +1,305 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+)
+
+// KustomizationNames are the file names that make a directory a kustomize
+// root, in kustomize's order of preference.
+var KustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// DetectKind says whether the tree's root is a kustomization.
+func DetectKind(fsys fs.FS) addon.Kind {
+	for _, n := range KustomizationNames {
+		if st, err := fs.Stat(fsys, n); err == nil && st.Mode().IsRegular() {
+			return addon.KindKustomize
+		}
+	}
+	return addon.KindManifests
+}
+
+// IsManifestFile reports whether a plain-manifest tree renders this file.
+func IsManifestFile(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Options change how a tree renders.
+type Options struct {
+	// Kind forces the kind; empty means DetectKind.
+	Kind addon.Kind
+	// AllowRemote lets a kustomization load remote resources. Off by
+	// default: an add-on must render from its own tree.
+	AllowRemote bool
+}
+
+// Document is one rendered Kubernetes object.
+type Document struct {
+	// File and Line locate the document in the tree (plain manifests only).
+	File string
+	Line int
+	// Raw is the document's YAML (or JSON), ending in a newline.
+	Raw []byte
+	// Object identifies it.
+	Object addon.Object
+	node   *yaml.RNode
+}
+
+// Result is a rendered add-on.
+type Result struct {
+	Kind      addon.Kind
+	Documents []Document
+}
+
+// YAML is the stream for `kubectl apply -f -`: documents separated by ---.
+func (r *Result) YAML() []byte {
+	var b bytes.Buffer
+	for i, d := range r.Documents {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(d.Raw)
+	}
+	return b.Bytes()
+}
+
+// Error locates a problem in the tree. Its message is one line:
+// "FILE:LINE: problem".
+type Error struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string {
+	msg := strings.ReplaceAll(e.Err.Error(), "\n", " ")
+	switch {
+	case e.File == "":
+		return msg
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrInvalid marks a document that is not a Kubernetes object.
+var ErrInvalid = errors.New("invalid manifest")
+
+// ErrRemote marks a kustomization that reaches outside the add-on.
+var ErrRemote = errors.New("remote resource refused")
+
+// ErrOutsideRoot marks a kustomization that reads outside the tree.
+var ErrOutsideRoot = errors.New("path outside the add-on root")
+
+// Render renders the tree.
+func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	kind := opts.Kind
+	if kind == "" {
+		kind = DetectKind(fsys)
+	}
+	var (
+		docs []Document
+		err  error
+	)
+	switch kind {
+	case addon.KindKustomize:
+		docs, err = renderKustomize(ctx, fsys, opts)
+	case addon.KindManifests:
+		docs, err = renderManifests(ctx, fsys)
+	default:
+		return nil, fmt.Errorf("render: unknown kind %q", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Kind: kind, Documents: docs}, nil
+}
+
+// renderManifests reads every manifest file in lexical path order.
+func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
+	var files []string
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !IsManifestFile(name) {
+			return nil
+		}
+		files = append(files, name)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list manifests: %w", err)
+	}
+	// Tree order (spec/addon-v1.md): depth first, names in byte order
+	// within a directory, which is the order WalkDir visits.
+	var docs []Document
+	for _, name := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		d, err := SplitDocuments(name, b)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+	}
+	return docs, nil
+}
+
+// SplitDocuments splits a YAML or JSON file into its non-empty documents,
+// checking that each is a Kubernetes object.
+func SplitDocuments(file string, b []byte) ([]Document, error) {
+	var docs []Document
+	for _, chunk := range splitYAML(b) {
+		node, err := parseDocument(chunk.text)
+		if err != nil {
+			return nil, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
+		}
+		if node == nil {
+			continue // only comments or nothing
+		}
+		obj, err := objectOf(node)
+		if err != nil {
+			return nil, &Error{File: file, Line: chunk.line, Err: err}
+		}
+		raw := chunk.text
+		if !bytes.HasSuffix(raw, []byte("\n")) {
+			raw = append(append([]byte(nil), raw...), '\n')
+		}
+		docs = append(docs, Document{File: file, Line: chunk.line, Raw: raw, Object: obj, node: node})
+	}
+	return docs, nil
+}
+
+type chunk struct {
+	text []byte
+	line int // 1-based line of the chunk's first line in the file
+}
+
+// splitYAML cuts a stream at document markers ("---" lines), keeping each
+// document's bytes as written so the output is the author's text.
+func splitYAML(b []byte) []chunk {
+	var out []chunk
+	start, startLine, line := 0, 1, 1
+	for i := 0; i < len(b); {
+		end := bytes.IndexByte(b[i:], '\n')
+		next := len(b)
+		if end >= 0 {
+			next = i + end + 1
+		}
+		l := bytes.TrimRight(b[i:next], "\r\n")
+		if isDocMarker(l) {
+			out = append(out, chunk{text: b[start:i], line: startLine})
+			rest := bytes.TrimSpace(l[3:])
+			if len(rest) > 0 && rest[0] != '#' {
+				// "--- value": content starts on the marker line.
+				start, startLine = i+3, line
+			} else {
+				start, startLine = next, line+1
+			}
+		} else if bytes.Equal(l, []byte("...")) {
+			out = append(out, chunk{text: b[start:i], line: startLine})
+			start, startLine = next, line+1
+		}
+		i = next
+		line++
+	}
+	out = append(out, chunk{text: b[start:], line: startLine})
+	return out
+}
+
+func isDocMarker(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t')
+}
+
+// parseDocument parses one document; nil means it was empty.
+func parseDocument(b []byte) (*yaml.RNode, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	node, err := yaml.Parse(string(b))
+	if err != nil {
+		if strings.Contains(err.Error(), "EOF") {
+			return nil, nil // a document of only comments
+		}
+		return nil, err
+	}
+	if node.IsNil() || node.YNode().Kind == 0 {
+		return nil, nil
+	}
+	return node, nil
+}
+
+// objectOf checks a document names a Kubernetes object.
+func objectOf(node *yaml.RNode) (addon.Object, error) {
+	if node.YNode().Kind != yaml.MappingNode {
+		return addon.Object{}, fmt.Errorf("%w: document is not a mapping", ErrInvalid)
+	}
+	meta, err := node.GetMeta()
+	if err != nil {
+		return addon.Object{}, fmt.Errorf("%w: %s", ErrInvalid, err)
+	}
+	switch {
+	case meta.APIVersion == "":
+		return addon.Object{}, fmt.Errorf("%w: document has no apiVersion", ErrInvalid)
+	case meta.Kind == "":
+		return addon.Object{}, fmt.Errorf("%w: document has no kind", ErrInvalid)
+	case meta.Name == "" && !strings.HasSuffix(meta.Kind, "List"):
+		return addon.Object{}, fmt.Errorf("%w: %s has no metadata.name", ErrInvalid, meta.Kind)
+	}
+	return addon.Object{APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: meta.Namespace, Name: meta.Name}, nil
+}
+
+// yamlErrorLine pulls the line number out of a go-yaml error, or 1.
+func yamlErrorLine(err error) int {
+	s := err.Error()
+	i := strings.Index(s, "line ")
+	if i < 0 {
+		return 1
+	}
+	n := 0
+	for _, c := range s[i+5:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n == 0 {
+		return 1
+	}
+	return n
+}
+
+// trimYAMLError drops go-yaml's "yaml: line N:" prefix: Error carries the line.
+func trimYAMLError(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, "yaml: "); i >= 0 {
+		s = s[i+len("yaml: "):]
+	}
+	if strings.HasPrefix(s, "line ") {
+		if c := strings.Index(s, ": "); c >= 0 {
+			return s[c+2:]
+		}
+	}
+	return s
+}

@@ -1,0 +1,91 @@
+package unpack
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Sentinel errors; the concrete errors below wrap them.
+var (
+	// ErrLimit: the image crossed one of the Limits.
+	ErrLimit = errors.New("limit exceeded")
+	// ErrUnsafeEntry: a layer entry that could write outside the tree or
+	// is not a file, directory or safe link.
+	ErrUnsafeEntry = errors.New("unsafe layer entry")
+	// ErrNoContent: the image holds no add-on tree.
+	ErrNoContent = errors.New("no add-on content")
+	// ErrNoPlatform: an index has no manifest for the wanted platform.
+	ErrNoPlatform = errors.New("no matching platform")
+	// ErrUnsupported: a manifest or layer type addonpkg does not read.
+	ErrUnsupported = errors.New("unsupported media type")
+	// ErrCorrupt: a layer that does not decode, or whose DiffID or
+	// identity does not match what the image claims.
+	ErrCorrupt = errors.New("corrupt layer")
+)
+
+// LimitError says which limit was crossed and how to raise it.
+type LimitError struct {
+	Name  string // "file size", "add-on size", ...
+	Limit int64
+	Flag  string // the CLI flag that raises it
+	Entry string // the entry that crossed it, if any
+}
+
+func (e *LimitError) Error() string {
+	s := fmt.Sprintf("%s limit of %d exceeded", e.Name, e.Limit)
+	if e.Entry != "" {
+		s = fmt.Sprintf("%s: %s", e.Entry, s)
+	}
+	return s + " (raise it with " + e.Flag + ")"
+}
+
+func (e *LimitError) Unwrap() error { return ErrLimit }
+
+// EntryError names a refused layer entry.
+type EntryError struct {
+	Layer  int // 1-based, bottom to top
+	Entry  string
+	Reason string
+	Err    error // ErrUnsafeEntry or ErrCorrupt
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("layer %d: entry %q: %s", e.Layer, sanitize(e.Entry), e.Reason)
+}
+
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// PlatformError lists the platforms an index has.
+type PlatformError struct {
+	Want string
+	Have []string
+}
+
+func (e *PlatformError) Error() string {
+	return fmt.Sprintf("no manifest for platform %s (the index has: %s; choose one with --platform)", e.Want, strings.Join(e.Have, ", "))
+}
+
+func (e *PlatformError) Unwrap() error { return ErrNoPlatform }
+
+// sanitize keeps hostile names from breaking the one-line error.
+func sanitize(s string) string {
+	const max = 200
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
+}
+
+func layerErr(layer int, h v1.Hash, err error) error {
+	return fmt.Errorf("layer %d (%s): %w", layer, h, err)
+}

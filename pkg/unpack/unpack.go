@@ -1,0 +1,351 @@
+package unpack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path"
+	"runtime"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// Options change how an add-on is unpacked. The zero value is ready to use.
+type Options struct {
+	// ContentDir overrides the content directory of an image-form add-on
+	// (default: the io.cncf.addon.content label, else /addon).
+	ContentDir string
+	// Platform picks a manifest from an index ("linux/arm64"); empty means
+	// the running platform, else the only entry.
+	Platform *v1.Platform
+	// Limits bound the work an image can cause; zero fields take defaults.
+	Limits Limits
+	// Logger receives debug notes; nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Addon is an unpacked add-on.
+type Addon struct {
+	// FS is the add-on tree, paths relative to the content directory.
+	FS *memfs.FS
+	// Form is the shape it travelled in.
+	Form mediatypes.Form
+	// Config is the add-on's config: read from the artifact's config blob
+	// or the image's label, else derived from the content (Derived is
+	// then true and the inventory is empty until rendered).
+	Config  *addon.Config
+	Derived bool
+	// Identity is the content identity computed from FS.
+	Identity string
+	// Digest is the manifest the add-on came from.
+	Digest v1.Hash
+	// ContentDir is where the tree was in the image ("/" for artifacts).
+	ContentDir string
+	// Manifest is that manifest.
+	Manifest *v1.Manifest
+}
+
+// Render renders the add-on's tree (see package render).
+func (a *Addon) Render(ctx context.Context, opts render.Options) (*render.Result, error) {
+	if opts.Kind == "" && a.Config != nil {
+		opts.Kind = a.Config.Kind
+	}
+	return render.Render(ctx, a.FS, opts)
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// maxIndexDepth bounds nested indexes: an index may even point to itself.
+const maxIndexDepth = 4
+
+// Index picks one manifest of an index (by platform) and unpacks it.
+func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Addon, error) {
+	img, err := SelectImage(idx, opts.Platform)
+	if err != nil {
+		return nil, err
+	}
+	return Image(ctx, img, opts)
+}
+
+// SelectImage picks the image for platform p (nil: the running platform,
+// else the only entry) from an index, descending into nested indexes.
+func SelectImage(idx v1.ImageIndex, p *v1.Platform) (v1.Image, error) {
+	return selectImage(idx, p, 0, map[v1.Hash]bool{})
+}
+
+func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]bool) (v1.Image, error) {
+	if depth > maxIndexDepth {
+		return nil, fmt.Errorf("%w: indexes nest deeper than %d levels", ErrUnsupported, maxIndexDepth)
+	}
+	if d, err := idx.Digest(); err == nil {
+		if seen[d] {
+			return nil, fmt.Errorf("%w: index %s refers to itself", ErrUnsupported, d)
+		}
+		seen[d] = true
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	if len(im.Manifests) == 0 {
+		return nil, fmt.Errorf("%w: the index is empty", ErrNoContent)
+	}
+	want := p
+	explicit := p != nil
+	if want == nil {
+		want = &v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	}
+	var pick *v1.Descriptor
+	var have []string
+	for i, d := range im.Manifests {
+		if d.Platform == nil {
+			have = append(have, "(none)")
+			continue
+		}
+		have = append(have, platformString(d.Platform))
+		if d.Platform.Satisfies(*want) && pick == nil {
+			pick = &im.Manifests[i]
+		}
+	}
+	if pick == nil && !explicit && len(im.Manifests) == 1 {
+		pick = &im.Manifests[0]
+	}
+	if pick == nil {
+		return nil, &PlatformError{Want: platformString(want), Have: have}
+	}
+	if mediatypes.IsIndex(mediatypes.MediaType(pick.MediaType)) {
+		child, err := idx.ImageIndex(pick.Digest)
+		if err != nil {
+			return nil, err
+		}
+		return selectImage(child, p, depth+1, seen)
+	}
+	return idx.Image(pick.Digest)
+}
+
+func platformString(p *v1.Platform) string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
+}
+
+// Image unpacks the add-on inside img.
+func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
+	log := opts.logger()
+	limits := opts.Limits.withDefaults()
+	digest, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if mt := mediatypes.MediaType(m.MediaType); m.MediaType != "" && !mediatypes.IsManifest(mt) {
+		return nil, fmt.Errorf("%w: manifest media type %q", ErrUnsupported, m.MediaType)
+	}
+	rawCfg, err := img.RawConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if len(rawCfg) > addon.MaxConfigSize {
+		return nil, fmt.Errorf("config is %d bytes, over the %d byte limit", len(rawCfg), addon.MaxConfigSize)
+	}
+	var ic v1.ConfigFile
+	isImageConfig := m.Config.MediaType == "application/vnd.oci.image.config.v1+json" ||
+		m.Config.MediaType == "application/vnd.docker.container.image.v1+json"
+	if isImageConfig {
+		if err := json.Unmarshal(rawCfg, &ic); err != nil {
+			return nil, fmt.Errorf("%w: decode image config: %w", ErrCorrupt, err)
+		}
+	}
+	var classLayers []mediatypes.Layer
+	for _, l := range m.Layers {
+		classLayers = append(classLayers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType), Annotations: l.Annotations})
+	}
+	form := mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), classLayers, ic.Config.Labels)
+	log.Debug("classified", "digest", digest, "form", form)
+
+	a := &Addon{Form: form, Digest: digest, Manifest: m}
+	var layers []layerSource
+	content := ""
+	switch form {
+	case mediatypes.FormImage, mediatypes.FormOLM:
+		content = contentDir(opts.ContentDir, ic.Config.Labels, form)
+		if content == "" {
+			return nil, fmt.Errorf("%w: content directory label %q is not a clean absolute path", ErrUnsafeEntry, ic.Config.Labels[mediatypes.LabelContent])
+		}
+		for i, l := range m.Layers {
+			if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
+				return nil, fmt.Errorf("%w: layer %d has media type %q", ErrUnsupported, i+1, l.MediaType)
+			}
+			ls := layerSource{index: i + 1, desc: l}
+			if len(ic.RootFS.DiffIDs) == len(m.Layers) {
+				ls.diffID = &ic.RootFS.DiffIDs[i]
+			}
+			layers = append(layers, ls)
+		}
+	case mediatypes.FormArtifact, mediatypes.FormFlux:
+		content = "/"
+		for i, l := range m.Layers {
+			mt := mediatypes.MediaType(l.MediaType)
+			if !mediatypes.IsAddonContent(mt) && mt != mediatypes.FluxContentGzip {
+				return nil, fmt.Errorf("%w: layer %d of a %s artifact has media type %q", ErrUnsupported, i+1, form, l.MediaType)
+			}
+			layers = append(layers, layerSource{index: i + 1, desc: l})
+		}
+	case mediatypes.FormORAS:
+		content = "/"
+		layers, content = orasLayers(m)
+	default:
+		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
+	}
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("%w: the image has no layers", ErrNoContent)
+	}
+	for i := range layers {
+		l, err := img.LayerByDigest(layers[i].desc.Digest)
+		if err != nil {
+			return nil, layerErr(layers[i].index, layers[i].desc.Digest, err)
+		}
+		layers[i].layer = l
+	}
+
+	fl := newFlattener(content, limits, log)
+	fsys, err := fl.apply(ctx, layers)
+	if err != nil {
+		return nil, err
+	}
+	if fsys.Count() == 0 {
+		return nil, fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
+	}
+	a.FS = fsys
+	a.ContentDir = content
+	id, err := archive.Identity(fsys)
+	if err != nil {
+		return nil, err
+	}
+	a.Identity = id.String()
+	if err := a.loadConfig(form, rawCfg, ic, m, log); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// contentDir picks the image form's content directory, "" if invalid.
+func contentDir(override string, labels map[string]string, form mediatypes.Form) string {
+	dir := override
+	if dir == "" && form == mediatypes.FormOLM {
+		dir = labels[mediatypes.LabelOLMManifests]
+	}
+	if dir == "" {
+		dir = labels[mediatypes.LabelContent]
+	}
+	if dir == "" {
+		dir = mediatypes.DefaultContentDir
+	}
+	if !strings.HasPrefix(dir, "/") {
+		dir = "/" + dir // OLM labels are written without the leading slash
+	}
+	for _, part := range strings.Split(dir, "/") {
+		if part == ".." {
+			return ""
+		}
+	}
+	return path.Clean(dir)
+}
+
+// orasLayers maps an oras file/directory artifact to layers: a directory
+// layer (a tar+gzip with oras's unpack annotation) unpacks at the root, a
+// file layer is placed at its title. A lone directory becomes the content
+// directory, as `oras pull -o` puts its files there.
+func orasLayers(m *v1.Manifest) ([]layerSource, string) {
+	var out []layerSource
+	dirs := 0
+	for i, l := range m.Layers {
+		ls := layerSource{index: i + 1, desc: l}
+		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" {
+			ls.placement = l.Annotations[mediatypes.AnnotationTitle]
+		} else {
+			dirs++
+		}
+		out = append(out, ls)
+	}
+	if dirs == 1 && len(out) == 1 {
+		return out, "/" + strings.Trim(m.Layers[0].Annotations[mediatypes.AnnotationTitle], "/")
+	}
+	return out, "/"
+}
+
+// loadConfig finds the add-on config the form carries, checks its
+// identity against the content, or derives one.
+func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, log *slog.Logger) error {
+	var cfg *addon.Config
+	switch form {
+	case mediatypes.FormArtifact:
+		c, err := addon.Parse(rawCfg)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		if c.Identity != a.Identity {
+			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrCorrupt, a.Identity, c.Identity)
+		}
+		cfg = c
+	case mediatypes.FormImage:
+		if s := ic.Config.Labels[mediatypes.LabelConfig]; s != "" {
+			c, err := addon.Parse([]byte(s))
+			switch {
+			case err != nil:
+				log.Debug("ignoring unreadable config label", "err", err)
+			case c.Identity != a.Identity:
+				// Labels inherited through FROM describe the base's tree.
+				log.Debug("ignoring stale config label", "label", c.Identity, "content", a.Identity)
+			default:
+				cfg = c
+			}
+		}
+	}
+	if cfg == nil {
+		a.Derived = true
+		cfg = &addon.Config{
+			SpecVersion: mediatypes.SpecVersion,
+			Name:        firstOf(ic.Config.Labels[mediatypes.LabelName], m.Annotations[mediatypes.LabelName], m.Annotations[mediatypes.AnnotationTitle], ic.Config.Labels[mediatypes.AnnotationTitle]),
+			Version:     firstOf(ic.Config.Labels[mediatypes.LabelVersion], m.Annotations[mediatypes.AnnotationVersion], ic.Config.Labels[mediatypes.AnnotationVersion]),
+			Description: firstOf(m.Annotations[mediatypes.AnnotationDescription], ic.Config.Labels[mediatypes.AnnotationDescription]),
+			Source:      firstOf(m.Annotations[mediatypes.AnnotationSource], ic.Config.Labels[mediatypes.AnnotationSource]),
+			Revision:    firstOf(m.Annotations[mediatypes.AnnotationRevision], ic.Config.Labels[mediatypes.AnnotationRevision]),
+			Created:     firstOf(m.Annotations[mediatypes.AnnotationCreated], ic.Config.Labels[mediatypes.AnnotationCreated]),
+			Kind:        render.DetectKind(a.FS),
+			ContentRoot: a.ContentDir,
+			Identity:    a.Identity,
+			Inventory:   addon.Inventory{Objects: []addon.Object{}},
+		}
+	}
+	a.Config = cfg
+	return nil
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
