@@ -79,9 +79,9 @@ type artifact struct {
 	layers   map[v1.Hash]v1.Layer
 }
 
-func (a *artifact) RawConfigFile() ([]byte, error)     { return a.config, nil }
+func (a *artifact) RawConfigFile() ([]byte, error)      { return a.config, nil }
 func (a *artifact) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
-func (a *artifact) RawManifest() ([]byte, error)       { return a.manifest, nil }
+func (a *artifact) RawManifest() ([]byte, error)        { return a.manifest, nil }
 
 func (a *artifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	if l, ok := a.layers[h]; ok {
@@ -99,7 +99,11 @@ type configBlob struct {
 	h v1.Hash
 }
 
-func (c configBlob) Digest() (v1.Hash, error)            { return c.h, nil }
-func (c configBlob) Compressed() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(c.b)), nil }
-func (c configBlob) Size() (int64, error)                { return int64(len(c.b)), nil }
-func (c configBlob) MediaType() (types.MediaType, error) { return types.MediaType(mediatypes.AddonConfig), nil }
+func (c configBlob) Digest() (v1.Hash, error) { return c.h, nil }
+func (c configBlob) Compressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(c.b)), nil
+}
+func (c configBlob) Size() (int64, error) { return int64(len(c.b)), nil }
+func (c configBlob) MediaType() (types.MediaType, error) {
+	return types.MediaType(mediatypes.AddonConfig), nil
+}

@@ -32,6 +32,7 @@ var (
 	ErrNotFound = errors.New("not found in store")
 	// ErrNotLayout: the directory is not an OCI image layout.
 	ErrNotLayout = errors.New("not an OCI image layout")
+	errReadOnly  = errors.New("an oci-archive is read-only: copy it to a layout to change it")
 )
 
 const (
@@ -46,6 +47,8 @@ const (
 // Store is an OCI image layout directory.
 type Store struct {
 	dir string
+	// archive, when set, serves a read-only layout from an oci-archive tar.
+	archive *tarIndex
 }
 
 // DefaultDir is $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg, else
@@ -121,6 +124,9 @@ func (s *Store) HasBlob(h v1.Hash) bool {
 	if err != nil {
 		return false
 	}
+	if s.archive != nil {
+		return s.archive.has("blobs/sha256/" + h.Hex)
+	}
 	_, err = os.Stat(p)
 	return err == nil
 }
@@ -132,7 +138,12 @@ func (s *Store) Blob(h v1.Hash, size int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	var f io.ReadCloser
+	if s.archive != nil {
+		f, err = s.archive.open("blobs/sha256/" + h.Hex)
+	} else {
+		f, err = os.Open(p)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("blob %s: missing from layout %s", h, s.dir)
@@ -153,7 +164,15 @@ func (s *Store) readBlob(h v1.Hash, size, max int64) ([]byte, error) {
 
 // readIndex reads index.json.
 func (s *Store) readIndex() (*v1.IndexManifest, error) {
-	f, err := os.Open(filepath.Join(s.dir, indexFile))
+	var (
+		f   io.ReadCloser
+		err error
+	)
+	if s.archive != nil {
+		f, err = s.archive.open(indexFile)
+	} else {
+		f, err = os.Open(filepath.Join(s.dir, indexFile))
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return &v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}, nil
@@ -178,6 +197,9 @@ func (s *Store) readIndex() (*v1.IndexManifest, error) {
 // updateIndex changes index.json under the index lock and replaces it
 // atomically.
 func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
+	if s.archive != nil {
+		return errReadOnly
+	}
 	l := flock.New(filepath.Join(s.dir, indexLock))
 	if err := l.Lock(); err != nil {
 		return fmt.Errorf("lock %s: %w", s.dir, err)
@@ -232,6 +254,9 @@ func writeFileAtomic(name string, b []byte) error {
 // WriteBlob ingests a blob: it is hashed while written to a temp file and
 // renamed into place only if it matches h (and size, when size >= 0).
 func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
+	if s.archive != nil {
+		return errReadOnly
+	}
 	p, err := s.blobPath(h)
 	if err != nil {
 		return err
@@ -378,4 +403,13 @@ func (s *Store) Untag(name string) error {
 		return fmt.Errorf("%s: %w", name, ErrNotFound)
 	}
 	return err
+}
+
+// Descriptors returns every entry of index.json, tagged or not.
+func (s *Store) Descriptors() ([]v1.Descriptor, error) {
+	idx, err := s.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	return idx.Manifests, nil
 }

@@ -348,4 +348,3 @@ func firstOf(ss ...string) string {
 	}
 	return ""
 }
-

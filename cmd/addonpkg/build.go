@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/gitinfo"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
+)
+
+func newBuildCmd(a *app) *cobra.Command {
+	var (
+		tags, outputs, labels, annotations []string
+		format, compression                string
+		opts                               build.Options
+		asJSON                             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "build PATH",
+		Short: "Package a folder, a manifest file or a YAML stream as an add-on",
+		Long: `Build packages PATH (a directory, a single YAML file, or - for a YAML stream
+on stdin) as an add-on in the image form (default) or the artifact form, into
+the local store and/or the --output destinations. The same input gives the same
+digest on any machine: times come from SOURCE_DATE_EPOCH, else the commit time
+of PATH's git HEAD, else the Unix epoch.
+
+The tree is validated first: every YAML document must parse and name an
+apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
+		Example: `  addonpkg build examples/coredns -t coredns:1.11
+  addonpkg build examples/metrics-server --format artifact -t metrics-server:0.7
+  addonpkg build ./addon -t registry.example.com/addons/x:1 --output oci:./layout:1
+  kustomize build overlays/prod | addonpkg build - --name prod -t prod:1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Format, err = build.ParseFormat(format); err != nil {
+				return err
+			}
+			if opts.Compression, err = archive.ParseCompression(compression); err != nil {
+				return err
+			}
+			if opts.Labels, err = keyValues("--label", labels); err != nil {
+				return err
+			}
+			if opts.Annotations, err = keyValues("--annotation", annotations); err != nil {
+				return err
+			}
+			dsts := make([]source.Ref, 0, len(outputs))
+			for _, o := range outputs {
+				ref, err := parseOutput(o, opts.Format)
+				if err != nil {
+					return err
+				}
+				dsts = append(dsts, ref)
+			}
+			path := args[0]
+			var fsys *memfs.FS
+			if path == "-" {
+				fsys, err = build.LoadReader("stdin.yaml", a.stdin)
+			} else {
+				fsys, err = build.LoadDir(path)
+			}
+			if err != nil {
+				return err
+			}
+			if opts.Name == "" {
+				opts.Name = defaultName(path)
+			}
+			if err := a.fillFromGit(cmd, path, &opts); err != nil {
+				return err
+			}
+			res, err := build.Build(cmd.Context(), fsys, opts)
+			if err != nil {
+				return fmt.Errorf("build %s: %w", path, err)
+			}
+			if len(tags) == 0 && len(dsts) == 0 {
+				v := opts.Version
+				if v == "" {
+					v = "latest"
+				}
+				tags = []string{opts.Name + ":" + v}
+			}
+			var names []string
+			for _, t := range tags {
+				ref, err := source.Parse(t)
+				if err != nil || (ref.Kind != source.KindStore && ref.Kind != source.KindRegistry) {
+					return fmt.Errorf("invalid tag %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", t)
+				}
+				names = append(names, source.NormalizeName(t))
+			}
+			art := &source.Artifact{Image: res.Image, Digest: res.Digest}
+			if len(names) > 0 {
+				st, err := a.store()
+				if err != nil {
+					return err
+				}
+				if _, err := st.WriteImage(cmd.Context(), res.Image, nil, names...); err != nil {
+					return fmt.Errorf("write to store %s: %w", st.Dir(), err)
+				}
+			}
+			for _, d := range dsts {
+				if _, err := transfer.Write(cmd.Context(), art, d, transfer.Options{}); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return a.printJSON(map[string]any{
+					"digest": res.Digest.String(), "tags": names, "format": opts.Format, "config": res.Config,
+				})
+			}
+			fmt.Fprintln(a.stdout, res.Digest.String())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&tags, "tag", "t", nil, "name in the local store, NAME[:TAG] or REGISTRY/REPO[:TAG] (repeatable)")
+	f.StringVar(&format, "format", "image", "add-on form: image or artifact")
+	f.StringVar(&opts.Name, "name", "", "add-on name (default: the directory's name)")
+	f.StringVar(&opts.Version, "version", "", "add-on version")
+	f.StringVar(&opts.Description, "description", "", "one-line description")
+	f.StringArrayVar(&labels, "label", nil, "image config label k=v (repeatable)")
+	f.StringArrayVar(&annotations, "annotation", nil, "manifest annotation k=v (repeatable)")
+	f.StringVar(&opts.Source, "source", "", "source URL (default: the git remote of PATH)")
+	f.StringVar(&opts.Revision, "revision", "", "source revision (default: the git commit of PATH)")
+	f.StringVar(&compression, "compression", "gzip", "layer compression: gzip, zstd or none")
+	f.StringArrayVar(&outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG] (repeatable)")
+	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
+	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
+	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("image", "artifact"))
+	_ = cmd.RegisterFlagCompletionFunc("compression", fixedCompletion("gzip", "zstd", "none"))
+	return cmd
+}
+
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func parseOutput(s string, f build.Format) (source.Ref, error) {
+	ref, err := source.Parse(s)
+	if err != nil {
+		return source.Ref{}, fmt.Errorf("--output %s: %w", s, err)
+	}
+	switch ref.Kind {
+	case source.KindLayout, source.KindArchive:
+	case source.KindDockerArchive:
+		if f != build.FormatImage {
+			return source.Ref{}, fmt.Errorf("--output %s: docker-archive holds only the image form", s)
+		}
+	default:
+		return source.Ref{}, fmt.Errorf("--output %s: want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", s)
+	}
+	return ref, nil
+}
+
+func keyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: want KEY=VALUE", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func defaultName(path string) string {
+	if path == "-" {
+		return "addon"
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	base := filepath.Base(abs)
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		base = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return base
+}
+
+// fillFromGit defaults --source, --revision and the build time from the
+// git work tree PATH is in, and SOURCE_DATE_EPOCH.
+func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) error {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a number of seconds", s)
+		}
+		opts.Created = time.Unix(sec, 0).UTC()
+	}
+	if path == "-" {
+		return nil
+	}
+	info, err := gitinfo.Read(path)
+	if err != nil || info == nil {
+		return nil // not in a work tree: nothing to default
+	}
+	if !cmd.Flags().Changed("source") {
+		opts.Source = info.URL
+	}
+	if !cmd.Flags().Changed("revision") {
+		opts.Revision = info.Commit
+	}
+	if opts.Created.IsZero() {
+		opts.Created = info.Time
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/blang/semver/v4"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
+)
+
+func (a *app) printResult(res *transfer.Result, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(res)
+	}
+	fmt.Fprintln(a.stdout, res.Reference)
+	return nil
+}
+
+// progress returns a channel that draws one line of transfer progress on
+// a terminal; nil when stderr is not one or --quiet is set.
+func (a *app) progress() (chan v1.Update, func()) {
+	if a.quiet || !isTerminal(a.stderr) {
+		return nil, func() {}
+	}
+	ch := make(chan v1.Update, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for u := range ch {
+			if u.Total > 0 {
+				fmt.Fprintf(a.stderr, "\r%6.1f / %6.1f MiB (%3d%%)", float64(u.Complete)/(1<<20), float64(u.Total)/(1<<20), u.Complete*100/u.Total)
+			}
+		}
+		fmt.Fprint(a.stderr, "\r\033[K")
+	}()
+	// go-containerregistry closes the channel when the write ends.
+	return ch, func() { <-done }
+}
+
+func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platform string, asJSON bool) error {
+	sopts, err := a.sourceOptions(source.PullNever)
+	if err != nil {
+		return err
+	}
+	opts := transfer.Options{Options: sopts, AllPlatforms: all}
+	if platform != "" {
+		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
+			return fmt.Errorf("--platform %q: %w", platform, err)
+		}
+	}
+	var wait func()
+	if dst.Kind == source.KindRegistry {
+		opts.Progress, wait = a.progress()
+	}
+	res, err := transfer.Copy(cmd.Context(), src, dst, opts)
+	if wait != nil && opts.Progress != nil {
+		if err != nil {
+			// A failed write may not close the channel.
+			defer func() { recover() }()
+			close(opts.Progress)
+		}
+		wait()
+	}
+	if err != nil {
+		return err
+	}
+	return a.printResult(res, asJSON)
+}
+
+func newPushCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "push NAME[:TAG] [DEST]",
+		Short: "Push an add-on from the local store to a registry",
+		Long: `Push uploads an add-on from the local store to a registry: blobs first (those
+the registry has are skipped), then the manifest. DEST defaults to NAME. It
+prints REGISTRY/REPO@sha256:... on stdout.`,
+		Example: `  addonpkg push registry.example.com/addons/coredns:1.11
+  addonpkg push coredns:1.11 localhost:5000/addons/coredns:1.11 --json`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src := source.Ref{Kind: source.KindStore, Name: source.NormalizeName(args[0])}
+			dstName := args[0]
+			if len(args) == 2 {
+				dstName = args[1]
+			}
+			dst, err := registryRef(dstName)
+			if err != nil {
+				return err
+			}
+			return a.copyCmd(cmd, src, dst, true, "", asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+// registryRef takes a registry reference with or without a docker:// prefix.
+func registryRef(s string) (source.Ref, error) {
+	r, err := source.Parse(s)
+	if err != nil {
+		return source.Ref{}, err
+	}
+	if r.Kind == source.KindStore {
+		// A name without a registry host goes to Docker Hub, as docker does.
+		r.Kind = source.KindRegistry
+	}
+	if r.Kind != source.KindRegistry {
+		return source.Ref{}, fmt.Errorf("%s: want a registry reference REGISTRY/REPO[:TAG]", s)
+	}
+	return r, nil
+}
+
+func newPullCmd(a *app) *cobra.Command {
+	var (
+		asJSON, all bool
+		platform    string
+	)
+	cmd := &cobra.Command{
+		Use:     "pull REF",
+		Short:   "Pull an add-on from a registry into the local store",
+		Example: `  addonpkg pull registry.example.com/addons/coredns:1.11`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := registryRef(args[0])
+			if err != nil {
+				return err
+			}
+			name := args[0]
+			if r, err := source.Parse(name); err == nil && r.Kind == source.KindRegistry {
+				name = r.Name
+			}
+			dst := source.Ref{Kind: source.KindStore, Name: source.NormalizeName(name)}
+			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all-platforms", false, "pull a whole index, not one platform's image")
+	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+func newCopyCmd(a *app) *cobra.Command {
+	var (
+		asJSON, all bool
+		platform    string
+	)
+	cmd := &cobra.Command{
+		Use:   "copy SRC DST",
+		Short: "Copy an add-on between registries, OCI layouts, archives and the store",
+		Long: `Copy copies an add-on, digests preserved, between any two of: a registry
+reference, oci:DIR[:TAG], oci-archive:FILE[:TAG], and a name in the local store.
+It is the air-gap path: copy to an oci-archive on the connected side, carry the
+file across, copy it into the mirror inside.`,
+		Example: `  addonpkg copy registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar
+  addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := source.Parse(args[0])
+			if err != nil {
+				return err
+			}
+			dst, err := source.Parse(args[1])
+			if err != nil {
+				return err
+			}
+			if src.Kind == source.KindDir || dst.Kind == source.KindDir {
+				return fmt.Errorf("copy moves OCI content: to package a folder, use 'addonpkg build'")
+			}
+			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all-platforms", false, "copy a whole index, not one platform's image")
+	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+func newLsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls REGISTRY/REPO",
+		Short:   "List a repository's tags, semver-sorted",
+		Example: `  addonpkg ls registry.example.com/addons/coredns`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			repo, err := a.reg.ParseRepository(args[0])
+			if err != nil {
+				return err
+			}
+			ropts, err := a.reg.Remote(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tags, err := remote.List(repo, ropts...)
+			if err != nil {
+				return registry.Explain(args[0], err)
+			}
+			sortTags(tags)
+			if asJSON {
+				return a.printJSON(tags)
+			}
+			for _, t := range tags {
+				fmt.Fprintln(a.stdout, t)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+// sortTags orders semver tags by version, then the rest lexically.
+func sortTags(tags []string) {
+	sort.SliceStable(tags, func(i, j int) bool {
+		vi, ei := semver.ParseTolerant(tags[i])
+		vj, ej := semver.ParseTolerant(tags[j])
+		switch {
+		case ei == nil && ej == nil:
+			if c := vi.Compare(vj); c != 0 {
+				return c < 0
+			}
+			return tags[i] < tags[j]
+		case ei == nil:
+			return true
+		case ej == nil:
+			return false
+		}
+		return tags[i] < tags[j]
+	})
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// app holds what every command shares.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	storeDir       string
+	reg            registry.Options
+	quiet          bool
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	registry.Version = version
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "addonpkg",
+		Short: "Package Kubernetes add-ons as OCI images, ship them through registries, unpack them anywhere",
+		Long: `addonpkg packages a Kubernetes add-on (plain manifests or a kustomize tree)
+as an OCI image, pushes it to any registry, and unpacks it anywhere, with no
+container runtime, no root and no daemon.
+
+Two forms, specified in spec/addon-v1.md: the image form (an ordinary
+container image holding the add-on under /addon) and the artifact form
+(addonpkg's own OCI artifact media types).`,
+		Example: `  addonpkg build examples/coredns -t coredns:1.11
+  addonpkg unpack coredns:1.11 | kubectl apply -f -
+  addonpkg push coredns:1.11 registry.example.com/addons/coredns:1.11`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "local store directory (default $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg)")
+	root.AddCommand(
+		newBuildCmd(a), newImagesCmd(a), newTagCmd(a), newRmCmd(a), newGCCmd(a),
+		newUnpackCmd(a), newInspectCmd(a),
+		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
+		newLoginCmd(a), newLogoutCmd(a),
+		newDocsCmd(root),
+	)
+	return root
+}
+
+// store opens (creating if needed) the local store.
+func (a *app) store() (*layout.Store, error) {
+	dir := a.storeDir
+	if dir == "" {
+		var err error
+		if dir, err = layout.DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	return layout.Init(dir)
+}
+
+// sourceOptions are the options of every command that reads a SOURCE.
+func (a *app) sourceOptions(pull string) (source.Options, error) {
+	st, err := a.store()
+	if err != nil {
+		return source.Options{}, err
+	}
+	return source.Options{Store: st, Registry: a.reg, Pull: pull}, nil
+}
+
+// addRegistryFlags adds the transport flags to commands that talk to registries.
+func (a *app) addRegistryFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&a.reg.PlainHTTP, "plain-http", false, "use plain HTTP (automatic for localhost and 127.0.0.1)")
+	f.BoolVar(&a.reg.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "accept any TLS certificate (still HTTPS)")
+	f.StringVar(&a.reg.CAFile, "ca-file", "", "PEM file of CA certificates to trust")
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *app) infof(format string, args ...any) {
+	if !a.quiet {
+		fmt.Fprintf(a.stderr, format+"\n", args...)
+	}
+}
+
+// isTerminal reports whether w is a terminal (for progress output).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+func newImagesCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "images",
+		Aliases: []string{"list"},
+		Short:   "List the add-ons in the local store",
+		Example: `  addonpkg images
+  addonpkg images --json | jq -r '.[].name'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.store()
+			if err != nil {
+				return err
+			}
+			entries, err := st.List()
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Name      string `json:"name"`
+				Digest    string `json:"digest"`
+				MediaType string `json:"mediaType"`
+				Form      string `json:"form,omitempty"`
+			}
+			rows := []row{}
+			for _, e := range entries {
+				rows = append(rows, row{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: formOf(e.Descriptor.ArtifactType)})
+			}
+			if asJSON {
+				return a.printJSON(rows)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tDIGEST\tFORM")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Digest, r.Form)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func formOf(artifactType string) string {
+	if artifactType == "application/vnd.cncf.addon.config.v1+json" {
+		return "artifact"
+	}
+	return "image"
+}
+
+// storeNames completes names from the local store.
+func storeNames(a *app) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		st, err := a.store()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		entries, err := st.List()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func newTagCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "tag SRC DST",
+		Short:             "Give an add-on in the local store another name",
+		Example:           `  addonpkg tag coredns:1.11 registry.example.com/addons/coredns:1.11`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.store()
+			if err != nil {
+				return err
+			}
+			dst := source.NormalizeName(args[1])
+			if r, err := source.Parse(dst); err != nil || (r.Kind != source.KindStore && r.Kind != source.KindRegistry) {
+				return fmt.Errorf("invalid name %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", args[1])
+			}
+			d, err := st.Tag(source.NormalizeName(args[0]), dst)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, d.Digest.String())
+			return nil
+		},
+	}
+	return cmd
+}
+
+func newRmCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:               "rm NAME...",
+		Short:             "Remove names from the local store (blobs go with gc)",
+		Example:           `  addonpkg rm coredns:1.11 && addonpkg gc`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.store()
+			if err != nil {
+				return err
+			}
+			for _, n := range args {
+				if err := st.Untag(source.NormalizeName(n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func newGCCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "gc",
+		Short:   "Delete blobs that no name in the local store uses",
+		Example: `  addonpkg gc`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.store()
+			if err != nil {
+				return err
+			}
+			n, freed, err := st.GC()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(map[string]int64{"removed": int64(n), "freedBytes": freed})
+			}
+			fmt.Fprintf(a.stderr, "removed %d files, freed %d bytes\n", n, freed)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

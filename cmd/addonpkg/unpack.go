@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"text/tabwriter"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+func newUnpackCmd(a *app) *cobra.Command {
+	var (
+		out, pull, platform, contentDir string
+		raw, list, asJSON, allowRemote  bool
+		limits                          unpack.Limits
+	)
+	cmd := &cobra.Command{
+		Use:   "unpack SOURCE",
+		Short: "Unpack an add-on to a directory, or render it to stdout",
+		Long: `Unpack reads the add-on in SOURCE, in memory, and either writes its tree to
+-o DIR (atomically: DIR appears complete or not at all) or prints the rendered
+YAML stream for 'kubectl apply -f -'.
+
+SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
+...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],
+oci-archive:FILE[:TAG], docker-archive:FILE, or a local folder (./dir, /abs/dir).
+A name that exists in the local store wins over a registry (see --pull).`,
+		Example: `  addonpkg unpack coredns:1.11 | kubectl apply -f -
+  addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
+  addonpkg unpack oci:./layout:1 --list
+  addonpkg unpack coredns:1.11 --json`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch pull {
+			case source.PullMissing, source.PullAlways, source.PullNever:
+			default:
+				return fmt.Errorf("--pull %q: want missing, always or never", pull)
+			}
+			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
+			if platform != "" {
+				p, err := v1.ParsePlatform(platform)
+				if err != nil {
+					return fmt.Errorf("--platform %q: %w", platform, err)
+				}
+				uopts.Platform = p
+			}
+			ref, err := source.Parse(args[0])
+			if err != nil {
+				return err
+			}
+			sopts, err := a.sourceOptions(pull)
+			if err != nil {
+				return err
+			}
+			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
+			if err != nil {
+				return err
+			}
+			switch {
+			case out != "":
+				if err := output.WriteDir(ad.FS, out); err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(describeAddon(ref, ad))
+				}
+				return nil
+			case asJSON:
+				return a.printJSON(describeAddon(ref, ad))
+			case list:
+				return printList(a, ad)
+			case raw:
+				res, err := render.Render(cmd.Context(), ad.FS, render.Options{Kind: "manifests"})
+				if err != nil {
+					return fmt.Errorf("%s: %w", ref, err)
+				}
+				_, err = a.stdout.Write(res.YAML())
+				return err
+			}
+			res, err := ad.Render(cmd.Context(), render.Options{AllowRemote: allowRemote})
+			if err != nil {
+				return fmt.Errorf("render %s: %w", ref, err)
+			}
+			_, err = a.stdout.Write(res.YAML())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
+	f.BoolVar(&raw, "raw", false, "print the plain manifests without rendering kustomize")
+	f.BoolVar(&list, "list", false, "print the file list with sizes")
+	f.BoolVar(&asJSON, "json", false, "print metadata and the file list as JSON")
+	f.StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never pull from the registry")
+	f.StringVar(&platform, "platform", "", "platform to pick from an index, os/arch[/variant]")
+	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
+	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", unpack.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
+	f.Int64Var(&limits.MaxImageBytes, "max-image-bytes", unpack.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
+	f.IntVar(&limits.MaxEntries, "max-entries", unpack.DefaultMaxEntries, "limit: entries in the add-on")
+	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", unpack.DefaultMaxFileBytes, "limit: bytes of one file")
+	f.IntVar(&limits.MaxPathLength, "max-path-length", unpack.DefaultMaxPathLength, "limit: bytes of one path")
+	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
+	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+type fileInfo struct {
+	Path   string `json:"path"`
+	Type   string `json:"type"`
+	Size   int64  `json:"size,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+func files(ad *unpack.Addon) []fileInfo {
+	out := []fileInfo{}
+	_ = fs.WalkDir(ad.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		fi := fileInfo{Path: p, Type: "file"}
+		switch {
+		case d.IsDir():
+			fi.Type = "dir"
+		case d.Type()&fs.ModeSymlink != 0:
+			fi.Type = "symlink"
+			fi.Target, _ = fs.ReadLink(ad.FS, p)
+		default:
+			if info, err := d.Info(); err == nil {
+				fi.Size = info.Size()
+			}
+		}
+		out = append(out, fi)
+		return nil
+	})
+	return out
+}
+
+func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
+	m := map[string]any{
+		"source":   ref.String(),
+		"form":     ad.Form,
+		"identity": ad.Identity,
+		"config":   ad.Config,
+		"files":    files(ad),
+	}
+	if ad.Digest.Hex != "" {
+		m["digest"] = ad.Digest.String()
+	}
+	return m
+}
+
+func printList(a *app, ad *unpack.Addon) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, f := range files(ad) {
+		switch f.Type {
+		case "dir":
+			fmt.Fprintf(tw, "-\t %s/\t\n", f.Path)
+		case "symlink":
+			fmt.Fprintf(tw, "-\t %s -> %s\t\n", f.Path, f.Target)
+		default:
+			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, f.Path)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,168 @@
+package layout
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// maxArchiveEntries bounds the entries an oci-archive may hold.
+const maxArchiveEntries = 1 << 20
+
+// tarIndex maps the files of an uncompressed tar to their byte ranges, so
+// blobs are read in place without extracting anything.
+type tarIndex struct {
+	f     *os.File
+	files map[string]section
+}
+
+type section struct{ off, size int64 }
+
+// OpenArchive opens an oci-archive (a tar of an OCI image layout)
+// read-only. The tar is indexed once; blobs are read from it directly.
+func OpenArchive(file string) (*Store, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("open oci-archive %s: %w", file, errors.Unwrap(err))
+	}
+	idx := &tarIndex{f: f, files: map[string]section{}}
+	cr := &offsetReader{r: f}
+	tr := tar.NewReader(cr)
+	for n := 0; ; n++ {
+		if n > maxArchiveEntries {
+			f.Close()
+			return nil, fmt.Errorf("oci-archive %s: more than %d entries", file, maxArchiveEntries)
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("oci-archive %s: %w (not an uncompressed tar?)", file, err)
+		}
+		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+			continue
+		}
+		name := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
+		// The data starts where the header ends; tar.Reader has read
+		// exactly the header blocks at this point.
+		idx.files[name] = section{off: cr.n, size: hdr.Size}
+	}
+	if _, ok := idx.files[layoutFile]; !ok {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (no oci-layout file in the archive)", file, ErrNotLayout)
+	}
+	return &Store{dir: file, archive: idx}, nil
+}
+
+func (t *tarIndex) has(name string) bool { _, ok := t.files[name]; return ok }
+
+func (t *tarIndex) open(name string) (io.ReadCloser, error) {
+	s, ok := t.files[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return io.NopCloser(io.NewSectionReader(t.f, s.off, s.size)), nil
+}
+
+// Close releases an archive's file; a no-op for directory layouts.
+func (s *Store) Close() error {
+	if s.archive != nil {
+		return s.archive.f.Close()
+	}
+	return nil
+}
+
+// offsetReader counts the bytes tar.Reader has consumed.
+type offsetReader struct {
+	r io.Reader
+	n int64
+}
+
+func (o *offsetReader) Read(p []byte) (int, error) {
+	n, err := o.r.Read(p)
+	o.n += int64(n)
+	return n, err
+}
+
+// WriteArchive packs the layout at dir into an oci-archive at file,
+// atomically: a temp file beside it is renamed into place when complete.
+// Entries are sorted and their metadata fixed, so the archive is
+// reproducible.
+func WriteArchive(dir, file string) error {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		base := filepath.Base(p)
+		if rel == "." || strings.HasPrefix(base, ".addonpkg-") || strings.HasPrefix(base, tmpPrefix) {
+			return nil
+		}
+		names = append(names, rel)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	out, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write oci-archive %s: %w", file, err)
+	}
+	defer os.Remove(out.Name())
+	tw := tar.NewWriter(out)
+	for _, rel := range names {
+		p := filepath.Join(dir, rel)
+		st, err := os.Lstat(p)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		if st.IsDir() {
+			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
+		} else {
+			h.Typeflag, h.Size = tar.TypeReg, st.Size()
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			out.Close()
+			return err
+		}
+		if !st.IsDir() {
+			f, err := os.Open(p)
+			if err != nil {
+				out.Close()
+				return err
+			}
+			_, err = io.Copy(tw, f)
+			f.Close()
+			if err != nil {
+				out.Close()
+				return err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), file)
+}

@@ -1,0 +1,209 @@
+// Package registry holds the options every registry operation shares:
+// authentication through the docker config keychain, TLS and plain-HTTP
+// choices, retries and the user agent, turned into go-containerregistry
+// options.
+package registry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Version is reported in the user agent; the CLI sets it at link time.
+var Version = "dev"
+
+// Options are the transport choices of a registry operation.
+type Options struct {
+	// PlainHTTP talks HTTP, not HTTPS (localhost and 127.0.0.1 get it
+	// automatically). It says nothing about certificates.
+	PlainHTTP bool
+	// InsecureSkipTLSVerify accepts any certificate. It does not turn
+	// HTTPS into HTTP.
+	InsecureSkipTLSVerify bool
+	// CAFile adds a PEM bundle to the trusted roots.
+	CAFile string
+	// Keychain resolves credentials; nil means the docker config and its
+	// credential helpers (authn.DefaultKeychain).
+	Keychain authn.Keychain
+	// Transport replaces the base transport (tests, proxies); nil means
+	// http.DefaultTransport's settings with the TLS choices above.
+	Transport http.RoundTripper
+	// Retries is how many times a failed request is tried again on 429,
+	// 5xx and dropped connections; 0 means 4, negative means none.
+	Retries int
+	// Timeout bounds each request's wait for response headers; 0 means 60s.
+	Timeout time.Duration
+	// UserAgent overrides "addonpkg/VERSION".
+	UserAgent string
+}
+
+// ParseReference parses an image reference, honouring PlainHTTP.
+func (o Options) ParseReference(s string) (name.Reference, error) {
+	var opts []name.Option
+	if o.PlainHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(s, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("invalid reference %q: %w", s, err)
+	}
+	return ref, nil
+}
+
+// ParseRepository parses a repository name, honouring PlainHTTP.
+func (o Options) ParseRepository(s string) (name.Repository, error) {
+	var opts []name.Option
+	if o.PlainHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	repo, err := name.NewRepository(s, opts...)
+	if err != nil {
+		return name.Repository{}, fmt.Errorf("invalid repository %q: %w", s, err)
+	}
+	return repo, nil
+}
+
+// Remote turns the options into go-containerregistry remote options.
+func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
+	rt, err := o.transport()
+	if err != nil {
+		return nil, err
+	}
+	kc := o.Keychain
+	if kc == nil {
+		kc = authn.DefaultKeychain
+	}
+	retries := o.Retries
+	if retries == 0 {
+		retries = 4
+	}
+	ua := o.UserAgent
+	if ua == "" {
+		ua = "addonpkg/" + Version
+	}
+	opts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(kc),
+		remote.WithTransport(rt),
+		remote.WithUserAgent(ua),
+		remote.WithRetryStatusCodes(http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+	}
+	if retries > 0 {
+		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{
+			Duration: 200 * time.Millisecond, Factor: 2.0, Jitter: 0.1, Steps: retries + 1, Cap: 10 * time.Second,
+		}))
+	} else {
+		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{Steps: 1}))
+	}
+	return opts, nil
+}
+
+func (o Options) transport() (http.RoundTripper, error) {
+	if o.Transport != nil {
+		return o.Transport, nil
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	t.ResponseHeaderTimeout = timeout
+	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.Proxy = http.ProxyFromEnvironment
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --ca-file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificates in it", o.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if o.InsecureSkipTLSVerify {
+		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
+	}
+	t.TLSClientConfig = tc
+	return t, nil
+}
+
+// Explain turns a registry error into one line a person can act on.
+func Explain(ref string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		for _, d := range te.Errors {
+			switch d.Code {
+			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
+				return &Error{Ref: ref, Err: err, Hint: fmt.Sprintf("run 'addonpkg login %s'", registryOf(ref))}
+			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
+				return &Error{Ref: ref, Err: err, Hint: "check the repository and tag"}
+			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
+				return &Error{Ref: ref, Err: err, Hint: "the registry may reject the artifact form's media types: build with --format image"}
+			}
+		}
+		switch te.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return &Error{Ref: ref, Err: err, Hint: fmt.Sprintf("run 'addonpkg login %s'", registryOf(ref))}
+		case http.StatusNotFound:
+			return &Error{Ref: ref, Err: err, Hint: "check the repository and tag"}
+		}
+	}
+	var ce *tls.CertificateVerificationError
+	var ue x509.UnknownAuthorityError
+	if errors.As(err, &ce) || errors.As(err, &ue) || strings.Contains(err.Error(), "x509:") {
+		return &Error{Ref: ref, Err: err, Hint: "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify"}
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return &Error{Ref: ref, Err: err, Hint: "the registry speaks plain HTTP: add --plain-http"}
+	}
+	return &Error{Ref: ref, Err: err}
+}
+
+// Error is a registry failure with a hint.
+type Error struct {
+	Ref  string
+	Err  error
+	Hint string
+}
+
+func (e *Error) Error() string {
+	msg := strings.ReplaceAll(e.Err.Error(), "\n", " ")
+	if e.Hint != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Ref, msg, e.Hint)
+	}
+	return fmt.Sprintf("%s: %s", e.Ref, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func registryOf(ref string) string {
+	if r, err := name.ParseReference(ref); err == nil {
+		return r.Context().RegistryStr()
+	}
+	if i := strings.IndexByte(ref, '/'); i > 0 {
+		return ref[:i]
+	}
+	return ref
+}

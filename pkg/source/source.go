@@ -1,0 +1,346 @@
+// Package source resolves the SOURCE strings of the command line (a name
+// in the local store, a registry reference, oci:DIR, oci-archive:FILE,
+// docker-archive:FILE, or a local folder) to an image or index, or a tree,
+// and unpacks any of them the same way.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+)
+
+// Kind is where a SOURCE lives.
+type Kind string
+
+// The kinds of SOURCE.
+const (
+	KindStore         Kind = "store"
+	KindRegistry      Kind = "registry"
+	KindLayout        Kind = "oci"
+	KindArchive       Kind = "oci-archive"
+	KindDockerArchive Kind = "docker-archive"
+	KindDir           Kind = "dir"
+)
+
+// Pull policies for names that could be in the store or a registry.
+const (
+	PullMissing = "missing"
+	PullAlways  = "always"
+	PullNever   = "never"
+)
+
+// Ref is a parsed SOURCE.
+type Ref struct {
+	Kind Kind
+	// Path is the directory or file of oci:, oci-archive:, docker-archive:
+	// and folder sources.
+	Path string
+	// Name is the tag or digest inside a layout or archive, the store name,
+	// or the registry reference.
+	Name string
+}
+
+func (r Ref) String() string {
+	switch r.Kind {
+	case KindLayout, KindArchive, KindDockerArchive:
+		if r.Name == "" {
+			return string(r.Kind) + ":" + r.Path
+		}
+		sep := ":"
+		if strings.HasPrefix(r.Name, "sha256:") {
+			sep = "@"
+		}
+		return string(r.Kind) + ":" + r.Path + sep + r.Name
+	case KindDir:
+		return r.Path
+	}
+	return r.Name
+}
+
+// ErrBadSource marks a SOURCE that does not parse.
+var ErrBadSource = errors.New("invalid source")
+
+// Parse classifies a SOURCE string without touching the network.
+func Parse(s string) (Ref, error) {
+	if s == "" {
+		return Ref{}, fmt.Errorf("%w: empty", ErrBadSource)
+	}
+	if strings.ContainsAny(s, "\x00\n") {
+		return Ref{}, fmt.Errorf("%w: %q has control characters", ErrBadSource, s)
+	}
+	switch {
+	case strings.HasPrefix(s, "oci:"):
+		p, n := splitPathName(strings.TrimPrefix(s, "oci:"))
+		return Ref{Kind: KindLayout, Path: p, Name: n}, nonEmpty(s, p)
+	case strings.HasPrefix(s, "oci-archive:"):
+		p, n := splitPathName(strings.TrimPrefix(s, "oci-archive:"))
+		return Ref{Kind: KindArchive, Path: p, Name: n}, nonEmpty(s, p)
+	case strings.HasPrefix(s, "docker-archive:"):
+		p, n := splitPathName(strings.TrimPrefix(s, "docker-archive:"))
+		return Ref{Kind: KindDockerArchive, Path: p, Name: n}, nonEmpty(s, p)
+	case strings.HasPrefix(s, "docker://"), strings.HasPrefix(s, "oci://"):
+		r := s[strings.Index(s, "://")+3:]
+		if _, err := name.ParseReference(r); err != nil {
+			return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
+		}
+		return Ref{Kind: KindRegistry, Name: r}, nil
+	case strings.HasPrefix(s, "file://"):
+		return Ref{Kind: KindDir, Path: strings.TrimPrefix(s, "file://")}, nil
+	case strings.HasPrefix(s, "./"), strings.HasPrefix(s, "../"), strings.HasPrefix(s, "/"), s == ".", s == "..":
+		return Ref{Kind: KindDir, Path: s}, nil
+	}
+	if _, err := name.ParseReference(s); err != nil {
+		// Not a reference: a path after all?
+		if _, serr := os.Stat(s); serr == nil {
+			return Ref{Kind: KindDir, Path: s}, nil
+		}
+		return Ref{}, fmt.Errorf("%w: %q is neither a reference nor an existing path: %w", ErrBadSource, s, err)
+	}
+	if hasRegistryHost(s) {
+		return Ref{Kind: KindRegistry, Name: s}, nil
+	}
+	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+}
+
+func nonEmpty(s, p string) error {
+	if p == "" {
+		return fmt.Errorf("%w: %q names no path", ErrBadSource, s)
+	}
+	return nil
+}
+
+// splitPathName splits "DIR[:TAG|@DIGEST]". A colon inside the path is
+// kept when what follows it cannot be a tag.
+func splitPathName(s string) (string, string) {
+	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
+		return s[:i], s[i+1:]
+	}
+	if i := strings.LastIndex(s, ":"); i >= 0 && !strings.Contains(s[i+1:], "/") {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// hasRegistryHost reports whether the first component of a reference is
+// a registry host (has a dot or a port, or is localhost), as docker decides.
+func hasRegistryHost(s string) bool {
+	i := strings.IndexByte(s, '/')
+	if i < 0 {
+		return false
+	}
+	host := s[:i]
+	return strings.ContainsAny(host, ".:") || host == "localhost"
+}
+
+// NormalizeName gives a store name its default tag.
+func NormalizeName(s string) string {
+	if strings.Contains(s, "@") {
+		return s
+	}
+	last := s[strings.LastIndex(s, "/")+1:]
+	if !strings.Contains(last, ":") {
+		return s + ":latest"
+	}
+	return s
+}
+
+// Options open sources.
+type Options struct {
+	// Store is the local store; nil opens the default one when needed.
+	Store *layout.Store
+	// Registry carries auth and transport choices.
+	Registry registry.Options
+	// Pull is PullMissing (default), PullAlways or PullNever, for names
+	// that may be in the store or a registry.
+	Pull string
+}
+
+// Artifact is an opened OCI source: an image or an index.
+type Artifact struct {
+	Ref    Ref
+	Image  v1.Image
+	Index  v1.ImageIndex
+	Digest v1.Hash
+	// closer releases archive files.
+	closer func() error
+}
+
+// Close releases what Open holds open.
+func (a *Artifact) Close() error {
+	if a.closer != nil {
+		return a.closer()
+	}
+	return nil
+}
+
+// MediaType is the manifest's media type.
+func (a *Artifact) MediaType() (mediatypes.MediaType, error) {
+	if a.Index != nil {
+		mt, err := a.Index.MediaType()
+		return mediatypes.MediaType(mt), err
+	}
+	mt, err := a.Image.MediaType()
+	return mediatypes.MediaType(mt), err
+}
+
+// DefaultStore opens (creating if needed) the store at layout.DefaultDir.
+func DefaultStore() (*layout.Store, error) {
+	dir, err := layout.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	return layout.Init(dir)
+}
+
+// Open resolves an OCI source to its image or index. Folder sources are
+// not OCI: use Unpack, or build them.
+func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	switch ref.Kind {
+	case KindStore:
+		st, err := storeOf(opts)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Pull != PullAlways {
+			d, err := st.Resolve(ref.Name)
+			if err == nil {
+				return fromStore(st, ref, d, nil)
+			}
+			if !errors.Is(err, layout.ErrNotFound) || opts.Pull == PullNever {
+				return nil, err
+			}
+		}
+		// Not in the store: as docker does, try the registry.
+		a, err := Open(ctx, Ref{Kind: KindRegistry, Name: ref.Name}, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not in the local store, and from the registry: %w", ref.Name, err)
+		}
+		return a, nil
+	case KindRegistry:
+		return openRemote(ctx, ref, opts)
+	case KindLayout:
+		st, err := layout.Open(ref.Path)
+		if err != nil {
+			return nil, err
+		}
+		return openInLayout(st, ref, nil)
+	case KindArchive:
+		st, err := layout.OpenArchive(ref.Path)
+		if err != nil {
+			return nil, err
+		}
+		a, err := openInLayout(st, ref, st.Close)
+		if err != nil {
+			st.Close()
+		}
+		return a, err
+	case KindDockerArchive:
+		var tag *name.Tag
+		if ref.Name != "" {
+			t, err := name.NewTag(ref.Name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ref, err)
+			}
+			tag = &t
+		}
+		img, err := tarball.ImageFromPath(ref.Path, tag)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		return &Artifact{Ref: ref, Image: img, Digest: d}, nil
+	}
+	return nil, fmt.Errorf("%s: a %s is not an OCI source", ref, ref.Kind)
+}
+
+func storeOf(opts Options) (*layout.Store, error) {
+	if opts.Store != nil {
+		return opts.Store, nil
+	}
+	return DefaultStore()
+}
+
+// openInLayout resolves the tag or digest inside a layout; without one, the
+// layout must hold exactly one manifest.
+func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, error) {
+	var d v1.Descriptor
+	if ref.Name == "" {
+		entries, err := st.Descriptors()
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) != 1 {
+			return nil, fmt.Errorf("%s: the layout holds %d manifests: name one with :TAG or @DIGEST", ref, len(entries))
+		}
+		d = entries[0]
+	} else {
+		var err error
+		if d, err = st.Resolve(ref.Name); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+	}
+	return fromStore(st, ref, d, closer)
+}
+
+func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {
+	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer}
+	var err error
+	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
+		a.Index, err = st.Index(d)
+	} else {
+		a.Image, err = st.Image(d)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}
+
+func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	r, err := opts.Registry.ParseReference(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	ropts, err := opts.Registry.Remote(ctx)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := remote.Get(r, ropts...)
+	if err != nil {
+		return nil, registry.Explain(ref.Name, err)
+	}
+	a := &Artifact{Ref: ref, Digest: desc.Digest}
+	if mediatypes.IsIndex(mediatypes.MediaType(desc.MediaType)) {
+		a.Index, err = desc.ImageIndex()
+	} else {
+		a.Image, err = desc.Image()
+	}
+	if err != nil {
+		return nil, registry.Explain(ref.Name, err)
+	}
+	return a, nil
+}
+
+// absPath is for messages: relative paths stay as the user wrote them.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

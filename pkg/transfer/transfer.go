@@ -1,0 +1,216 @@
+// Package transfer copies add-ons between the places they live: the local
+// store, registries, OCI layouts, oci-archive and docker-archive files.
+// Digests are preserved: manifests and blobs are copied byte for byte.
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// Options change a copy.
+type Options struct {
+	source.Options
+	// AllPlatforms copies a whole index; otherwise one platform's image.
+	AllPlatforms bool
+	// Platform picks the image of an index (nil: running platform).
+	Platform *v1.Platform
+	// Progress, when set, receives transfer updates for registry writes.
+	Progress chan<- v1.Update
+}
+
+// Result describes what was written.
+type Result struct {
+	// Reference is where it went, with its digest: REGISTRY/REPO@sha256:...
+	// for registries, oci:DIR@sha256:... for layouts.
+	Reference string          `json:"reference"`
+	Digest    string          `json:"digest"`
+	Size      int64           `json:"size"`
+	MediaType types.MediaType `json:"mediaType"`
+}
+
+// ErrUnsupportedDestination marks a destination that cannot hold the source.
+var ErrUnsupportedDestination = errors.New("unsupported destination")
+
+// Copy copies src to dst.
+func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, error) {
+	a, err := source.Open(ctx, src, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	if a.Index != nil && !opts.AllPlatforms {
+		img, err := unpack.SelectImage(a.Index, opts.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (or copy every platform with --all-platforms)", src, err)
+		}
+		a.Image, a.Index = img, nil
+	}
+	return Write(ctx, a, dst, opts)
+}
+
+// Write writes an opened image or index to dst.
+func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options) (*Result, error) {
+	res, err := describe(a)
+	if err != nil {
+		return nil, err
+	}
+	switch dst.Kind {
+	case source.KindRegistry:
+		ref, err := opts.Registry.ParseReference(dst.Name)
+		if err != nil {
+			return nil, err
+		}
+		ropts, err := opts.Registry.Remote(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Progress != nil {
+			ropts = append(ropts, remote.WithProgress(opts.Progress))
+		}
+		if a.Index != nil {
+			err = remote.WriteIndex(ref, a.Index, ropts...)
+		} else {
+			err = remote.Write(ref, a.Image, ropts...)
+		}
+		if err != nil {
+			return nil, explainWrite(dst.Name, err)
+		}
+		res.Reference = ref.Context().Name() + "@" + res.Digest
+	case source.KindStore:
+		st := opts.Store
+		if st == nil {
+			if st, err = source.DefaultStore(); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+			return nil, err
+		}
+		res.Reference = dst.Name + "@" + res.Digest
+	case source.KindLayout:
+		st, err := layout.Init(dst.Path)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+			return nil, err
+		}
+		res.Reference = "oci:" + dst.Path + "@" + res.Digest
+	case source.KindArchive:
+		if err := writeArchive(ctx, a, dst); err != nil {
+			return nil, err
+		}
+		res.Reference = "oci-archive:" + dst.Path + "@" + res.Digest
+	case source.KindDockerArchive:
+		if a.Index != nil {
+			return nil, fmt.Errorf("%s: %w: a docker-archive holds one image, not an index", dst, ErrUnsupportedDestination)
+		}
+		if err := writeDockerArchive(a.Image, dst); err != nil {
+			return nil, err
+		}
+		res.Reference = "docker-archive:" + dst.Path
+	default:
+		return nil, fmt.Errorf("%s: %w", dst, ErrUnsupportedDestination)
+	}
+	return res, nil
+}
+
+func describe(a *source.Artifact) (*Result, error) {
+	var (
+		raw []byte
+		mt  types.MediaType
+		err error
+	)
+	if a.Index != nil {
+		raw, err = a.Index.RawManifest()
+		if err == nil {
+			mt, err = a.Index.MediaType()
+		}
+	} else {
+		raw, err = a.Image.RawManifest()
+		if err == nil {
+			mt, err = a.Image.MediaType()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, _, err := v1.SHA256(bytesReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Digest: h.String(), Size: int64(len(raw)), MediaType: mt}, nil
+}
+
+func writeLayout(ctx context.Context, st *layout.Store, a *source.Artifact, tag string) error {
+	var names []string
+	if tag != "" {
+		names = append(names, tag)
+	}
+	var err error
+	if a.Index != nil {
+		_, err = st.WriteIndex(ctx, a.Index, nil, names...)
+	} else {
+		_, err = st.WriteImage(ctx, a.Image, nil, names...)
+	}
+	return err
+}
+
+// writeArchive writes a layout in a temp directory beside the file, then
+// packs it; the archive appears only when complete.
+func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(absOf(dst.Path)), ".addonpkg-archive-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	defer os.RemoveAll(tmp)
+	st, err := layout.Init(tmp)
+	if err != nil {
+		return err
+	}
+	if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+		return err
+	}
+	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
+}
+
+// writeDockerArchive writes a `docker load` tarball, atomically.
+func writeDockerArchive(img v1.Image, dst source.Ref) error {
+	tag := dst.Name
+	if tag == "" {
+		tag = "addon:latest"
+	}
+	ref, err := nameTag(tag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dst, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(absOf(dst.Path)), filepath.Base(dst.Path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	defer os.Remove(f.Name())
+	if err := tarball.Write(ref, img, f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dst.Path)
+}
