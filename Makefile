@@ -1,0 +1,69 @@
+# addonpkg: the targets a newcomer guesses.
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := $(CURDIR)/bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+FUZZTIME ?= 20s
+export PATH := $(BIN):$(PATH)
+
+.PHONY: all build demo deps test unit e2e fuzz bench lint docs clean
+
+all: build
+
+## build: the addonpkg binary in ./bin
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/addonpkg ./cmd/addonpkg
+
+## demo: the main job on the bundled example, no registry needed: build
+## examples/coredns into a scratch store, list it, unpack it to a folder
+## and render it to stdout.
+demo: build
+	@rm -rf .work/demo && mkdir -p .work/demo
+	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg build examples/coredns -t coredns:1.11
+	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg images
+	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg unpack coredns:1.11 -o .work/demo/coredns
+	diff -r examples/coredns .work/demo/coredns && echo "unpacked tree equals examples/coredns"
+	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg unpack coredns:1.11
+
+## deps: install what the tests need (Debian packages as root, Go peers in ./bin)
+deps:
+	hack/install-deps.sh
+
+## test: every test (unit, e2e against a real registry, interop, seed corpora), with -race
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## unit: the fast tests only
+unit:
+	$(GO) test -short -count=1 ./pkg/... ./internal/...
+
+## e2e: the end-to-end and interop tests
+e2e: deps
+	$(GO) test -race -count=1 -timeout 20m ./e2e/...
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: Go benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+## lint: formatting and vet
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+## docs: regenerate the CLI reference in docs/cli
+docs:
+	$(GO) run ./cmd/addonpkg gen-docs --dir docs/cli
+
+clean:
+	rm -rf $(BIN) .work

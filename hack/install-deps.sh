@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what the tests need, idempotently:
+#  - Debian packages (the Distribution registry, umoci, skopeo, git) with
+#    apt-get when run as root;
+#  - the Go peers crane and oras into ./bin, pinned.
+# Under CI (CI non-empty) anything missing afterwards fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="$PWD/bin"
+mkdir -p "$BIN"
+
+CRANE_VERSION=v0.22.1
+ORAS_VERSION=v1.3.6
+DEBS=(docker-registry umoci skopeo git)
+
+missing=()
+for pkg in "${DEBS[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "install-deps: apt-get install ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "install-deps: missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+  fi
+fi
+
+# The registry package starts a system service on install; the tests run
+# their own registries, so stop it where it was started.
+if command -v systemctl >/dev/null 2>&1; then systemctl stop docker-registry >/dev/null 2>&1 || true; fi
+
+install_go_tool() { # name module version
+  local name=$1 module=$2 version=$3
+  if [[ -x "$BIN/$name" && -f "$BIN/.$name.$version" ]]; then return; fi
+  echo "install-deps: go install $module@$version" >&2
+  GOBIN="$BIN" go install "$module@$version"
+  touch "$BIN/.$name.$version"
+}
+install_go_tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
+install_go_tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
+
+status=0
+for tool in docker-registry umoci skopeo git; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "install-deps: $tool is not installed" >&2
+    status=1
+  fi
+done
+for tool in crane oras; do
+  [[ -x "$BIN/$tool" ]] || { echo "install-deps: $BIN/$tool is missing" >&2; status=1; }
+done
+if [[ -n "${CI:-}" && $status != 0 ]]; then
+  echo "install-deps: CI needs every dependency" >&2
+  exit 1
+fi
+exit 0
