@@ -1,0 +1,103 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+)
+
+// Memory grows with the add-on, not with the image: 200 MB of layers
+// outside /addon and a 1 MB add-on unpack in under 64 MiB peak RSS,
+// measured on the real process.
+func TestUnpackPeakRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 200 MB image")
+	}
+	bin := binary(t)
+	tmp := t.TempDir()
+
+	junk := filepath.Join(tmp, "junk.tar.gz")
+	writeLayer(t, junk, func(tw *tar.Writer) {
+		// Incompressible bytes, so the layer really is 200 MB.
+		rng := rand.NewChaCha8([32]byte{1})
+		const size = 200 << 20
+		must(t, tw.WriteHeader(&tar.Header{Name: "usr/bin/junk", Mode: 0o755, Size: size, Typeflag: tar.TypeReg}))
+		if _, err := io.CopyN(tw, rng, size); err != nil {
+			t.Fatal(err)
+		}
+	})
+	addon := filepath.Join(tmp, "addon.tar.gz")
+	writeLayer(t, addon, func(tw *tar.Writer) {
+		must(t, tw.WriteHeader(&tar.Header{Name: "addon/", Mode: 0o755, Typeflag: tar.TypeDir}))
+		for i := range 100 {
+			doc := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  blob: %q\n", i, make([]byte, 10<<10))
+			must(t, tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("addon/cm-%03d.yaml", i), Mode: 0o644, Size: int64(len(doc)), Typeflag: tar.TypeReg}))
+			_, err := tw.Write([]byte(doc))
+			must(t, err)
+		}
+	})
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	for _, p := range []string{junk, addon} {
+		l, err := tarball.LayerFromFile(p, tarball.WithMediaType(types.OCILayer))
+		must(t, err)
+		img, err = mutate.AppendLayers(img, l)
+		must(t, err)
+	}
+	dir := filepath.Join(tmp, "layout")
+	st, err := layout.Init(dir)
+	must(t, err)
+	_, err = st.WriteImage(context.Background(), img, nil, "big")
+	must(t, err)
+
+	cmd := exec.Command(bin, "unpack", "oci:"+dir+":big", "-o", filepath.Join(tmp, "out"))
+	cmd.Env = append(os.Environ(), "ADDONPKG_HOME="+filepath.Join(tmp, "store"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("unpack: %v\n%s", err, out)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("peak RSS %.1f MiB", float64(rss)/(1<<20))
+	if rss > 64<<20 {
+		t.Errorf("peak RSS %.1f MiB, want under 64 MiB", float64(rss)/(1<<20))
+	}
+	entries, err := os.ReadDir(filepath.Join(tmp, "out"))
+	must(t, err)
+	if len(entries) != 100 {
+		t.Errorf("%d files unpacked, want 100", len(entries))
+	}
+}
+
+func writeLayer(t *testing.T, path string, fill func(*tar.Writer)) {
+	t.Helper()
+	f, err := os.Create(path)
+	must(t, err)
+	zw, err := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	must(t, err)
+	tw := tar.NewWriter(zw)
+	fill(tw)
+	must(t, tw.Close())
+	must(t, zw.Close())
+	must(t, f.Close())
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds addonpkg once for tests that need a real process (peak
+// memory, peers reading what it writes).
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "addonpkg-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "addonpkg")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+// lookTool finds a peer tool in the repository's bin/ or on PATH. Missing
+// tools fail the test under CI and skip it elsewhere.
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	if p, err := filepath.Abs(filepath.Join("..", "..", "bin", name)); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	msg := name + " is not installed: run hack/install-deps.sh"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func runTool(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
+	}
+	return stdout.String()
+}

@@ -1,0 +1,74 @@
+package unpack_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// benchImage makes a four-layer image-form add-on of n manifests of about
+// size bytes each: three layers of content, then a patch layer that
+// rewrites some files and whites out others.
+func benchImage(b *testing.B, n, size int) v1.Image {
+	b.Helper()
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	doc := func(i int, v string) []byte {
+		return fmt.Appendf(nil, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  v: %q\n  pad: %q\n", i, v, strings.Repeat("x", size))
+	}
+	var layers []v1.Layer
+	for part := range 3 {
+		t := memfs.NewBuilder()
+		for i := part; i < n; i += 3 {
+			_ = t.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc(i, "base"), 0o644)
+		}
+		l, err := archive.BuildLayer(t.FS(), archive.TarOptions{Prefix: "addon"}, mediatypes.Gzip, mediatypes.OCILayerGzip)
+		if err != nil {
+			b.Fatal(err)
+		}
+		layers = append(layers, l)
+	}
+	patch := memfs.NewBuilder()
+	var whiteouts []string
+	for i := 0; i < n; i += 20 {
+		_ = patch.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc(i, "patched"), 0o644)
+		if i+1 < n {
+			whiteouts = append(whiteouts, fmt.Sprintf("c%d/cm-%05d.yaml", (i+1)%20, i+1))
+		}
+	}
+	l, err := archive.BuildLayer(patch.FS(), archive.TarOptions{Prefix: "addon", Whiteouts: whiteouts}, mediatypes.Gzip, mediatypes.OCILayerGzip)
+	if err != nil {
+		b.Fatal(err)
+	}
+	img, err = mutate.AppendLayers(img, append(layers, l)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return img
+}
+
+func benchUnpack(b *testing.B, n, size int) {
+	img := benchImage(b, n, size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := unpack.Image(context.Background(), img, unpack.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnpackSmall(b *testing.B)  { benchUnpack(b, 50, 4<<10) }
+func BenchmarkUnpackMedium(b *testing.B) { benchUnpack(b, 2000, 10<<10) }
+func BenchmarkUnpackLarge(b *testing.B)  { benchUnpack(b, 20000, 10<<10) }
