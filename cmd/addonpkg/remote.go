@@ -22,27 +22,6 @@ func (a *app) printResult(res *transfer.Result, asJSON bool) error {
 	return nil
 }
 
-// progress returns a channel that draws one line of transfer progress on
-// a terminal; nil when stderr is not one or --quiet is set.
-func (a *app) progress() (chan v1.Update, func()) {
-	if a.quiet || !isTerminal(a.stderr) {
-		return nil, func() {}
-	}
-	ch := make(chan v1.Update, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for u := range ch {
-			if u.Total > 0 {
-				fmt.Fprintf(a.stderr, "\r%6.1f / %6.1f MiB (%3d%%)", float64(u.Complete)/(1<<20), float64(u.Total)/(1<<20), u.Complete*100/u.Total)
-			}
-		}
-		fmt.Fprint(a.stderr, "\r\033[K")
-	}()
-	// go-containerregistry closes the channel when the write ends.
-	return ch, func() { <-done }
-}
-
 func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platform string, asJSON bool) error {
 	sopts, err := a.sourceOptions(source.PullNever)
 	if err != nil {
@@ -55,18 +34,9 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		}
 	}
 	var wait func()
-	if dst.Kind == source.KindRegistry {
-		opts.Progress, wait = a.progress()
-	}
+	opts.BlobProgress, wait = a.blobBars()
 	res, err := transfer.Copy(cmd.Context(), src, dst, opts)
-	if wait != nil && opts.Progress != nil {
-		if err != nil {
-			// A failed write may not close the channel.
-			defer func() { recover() }()
-			close(opts.Progress)
-		}
-		wait()
-	}
+	wait()
 	if err != nil {
 		return err
 	}

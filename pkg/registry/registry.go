@@ -113,6 +113,21 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 }
 
 func (o Options) transport() (http.RoundTripper, error) {
+	base, err := o.baseTransport()
+	if err != nil {
+		return nil, err
+	}
+	retries := o.Retries
+	if retries == 0 {
+		retries = 4
+	}
+	if retries < 0 {
+		return base, nil
+	}
+	return &retryAfterTransport{inner: base, retries: retries, sleep: sleepCtx}, nil
+}
+
+func (o Options) baseTransport() (http.RoundTripper, error) {
 	if o.Transport != nil {
 		return o.Transport, nil
 	}

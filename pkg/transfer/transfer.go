@@ -27,8 +27,8 @@ type Options struct {
 	AllPlatforms bool
 	// Platform picks the image of an index (nil: running platform).
 	Platform *v1.Platform
-	// Progress, when set, receives transfer updates for registry writes.
-	Progress chan<- v1.Update
+	// BlobProgress, when set, is told how far each blob's copy is.
+	BlobProgress layout.Progress
 }
 
 // Result describes what was written.
@@ -77,13 +77,14 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 		if err != nil {
 			return nil, err
 		}
-		if opts.Progress != nil {
-			ropts = append(ropts, remote.WithProgress(opts.Progress))
-		}
 		if a.Index != nil {
 			err = remote.WriteIndex(ref, a.Index, ropts...)
 		} else {
-			err = remote.Write(ref, a.Image, ropts...)
+			img := a.Image
+			if opts.BlobProgress != nil {
+				img = progressImage{Image: img, report: opts.BlobProgress}
+			}
+			err = remote.Write(ref, img, ropts...)
 		}
 		if err != nil {
 			return nil, explainWrite(dst.Name, err)
@@ -96,7 +97,7 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 				return nil, err
 			}
 		}
-		if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+		if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
 			return nil, err
 		}
 		res.Reference = dst.Name + "@" + res.Digest
@@ -105,12 +106,12 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 		if err != nil {
 			return nil, err
 		}
-		if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+		if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
 			return nil, err
 		}
 		res.Reference = "oci:" + dst.Path + "@" + res.Digest
 	case source.KindArchive:
-		if err := writeArchive(ctx, a, dst); err != nil {
+		if err := writeArchive(ctx, a, dst, opts.BlobProgress); err != nil {
 			return nil, err
 		}
 		res.Reference = "oci-archive:" + dst.Path + "@" + res.Digest
@@ -155,23 +156,23 @@ func describe(a *source.Artifact) (*Result, error) {
 	return &Result{Digest: h.String(), Size: int64(len(raw)), MediaType: mt}, nil
 }
 
-func writeLayout(ctx context.Context, st *layout.Store, a *source.Artifact, tag string) error {
+func writeLayout(ctx context.Context, st *layout.Store, a *source.Artifact, tag string, progress layout.Progress) error {
 	var names []string
 	if tag != "" {
 		names = append(names, tag)
 	}
 	var err error
 	if a.Index != nil {
-		_, err = st.WriteIndex(ctx, a.Index, nil, names...)
+		_, err = st.WriteIndex(ctx, a.Index, progress, names...)
 	} else {
-		_, err = st.WriteImage(ctx, a.Image, nil, names...)
+		_, err = st.WriteImage(ctx, a.Image, progress, names...)
 	}
 	return err
 }
 
 // writeArchive writes a layout in a temp directory beside the file, then
 // packs it; the archive appears only when complete.
-func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref) error {
+func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref, progress layout.Progress) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(absOf(dst.Path)), ".addonpkg-archive-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
@@ -181,7 +182,7 @@ func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref) error
 	if err != nil {
 		return err
 	}
-	if err := writeLayout(ctx, st, a, dst.Name); err != nil {
+	if err := writeLayout(ctx, st, a, dst.Name, progress); err != nil {
 		return err
 	}
 	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
