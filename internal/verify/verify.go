@@ -17,8 +17,15 @@ import (
 // ErrDigestMismatch marks a blob whose bytes do not match its digest.
 var ErrDigestMismatch = errors.New("digest mismatch")
 
-// ErrSizeMismatch marks a blob that is shorter or longer than its descriptor says.
-var ErrSizeMismatch = errors.New("size mismatch")
+// ErrSizeMismatch marks a blob that is shorter or longer than its
+// descriptor says. A blob of the wrong size cannot match its digest
+// either, so errors.Is(err, ErrDigestMismatch) holds for it too.
+var ErrSizeMismatch error = sizeMismatch{}
+
+type sizeMismatch struct{}
+
+func (sizeMismatch) Error() string   { return "size mismatch" }
+func (sizeMismatch) Is(t error) bool { return t == ErrDigestMismatch }
 
 // ErrTooLarge marks a blob over a reader's size cap.
 var ErrTooLarge = errors.New("blob too large")

@@ -53,7 +53,7 @@ type EntryError struct {
 }
 
 func (e *EntryError) Error() string {
-	return fmt.Sprintf("layer %d: entry %q: %s", e.Layer, sanitize(e.Entry), e.Reason)
+	return fmt.Sprintf("layer %d: entry %q: %s", e.Layer, sanitize(e.Entry), sanitize(e.Reason))
 }
 
 func (e *EntryError) Unwrap() error { return e.Err }
@@ -65,7 +65,11 @@ type PlatformError struct {
 }
 
 func (e *PlatformError) Error() string {
-	return fmt.Sprintf("no manifest for platform %s (the index has: %s; choose one with --platform)", e.Want, strings.Join(e.Have, ", "))
+	have := make([]string, len(e.Have))
+	for i, h := range e.Have {
+		have[i] = sanitize(h)
+	}
+	return fmt.Sprintf("no manifest for platform %s (the index has: %s; choose one with --platform)", sanitize(e.Want), strings.Join(have, ", "))
 }
 
 func (e *PlatformError) Unwrap() error { return ErrNoPlatform }
@@ -80,8 +84,8 @@ func sanitize(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) > max {
-		s = s[:max] + "..."
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "..."
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
@@ -44,12 +45,15 @@ type flattener struct {
 	limits  Limits
 	log     *slog.Logger
 
-	b        *memfs.Builder
-	owner    map[string]int  // tree path -> layer that wrote it
-	deleted  map[string]bool // image paths whited out by upper layers
-	opaque   map[string]bool // image dirs made opaque by upper layers
-	imageIn  int64           // decompressed bytes read so far
-	shadowed map[string]bool // this layer's content files not kept
+	b           *memfs.Builder
+	owner       map[string]int    // tree path -> layer that wrote it
+	implied     map[string]int    // directories made for deeper entries -> their layer
+	deleted     map[string]bool   // image paths whited out by upper layers
+	opaque      map[string]bool   // image dirs made opaque by upper layers
+	imageIn     int64             // decompressed bytes read so far
+	headers     int               // tar entries read so far, anywhere in the image
+	shadowed    map[string][]byte // this layer's content files not kept, for hardlinks to them
+	shadowBytes int64
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
@@ -59,6 +63,7 @@ func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
 		log:     log,
 		b:       memfs.NewBuilder(),
 		owner:   map[string]int{},
+		implied: map[string]int{},
 		deleted: map[string]bool{},
 		opaque:  map[string]bool{},
 	}
@@ -127,7 +132,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) {
-	rc, err := ls.layer.Compressed()
+	raw, err := ls.layer.Compressed()
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
+	}
+	// Verified here whatever the origin: not every v1.Layer checks itself.
+	rc, err := verify.NewReader(raw, ls.desc.Digest, ls.desc.Size)
 	if err != nil {
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
@@ -135,19 +145,25 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 	if ls.placement != "" {
 		return f.applyFile(ls, rc)
 	}
-	zr, err := archive.Decompress(rc, mediatypes.LayerCompression(mediatypes.MediaType(ls.desc.MediaType)))
+	// Three stages on their own goroutines: fetch and verify the blob,
+	// inflate and hash the tar, parse it (here).
+	blob := prefetch(rc, 256<<10, 8)
+	defer blob.Close()
+	zr, err := archive.Decompress(blob, mediatypes.LayerCompression(mediatypes.MediaType(ls.desc.MediaType)))
 	if err != nil {
 		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
 	}
 	defer zr.Close()
 	cr := &countingReader{r: zr, f: f, h: sha256.New()}
-	tr := tar.NewReader(cr)
+	tarStream := prefetch(cr, 256<<10, 8)
+	defer tarStream.Close()
+	tr := tar.NewReader(tarStream)
 
 	// This layer's whiteouts apply only to lower layers: collect them and
 	// merge after the layer is done.
 	layerDeleted := map[string]bool{}
 	layerOpaque := map[string]bool{}
-	f.shadowed = map[string]bool{}
+	f.shadowed, f.shadowBytes = map[string][]byte{}, 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -169,14 +185,14 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 	}
 	// Drain: the digest and DiffID checks happen at EOF, and tar stops
 	// before the padding.
-	if _, err := io.Copy(io.Discard, cr); err != nil {
+	if _, err := io.Copy(io.Discard, tarStream); err != nil {
 		var le *LimitError
 		if errors.As(err, &le) {
 			return err
 		}
 		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
 	}
-	if _, err := io.Copy(io.Discard, rc); err != nil {
+	if _, err := io.Copy(io.Discard, blob); err != nil {
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
 	if ls.diffID != nil {
@@ -214,6 +230,12 @@ func cleanName(ls layerSource, name string) (string, error) {
 }
 
 func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layerDeleted, layerOpaque map[string]bool) error {
+	// Every entry counts, kept or not: whiteout and outside entries cost
+	// work and bookkeeping too.
+	f.headers++
+	if f.headers > f.limits.MaxEntries {
+		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
+	}
 	p, err := cleanName(ls, hdr.Name)
 	if err != nil {
 		return err
@@ -247,8 +269,7 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 		return nil // outside the add-on: streamed past, only counted
 	}
 	if f.hidden(p) {
-		f.shadow(hdr, tp)
-		return nil
+		return f.shadow(ls, tr, hdr, tp)
 	}
 	if tp == "." {
 		if hdr.Typeflag != tar.TypeDir {
@@ -260,13 +281,23 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 		return &LimitError{Name: "path depth", Limit: int64(f.limits.MaxDepth), Flag: FlagMaxDepth, Entry: sanitize(tp)}
 	}
 	if _, exists := f.b.Lookup(tp); exists {
-		if f.owner[tp] != ls.index {
-			// An upper layer wrote this path (or a directory below it).
-			f.shadow(hdr, tp)
-			return nil
+		owner, explicit := f.owner[tp]
+		if !explicit {
+			owner = f.implied[tp]
 		}
-		if hdr.Typeflag != tar.TypeDir {
+		switch {
+		case owner == ls.index && hdr.Typeflag == tar.TypeDir:
+			// This layer's own directory, first implied by deeper entries.
+		case owner == ls.index:
 			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "duplicate entry in one layer", Err: ErrUnsafeEntry}
+		case !explicit && hdr.Typeflag == tar.TypeSymlink:
+			// An upper layer wrote below this path without declaring it a
+			// directory: applied in order, those writes would go through
+			// this link. Refuse rather than guess where they land.
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes through this symlink", Err: ErrUnsafeEntry}
+		default:
+			// An upper layer wrote this path, or a directory below it.
+			return f.shadow(ls, tr, hdr, tp)
 		}
 	}
 	// An upper layer that put a file (or link) where this entry's parent
@@ -323,15 +354,39 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: werr.Error(), Err: ErrUnsafeEntry}
 	}
 	f.owner[tp] = ls.index
+	// Directories the builder made on the way are implied by this layer.
+	for d := path.Dir(tp); d != "."; d = path.Dir(d) {
+		if _, ok := f.owner[d]; ok {
+			break
+		}
+		if _, ok := f.implied[d]; ok {
+			break
+		}
+		f.implied[d] = ls.index
+	}
 	return nil
 }
 
-// shadow remembers a regular file of this layer that was not kept, so a
-// hardlink to it can say why it cannot be resolved.
-func (f *flattener) shadow(hdr *tar.Header, tp string) {
-	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
-		f.shadowed[tp] = true
+// shadow holds, until this layer is done, the bytes of a regular file
+// that an upper layer hid: a hardlink later in this layer may still name
+// it. The bytes count against the add-on size limit while held.
+func (f *flattener) shadow(ls layerSource, tr io.Reader, hdr *tar.Header, tp string) error {
+	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+		return nil
 	}
+	if hdr.Size > f.limits.MaxFileBytes {
+		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(tp)}
+	}
+	if f.b.Size()+f.shadowBytes+hdr.Size > f.limits.MaxAddonBytes {
+		return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
+	}
+	data, err := readExactly(tr, hdr.Size)
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
+	}
+	f.shadowed[tp] = data
+	f.shadowBytes += hdr.Size
+	return nil
 }
 
 // isAncestorOfContent reports whether p is the content directory's parent
@@ -385,6 +440,9 @@ func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) ([]byte, error
 		if data, ok := f.b.ReadFile(tt); ok {
 			return data, nil
 		}
+	}
+	if data, ok := f.shadowed[tt]; ok {
+		return data, nil
 	}
 	return nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
 }
@@ -446,6 +504,12 @@ func (f *flattener) applyFile(ls layerSource, rc io.Reader) error {
 	}
 	if _, ok := f.owner[p]; ok {
 		return nil
+	}
+	if f.b.Count() >= f.limits.MaxEntries {
+		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
+	}
+	if f.b.Size()+int64(len(data)) > f.limits.MaxAddonBytes {
+		return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(p)}
 	}
 	if err := f.b.WriteFile(p, data, 0o644); err != nil {
 		return &EntryError{Layer: ls.index, Entry: p, Reason: err.Error(), Err: ErrUnsafeEntry}

@@ -51,6 +51,10 @@ type Addon struct {
 	ContentDir string
 	// Manifest is that manifest.
 	Manifest *v1.Manifest
+	// Pinned is a SOURCE that resolves to exactly this content:
+	// REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
+	// ?checksum=sha256:...; empty when there is none (a local folder).
+	Pinned string
 }
 
 // Render renders the add-on's tree (see package render).
