@@ -290,6 +290,11 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 			// This layer's own directory, first implied by deeper entries.
 		case owner == ls.index:
 			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "duplicate entry in one layer", Err: ErrUnsafeEntry}
+		case !explicit && hdr.Typeflag == tar.TypeDir:
+			// An upper layer implied this directory; this layer declares it,
+			// so what lower layers put here is replaced, not written through.
+			f.owner[tp] = ls.index
+			return nil
 		case !explicit && hdr.Typeflag == tar.TypeSymlink:
 			// An upper layer wrote below this path without declaring it a
 			// directory: applied in order, those writes would go through
