@@ -56,6 +56,12 @@ func NewArtifact(config []byte, layers []v1.Layer, ann map[string]string) (v1.Im
 		if err != nil {
 			return nil, fmt.Errorf("describe layer: %w", err)
 		}
+		// oras pulls only titled layers; "." with the unpack flag makes
+		// `oras pull -o DIR` put the tree in DIR itself.
+		d.Annotations = map[string]string{
+			mediatypes.AnnotationTitle:      ".",
+			mediatypes.AnnotationORASUnpack: "true",
+		}
 		m.Layers = append(m.Layers, *d)
 		a.layers[d.Digest] = l
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/pkg/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
@@ -16,6 +17,9 @@ import (
 
 // ErrSymlinkOutside marks a source symlink that leads out of the tree.
 var ErrSymlinkOutside = errors.New("symlink leads out of the add-on tree")
+
+// ErrBadName marks a source file name that cannot travel in a layer.
+var ErrBadName = errors.New("unusable file name")
 
 // ErrEmpty marks a source with nothing to package.
 var ErrEmpty = errors.New("no files to package")
@@ -112,6 +116,14 @@ func (l *loader) walk(src, dst string, depth int) error {
 	}
 	for _, e := range entries {
 		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
+		// A .wh. name would turn into a whiteout in a layer; a name that
+		// is not UTF-8 reads differently on every tool.
+		if strings.HasPrefix(e.Name(), ".wh.") {
+			return fmt.Errorf("%s: %w: names starting with .wh. are whiteout markers in OCI layers", filepath.Join(l.dir, s), ErrBadName)
+		}
+		if !utf8.ValidString(e.Name()) {
+			return fmt.Errorf("%q: %w: not valid UTF-8", filepath.Join(l.dir, s), ErrBadName)
+		}
 		mode := e.Type()
 		if mode&fs.ModeSymlink != 0 {
 			st, err := l.root.Stat(s)
@@ -132,16 +144,17 @@ func (l *loader) walk(src, dst string, depth int) error {
 		}
 		switch {
 		case mode.IsDir():
+			next := depth
 			if e.Type()&fs.ModeSymlink != 0 {
-				depth++
-				if depth > maxLinkDepth {
+				next++
+				if next > maxLinkDepth {
 					return fmt.Errorf("%s: too many levels of directory symlinks", filepath.Join(l.dir, s))
 				}
 			}
 			if err := l.b.Mkdir(d, 0o755); err != nil {
 				return err
 			}
-			if err := l.walk(s, d, depth); err != nil {
+			if err := l.walk(s, d, next); err != nil {
 				return err
 			}
 		case mode.IsRegular():

@@ -21,9 +21,10 @@ var (
 	ErrNoPlatform = errors.New("no matching platform")
 	// ErrUnsupported: a manifest or layer type addonpkg does not read.
 	ErrUnsupported = errors.New("unsupported media type")
-	// ErrCorrupt: a layer that does not decode, or whose DiffID or
-	// identity does not match what the image claims.
-	ErrCorrupt = errors.New("corrupt layer")
+	// ErrCorrupt: a layer that does not decode, a config that does not
+	// parse, or a DiffID or identity that does not match what the image
+	// claims.
+	ErrCorrupt = errors.New("corrupt add-on")
 )
 
 // LimitError says which limit was crossed and how to raise it.
