@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -103,9 +104,15 @@ type loader struct {
 }
 
 // walk copies the source directory src into the tree at dst. They differ
-// only below a symlinked directory.
+// only below a symlinked directory. Files are opened relative to their own
+// directory (one openat each) rather than resolved from the root again.
 func (l *loader) walk(src, dst string, depth int) error {
-	f, err := l.root.Open(src)
+	dir, err := l.root.OpenRoot(src)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Join(l.dir, src), err)
+	}
+	defer dir.Close()
+	f, err := dir.Open(".")
 	if err != nil {
 		return fmt.Errorf("read %s: %w", filepath.Join(l.dir, src), err)
 	}
@@ -114,6 +121,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", filepath.Join(l.dir, src), err)
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
 		// A .wh. name would turn into a whiteout in a layer; a name that
@@ -158,15 +166,18 @@ func (l *loader) walk(src, dst string, depth int) error {
 				return err
 			}
 		case mode.IsRegular():
-			data, err := l.root.ReadFile(s)
+			// Through the top root for links (their target may be anywhere
+			// in the tree), through this directory's root otherwise.
+			opener := dir
+			name := e.Name()
+			if e.Type()&fs.ModeSymlink != 0 {
+				opener, name = l.root, s
+			}
+			data, perm, err := readFile(opener, name)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", filepath.Join(l.dir, s), err)
 			}
-			st, err := l.root.Stat(s)
-			if err != nil {
-				return err
-			}
-			if err := l.b.WriteFile(d, data, st.Mode().Perm()); err != nil {
+			if err := l.b.WriteFile(d, data, perm); err != nil {
 				return err
 			}
 			l.files++
@@ -175,6 +186,24 @@ func (l *loader) walk(src, dst string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// readFile reads a whole file and its permissions with one open.
+func readFile(r *os.Root, name string) ([]byte, fs.FileMode, error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, 0, fmt.Errorf("file changed while read: %w", err)
+	}
+	return data, st.Mode().Perm(), nil
 }
 
 // checkLinkInside refuses a link whose target text is absolute, even if

@@ -18,8 +18,8 @@ func (r *Result) Inventory() addon.Inventory {
 		if d.Object.Kind == "CustomResourceDefinition" {
 			inv.CRDs = append(inv.CRDs, d.Object.Name)
 		}
-		if d.node != nil {
-			collectImages(d.node.YNode(), false, images)
+		for _, img := range d.Images {
+			images[img] = true
 		}
 	}
 	for img := range images {
@@ -28,6 +28,21 @@ func (r *Result) Inventory() addon.Inventory {
 	slices.Sort(inv.Images)
 	slices.Sort(inv.CRDs)
 	return inv
+}
+
+// imagesOf lists the images a document references.
+func imagesOf(node *yaml.RNode) []string {
+	found := map[string]bool{}
+	collectImages(node.YNode(), false, found)
+	if len(found) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(found))
+	for img := range found {
+		out = append(out, img)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // collectImages finds `image:` of every container, init container and

@@ -55,7 +55,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 		if err != nil {
 			return nil, &Error{File: rootKustomization(fsys), Err: err}
 		}
-		docs = append(docs, Document{Raw: b, Object: obj, node: node})
+		docs = append(docs, Document{Raw: b, Object: obj, Images: imagesOf(node)})
 	}
 	return docs, nil
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -55,7 +57,10 @@ type Document struct {
 	Raw []byte
 	// Object identifies it.
 	Object addon.Object
-	node   *yaml.RNode
+	// Images are the container images its pod templates reference. They
+	// are read at parse time so the parsed tree need not be kept: for a
+	// large add-on it weighs ten times the text.
+	Images []string
 }
 
 // Result is a rendered add-on.
@@ -148,20 +153,51 @@ func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
 	}
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
 	// within a directory, which is the order WalkDir visits.
+	return splitAll(ctx, fsys, files)
+}
+
+// splitAll parses the files on every core and keeps their order: parsing
+// is most of the cost of validating a large add-on.
+func splitAll(ctx context.Context, fsys fs.FS, files []string) ([]Document, error) {
+	type result struct {
+		docs []Document
+		err  error
+	}
+	results := make([]result, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(files))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b, err := fs.ReadFile(fsys, files[i])
+				if err != nil {
+					results[i].err = fmt.Errorf("read %s: %w", files[i], err)
+					continue
+				}
+				results[i].docs, results[i].err = SplitDocuments(files[i], b)
+			}
+		}()
+	}
+	var err error
+	for i := range files {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
 	var docs []Document
-	for _, name := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err // the first failing file in tree order
 		}
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		d, err := SplitDocuments(name, b)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, d...)
+		docs = append(docs, r.docs...)
 	}
 	return docs, nil
 }
@@ -186,7 +222,7 @@ func SplitDocuments(file string, b []byte) ([]Document, error) {
 		if !bytes.HasSuffix(raw, []byte("\n")) {
 			raw = append(append([]byte(nil), raw...), '\n')
 		}
-		docs = append(docs, Document{File: file, Line: chunk.line, Raw: raw, Object: obj, node: node})
+		docs = append(docs, Document{File: file, Line: chunk.line, Raw: raw, Object: obj, Images: imagesOf(node)})
 	}
 	return docs, nil
 }

@@ -1,0 +1,375 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+
+func tree(files map[string]string) fstest.MapFS {
+	m := fstest.MapFS{}
+	for k, v := range files {
+		m[k] = &fstest.MapFile{Data: []byte(v), Mode: 0o644}
+	}
+	return m
+}
+
+func renderTree(t *testing.T, files map[string]string) (*render.Result, error) {
+	t.Helper()
+	return render.Render(context.Background(), tree(files), render.Options{})
+}
+
+func TestDetectKind(t *testing.T) {
+	for _, tc := range []struct {
+		files map[string]string
+		want  addon.Kind
+	}{
+		{map[string]string{"a.yaml": configMap}, addon.KindManifests},
+		{map[string]string{"kustomization.yaml": ""}, addon.KindKustomize},
+		{map[string]string{"kustomization.yml": ""}, addon.KindKustomize},
+		{map[string]string{"Kustomization": ""}, addon.KindKustomize},
+		{map[string]string{"sub/kustomization.yaml": "", "a.yaml": configMap}, addon.KindManifests},
+	} {
+		if got := render.DetectKind(tree(tc.files)); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.files, got, tc.want)
+		}
+	}
+}
+
+func TestRenderManifestsOrder(t *testing.T) {
+	cm := func(n string) string { return strings.Replace(configMap, "name: cm", "name: "+n, 1) }
+	res, err := renderTree(t, map[string]string{
+		"b.yaml":     cm("b"),
+		"a/z.yml":    cm("a-z"),
+		"a.txt":      "not a manifest",
+		"a.json":     `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a-json"}}`,
+		"README.md":  "# not a manifest",
+		"c.YAML":     cm("c-upper"),
+		"0/x.yaml":   cm("0-x") + "---\n" + cm("0-x2"),
+		"a/b/c.yaml": cm("a-b-c"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range res.Documents {
+		names = append(names, d.Object.Name)
+	}
+	// Tree order (spec/addon-v1.md section 7.3): "a" before "a.json".
+	want := []string{"0-x", "0-x2", "a-b-c", "a-z", "a-json", "b", "c-upper"}
+	if !slices.Equal(names, want) {
+		t.Errorf("order %q, want %q", names, want)
+	}
+	if res.Kind != addon.KindManifests {
+		t.Errorf("kind %s", res.Kind)
+	}
+}
+
+func TestRenderManifestsErrorNamesFile(t *testing.T) {
+	_, err := renderTree(t, map[string]string{"a.yaml": configMap, "sub/bad.yaml": configMap + "---\nkind: X\nmetadata:\n  name: y\n"})
+	if err == nil || !strings.HasPrefix(err.Error(), "sub/bad.yaml:6: ") {
+		t.Errorf("err = %v, want it to start with sub/bad.yaml:6", err)
+	}
+}
+
+func TestRenderKustomize(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml":      "namespace: prod\nnamePrefix: p-\nresources:\n- base\n",
+		"base/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"base/cm.yaml":            configMap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != addon.KindKustomize || len(res.Documents) != 1 {
+		t.Fatalf("kind %s, %d documents", res.Kind, len(res.Documents))
+	}
+	if o := res.Documents[0].Object; o.Name != "p-cm" || o.Namespace != "prod" {
+		t.Errorf("object %+v", o)
+	}
+}
+
+func TestKustomizeRemoteRefused(t *testing.T) {
+	for _, remote := range []string{
+		"https://example.com/x.yaml",
+		"http://example.com/x.yaml",
+		"github.com/org/repo//dir?ref=v1",
+		"https://github.com/org/repo//dir?ref=v1",
+		"git@github.com:org/repo.git//dir",
+		"ssh://git@example.com/org/repo.git",
+		"example.com/org/repo.git//dir?ref=main",
+		"gitlab.com/org/repo",
+	} {
+		for _, field := range []string{"resources", "components"} {
+			t.Run(field+"/"+remote, func(t *testing.T) {
+				_, err := renderTree(t, map[string]string{
+					"kustomization.yaml": fmt.Sprintf("%s:\n- %s\n", field, remote),
+				})
+				if !errors.Is(err, render.ErrRemote) {
+					t.Fatalf("err = %v, want ErrRemote", err)
+				}
+				if !strings.HasPrefix(err.Error(), "kustomization.yaml:2: ") || !strings.Contains(err.Error(), remote) {
+					t.Errorf("error %q does not locate and name the resource", err)
+				}
+			})
+		}
+	}
+	// A URL anywhere in a nested kustomization, in a field kustomize loads.
+	_, err := renderTree(t, map[string]string{
+		"kustomization.yaml":     "resources:\n- sub\n",
+		"sub/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: https://example.com/patch.yaml\n",
+		"sub/cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "sub/kustomization.yaml:4: ") {
+		t.Errorf("remote patch: err = %v, want ErrRemote at sub/kustomization.yaml:4", err)
+	}
+}
+
+func TestKustomizeOutsideRootRefused(t *testing.T) {
+	for _, p := range []string{"../x", "../x.yaml", "..", "/etc/passwd", "sub/../../x"} {
+		t.Run(p, func(t *testing.T) {
+			_, err := renderTree(t, map[string]string{
+				"kustomization.yaml": "resources:\n- cm.yaml\n- " + p + "\n",
+				"cm.yaml":            configMap,
+				"sub/x.yaml":         configMap,
+			})
+			if !errors.Is(err, render.ErrOutsideRoot) {
+				t.Fatalf("err = %v, want ErrOutsideRoot", err)
+			}
+			if !strings.HasPrefix(err.Error(), "kustomization.yaml:3: ") {
+				t.Errorf("error %q does not locate the entry", err)
+			}
+		})
+	}
+	// From a nested kustomization, ../base stays inside the tree (the
+	// overlay layout) but ../../ leaves it.
+	_, err := renderTree(t, map[string]string{
+		"kustomization.yaml":               "resources:\n- overlays/prod\n",
+		"overlays/prod/kustomization.yaml": "resources:\n- ../../base\n",
+		"base/kustomization.yaml":          "resources:\n- cm.yaml\n",
+		"base/cm.yaml":                     configMap,
+	})
+	if err != nil {
+		t.Errorf("an overlay of ../../base, inside the tree: %v", err)
+	}
+	_, err = renderTree(t, map[string]string{
+		"kustomization.yaml":     "resources:\n- sub\n",
+		"sub/kustomization.yaml": "resources:\n- ../../cm.yaml\n",
+		"cm.yaml":                configMap,
+	})
+	if !errors.Is(err, render.ErrOutsideRoot) {
+		t.Errorf("../../ from a subdirectory: %v, want ErrOutsideRoot", err)
+	}
+}
+
+func TestKustomizeMissingResource(t *testing.T) {
+	_, err := renderTree(t, map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\n- missing.yaml\n", "cm.yaml": configMap})
+	if err == nil || !strings.HasPrefix(err.Error(), "kustomization.yaml:3: ") || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("err = %v, want it to locate missing.yaml", err)
+	}
+}
+
+func TestKustomizeErrorIsOneLine(t *testing.T) {
+	_, err := renderTree(t, map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\n", "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n"})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error has more than one line: %q", err)
+	}
+}
+
+func TestRenderCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, files := range []map[string]string{
+		{"a.yaml": configMap},
+		{"kustomization.yaml": "resources:\n- a.yaml\n", "a.yaml": configMap},
+	} {
+		if _, err := render.Render(ctx, tree(files), render.Options{}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: err = %v, want context.Canceled", files, err)
+		}
+	}
+}
+
+// billionLaughs is a ConfigMap whose data holds levels of anchors, each
+// level a list of nine aliases of the one below: 9^levels strings once
+// expanded, from a file of a few hundred bytes.
+func billionLaughs(levels int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n")
+	b.WriteString(`  l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]` + "\n")
+	for i := 1; i < levels; i++ {
+		a := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.Repeat(a+",", 8)+a)
+	}
+	return b.String()
+}
+
+// A billion-laughs document is refused, quickly, like any YAML decoder
+// with alias limits (kubectl's) would refuse it at apply time.
+func TestYAMLBombManifestRefused(t *testing.T) {
+	start := time.Now()
+	_, err := renderTree(t, map[string]string{"bomb.yaml": billionLaughs(9)})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if err == nil {
+		t.Errorf("a manifest whose aliases expand to 9^9 nodes was accepted; kubectl apply would refuse it (excessive aliasing)")
+	}
+}
+
+// The same bomb in a kustomize tree: kustomize expands every alias in
+// memory (9^5 strings take ~135 MB and seconds, 9^9 would take terabytes),
+// so it must be refused before kustomize runs. The render runs in a child
+// process with a deadline, so that a regression cannot take the machine's
+// memory down with it.
+func TestYAMLBombKustomizeRefused(t *testing.T) {
+	if os.Getenv("ADDONPKG_TEST_BOMB_CHILD") == "1" {
+		_, err := renderTree(t, map[string]string{
+			"kustomization.yaml": "resources:\n- bomb.yaml\n",
+			"bomb.yaml":          billionLaughs(5),
+		})
+		if err == nil {
+			t.Fatal("a kustomize resource whose aliases expand to 9^5 nodes was accepted (and expanded in memory by kustomize)")
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestYAMLBombKustomizeRefused$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ADDONPKG_TEST_BOMB_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("rendering a 9^5 billion-laughs kustomize tree still ran after 10s (killed); output:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+}
+
+func TestInventoryExamples(t *testing.T) {
+	for _, tc := range []struct {
+		dir          string
+		kind         addon.Kind
+		objects      int
+		images, crds []string
+	}{
+		{"coredns", addon.KindManifests, 6, []string{"registry.k8s.io/coredns/coredns:v1.14.2"}, nil},
+		{"metrics-server", addon.KindKustomize, 9, []string{"registry.k8s.io/metrics-server/metrics-server:v0.9.0"}, nil},
+		{"metrics-server/base", addon.KindKustomize, 9, []string{"gcr.io/k8s-staging-metrics-server/metrics-server:master"}, nil},
+		{"gateway-api-crds", addon.KindKustomize, 3, nil, []string{
+			"gatewayclasses.gateway.networking.k8s.io",
+			"gateways.gateway.networking.k8s.io",
+			"httproutes.gateway.networking.k8s.io",
+		}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			res, err := render.Render(context.Background(), os.DirFS("../../examples/"+tc.dir), render.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Kind != tc.kind {
+				t.Errorf("kind %s, want %s", res.Kind, tc.kind)
+			}
+			inv := res.Inventory()
+			if len(inv.Objects) != tc.objects {
+				t.Errorf("%d objects, want %d", len(inv.Objects), tc.objects)
+			}
+			if !slices.Equal(inv.Images, tc.images) {
+				t.Errorf("images %q, want %q", inv.Images, tc.images)
+			}
+			if !slices.Equal(inv.CRDs, tc.crds) {
+				t.Errorf("CRDs %q, want %q", inv.CRDs, tc.crds)
+			}
+			for i, o := range inv.Objects {
+				if o != res.Documents[i].Object {
+					t.Errorf("object %d: %+v, document %+v", i, o, res.Documents[i].Object)
+				}
+			}
+		})
+	}
+}
+
+func TestInventoryImages(t *testing.T) {
+	res, err := renderTree(t, map[string]string{"w.yaml": `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: c
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          initContainers:
+          - name: init
+            image: busybox:1
+          containers:
+          - name: main
+            image: example.com/app@sha256:0000000000000000000000000000000000000000000000000000000000000000
+          - name: again
+            image: busybox:1
+          ephemeralContainers:
+          - name: debug
+            image: debug:2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: not-an-image
+data:
+  image: nginx:latest
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: zz:1
+      - name: empty
+        image: ""
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"busybox:1", "debug:2", "example.com/app@sha256:0000000000000000000000000000000000000000000000000000000000000000", "zz:1"}
+	if got := res.Inventory().Images; !slices.Equal(got, want) {
+		t.Errorf("images %q, want %q", got, want)
+	}
+	if inv := res.Inventory(); len(inv.Objects) != 3 || inv.CRDs != nil {
+		t.Errorf("inventory %+v", inv)
+	}
+}
+
+// spec/addon-v1.md section 6.2: crds are "ascending byte order, no duplicates".
+func TestInventoryCRDsNoDuplicates(t *testing.T) {
+	crd := func(n string) string {
+		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + n + "\n"
+	}
+	res, err := renderTree(t, map[string]string{
+		"a.yaml": crd("zs.example.com") + "---\n" + crd("as.example.com"),
+		"b.yaml": crd("zs.example.com"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Inventory().CRDs, []string{"as.example.com", "zs.example.com"}; !slices.Equal(got, want) {
+		t.Errorf("CRDs %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,183 @@
+package render_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+func kinds(docs []render.Document) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Object.Kind+"/"+d.Object.Name)
+	}
+	return out
+}
+
+func TestSplitDocuments(t *testing.T) {
+	const in = `# leading comment
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+---
+# a document of comments only
+# more
+---
+
+---
+...
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: b
+--- # a comment on the marker
+apiVersion: v1
+kind: Service
+metadata:
+  name: c
+---
+`
+	docs, err := render.SplitDocuments("f.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds(docs), " "); got != "ConfigMap/a Secret/b Service/c" {
+		t.Fatalf("documents %s", got)
+	}
+	for i, want := range []int{1, 15, 20} {
+		if docs[i].Line != want || docs[i].File != "f.yaml" {
+			t.Errorf("document %d at %s:%d, want f.yaml:%d", i, docs[i].File, docs[i].Line, want)
+		}
+	}
+	if docs[0].Object.Namespace != "ns" || docs[0].Object.APIVersion != "v1" {
+		t.Errorf("object %+v", docs[0].Object)
+	}
+	// Raw keeps the author's bytes, ending in a newline.
+	if want := "# leading comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n"; string(docs[0].Raw) != want {
+		t.Errorf("raw %q, want %q", docs[0].Raw, want)
+	}
+	for _, d := range docs {
+		if !strings.HasSuffix(string(d.Raw), "\n") {
+			t.Errorf("%s: raw does not end in a newline: %q", d.Object.Name, d.Raw)
+		}
+	}
+	// YAML() joins them into a stream that splits back into the same.
+	res := &render.Result{Documents: docs}
+	again, err := render.SplitDocuments("again.yaml", res.YAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(kinds(again), " ") != strings.Join(kinds(docs), " ") {
+		t.Errorf("YAML() splits into %v", kinds(again))
+	}
+}
+
+func TestSplitDocumentsEmpty(t *testing.T) {
+	for _, in := range []string{"", "\n\n", "# only a comment\n", "---\n---\n", "# a\n---\n# b\n", "   \n\t\n", "...\n"} {
+		docs, err := render.SplitDocuments("f.yaml", []byte(in))
+		if err != nil || len(docs) != 0 {
+			t.Errorf("%q: %d documents, %v; want none", in, len(docs), err)
+		}
+	}
+}
+
+// spec/addon-v1.md section 6.4: "drop empty documents (nothing but white
+// space, comments or null)", as kubectl does.
+func TestSplitDocumentsDropsNull(t *testing.T) {
+	for _, in := range []string{"null\n", "~\n", "---\nnull\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", "# c\nnull # c\n"} {
+		docs, err := render.SplitDocuments("f.yaml", []byte(in))
+		if err != nil {
+			t.Errorf("%q: %v; a null document is empty and must be dropped", in, err)
+			continue
+		}
+		for _, d := range docs {
+			if d.Object.Kind != "ConfigMap" {
+				t.Errorf("%q: kept %+v", in, d.Object)
+			}
+		}
+	}
+}
+
+func TestSplitDocumentsJSON(t *testing.T) {
+	docs, err := render.SplitDocuments("x.json", []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Object.Name != "j" || !strings.HasSuffix(string(docs[0].Raw), "}\n") {
+		t.Errorf("JSON document: %+v", docs)
+	}
+}
+
+func TestSplitDocumentsCRLF(t *testing.T) {
+	in := strings.ReplaceAll("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n", "\n", "\r\n")
+	docs, err := render.SplitDocuments("f.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds(docs), " "); got != "ConfigMap/a ConfigMap/b" {
+		t.Errorf("documents %s", got)
+	}
+}
+
+// A "---" inside a block scalar is content, not a document marker.
+func TestSplitDocumentsMarkerInBlockScalar(t *testing.T) {
+	in := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  script: |\n    echo a\n    ---\n    echo b\n"
+	docs, err := render.SplitDocuments("f.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || string(docs[0].Raw) != in {
+		t.Errorf("got %d documents: %q", len(docs), kinds(docs))
+	}
+}
+
+// Errors say FILE:LINE, the line being the file's, not the document's.
+func TestSplitDocumentsErrors(t *testing.T) {
+	const ok = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\n" // 5 lines
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"syntax", ok + "a: [1, 2\n", "dir/f.yaml:6: "},
+		{"syntax deeper in the document", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n   bad: indent\n", "dir/f.yaml:10: "},
+		{"unterminated string", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"x\n", "dir/f.yaml:9: "},
+		{"no kind", ok + "apiVersion: v1\nmetadata:\n  name: x\n", "dir/f.yaml:6: invalid manifest: document has no kind"},
+		{"no apiVersion", ok + "# comment\nkind: ConfigMap\nmetadata:\n  name: x\n", "dir/f.yaml:6: invalid manifest: document has no apiVersion"},
+		{"no name", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "dir/f.yaml:6: invalid manifest: ConfigMap has no metadata.name"},
+		{"not a mapping", ok + "- a\n- b\n", "dir/f.yaml:6: invalid manifest: document is not a mapping"},
+		{"scalar", ok + "hello\n", "dir/f.yaml:6: invalid manifest"},
+		{"unknown alias", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: *nope\n", "dir/f.yaml:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render.SplitDocuments("dir/f.yaml", []byte(tc.in))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, render.ErrInvalid) {
+				t.Errorf("%v: not ErrInvalid", err)
+			}
+			var re *render.Error
+			if !errors.As(err, &re) || re.File != "dir/f.yaml" || re.Line < 1 {
+				t.Errorf("%v: want a *render.Error with file and line", err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %q, want prefix %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q has more than one line", err)
+			}
+		})
+	}
+}
+
+// The List kinds need no name.
+func TestSplitDocumentsList(t *testing.T) {
+	docs, err := render.SplitDocuments("f.yaml", []byte("apiVersion: v1\nkind: List\nitems: []\n"))
+	if err != nil || len(docs) != 1 {
+		t.Errorf("%d documents, %v", len(docs), err)
+	}
+}
