@@ -27,6 +27,7 @@ func (r *Result) Inventory() addon.Inventory {
 	}
 	slices.Sort(inv.Images)
 	slices.Sort(inv.CRDs)
+	inv.CRDs = slices.Compact(inv.CRDs)
 	return inv
 }
 

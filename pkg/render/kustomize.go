@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,9 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 		if err := checkKustomizations(fsys); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkBombs(fsys); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -95,6 +99,38 @@ func checkKustomizations(fsys fs.FS) error {
 		}
 		return checkKustomization(fsys, name, node)
 	})
+}
+
+// checkBombs refuses any YAML file of the tree whose aliases expand
+// beyond reason, before kustomize expands them in memory.
+func checkBombs(fsys fs.FS) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !IsManifestFile(name) && !isKustomization(name) {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte("*")) {
+			return nil // no aliases at all
+		}
+		for _, c := range splitYAML(b) {
+			if _, err := parseDocument(c.text); err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
+			}
+		}
+		return nil
+	})
+}
+
+func isKustomization(name string) bool {
+	for _, n := range KustomizationNames {
+		if path.Base(name) == n {
+			return true
+		}
+	}
+	return false
 }
 
 // Fields whose entries kustomize loads as files or directories.

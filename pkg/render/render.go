@@ -283,7 +283,81 @@ func parseDocument(b []byte) (*yaml.RNode, error) {
 	if node.IsNil() || node.YNode().Kind == 0 {
 		return nil, nil
 	}
+	// A document that is only null (kubectl skips it) is empty too.
+	if n := node.YNode(); n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if err := checkAliases(node.YNode()); err != nil {
+		return nil, err
+	}
 	return node, nil
+}
+
+// maxExpandedNodes bounds what a document's aliases may expand to. go-yaml
+// refuses excessive aliasing only when decoding into Go values; a parsed
+// tree keeps aliases as pointers, and kubectl (or kustomize) would expand
+// a billion-laughs document into billions of nodes.
+const maxExpandedNodes = 1_000_000
+
+// checkAliases counts the nodes a document expands to, each anchored
+// subtree sized once.
+func checkAliases(root *yaml.Node) error {
+	sizes := map[*yaml.Node]int64{}
+	var size func(n *yaml.Node, depth int) int64
+	size = func(n *yaml.Node, depth int) int64 {
+		if n == nil || depth > 10_000 {
+			return maxExpandedNodes + 1
+		}
+		if s, ok := sizes[n]; ok {
+			return s
+		}
+		sizes[n] = maxExpandedNodes + 1 // a cycle counts as too many
+		var s int64 = 1
+		if n.Kind == yaml.AliasNode {
+			s += size(n.Alias, depth+1)
+		}
+		for _, c := range n.Content {
+			s += size(c, depth+1)
+			if s > maxExpandedNodes {
+				break
+			}
+		}
+		sizes[n] = s
+		return s
+	}
+	total := size(root, 0)
+	if total > maxExpandedNodes {
+		return fmt.Errorf("excessive aliasing: the document expands to over %d nodes", maxExpandedNodes)
+	}
+	// The ratio rule of go-yaml's decoder, which kubectl applies: mostly
+	// aliased content is refused well before the hard cap.
+	direct := countNodes(root)
+	aliased := total - direct
+	if total > 1000 && aliased > 100 && float64(aliased)/float64(total) > allowedAliasRatio(total) {
+		return fmt.Errorf("excessive aliasing: %d of the %d nodes the document expands to come from aliases", aliased, total)
+	}
+	return nil
+}
+
+func countNodes(n *yaml.Node) int64 {
+	var c int64 = 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
+}
+
+// allowedAliasRatio is go-yaml's: 99% aliased below 400k nodes, falling to
+// 10% at 4M.
+func allowedAliasRatio(total int64) float64 {
+	const low, high = 400_000, 4_000_000
+	switch {
+	case total <= low:
+		return 0.99
+	case total >= high:
+		return 0.10
+	}
+	return 0.99 - 0.89*(float64(total-low)/(high-low))
 }
 
 // objectOf checks a document names a Kubernetes object.
