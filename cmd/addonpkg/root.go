@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,7 @@ container image holding the add-on under /addon) and the artifact form
 		newUnpackCmd(a), newInspectCmd(a),
 		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
 		newLoginCmd(a), newLogoutCmd(a),
+		newDiffCmd(a), newDoctorCmd(a),
 		newDocsCmd(root),
 	)
 	return root
@@ -86,6 +88,8 @@ func (a *app) addRegistryFlags(cmd *cobra.Command) {
 	f.BoolVar(&a.reg.PlainHTTP, "plain-http", false, "use plain HTTP (automatic for localhost and 127.0.0.1)")
 	f.BoolVar(&a.reg.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "accept any TLS certificate (still HTTPS)")
 	f.StringVar(&a.reg.CAFile, "ca-file", "", "PEM file of CA certificates to trust")
+	f.DurationVar(&a.reg.Timeout, "timeout", 60*time.Second, "how long to wait for a registry's answer, or for more of a response body")
+	f.IntVar(&a.reg.Retries, "retries", 4, "retries of a failed registry request (429, 5xx, dropped connections); -1 for none")
 }
 
 func (a *app) printJSON(v any) error {

@@ -326,7 +326,14 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 		removed++
 		freed += info.Size()
 	}
-	// Temp files of index.json writes.
+	// Temp files of index.json writes: those are made under the index
+	// lock, not the gc lock, so take it too or a concurrent tag loses its
+	// temp file mid-write.
+	l := flock.New(filepath.Join(s.dir, indexLock))
+	if err := l.Lock(); err != nil {
+		return removed, freed, fmt.Errorf("lock %s: %w", s.dir, err)
+	}
+	defer l.Unlock()
 	if tmps, err := filepath.Glob(filepath.Join(s.dir, tmpPrefix+"*")); err == nil {
 		for _, t := range tmps {
 			if os.Remove(t) == nil {

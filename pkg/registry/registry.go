@@ -44,7 +44,8 @@ type Options struct {
 	// Retries is how many times a failed request is tried again on 429,
 	// 5xx and dropped connections; 0 means 4, negative means none.
 	Retries int
-	// Timeout bounds each request's wait for response headers; 0 means 60s.
+	// Timeout bounds each request's wait for response headers, and any
+	// pause of a response body; 0 means 60s.
 	Timeout time.Duration
 	// UserAgent overrides "addonpkg/VERSION".
 	UserAgent string
@@ -86,10 +87,6 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 	if kc == nil {
 		kc = authn.DefaultKeychain
 	}
-	retries := o.Retries
-	if retries == 0 {
-		retries = 4
-	}
 	ua := o.UserAgent
 	if ua == "" {
 		ua = "addonpkg/" + Version
@@ -99,13 +96,13 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 		remote.WithAuthFromKeychain(kc),
 		remote.WithTransport(rt),
 		remote.WithUserAgent(ua),
-		remote.WithRetryStatusCodes(http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		// Status codes are retried below, once (retryTransport); here
+		// only what go-containerregistry alone can redo: a whole blob
+		// upload whose streamed body cannot be replayed, retried once.
+		remote.WithRetryStatusCodes(),
 	}
-	if retries > 0 {
-		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{
-			Duration: 200 * time.Millisecond, Factor: 2.0, Jitter: 0.1, Steps: retries + 1, Cap: 10 * time.Second,
-		}))
+	if o.retries() > 0 {
+		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 2}))
 	} else {
 		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{Steps: 1}))
 	}
@@ -117,14 +114,22 @@ func (o Options) transport() (http.RoundTripper, error) {
 	if err != nil {
 		return nil, err
 	}
-	retries := o.Retries
-	if retries == 0 {
-		retries = 4
+	idle := o.Timeout
+	if idle == 0 {
+		idle = 60 * time.Second
 	}
-	if retries < 0 {
-		return base, nil
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), idle: idle, base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+}
+
+// retries is the number of retries of one request: Retries, 4 by default.
+func (o Options) retries() int {
+	switch {
+	case o.Retries == 0:
+		return 4
+	case o.Retries < 0:
+		return 0
 	}
-	return &retryAfterTransport{inner: base, retries: retries, sleep: sleepCtx}, nil
+	return o.Retries
 }
 
 func (o Options) baseTransport() (http.RoundTripper, error) {
@@ -175,7 +180,7 @@ func Explain(ref string, err error) error {
 			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
 				return &Error{Ref: ref, Err: err, Hint: "check the repository and tag"}
 			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
-				return &Error{Ref: ref, Err: err, Hint: "the registry may reject the artifact form's media types: build with --format image"}
+				return &Error{Ref: ref, Err: err, Hint: "if this is an artifact-form add-on, the registry may reject its media types: build it with --format image"}
 			}
 		}
 		switch te.StatusCode {

@@ -2,41 +2,61 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
 // maxRetryAfter caps how long a Retry-After header can make us wait.
 const maxRetryAfter = 30 * time.Second
 
-// retryAfterTransport honours Retry-After on 429 and 503 answers, which
-// go-containerregistry's own retries ignore: it waits as told (capped,
-// and never past the request's context) and sends the request again when
-// its body can be replayed. Other failures pass up to the backoff retries.
-type retryAfterTransport struct {
+// retryTransport is the one retry budget of every registry request:
+//   - 429 and 5xx answers are retried with exponential backoff and jitter,
+//     waiting as long as Retry-After says when it says (capped), for
+//     requests whose body can be sent again;
+//   - a response body that breaks off (dropped connection, short body) is
+//     resumed with a Range request from where it stopped;
+//   - a body that stalls longer than the idle timeout is cut, and resumed.
+//
+// go-containerregistry's own status retries are turned off (see Remote),
+// so a failing request is tried at most retries+1 times.
+type retryTransport struct {
 	inner   http.RoundTripper
 	retries int
+	idle    time.Duration
+	base    time.Duration // first backoff step
 	sleep   func(context.Context, time.Duration) error
 }
 
-func (t *retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
+		return resp, err
+	}
+	resp.Body = &resumableBody{t: t, req: req, body: t.watch(resp.Body), size: resp.ContentLength}
+	return resp, nil
+}
+
+// roundTrip sends req, retrying answers that say "try again".
+func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := t.inner.RoundTrip(req)
-		if err != nil || attempt >= t.retries {
+		if err != nil || attempt >= t.retries || !retryable(resp.StatusCode) {
 			return resp, err
-		}
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			return resp, nil
-		}
-		wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		if !ok {
-			return resp, nil
 		}
 		body, replayable := rewind(req)
 		if !replayable {
 			return resp, nil
+		}
+		wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if !ok {
+			wait = t.backoff(attempt)
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -49,6 +69,132 @@ func (t *retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 	}
 }
+
+func retryable(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+func (t *retryTransport) backoff(attempt int) time.Duration {
+	d := t.base << attempt
+	d += time.Duration(rand.Int64N(int64(d)/5 + 1)) // up to 20% jitter
+	return min(d, 10*time.Second)
+}
+
+// watch cuts a body that sends nothing for the idle timeout, so a server
+// that stalls mid-body cannot hang a pull.
+func (t *retryTransport) watch(rc io.ReadCloser) io.ReadCloser {
+	if t.idle <= 0 {
+		return rc
+	}
+	return &idleBody{rc: rc, idle: t.idle}
+}
+
+// resumableBody continues a GET body that broke off, with a Range request
+// from the first missing byte. Digests are checked above this layer, so a
+// resumed body that differs is still caught.
+type resumableBody struct {
+	t       *retryTransport
+	req     *http.Request
+	body    io.ReadCloser
+	size    int64
+	off     int64
+	resumes int
+}
+
+func (r *resumableBody) Read(p []byte) (int, error) {
+	for {
+		n, err := r.body.Read(p)
+		r.off += int64(n)
+		if err == nil || (err == io.EOF && r.off >= r.size) {
+			return n, err
+		}
+		if r.off > r.size {
+			return n, fmt.Errorf("%s: body longer than its Content-Length", r.req.URL.Redacted())
+		}
+		if n > 0 {
+			return n, nil // deliver what we have; the error comes back on the next read
+		}
+		if ctxErr := r.req.Context().Err(); ctxErr != nil {
+			return 0, ctxErr
+		}
+		if r.resumes >= r.t.retries {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, fmt.Errorf("%s: body broke off at byte %d of %d: %w", r.req.URL.Redacted(), r.off, r.size, err)
+		}
+		r.resumes++
+		if rerr := r.resume(); rerr != nil {
+			return 0, rerr
+		}
+	}
+}
+
+func (r *resumableBody) resume() error {
+	r.body.Close()
+	if err := r.t.sleep(r.req.Context(), r.t.backoff(r.resumes-1)); err != nil {
+		return err
+	}
+	req := r.req.Clone(r.req.Context())
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-", r.off))
+	resp, err := r.t.roundTrip(req)
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", r.req.URL.Redacted(), err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && strings.HasPrefix(resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-", r.off)):
+		r.body = r.t.watch(resp.Body)
+	case resp.StatusCode == http.StatusOK:
+		// No range support: skip what we already have.
+		body := r.t.watch(resp.Body)
+		if _, err := io.CopyN(io.Discard, body, r.off); err != nil {
+			body.Close()
+			return fmt.Errorf("resume %s: %w", r.req.URL.Redacted(), err)
+		}
+		r.body = body
+	default:
+		resp.Body.Close()
+		return fmt.Errorf("resume %s: HTTP %d", r.req.URL.Redacted(), resp.StatusCode)
+	}
+	return nil
+}
+
+func (r *resumableBody) Close() error { return r.body.Close() }
+
+// errIdle is returned by a body that sent nothing for too long.
+var errIdle = errors.New("no data from the registry within the idle timeout")
+
+type idleBody struct {
+	rc   io.ReadCloser
+	idle time.Duration
+	mu   sync.Mutex
+	cut  bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	timer := time.AfterFunc(b.idle, func() {
+		b.mu.Lock()
+		b.cut = true
+		b.mu.Unlock()
+		b.rc.Close()
+	})
+	n, err := b.rc.Read(p)
+	timer.Stop()
+	b.mu.Lock()
+	cut := b.cut
+	b.mu.Unlock()
+	if cut && err != nil {
+		return n, errIdle
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error { return b.rc.Close() }
 
 // rewind returns a fresh body for a retry; ok is false when the body
 // cannot be sent twice.

@@ -2,7 +2,10 @@ package registry
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -45,7 +48,7 @@ func TestRetryAfterTransport(t *testing.T) {
 	}))
 	defer srv.Close()
 	var waited []time.Duration
-	rt := &retryAfterTransport{inner: http.DefaultTransport, retries: 4, sleep: func(_ context.Context, d time.Duration) error {
+	rt := &retryTransport{inner: http.DefaultTransport, retries: 4, base: time.Millisecond, sleep: func(_ context.Context, d time.Duration) error {
 		waited = append(waited, d)
 		return nil
 	}}
@@ -60,5 +63,59 @@ func TestRetryAfterTransport(t *testing.T) {
 	}
 	if len(waited) != 2 || waited[0] != 2*time.Second {
 		t.Errorf("waited %v, want [2s 2s]", waited)
+	}
+}
+
+// A body that breaks off is resumed with a Range request, and one that
+// stalls is cut by the idle timeout and resumed too.
+func TestResumableBody(t *testing.T) {
+	payload := strings.Repeat("0123456789", 10_000)
+	for _, fault := range []string{"drop", "stall"} {
+		t.Run(fault, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := calls.Add(1)
+				if rng := r.Header.Get("Range"); rng != "" {
+					var from int
+					fmt.Sscanf(rng, "bytes=%d-", &from)
+					w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, len(payload)-1, len(payload)))
+					w.Header().Set("Content-Length", strconv.Itoa(len(payload)-from))
+					w.WriteHeader(http.StatusPartialContent)
+					w.Write([]byte(payload[from:]))
+					return
+				}
+				w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
+				if n > 1 {
+					w.Write([]byte(payload))
+					return
+				}
+				w.Write([]byte(payload[:30_000]))
+				w.(http.Flusher).Flush()
+				if fault == "stall" {
+					time.Sleep(2 * time.Second)
+					return
+				}
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+			}))
+			defer srv.Close()
+			rt := &retryTransport{inner: http.DefaultTransport, retries: 3, idle: 300 * time.Millisecond, base: time.Millisecond, sleep: sleepCtx}
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/x/blobs/sha256:00", nil)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if string(got) != payload {
+				t.Fatalf("got %d bytes, want the %d-byte payload", len(got), len(payload))
+			}
+			if calls.Load() != 2 {
+				t.Errorf("%d requests, want 2 (one resume)", calls.Load())
+			}
+		})
 	}
 }

@@ -89,6 +89,15 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 		if err != nil {
 			return nil, explainWrite(dst.Name, err)
 		}
+		// The registry names what it stored: make sure it is what we sent
+		// (a proxy on the way could have changed the manifest).
+		got, err := remote.Head(ref, ropts...)
+		if err != nil {
+			return nil, explainWrite(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
+		}
+		if got.Digest.String() != res.Digest {
+			return nil, fmt.Errorf("%s: the registry holds %s, not the pushed %s: the manifest changed in transit", dst.Name, got.Digest, res.Digest)
+		}
 		res.Reference = ref.Context().Name() + "@" + res.Digest
 	case source.KindStore:
 		st := opts.Store
