@@ -7,6 +7,8 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"runtime"
+	"sync"
 
 	digest "github.com/opencontainers/go-digest"
 )
@@ -48,31 +50,75 @@ func (ih *identityHasher) digest() digest.Digest {
 // Identity computes the content identity of the tree fsys: a SHA-256 over
 // the canonical tree encoding of spec/addon-v1.md. It is the same for both
 // forms of one add-on and does not depend on times, owners, compression or
-// how the tree was split into layers.
+// how the tree was split into layers. Files are hashed on every core.
 func Identity(fsys fs.FS) (digest.Digest, error) {
-	ih := newIdentityHasher()
+	type entry struct {
+		typ    byte
+		name   string
+		mode   fs.FileMode
+		target string
+		open   func() (io.ReadCloser, error)
+	}
+	var entries []entry
 	err := walk(fsys, func(name string, mode fs.FileMode, target string, open func() (io.ReadCloser, error)) error {
+		e := entry{name: name, mode: mode, target: target, open: open}
 		switch {
 		case mode.IsDir():
-			ih.add(typeDir, name, mode, "")
+			e.typ = typeDir
 		case mode&fs.ModeSymlink != 0:
-			ih.add(typeSymlink, name, mode, target)
+			e.typ = typeSymlink
 		default:
-			rc, err := open()
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			h := sha256.New()
-			if _, err := io.Copy(h, rc); err != nil {
-				return fmt.Errorf("read %s: %w", name, err)
-			}
-			ih.add(typeFile, name, mode, "sha256:"+hex.EncodeToString(h.Sum(nil)))
+			e.typ = typeFile
 		}
+		entries = append(entries, e)
 		return nil
 	})
 	if err != nil {
 		return "", err
+	}
+	sums := make([]string, len(entries))
+	errs := make([]error, len(entries))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sha256.New()
+			for i := range next {
+				rc, err := entries[i].open()
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				h.Reset()
+				_, err = io.Copy(h, rc)
+				rc.Close()
+				if err != nil {
+					errs[i] = fmt.Errorf("read %s: %w", entries[i].name, err)
+					continue
+				}
+				sums[i] = "sha256:" + hex.EncodeToString(h.Sum(nil))
+			}
+		}()
+	}
+	for i, e := range entries {
+		if e.typ == typeFile {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	ih := newIdentityHasher()
+	for i, e := range entries {
+		if errs[i] != nil {
+			return "", errs[i]
+		}
+		payload := e.target
+		if e.typ == typeFile {
+			payload = sums[i]
+		}
+		ih.add(e.typ, e.name, e.mode, payload)
 	}
 	return ih.digest(), nil
 }

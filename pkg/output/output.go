@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrNotEmpty marks a target directory that already has content.
@@ -59,20 +60,69 @@ func WriteDir(fsys fs.FS, dir string) error {
 }
 
 // writeTree copies fsys into dir through os.Root, which refuses any path
-// that would leave dir, even through a symlink written earlier.
+// that would leave dir, even through a symlink written earlier. Each
+// directory is opened once and its files written by their base names (one
+// openat each), by two workers.
 func writeTree(fsys fs.FS, dir string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+	type job struct {
+		dir  *os.Root
+		name string // base name in dir
+		full string // path in fsys
+		perm fs.FileMode
+	}
+	jobs := make(chan job, 64)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				b, err := fs.ReadFile(fsys, j.full)
+				if err == nil {
+					err = j.dir.WriteFile(j.name, b, j.perm)
+				}
+				if err != nil {
+					fail(fmt.Errorf("%s: %w", j.full, err))
+				}
+			}
+		}()
+	}
+	var roots []*os.Root
+	dirs := map[string]*os.Root{".": root}
+	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {
 			return err
 		}
+		parent := dirs[path.Dir(name)]
+		base := path.Base(name)
 		switch t := d.Type(); {
 		case t.IsDir():
-			return root.Mkdir(name, 0o755)
+			if err := parent.Mkdir(base, 0o755); err != nil {
+				return err
+			}
+			sub, err := parent.OpenRoot(base)
+			if err != nil {
+				return err
+			}
+			roots = append(roots, sub)
+			dirs[name] = sub
+			return nil
 		case t&fs.ModeSymlink != 0:
 			target, err := fs.ReadLink(fsys, name)
 			if err != nil {
@@ -83,18 +133,28 @@ func writeTree(fsys fs.FS, dir string) error {
 			if path.IsAbs(target) || j == ".." || strings.HasPrefix(j, "../") {
 				return fmt.Errorf("%s: symlink %q leads out of the tree", name, target)
 			}
-			return root.Symlink(target, name)
+			return parent.Symlink(target, base)
 		case t.IsRegular():
-			b, err := fs.ReadFile(fsys, name)
-			if err != nil {
-				return err
-			}
 			info, err := d.Info()
 			if err != nil {
 				return err
 			}
-			return root.WriteFile(name, b, info.Mode().Perm()&0o755|0o644&^0o022)
+			perm := fs.FileMode(0o644)
+			if info.Mode().Perm()&0o111 != 0 {
+				perm = 0o755
+			}
+			jobs <- job{dir: parent, name: base, full: name, perm: perm}
+			return nil
 		}
 		return fmt.Errorf("%s: unsupported file type", name)
 	})
+	close(jobs)
+	wg.Wait()
+	for _, r := range roots {
+		r.Close()
+	}
+	if walkErr != nil {
+		return walkErr
+	}
+	return firstErr
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
@@ -137,9 +138,13 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
 	// Verified here whatever the origin: not every v1.Layer checks itself.
-	rc, err := verify.NewReader(raw, ls.desc.Digest, ls.desc.Size)
-	if err != nil {
-		return layerErr(ls.index, ls.desc.Digest, err)
+	// go-containerregistry's registry layers do (at EOF), so they are not
+	// hashed twice.
+	var rc io.ReadCloser = raw
+	if _, fromRegistry := ls.layer.(*remote.MountableLayer); !fromRegistry {
+		if rc, err = verify.NewReader(raw, ls.desc.Digest, ls.desc.Size); err != nil {
+			return layerErr(ls.index, ls.desc.Digest, err)
+		}
 	}
 	defer rc.Close()
 	if ls.placement != "" {
@@ -147,7 +152,7 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 	}
 	// Three stages on their own goroutines: fetch and verify the blob,
 	// inflate and hash the tar, parse it (here).
-	blob := prefetch(rc, 256<<10, 8)
+	blob := prefetch(rc, 4)
 	defer blob.Close()
 	zr, err := archive.Decompress(blob, mediatypes.LayerCompression(mediatypes.MediaType(ls.desc.MediaType)))
 	if err != nil {
@@ -155,7 +160,7 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 	}
 	defer zr.Close()
 	cr := &countingReader{r: zr, f: f, h: sha256.New()}
-	tarStream := prefetch(cr, 256<<10, 8)
+	tarStream := prefetch(cr, 4)
 	defer tarStream.Close()
 	tr := tar.NewReader(tarStream)
 
@@ -308,7 +313,7 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 	// An upper layer that put a file (or link) where this entry's parent
 	// directory would be replaced that whole directory.
 	if f.parentReplaced(tp, ls.index) {
-		return nil
+		return f.shadow(ls, tr, hdr, tp)
 	}
 	if f.b.Count() >= f.limits.MaxEntries {
 		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
@@ -372,21 +377,27 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 	return nil
 }
 
+// maxShadowBytes bounds the hidden bytes held per layer for hardlinks.
+const maxShadowBytes = 64 << 20
+
 // shadow holds, until this layer is done, the bytes of a regular file
 // that an upper layer hid: a hardlink later in this layer may still name
-// it. The bytes count against the add-on size limit while held.
+// it. Hidden files are not part of the add-on, so they do not count
+// against its limits; past maxShadowBytes they are no longer held, and a
+// hardlink to one of those is refused.
 func (f *flattener) shadow(ls layerSource, tr io.Reader, hdr *tar.Header, tp string) error {
 	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
 		return nil
 	}
-	if hdr.Size > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(tp)}
-	}
-	if f.b.Size()+f.shadowBytes+hdr.Size > f.limits.MaxAddonBytes {
-		return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
+	if f.shadowBytes+hdr.Size > maxShadowBytes {
+		return nil
 	}
 	data, err := readExactly(tr, hdr.Size)
 	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return err
+		}
 		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
 	}
 	f.shadowed[tp] = data
@@ -496,6 +507,12 @@ func (f *flattener) applyFile(ls layerSource, rc io.Reader) error {
 	p, err := cleanName(ls, ls.placement)
 	if err != nil {
 		return err
+	}
+	if len(p) > f.limits.MaxPathLength {
+		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
+	}
+	if depth := strings.Count(p, "/") + 1; depth > f.limits.MaxDepth {
+		return &LimitError{Name: "path depth", Limit: int64(f.limits.MaxDepth), Flag: FlagMaxDepth, Entry: sanitize(p)}
 	}
 	if ls.desc.Size > f.limits.MaxFileBytes {
 		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}

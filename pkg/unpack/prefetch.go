@@ -9,29 +9,34 @@ import (
 // so that the stages of a layer (fetching and verifying the blob,
 // inflating and hashing the tar, parsing it) run on different cores.
 // Close stops the goroutine; it must always be called.
-func prefetch(r io.Reader, chunk, depth int) *prefetcher {
+func prefetch(r io.Reader, depth int) *prefetcher {
 	p := &prefetcher{
 		ch:   make(chan []byte, depth),
 		free: make(chan []byte, depth+2),
 		stop: make(chan struct{}),
 	}
-	for range depth + 2 {
-		p.free <- make([]byte, chunk)
-	}
+	p.slots = depth + 2
 	p.wg.Add(1)
 	go p.fill(r)
 	return p
 }
 
+// chunkSize is the unit of read-ahead. Chunks come from a pool shared by
+// all layers, so many small layers cost no more than one.
+const chunkSize = 128 << 10
+
+var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
 type prefetcher struct {
-	ch   chan []byte
-	free chan []byte
-	stop chan struct{}
-	err  error // set before ch is closed
-	cur  []byte
-	buf  []byte // the backing chunk of cur, returned to free when used up
-	wg   sync.WaitGroup
-	once sync.Once
+	ch    chan []byte
+	free  chan []byte
+	stop  chan struct{}
+	err   error // set before ch is closed
+	slots int   // chunks not yet taken from the pool
+	cur   []byte
+	buf   []byte // the backing chunk of cur, returned to free when used up
+	wg    sync.WaitGroup
+	once  sync.Once
 }
 
 func (p *prefetcher) fill(r io.Reader) {
@@ -39,18 +44,26 @@ func (p *prefetcher) fill(r io.Reader) {
 	defer close(p.ch)
 	for {
 		var b []byte
-		select {
-		case b = <-p.free:
-		case <-p.stop:
-			return
+		if p.slots > 0 {
+			p.slots--
+			b = *(chunks.Get().(*[]byte))
+		} else {
+			select {
+			case b = <-p.free:
+			case <-p.stop:
+				return
+			}
 		}
 		n, err := io.ReadFull(r, b)
 		if n > 0 {
 			select {
 			case p.ch <- b[:n]:
 			case <-p.stop:
+				p.free <- b // Close returns it to the pool
 				return
 			}
+		} else {
+			p.free <- b // unused: keep it for Close to return
 		}
 		if err == io.ErrUnexpectedEOF {
 			err = io.EOF
@@ -79,9 +92,31 @@ func (p *prefetcher) Read(out []byte) (int, error) {
 	return n, nil
 }
 
-// Close stops the reading goroutine and waits for it.
+// Close stops the reading goroutine, waits for it, and gives its chunks
+// back to the pool.
 func (p *prefetcher) Close() error {
-	p.once.Do(func() { close(p.stop) })
-	p.wg.Wait()
+	p.once.Do(func() {
+		close(p.stop)
+		p.wg.Wait()
+		release := func(b []byte) {
+			b = b[:cap(b)]
+			chunks.Put(&b)
+		}
+		if p.buf != nil {
+			release(p.buf)
+			p.buf, p.cur = nil, nil
+		}
+		for b := range p.ch {
+			release(b)
+		}
+		for {
+			select {
+			case b := <-p.free:
+				release(b)
+			default:
+				return
+			}
+		}
+	})
 	return nil
 }

@@ -261,6 +261,12 @@ func contentDir(override string, labels map[string]string, form mediatypes.Form)
 		dir = labels[mediatypes.LabelContent]
 	}
 	if dir == "" {
+		// The config label's contentRoot, when it parses.
+		if c, err := addon.Parse([]byte(labels[mediatypes.LabelConfig])); err == nil && c.ContentRoot != "" {
+			dir = c.ContentRoot
+		}
+	}
+	if dir == "" {
 		dir = mediatypes.DefaultContentDir
 	}
 	if !strings.HasPrefix(dir, "/") {
@@ -339,6 +345,22 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			Identity:    a.Identity,
 			Inventory:   addon.Inventory{Objects: []addon.Object{}},
 		}
+	}
+	if form == mediatypes.FormImage && !a.Derived {
+		// The individual labels are what a Dockerfile LABEL line edits:
+		// they win over the config label (spec 4.3).
+		if v := ic.Config.Labels[mediatypes.LabelName]; v != "" {
+			cfg.Name = v
+		}
+		if v := ic.Config.Labels[mediatypes.LabelVersion]; v != "" {
+			cfg.Version = v
+		}
+		if v := ic.Config.Labels[mediatypes.AnnotationDescription]; v != "" {
+			cfg.Description = v
+		}
+	}
+	if kind := render.DetectKind(a.FS); cfg.Kind != kind {
+		return fmt.Errorf("%w: the config says the add-on is %s, its content is %s", ErrCorrupt, cfg.Kind, kind)
 	}
 	a.Config = cfg
 	return nil
