@@ -1,0 +1,641 @@
+package layout_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+)
+
+// Keep built add-ons in a store and find them by name.
+func ExampleStore() {
+	dir, err := os.MkdirTemp("", "store-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	src := memfs.NewBuilder()
+	_ = src.WriteFile("configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
+	res, err := build.Build(context.Background(), src.FS(), build.Options{Name: "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	st, err := layout.Init(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := st.WriteImage(context.Background(), res.Image, nil, "hello:1.0", "hello:latest"); err != nil {
+		log.Fatal(err)
+	}
+	entries, err := st.List()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range entries {
+		fmt.Println(e.Name, e.Descriptor.Digest == res.Digest)
+	}
+	d, err := st.Resolve("hello:1.0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	img, err := st.Image(d)
+	if err != nil {
+		log.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	fmt.Println(len(layers), "layer")
+	// Output:
+	// hello:1.0 true
+	// hello:latest true
+	// 1 layer
+}
+
+func newStore(t *testing.T) *layout.Store {
+	t.Helper()
+	st, err := layout.Init(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func randomImage(t *testing.T) v1.Image {
+	t.Helper()
+	img, err := random.Image(1024, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func digest(t *testing.T, img v1.Image) v1.Hash {
+	t.Helper()
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// readIndex parses index.json as any OCI tool would.
+func readIndex(t *testing.T, st *layout.Store) *v1.IndexManifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(st.Dir(), "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx v1.IndexManifest
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatalf("index.json: %v\n%s", err, b)
+	}
+	return &idx
+}
+
+func tagCount(idx *v1.IndexManifest, name string) int {
+	n := 0
+	for _, d := range idx.Manifests {
+		if d.Annotations[mediatypes.AnnotationRefName] == name {
+			n++
+		}
+	}
+	return n
+}
+
+// blobs lists the files under blobs/sha256.
+func blobs(t *testing.T, st *layout.Store) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(st.Dir(), "blobs", "sha256"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// imageBlobs lists the manifest, config and layer digests of img.
+func imageBlobs(t *testing.T, img v1.Image) []string {
+	t.Helper()
+	m, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{digest(t, img).Hex, m.Config.Digest.Hex}
+	for _, l := range m.Layers {
+		out = append(out, l.Digest.Hex)
+	}
+	return out
+}
+
+func TestInitOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := layout.Open(dir); !errors.Is(err, layout.ErrNotLayout) {
+		t.Errorf("Open of a missing directory: %v, want ErrNotLayout", err)
+	}
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Dir() != dir {
+		t.Errorf("Dir() = %s, want %s", st.Dir(), dir)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "oci-layout"))
+	if err != nil || !bytes.Contains(b, []byte(`"imageLayoutVersion":"1.0.0"`)) {
+		t.Errorf("oci-layout: %q, %v", b, err)
+	}
+	idx := readIndex(t, st)
+	if idx.SchemaVersion != 2 || len(idx.Manifests) != 0 {
+		t.Errorf("fresh index.json: %+v", idx)
+	}
+	// Init of an existing layout keeps its content.
+	img := randomImage(t)
+	if _, err := st.WriteImage(context.Background(), img, nil, "x:1"); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := st2.Resolve("x:1"); err != nil || d.Digest != digest(t, img) {
+		t.Errorf("after a second Init: %v, %v", d, err)
+	}
+	if _, err := layout.Open(dir); err != nil {
+		t.Error(err)
+	}
+	// A directory with a bad oci-layout is not a layout.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "oci-layout"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layout.Open(bad); !errors.Is(err, layout.ErrNotLayout) {
+		t.Errorf("Open with a bad oci-layout: %v, want ErrNotLayout", err)
+	}
+}
+
+func TestWriteResolveImage(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	img := randomImage(t)
+	var progressed int64
+	d, err := st.WriteImage(ctx, img, func(_ v1.Hash, done, total int64) { progressed = done }, "random:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if progressed == 0 {
+		t.Error("progress was never called")
+	}
+	if d.Digest != digest(t, img) {
+		t.Errorf("WriteImage returned %s, want %s", d.Digest, digest(t, img))
+	}
+	for _, name := range []string{"random:1", d.Digest.String(), "random:1@" + d.Digest.String()} {
+		got, err := st.Resolve(name)
+		if err != nil {
+			t.Fatalf("Resolve(%s): %v", name, err)
+		}
+		if got.Digest != d.Digest || got.Size != d.Size {
+			t.Errorf("Resolve(%s) = %+v, want %+v", name, got, d)
+		}
+	}
+	if _, err := st.Resolve("random:2"); !errors.Is(err, layout.ErrNotFound) {
+		t.Errorf("Resolve of a missing tag: %v, want ErrNotFound", err)
+	}
+	got, err := st.Image(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if digest(t, got) != d.Digest {
+		t.Errorf("Image digest %s, want %s", digest(t, got), d.Digest)
+	}
+	wantLayers, _ := img.Layers()
+	gotLayers, err := got.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gotLayers) != len(wantLayers) {
+		t.Fatalf("%d layers, want %d", len(gotLayers), len(wantLayers))
+	}
+	for i := range wantLayers {
+		a, _ := wantLayers[i].Compressed()
+		b, err := gotLayers[i].Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wa, _ := io.ReadAll(a)
+		wb, err := io.ReadAll(b)
+		if err != nil {
+			t.Fatalf("layer %d: %v", i, err)
+		}
+		if !bytes.Equal(wa, wb) {
+			t.Errorf("layer %d differs after the round trip", i)
+		}
+	}
+	wantCfg, _ := img.RawConfigFile()
+	gotCfg, err := got.RawConfigFile()
+	if err != nil || !bytes.Equal(wantCfg, gotCfg) {
+		t.Errorf("config differs after the round trip: %v", err)
+	}
+	for _, h := range imageBlobs(t, img) {
+		if !st.HasBlob(v1.Hash{Algorithm: "sha256", Hex: h}) {
+			t.Errorf("blob %s missing", h)
+		}
+	}
+}
+
+// A tag points at one manifest: writing under it again replaces the entry.
+func TestTagsReplaceNeverDuplicate(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	a, b := randomImage(t), randomImage(t)
+	for i := 0; i < 3; i++ {
+		if _, err := st.WriteImage(ctx, a, nil, "x:1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := tagCount(readIndex(t, st), "x:1"); n != 1 {
+		t.Errorf("same image written 3 times: %d entries for x:1", n)
+	}
+	if _, err := st.WriteImage(ctx, b, nil, "x:1", "x:1"); err != nil {
+		t.Fatal(err)
+	}
+	idx := readIndex(t, st)
+	if n := tagCount(idx, "x:1"); n != 1 {
+		t.Errorf("another image under the same tag: %d entries for x:1", n)
+	}
+	if d, _ := st.Resolve("x:1"); d.Digest != digest(t, b) {
+		t.Errorf("x:1 is %s, want the newer image %s", d.Digest, digest(t, b))
+	}
+	// Tag moves an existing tag too.
+	if _, err := st.WriteImage(ctx, a, nil, "y:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Tag("y:1", "x:1"); err != nil {
+		t.Fatal(err)
+	}
+	idx = readIndex(t, st)
+	if n := tagCount(idx, "x:1"); n != 1 {
+		t.Errorf("after Tag: %d entries for x:1", n)
+	}
+	if d, _ := st.Resolve("x:1"); d.Digest != digest(t, a) {
+		t.Errorf("after Tag, x:1 is %s, want %s", d.Digest, digest(t, a))
+	}
+	if _, err := st.Tag("nosuch:1", "z:1"); !errors.Is(err, layout.ErrNotFound) {
+		t.Errorf("Tag of a missing source: %v, want ErrNotFound", err)
+	}
+	entries, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	if !slices.Equal(names, []string{"x:1", "y:1"}) {
+		t.Errorf("List: %q", names)
+	}
+	if err := st.Untag("y:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Untag("y:1"); !errors.Is(err, layout.ErrNotFound) {
+		t.Errorf("second Untag: %v, want ErrNotFound", err)
+	}
+}
+
+// A blob changed on disk after it was written is caught when read.
+func TestCorruptBlobDetected(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	img := randomImage(t)
+	d, err := st.WriteImage(ctx, img, nil, "x:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := img.Manifest()
+	layer := m.Layers[0]
+	p := filepath.Join(st.Dir(), "blobs", "sha256", layer.Digest.Hex)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff // same size, other bytes
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := st.Image(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := got.LayerByDigest(layer.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(rc)
+	rc.Close()
+	if !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("reading the corrupted layer: %v, want ErrDigestMismatch", err)
+	}
+	rc, err = st.Blob(layer.Digest, layer.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(rc)
+	rc.Close()
+	if !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("Blob: %v, want ErrDigestMismatch", err)
+	}
+
+	// A truncated blob is a size mismatch.
+	if err := os.WriteFile(p, b[:len(b)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, err = st.Blob(layer.Digest, layer.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(rc)
+	rc.Close()
+	if !errors.Is(err, verify.ErrSizeMismatch) {
+		t.Errorf("truncated blob: %v, want ErrSizeMismatch", err)
+	}
+
+	// A corrupted config or manifest fails Image.
+	cfgPath := filepath.Join(st.Dir(), "blobs", "sha256", m.Config.Digest.Hex)
+	cfg, _ := os.ReadFile(cfgPath)
+	cfg[0] ^= 0xff
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Image(d)
+	if err == nil {
+		_, err = got.RawConfigFile()
+	}
+	if !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("corrupted config: %v, want ErrDigestMismatch", err)
+	}
+	mPath := filepath.Join(st.Dir(), "blobs", "sha256", d.Digest.Hex)
+	raw, _ := os.ReadFile(mPath)
+	raw[len(raw)-2] ^= 0x01
+	if err := os.WriteFile(mPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Image(d); !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("corrupted manifest: %v, want ErrDigestMismatch", err)
+	}
+}
+
+// WriteBlob never stores a blob that does not match its digest.
+func TestWriteBlobVerifies(t *testing.T) {
+	st := newStore(t)
+	good := []byte("hello")
+	h, _, _ := v1.SHA256(bytes.NewReader(good))
+	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader([]byte("HELLO"))); !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("wrong bytes: %v, want ErrDigestMismatch", err)
+	}
+	if st.HasBlob(h) {
+		t.Error("a mismatching blob was stored")
+	}
+	if got := blobs(t, st); len(got) != 0 {
+		t.Errorf("files left behind: %q", got)
+	}
+	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	if !st.HasBlob(h) {
+		t.Error("blob missing")
+	}
+	if _, err := st.Blob(v1.Hash{Algorithm: "sha256", Hex: "../../etc/passwd"}, -1); err == nil {
+		t.Error("a digest with a path in it was accepted")
+	}
+}
+
+func TestGC(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	keep, drop := randomImage(t), randomImage(t)
+	if _, err := st.WriteImage(ctx, keep, nil, "keep:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, drop, nil, "drop:1", "drop:2"); err != nil {
+		t.Fatal(err)
+	}
+	// A temp file of a killed writer.
+	if err := os.WriteFile(filepath.Join(st.Dir(), ".tmp-123"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := st.GC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("GC with everything tagged removed %d files, want 1 (the temp file)", n)
+	}
+	if err := st.Untag("drop:1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := st.GC(); n != 0 {
+		t.Errorf("GC while drop:2 still names the image removed %d files", n)
+	}
+	if err := st.Untag("drop:2"); err != nil {
+		t.Fatal(err)
+	}
+	n, freed, err := st.GC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 || freed <= 0 {
+		t.Errorf("GC removed %d files (%d bytes), want the 4 blobs of the untagged image", n, freed)
+	}
+	got := blobs(t, st)
+	for _, h := range imageBlobs(t, drop) {
+		if slices.Contains(got, h) {
+			t.Errorf("blob %s of the untagged image survived GC", h)
+		}
+	}
+	for _, h := range imageBlobs(t, keep) {
+		if !slices.Contains(got, h) {
+			t.Errorf("blob %s of the tagged image was removed", h)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("%d blobs left, want 4", len(got))
+	}
+	// The kept image still reads completely.
+	d, err := st.Resolve("keep:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := st.Image(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := img.Layers()
+	for _, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, rc); err != nil {
+			t.Error(err)
+		}
+		rc.Close()
+	}
+	readIndex(t, st)
+}
+
+func TestArchiveRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	img := randomImage(t)
+	d, err := st.WriteImage(ctx, img, nil, "x:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "x.tar")
+	if err := layout.WriteArchive(st.Dir(), file); err != nil {
+		t.Fatal(err)
+	}
+	// Reproducible: packing the same layout again gives the same bytes.
+	file2 := filepath.Join(t.TempDir(), "x.tar")
+	if err := layout.WriteArchive(st.Dir(), file2); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(file)
+	b, _ := os.ReadFile(file2)
+	if !bytes.Equal(a, b) {
+		t.Error("two archives of one layout differ")
+	}
+	ar, err := layout.OpenArchive(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ar.Close()
+	got, err := ar.Resolve("x:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest != d.Digest {
+		t.Errorf("archive has %s, want %s", got.Digest, d.Digest)
+	}
+	gi, err := ar.Image(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := gi.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := img.Layers()
+	for i, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("layer %d: %v", i, err)
+		}
+		wrc, _ := want[i].Compressed()
+		wb, _ := io.ReadAll(wrc)
+		if !bytes.Equal(gb, wb) {
+			t.Errorf("layer %d differs", i)
+		}
+	}
+	// Archives are read-only.
+	if _, err := ar.WriteImage(ctx, img, nil, "y:1"); err == nil {
+		t.Error("WriteImage into an oci-archive succeeded")
+	}
+	// Not an archive.
+	notTar := filepath.Join(t.TempDir(), "x.tar")
+	_ = os.WriteFile(notTar, []byte("not a tar"), 0o644)
+	if _, err := layout.OpenArchive(notTar); err == nil {
+		t.Error("OpenArchive of a non-tar succeeded")
+	}
+}
+
+// Concurrent writers never lose each other's tags.
+func TestConcurrentWriteImage(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	const n = 8
+	imgs := make([]v1.Image, n)
+	for i := range imgs {
+		imgs[i] = randomImage(t)
+	}
+	shared := randomImage(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each goroutine opens its own Store, as separate processes would.
+			s, err := layout.Open(st.Dir())
+			if err != nil {
+				errs <- err
+				return
+			}
+			if _, err := s.WriteImage(ctx, imgs[i], nil, fmt.Sprintf("img:%d", i)); err != nil {
+				errs <- err
+			}
+			if _, err := st.WriteImage(ctx, shared, nil, fmt.Sprintf("shared:%d", i)); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	idx := readIndex(t, st)
+	for i := range n {
+		for _, name := range []string{fmt.Sprintf("img:%d", i), fmt.Sprintf("shared:%d", i)} {
+			if c := tagCount(idx, name); c != 1 {
+				t.Errorf("%s: %d entries, want 1", name, c)
+			}
+		}
+		d, err := st.Resolve(fmt.Sprintf("img:%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Digest != digest(t, imgs[i]) {
+			t.Errorf("img:%d is %s, want %s", i, d.Digest, digest(t, imgs[i]))
+		}
+	}
+	if len(idx.Manifests) != 2*n {
+		t.Errorf("%d index entries, want %d", len(idx.Manifests), 2*n)
+	}
+	if entries, _ := os.ReadDir(st.Dir()); len(entries) > 0 {
+		for _, e := range entries {
+			if len(e.Name()) > 5 && e.Name()[:5] == ".tmp-" {
+				t.Errorf("temp file %s left behind", e.Name())
+			}
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package mediatypes_test
+
+import (
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// The rules of spec/addon-v1.md section 10, in order.
+func TestClassify(t *testing.T) {
+	l := func(mts ...mediatypes.MediaType) []mediatypes.Layer {
+		var out []mediatypes.Layer
+		for _, mt := range mts {
+			out = append(out, mediatypes.Layer{MediaType: mt})
+		}
+		return out
+	}
+	titled := []mediatypes.Layer{{MediaType: "application/yaml", Annotations: map[string]string{mediatypes.AnnotationTitle: "a.yaml"}}}
+	for _, tc := range []struct {
+		name             string
+		config, artifact mediatypes.MediaType
+		layers           []mediatypes.Layer
+		labels           map[string]string
+		want             mediatypes.Form
+	}{
+		{"artifact by config", mediatypes.AddonConfig, "", l(mediatypes.AddonContentGzip), nil, mediatypes.FormArtifact},
+		{"artifact by artifactType", mediatypes.OCIEmpty, mediatypes.AddonConfig, l(mediatypes.OCILayerGzip), nil, mediatypes.FormArtifact},
+		{"flux by config", mediatypes.FluxConfig, "", l(mediatypes.FluxContentGzip), nil, mediatypes.FormFlux},
+		{"artifact by layers", "application/x", "", l(mediatypes.AddonContentTar, mediatypes.AddonContentZstd), nil, mediatypes.FormArtifact},
+		{"flux by layers", "application/x", "", l(mediatypes.FluxContentGzip), nil, mediatypes.FormFlux},
+		{"olm", mediatypes.OCIConfig, "", l(mediatypes.OCILayerGzip), map[string]string{mediatypes.LabelOLMManifests: "manifests/"}, mediatypes.FormOLM},
+		{"oci image", mediatypes.OCIConfig, "", l(mediatypes.OCILayerGzip, mediatypes.OCILayerZstd, mediatypes.OCILayerTar), nil, mediatypes.FormImage},
+		{"docker image", mediatypes.DockerConfig, "", l(mediatypes.DockerLayerGzip, mediatypes.DockerForeignGz), nil, mediatypes.FormImage},
+		{"image with a titled layer", mediatypes.OCIConfig, "", []mediatypes.Layer{{MediaType: mediatypes.OCILayerGzip, Annotations: map[string]string{mediatypes.AnnotationTitle: "x"}}}, nil, mediatypes.FormImage},
+		{"oras", "application/vnd.oras.config", "", titled, nil, mediatypes.FormORAS},
+		{"image config, foreign layer, titled", mediatypes.OCIConfig, "", titled, nil, mediatypes.FormORAS},
+		{"nothing", "application/x", "", l("application/y"), nil, mediatypes.FormUnknown},
+		{"no layers", "application/x", "", nil, nil, mediatypes.FormUnknown},
+	} {
+		if got := mediatypes.Classify(tc.config, tc.artifact, tc.layers, tc.labels); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestLayerCompression(t *testing.T) {
+	for mt, want := range map[mediatypes.MediaType]mediatypes.Compression{
+		mediatypes.OCILayerGzip:     mediatypes.Gzip,
+		mediatypes.DockerLayerGzip:  mediatypes.Gzip,
+		mediatypes.OCILayerZstd:     mediatypes.Zstd,
+		mediatypes.DockerLayerZstd:  mediatypes.Zstd,
+		mediatypes.OCILayerTar:      mediatypes.None,
+		mediatypes.AddonContentTar:  mediatypes.None,
+		mediatypes.AddonContentGzip: mediatypes.Gzip,
+		"application/json":          mediatypes.Unknown,
+	} {
+		if got := mediatypes.LayerCompression(mt); got != want {
+			t.Errorf("%s: %q, want %q", mt, got, want)
+		}
+	}
+	for _, c := range []mediatypes.Compression{mediatypes.Gzip, mediatypes.Zstd, mediatypes.None} {
+		if got := mediatypes.LayerCompression(mediatypes.ContentLayer(c)); got != c {
+			t.Errorf("ContentLayer(%s) round trip: %s", c, got)
+		}
+		if got := mediatypes.LayerCompression(mediatypes.ImageLayer(c)); got != c {
+			t.Errorf("ImageLayer(%s) round trip: %s", c, got)
+		}
+	}
+}
