@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/diff"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// diffOutput is what diff --json prints.
+type diffOutput struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Equal bool   `json:"equal"`
+	*diff.Report
+}
+
+func newDiffCmd(a *app) *cobra.Command {
+	var (
+		asJSON, allowRemote bool
+		pull                string
+	)
+	cmd := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare the Kubernetes objects two add-ons render",
+		Long: `Diff renders the add-ons A and B (any SOURCE: a name in the local store, a
+registry reference, oci:DIR, an archive, a folder, an https:// download or a
+git repository) and compares their objects, matched by apiVersion, kind,
+namespace and name. It prints the objects B adds and removes, and a unified diff
+of the YAML of each object that changed. Formatting alone (comments, quoting,
+key order, flow or block style) is no change.
+
+Exit status: 0 when A and B render the same objects, 1 when they differ, 2 on
+error.`,
+		Example: `  addonpkg diff metrics-server:0.7.1 metrics-server:0.7.2
+  addonpkg diff registry.example.com/addons/coredns:1.11 ./coredns
+  addonpkg diff ./v1 ./v2 --json`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fail := func(err error) error {
+				fmt.Fprintln(a.stderr, "addonpkg: "+oneLine(err.Error()))
+				return &exitError{2}
+			}
+			if len(args) != 2 {
+				return fail(fmt.Errorf("diff takes two sources, A and B (got %d)", len(args)))
+			}
+			switch pull {
+			case source.PullMissing, source.PullAlways, source.PullNever:
+			default:
+				return fail(fmt.Errorf("--pull %q: want missing, always or never", pull))
+			}
+			sopts, err := a.sourceOptions(pull)
+			if err != nil {
+				return fail(err)
+			}
+			var results [2]*render.Result
+			for i, s := range args {
+				if results[i], err = renderSource(cmd.Context(), s, sopts, allowRemote); err != nil {
+					return fail(err)
+				}
+			}
+			rep := diff.Diff(cmd.Context(), results[0], results[1])
+			if err := cmd.Context().Err(); err != nil {
+				return fail(err)
+			}
+			if asJSON {
+				err = a.printJSON(diffOutput{A: args[0], B: args[1], Equal: rep.Equal(), Report: rep})
+			} else {
+				err = rep.WriteText(a.stdout)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			if !rep.Equal() {
+				return &exitError{1}
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		fmt.Fprintln(a.stderr, "addonpkg: "+oneLine(err.Error()))
+		return &exitError{2}
+	})
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the added, removed and changed objects as JSON")
+	f.StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never pull from the registry")
+	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	a.addRegistryFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
+	return cmd
+}
+
+// renderSource unpacks any SOURCE and renders it.
+func renderSource(ctx context.Context, s string, sopts source.Options, allowRemote bool) (*render.Result, error) {
+	ref, err := source.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	ad, err := source.Unpack(ctx, ref, sopts, unpack.Options{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := ad.Render(ctx, render.Options{AllowRemote: allowRemote})
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", ref, err)
+	}
+	return res, nil
+}

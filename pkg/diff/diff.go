@@ -1,0 +1,234 @@
+// Package diff compares two rendered add-ons object by object: which
+// Kubernetes objects one adds, which it removes, and a unified diff of the
+// YAML of each object both have but with different content.
+package diff
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// Report is what changed from a to b.
+type Report struct {
+	// Added are the objects only b renders, in b's order.
+	Added []addon.Object `json:"added"`
+	// Removed are the objects only a renders, in a's order.
+	Removed []addon.Object `json:"removed"`
+	// Changed are the objects both render with different content, in b's order.
+	Changed []Change `json:"changed"`
+}
+
+// Change is one object whose content differs.
+type Change struct {
+	Object addon.Object `json:"object"`
+	// UnifiedDiff is a unified diff of the object's normalized YAML, with
+	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key,
+	// "apiVersion/kind namespace/name").
+	UnifiedDiff string `json:"diff"`
+}
+
+// Equal reports whether a and b render the same objects with the same content.
+func (r *Report) Equal() bool {
+	return len(r.Added) == 0 && len(r.Removed) == 0 && len(r.Changed) == 0
+}
+
+// Diff compares the objects of two renderings. Objects are matched by
+// apiVersion, kind, namespace and name. Their YAML is normalized before it
+// is compared (parsed and written again with kyaml, comments dropped, the
+// keys of every mapping sorted, quoting and flow styles reset), so a
+// change of formatting alone is no change.
+func Diff(ctx context.Context, a, b *render.Result) *Report {
+	r := &Report{Added: []addon.Object{}, Removed: []addon.Object{}, Changed: []Change{}}
+	// Two documents with one key (possible in plain manifests) pair up in
+	// order of appearance.
+	pending := map[addon.Object][]render.Document{}
+	for _, d := range docs(a) {
+		pending[d.Object] = append(pending[d.Object], d)
+	}
+	for _, db := range docs(b) {
+		if ctx.Err() != nil {
+			break
+		}
+		list := pending[db.Object]
+		if len(list) == 0 {
+			r.Added = append(r.Added, db.Object)
+			continue
+		}
+		da := list[0]
+		pending[db.Object] = list[1:]
+		na, nb := Normalize(da.Raw), Normalize(db.Raw)
+		if na == nb {
+			continue
+		}
+		key := db.Object.String()
+		r.Changed = append(r.Changed, Change{
+			Object:      db.Object,
+			UnifiedDiff: Unified("a/"+key, "b/"+key, na, nb, 3),
+		})
+	}
+	for _, da := range docs(a) {
+		if list := pending[da.Object]; len(list) > 0 {
+			r.Removed = append(r.Removed, da.Object)
+			pending[da.Object] = list[1:]
+		}
+	}
+	return r
+}
+
+func docs(r *render.Result) []render.Document {
+	if r == nil {
+		return nil
+	}
+	return r.Documents
+}
+
+// WriteText prints the report for people: the added, removed and changed
+// objects, then the diff of each changed one.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if r.Equal() {
+		b.WriteString("no differences\n")
+	}
+	section := func(title string, objs []addon.Object) {
+		if len(objs) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s (%d):\n", title, len(objs))
+		for _, o := range objs {
+			fmt.Fprintf(&b, "  %s\n", o)
+		}
+	}
+	section("Added", r.Added)
+	section("Removed", r.Removed)
+	changed := make([]addon.Object, 0, len(r.Changed))
+	for _, c := range r.Changed {
+		changed = append(changed, c.Object)
+	}
+	section("Changed", changed)
+	for _, c := range r.Changed {
+		b.WriteString("\n")
+		b.WriteString(c.UnifiedDiff)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Normalize returns the canonical YAML of one document: comments dropped,
+// aliases expanded, mapping keys sorted (apiVersion, kind and metadata
+// first at the top), scalar and collection styles reset. A document that
+// does not parse, or whose aliases expand too far, is returned as it is.
+func Normalize(raw []byte) string {
+	node, err := yaml.Parse(string(raw))
+	if err != nil || node.IsNil() {
+		return string(raw)
+	}
+	n := node.YNode()
+	nz := &normalizer{budget: maxNodes}
+	nz.node(n, 0, 0)
+	if nz.budget < 0 {
+		return string(raw)
+	}
+	out, err := yaml.String(n)
+	if err != nil {
+		return string(raw)
+	}
+	return out
+}
+
+// maxNodes bounds the nodes that expanding a document's aliases may add:
+// a few aliases nested can otherwise stand for billions.
+const maxNodes = 1 << 17
+
+// maxAliasDepth bounds aliases within aliases (an alias inside its own
+// anchor never ends).
+const maxAliasDepth = 32
+
+type normalizer struct{ budget int }
+
+func (nz *normalizer) node(n *yaml.Node, depth, aliases int) {
+	if nz.budget < 0 {
+		return
+	}
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	n.Anchor = ""
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil || aliases >= maxAliasDepth {
+			nz.budget = -1
+			return
+		}
+		*n = *nz.copy(n.Alias)
+		nz.node(n, depth, aliases+1)
+	case yaml.ScalarNode:
+		n.Style = 0
+	case yaml.DocumentNode, yaml.SequenceNode:
+		n.Style = 0
+		next := depth
+		if n.Kind == yaml.SequenceNode {
+			next++
+		}
+		for _, c := range n.Content {
+			nz.node(c, next, aliases)
+		}
+	case yaml.MappingNode:
+		n.Style = 0
+		type pair struct{ k, v *yaml.Node }
+		pairs := make([]pair, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			nz.node(n.Content[i], depth+1, aliases)
+			nz.node(n.Content[i+1], depth+1, aliases)
+			pairs = append(pairs, pair{n.Content[i], n.Content[i+1]})
+		}
+		slices.SortStableFunc(pairs, func(x, y pair) int {
+			rx, ry := keyRank(x.k.Value, depth), keyRank(y.k.Value, depth)
+			if rx != ry {
+				return rx - ry
+			}
+			return strings.Compare(x.k.Value, y.k.Value)
+		})
+		n.Content = n.Content[:0]
+		for _, p := range pairs {
+			n.Content = append(n.Content, p.k, p.v)
+		}
+	}
+}
+
+// copy copies a subtree (aliases inside stay aliases, expanded when the
+// copy is normalized), charging the budget.
+func (nz *normalizer) copy(n *yaml.Node) *yaml.Node {
+	nz.budget--
+	c := *n
+	c.Content = nil
+	if nz.budget < 0 {
+		return &c
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = nz.copy(child)
+	}
+	return &c
+}
+
+// keyRank puts apiVersion, kind and metadata first in an object.
+func keyRank(k string, depth int) int {
+	if depth != 0 {
+		return 3
+	}
+	switch k {
+	case "apiVersion":
+		return 0
+	case "kind":
+		return 1
+	case "metadata":
+		return 2
+	}
+	return 3
+}

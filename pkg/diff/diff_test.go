@@ -1,0 +1,408 @@
+package diff
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+func renderFiles(t *testing.T, files map[string]string) *render.Result {
+	t.Helper()
+	b := memfs.NewBuilder()
+	for name, body := range files {
+		if err := b.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := render.Render(context.Background(), b.FS(), render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestDiff(t *testing.T) {
+	a := renderFiles(t, map[string]string{
+		"a.yaml": `# a comment
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: same
+  namespace: ns
+data:
+  k: "1"
+  list: [x, y]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: changed, namespace: ns}
+data:
+  k: old
+  a: "1"
+  b: "2"
+  c: "3"
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: removed
+`,
+		"b.json": `{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}`,
+	})
+	b := renderFiles(t, map[string]string{
+		"a.yaml": `apiVersion: v1
+data:
+  list:
+  - x   # the first
+  - 'y'
+  k: '1'
+kind: ConfigMap
+metadata:
+  namespace: ns
+  name: same
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: changed
+  namespace: ns
+data:
+  k: new
+  a: "1"
+  b: "2"
+  c: "3"
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: added
+  namespace: ns
+`,
+		"b.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n",
+	})
+	r := Diff(context.Background(), a, b)
+	if r.Equal() {
+		t.Fatal("equal")
+	}
+	want := &Report{
+		Added:   []addon.Object{{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "added"}},
+		Removed: []addon.Object{{APIVersion: "v1", Kind: "Secret", Name: "removed"}},
+	}
+	if fmt.Sprint(r.Added) != fmt.Sprint(want.Added) || fmt.Sprint(r.Removed) != fmt.Sprint(want.Removed) {
+		t.Errorf("added %v removed %v", r.Added, r.Removed)
+	}
+	if len(r.Changed) != 1 || r.Changed[0].Object.Name != "changed" {
+		t.Fatalf("changed %+v", r.Changed)
+	}
+	wantDiff := `--- a/v1/ConfigMap ns/changed
++++ b/v1/ConfigMap ns/changed
+@@ -7,4 +7,4 @@
+   a: "1"
+   b: "2"
+   c: "3"
+-  k: old
++  k: new
+`
+	if got := r.Changed[0].UnifiedDiff; got != wantDiff {
+		t.Errorf("diff\n%s\nwant\n%s", got, wantDiff)
+	}
+	var sb strings.Builder
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Added (1):\n  v1/Service ns/added\n", "Removed (1):\n  v1/Secret removed\n", "Changed (1):\n  v1/ConfigMap ns/changed\n", "-  k: old\n+  k: new\n"} {
+		if !strings.Contains(sb.String(), s) {
+			t.Errorf("text output lacks %q:\n%s", s, sb.String())
+		}
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"changed":[{"object":{"apiVersion":"v1","kind":"ConfigMap","namespace":"ns","name":"changed"},"diff":"--- a/`) {
+		t.Errorf("json %s", js)
+	}
+
+	same := Diff(context.Background(), a, a)
+	if !same.Equal() {
+		t.Errorf("a differs from itself: %+v", same)
+	}
+	js, _ = json.Marshal(same)
+	if string(js) != `{"added":[],"removed":[],"changed":[]}` {
+		t.Errorf("empty report %s", js)
+	}
+}
+
+// Documents with one key (plain manifests allow it) pair up in order.
+func TestDiffDuplicateKeys(t *testing.T) {
+	doc := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  v: " + v + "\n"
+	}
+	a := renderFiles(t, map[string]string{"a.yaml": doc("1") + "---\n" + doc("2")})
+	b := renderFiles(t, map[string]string{"a.yaml": doc("1") + "---\n" + doc("3") + "---\n" + doc("4")})
+	r := Diff(context.Background(), a, b)
+	if len(r.Added) != 1 || len(r.Removed) != 0 || len(r.Changed) != 1 || !strings.Contains(r.Changed[0].UnifiedDiff, "-  v: 2\n+  v: 3\n") {
+		t.Errorf("%+v", r)
+	}
+	r = Diff(context.Background(), b, a)
+	if len(r.Added) != 0 || len(r.Removed) != 1 || len(r.Changed) != 1 {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"a: 1\nb: 2\n", "b: 2\na: 1\n"},
+		{"a: \"x\"\n", "a: x\n"},
+		{"a: [1, 2]\n", "a:\n- 1\n- 2\n"},
+		{"{\"a\": {\"b\": true}}", "a:\n  b: true # yes\n"},
+		{"x: &v {k: 1}\ny: *v\n", "x: {k: 1}\ny:\n  k: 1\n"},
+		{"a: |\n  one\n  two\n", "a: \"one\\ntwo\\n\"\n"},
+	} {
+		if na, nb := Normalize([]byte(tc[0])), Normalize([]byte(tc[1])); na != nb {
+			t.Errorf("%q and %q normalize differently: %q, %q", tc[0], tc[1], na, nb)
+		}
+	}
+	for _, tc := range [][2]string{
+		{"a: \"1\"\n", "a: 1\n"},
+		{"a: [1, 2]\n", "a: [2, 1]\n"},
+		{"a: null\n", "a: \"null\"\n"},
+	} {
+		if na, nb := Normalize([]byte(tc[0])), Normalize([]byte(tc[1])); na == nb {
+			t.Errorf("%q and %q normalize the same: %q", tc[0], tc[1], na)
+		}
+	}
+	if got := Normalize([]byte("apiVersion: v1\nmetadata: {}\ndata: {}\nkind: X\n")); got != "apiVersion: v1\nkind: X\nmetadata: {}\ndata: {}\n" {
+		t.Errorf("top-level order %q", got)
+	}
+}
+
+// Nested aliases that would expand to billions of nodes stop early.
+func TestNormalizeAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 12; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	start := time.Now()
+	got := Normalize([]byte(b.String()))
+	if got != b.String() {
+		t.Errorf("the bomb was normalized")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	// A self-referencing alias ends too.
+	self := "a: &a [1, *a]\n"
+	_ = Normalize([]byte(self))
+}
+
+func TestUnified(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n"
+	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\n13\n15\n16\n"
+	want := `--- a/x
++++ b/x
+@@ -2,7 +2,7 @@
+ 2
+ 3
+ 4
+-5
++five
+ 6
+ 7
+ 8
+@@ -11,5 +11,5 @@
+ 11
+ 12
+ 13
+-14
+ 15
++16
+`
+	if got := Unified("a/x", "b/x", a, b, 3); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// Changes close together share a hunk.
+	b2 := "1\n2\n3\nfour\n5\n6\n7\n8\nnine\n10\n11\n12\n13\n14\n15\n"
+	want2 := `--- a
++++ b
+@@ -1,12 +1,12 @@
+ 1
+ 2
+ 3
+-4
++four
+ 5
+ 6
+ 7
+ 8
+-9
++nine
+ 10
+ 11
+ 12
+`
+	if got := Unified("a", "b", a, b2, 3); got != want2 {
+		t.Errorf("got\n%s\nwant\n%s", got, want2)
+	}
+	if got := Unified("a", "b", "", "x\n", 3); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
+		t.Errorf("from empty: %q", got)
+	}
+	if got := Unified("a", "b", "x\n", "x\n", 3); got != "" {
+		t.Errorf("equal: %q", got)
+	}
+	if got := Unified("a", "b", "x", "y", 3); got != "--- a\n+++ b\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n" {
+		t.Errorf("no newline: %q", got)
+	}
+}
+
+// The edit script turns a into b with as few changes as a longest common
+// subsequence allows, and applying the unified diff to a gives b.
+func TestEditScriptRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strconv.Itoa(rng.IntN(4)) + "\n"
+		}
+		return out
+	}
+	for iter := range 2000 {
+		a, b := gen(rng.IntN(30)), gen(rng.IntN(30))
+		script := editScript(a, b)
+		var ga, gb []string
+		changes := 0
+		for _, e := range script {
+			if e.kind != opInsert {
+				ga = append(ga, e.line)
+			}
+			if e.kind != opDelete {
+				gb = append(gb, e.line)
+			}
+			if e.kind != opEqual {
+				changes++
+			}
+		}
+		if strings.Join(ga, "") != strings.Join(a, "") || strings.Join(gb, "") != strings.Join(b, "") {
+			t.Fatalf("%d: script does not turn %q into %q", iter, a, b)
+		}
+		if want := len(a) + len(b) - 2*lcs(a, b); changes != want {
+			t.Fatalf("%d: %d changes, want %d", iter, changes, want)
+		}
+		sa, sb := strings.Join(a, ""), strings.Join(b, "")
+		if got := applyUnified(t, sa, Unified("a", "b", sa, sb, rng.IntN(4))); got != sb {
+			t.Fatalf("%d: patching %q gives %q, want %q", iter, sa, got, sb)
+		}
+	}
+}
+
+func lcs(a, b []string) int {
+	dp := make([][]int, len(a)+1)
+	for i := range dp {
+		dp[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	return dp[0][0]
+}
+
+// applyUnified applies a unified diff (as Unified writes it) to a.
+func applyUnified(t *testing.T, a, patch string) string {
+	t.Helper()
+	if patch == "" {
+		return a
+	}
+	src := splitLines(a)
+	lines := splitLines(patch)[2:]
+	var out []string
+	pos := 0
+	for i := 0; i < len(lines); {
+		var as, al, bs, bl int
+		h := strings.TrimSuffix(lines[i], "\n")
+		parse := func(s string) (int, int) {
+			start, n, ok := strings.Cut(s, ",")
+			st, _ := strconv.Atoi(start)
+			if !ok {
+				return st, 1
+			}
+			ln, _ := strconv.Atoi(n)
+			return st, ln
+		}
+		f := strings.Fields(h)
+		as, al = parse(strings.TrimPrefix(f[1], "-"))
+		bs, bl = parse(strings.TrimPrefix(f[2], "+"))
+		_, _ = bs, bl
+		first := as - 1
+		if al == 0 {
+			first = as
+		}
+		out = append(out, src[pos:first]...)
+		pos = first
+		i++
+		for i < len(lines) && !strings.HasPrefix(lines[i], "@@") {
+			l := lines[i]
+			switch l[0] {
+			case ' ':
+				if src[pos] != l[1:] {
+					t.Fatalf("context %q does not match %q", l[1:], src[pos])
+				}
+				out = append(out, src[pos])
+				pos++
+			case '-':
+				pos++
+			case '+':
+				out = append(out, l[1:])
+			}
+			i++
+		}
+	}
+	out = append(out, src[pos:]...)
+	return strings.Join(out, "")
+}
+
+// Two long texts with nothing in common diff quickly and correctly.
+func TestUnifiedLarge(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&a, "a%d\n", i)
+		fmt.Fprintf(&b, "b%d\n", i)
+	}
+	start := time.Now()
+	u := Unified("a", "b", a.String(), b.String(), 3)
+	if got := applyUnified(t, a.String(), u); got != b.String() {
+		t.Error("the diff does not apply")
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v", d)
+	}
+	// A few changes in a long text stay minimal.
+	lines := strings.SplitAfter(a.String(), "\n")
+	lines[100], lines[15000] = "x\n", "y\n"
+	u = Unified("a", "b", a.String(), strings.Join(lines, ""), 3)
+	if strings.Count(u, "\n-") != 2 || strings.Count(u, "\n+") != 1+2 {
+		t.Errorf("not minimal:\n%s", u)
+	}
+}

@@ -1,0 +1,159 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// ConvertToImage rebuilds an artifact-form add-on as the image form: the
+// same tree (so the same content identity), name, version, description,
+// source, revision and created time, and the artifact's own manifest
+// annotations; one gzip layer, as build writes it. An add-on already in
+// the image form is returned as it is.
+func ConvertToImage(ctx context.Context, artifact v1.Image) (v1.Image, error) {
+	ad, err := unpack.Image(ctx, artifact, unpack.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if ad.Form == mediatypes.FormImage {
+		return artifact, nil
+	}
+	if ad.Form != mediatypes.FormArtifact {
+		return nil, fmt.Errorf("convert to the image form: a %s is not an add-on in the artifact form", ad.Form)
+	}
+	cfg := ad.Config
+	opts := build.Options{
+		Format:      build.FormatImage,
+		Name:        cfg.Name,
+		Version:     cfg.Version,
+		Description: cfg.Description,
+		Source:      cfg.Source,
+		Revision:    cfg.Revision,
+		Compression: mediatypes.Gzip,
+		// An add-on built without validation has no inventory: keep it so.
+		NoValidate: len(cfg.Inventory.Objects) == 0,
+	}
+	if cfg.Created != "" {
+		t, err := time.Parse(time.RFC3339, cfg.Created)
+		if err != nil {
+			return nil, fmt.Errorf("convert to the image form: created %q: %w", cfg.Created, err)
+		}
+		opts.Created = t
+	}
+	if ann := extraAnnotations(ad.Manifest.Annotations); len(ann) > 0 {
+		opts.Annotations = ann
+	}
+	res, err := build.Build(ctx, ad.FS, opts)
+	if err != nil {
+		return nil, fmt.Errorf("convert to the image form: %w", err)
+	}
+	if res.Config.Identity != ad.Identity {
+		return nil, fmt.Errorf("convert to the image form: identity changed from %s to %s", ad.Identity, res.Config.Identity)
+	}
+	return res.Image, nil
+}
+
+// extraAnnotations are the annotations build does not compute itself.
+func extraAnnotations(ann map[string]string) map[string]string {
+	out := maps.Clone(ann)
+	for _, k := range []string{
+		mediatypes.LabelSpec, mediatypes.LabelName, mediatypes.LabelVersion, mediatypes.LabelKind, mediatypes.LabelIdentity,
+		mediatypes.AnnotationTitle, mediatypes.AnnotationVersion, mediatypes.AnnotationDescription,
+		mediatypes.AnnotationSource, mediatypes.AnnotationRevision, mediatypes.AnnotationCreated,
+	} {
+		delete(out, k)
+	}
+	return out
+}
+
+// Push formats of `push --format`.
+const (
+	// FormatKeep pushes the add-on as it is.
+	FormatKeep = "keep"
+	// FormatAuto pushes the image form instead of the artifact form to a
+	// registry that does not accept the artifact form.
+	FormatAuto = "auto"
+)
+
+// ParsePushFormat checks a --format value of push.
+func ParsePushFormat(s string) (string, error) {
+	switch s {
+	case FormatKeep, FormatAuto:
+		return s, nil
+	}
+	return "", fmt.Errorf("unknown push format %q (want %q or %q)", s, FormatAuto, FormatKeep)
+}
+
+// PushAuto copies src to the registry reference dst as transfer.Copy
+// does, except that an artifact-form add-on goes as the image form
+// (ConvertToImage) when the registry does not accept the artifact form:
+// as the cache or a probe says (AcceptsArtifact), or as the push itself
+// finds out. Converted tells whether it did. An index is copied as it is.
+func PushAuto(ctx context.Context, src, dst source.Ref, opts transfer.Options, cache *Cache) (res *transfer.Result, converted bool, err error) {
+	if dst.Kind != source.KindRegistry {
+		return nil, false, fmt.Errorf("%s: want a registry reference", dst)
+	}
+	art, err := source.Open(ctx, src, opts.Options)
+	if err != nil {
+		return nil, false, err
+	}
+	defer art.Close()
+	if art.Image == nil || !isArtifact(art.Image) {
+		res, err := transfer.Write(ctx, art, dst, opts)
+		return res, false, err
+	}
+	ref, err := opts.Registry.ParseReference(dst.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	ropts, err := opts.Registry.Remote(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := AcceptsArtifact(ctx, ref.Context(), ropts, cache)
+	if err != nil {
+		return nil, false, err
+	}
+	if ok {
+		res, err := transfer.Write(ctx, art, dst, opts)
+		if err == nil || !isRefusal(err) {
+			return res, false, err
+		}
+		// Accepted in the probe, refused here (a policy of this
+		// repository?): the image form then, and remember.
+		_ = cache.record(ref.Context(), Check{Name: CheckArtifact, Detail: describe(err)})
+	}
+	img, err := ConvertToImage(ctx, art.Image)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, false, err
+	}
+	res, err = transfer.Write(ctx, &source.Artifact{Ref: art.Ref, Image: img, Digest: d}, dst, opts)
+	return res, true, err
+}
+
+// isArtifact reports whether img's manifest is the artifact form.
+func isArtifact(img v1.Image) bool {
+	m, err := img.Manifest()
+	if err != nil {
+		return false
+	}
+	layers := make([]mediatypes.Layer, 0, len(m.Layers))
+	for _, l := range m.Layers {
+		layers = append(layers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType)})
+	}
+	return mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), layers, nil) == mediatypes.FormArtifact
+}
