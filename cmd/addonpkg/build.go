@@ -16,6 +16,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 func newBuildCmd(a *app) *cobra.Command {
@@ -24,22 +25,30 @@ func newBuildCmd(a *app) *cobra.Command {
 		format, compression                string
 		opts                               build.Options
 		asJSON                             bool
+		fetch                              fetchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "build PATH",
-		Short: "Package a folder, a manifest file or a YAML stream as an add-on",
+		Short: "Package a folder, a manifest file, a YAML stream, a download or a git repository as an add-on",
 		Long: `Build packages PATH (a directory, a single YAML file, or - for a YAML stream
 on stdin) as an add-on in the image form (default) or the artifact form, into
 the local store and/or the --output destinations. The same input gives the same
 digest on any machine: times come from SOURCE_DATE_EPOCH, else the commit time
 of PATH's git HEAD, else the Unix epoch.
 
+PATH may also be an https:// URL of a YAML file or a .tar.gz/.tgz/.tar/.zip
+archive (URL[//SUBDIR][?checksum=sha256:HEX]), recorded as the source, or a git
+repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
+git+ssh:// and git+file://), whose URL and commit are recorded as source and
+revision and whose commit time is the build time.
+
 The tree is validated first: every YAML document must parse and name an
 apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 		Example: `  addonpkg build examples/coredns -t coredns:1.11
   addonpkg build examples/metrics-server --format artifact -t metrics-server:0.7
   addonpkg build ./addon -t registry.example.com/addons/x:1 --output oci:./layout:1
-  kustomize build overlays/prod | addonpkg build - --name prod -t prod:1`,
+  kustomize build overlays/prod | addonpkg build - --name prod -t prod:1
+  addonpkg build 'git+https://github.com/org/repo.git//deploy?ref=v1.2.0' -t x:1.2.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -64,19 +73,37 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				dsts = append(dsts, ref)
 			}
 			path := args[0]
-			var fsys *memfs.FS
-			if path == "-" {
+			var (
+				fsys *memfs.FS
+				tree *source.Tree
+			)
+			switch {
+			case path == "-":
 				fsys, err = build.LoadReader("stdin.yaml", a.stdin)
-			} else {
+			case isURLSource(path):
+				var ref source.Ref
+				if ref, err = source.Parse(path); err != nil {
+					return err
+				}
+				sopts := source.Options{Registry: a.reg}
+				fetch.apply(&sopts)
+				if tree, err = source.LoadTree(cmd.Context(), ref, sopts, unpack.Limits{}); err == nil {
+					fsys = tree.FS
+				}
+			default:
 				fsys, err = build.LoadDir(path)
 			}
 			if err != nil {
 				return err
 			}
 			if opts.Name == "" {
-				opts.Name = defaultName(path)
+				if tree != nil {
+					opts.Name = tree.Name
+				} else {
+					opts.Name = defaultName(path)
+				}
 			}
-			if err := a.fillFromGit(cmd, path, &opts); err != nil {
+			if err := a.fillFromSource(cmd, path, tree, &opts); err != nil {
 				return err
 			}
 			res, err := build.Build(cmd.Context(), fsys, opts)
@@ -137,6 +164,8 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
+	fetch.add(cmd)
+	a.addRegistryFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("image", "artifact"))
 	_ = cmd.RegisterFlagCompletionFunc("compression", fixedCompletion("gzip", "zstd", "none"))
 	return cmd
@@ -195,9 +224,22 @@ func defaultName(path string) string {
 	return base
 }
 
-// fillFromGit defaults --source, --revision and the build time from the
-// git work tree PATH is in, and SOURCE_DATE_EPOCH.
-func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) error {
+// isURLSource reports whether build reads PATH through the source
+// package: http downloads, git repositories and file:// URLs.
+func isURLSource(path string) bool {
+	for _, p := range []string{"https://", "http://", "git+", "file://"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// fillFromSource defaults --source, --revision and the build time from
+// SOURCE_DATE_EPOCH, then from what an http or git source recorded (the
+// URL; the repository, commit and commit time), else from the git work
+// tree a local PATH is in.
+func (a *app) fillFromSource(cmd *cobra.Command, path string, tree *source.Tree, opts *build.Options) error {
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 		sec, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -205,6 +247,27 @@ func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) 
 		}
 		opts.Created = time.Unix(sec, 0).UTC()
 	}
+	if tree == nil || tree.Ref.Kind == source.KindDir {
+		if tree != nil {
+			path = tree.Ref.Path
+		}
+		return a.fillFromGit(cmd, path, opts)
+	}
+	if !cmd.Flags().Changed("source") && tree.Source != "" {
+		opts.Source = tree.Source
+	}
+	if !cmd.Flags().Changed("revision") && tree.Revision != "" {
+		opts.Revision = tree.Revision
+	}
+	if opts.Created.IsZero() && !tree.Time.IsZero() {
+		opts.Created = tree.Time
+	}
+	return nil
+}
+
+// fillFromGit defaults --source, --revision and the build time from the
+// git work tree PATH is in.
+func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) error {
 	if path == "-" {
 		return nil
 	}

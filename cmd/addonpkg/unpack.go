@@ -19,6 +19,7 @@ func newUnpackCmd(a *app) *cobra.Command {
 		out, pull, platform, contentDir string
 		raw, list, asJSON, allowRemote  bool
 		limits                          unpack.Limits
+		fetch                           fetchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
@@ -29,12 +30,22 @@ YAML stream for 'kubectl apply -f -'.
 
 SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
 ...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],
-oci-archive:FILE[:TAG], docker-archive:FILE, or a local folder (./dir, /abs/dir).
-A name that exists in the local store wins over a registry (see --pull).`,
+oci-archive:FILE[:TAG], docker-archive:FILE, a local folder or manifest file
+(./dir, /abs/dir, file.yaml, file://...), an https:// URL of a YAML file or a
+.tar.gz/.tgz/.tar/.zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
+repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
+git+ssh://, git+file://). A name that exists in the local store wins over a
+registry (see --pull).
+
+--json prints "pinned": a SOURCE that resolves to exactly this content
+(REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
+?checksum=sha256:...; empty for a local folder).`,
 		Example: `  addonpkg unpack coredns:1.11 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
-  addonpkg unpack coredns:1.11 --json`,
+  addonpkg unpack coredns:1.11 --json
+  addonpkg unpack https://example.com/releases/addon.tar.gz//deploy --json
+  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,6 +70,7 @@ A name that exists in the local store wins over a registry (see --pull).`,
 			if err != nil {
 				return err
 			}
+			fetch.apply(&sopts)
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
 				return err
@@ -107,9 +119,26 @@ A name that exists in the local store wins over a registry (see --pull).`,
 	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", unpack.DefaultMaxFileBytes, "limit: bytes of one file")
 	f.IntVar(&limits.MaxPathLength, "max-path-length", unpack.DefaultMaxPathLength, "limit: bytes of one path")
 	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
+	fetch.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd
+}
+
+// fetchFlags bound http and git sources. Their time limit is the
+// registry flags' --timeout, applied to a whole download or git fetch.
+type fetchFlags struct {
+	maxDownload int64
+}
+
+func (f *fetchFlags) add(cmd *cobra.Command) {
+	cmd.Flags().Int64Var(&f.maxDownload, "max-download-bytes", source.DefaultMaxDownloadBytes, "limit: bytes of an http download")
+}
+
+// apply sets the fetch limits on o, whose Registry options are set.
+func (f *fetchFlags) apply(o *source.Options) {
+	o.Timeout = o.Registry.Timeout
+	o.MaxDownloadBytes = f.maxDownload
 }
 
 type fileInfo struct {
@@ -146,6 +175,7 @@ func files(ad *unpack.Addon) []fileInfo {
 func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
 	m := map[string]any{
 		"source":   ref.String(),
+		"pinned":   ad.Pinned,
 		"form":     ad.Form,
 		"identity": ad.Identity,
 		"config":   ad.Config,

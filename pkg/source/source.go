@@ -1,16 +1,23 @@
 // Package source resolves the SOURCE strings of the command line (a name
 // in the local store, a registry reference, oci:DIR, oci-archive:FILE,
-// docker-archive:FILE, or a local folder) to an image or index, or a tree,
-// and unpacks any of them the same way.
+// docker-archive:FILE, a local folder or file, an https:// download of a
+// YAML file or an archive, or a git repository) to an image or index, or a
+// tree, and unpacks any of them the same way.
+//
+// Every resolution also yields a pinned SOURCE (unpack.Addon.Pinned) that
+// resolves to exactly the same content later: REPO@sha256:..., a git URL
+// with ?ref=COMMIT, an https URL with ?checksum=sha256:....
 package source
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -33,6 +40,12 @@ const (
 	KindArchive       Kind = "oci-archive"
 	KindDockerArchive Kind = "docker-archive"
 	KindDir           Kind = "dir"
+	// KindHTTP is an https:// (or loopback http://) download: a YAML file
+	// or a .tar.gz, .tgz, .tar or .zip archive.
+	KindHTTP Kind = "http"
+	// KindGit is a git repository: git+https://, git+http://, git+ssh://
+	// or git+file://.
+	KindGit Kind = "git"
 )
 
 // Pull policies for names that could be in the store or a registry.
@@ -51,6 +64,18 @@ type Ref struct {
 	// Name is the tag or digest inside a layout or archive, the store name,
 	// or the registry reference.
 	Name string
+	// URL is what an http or git source fetches: the download URL with
+	// its other query parameters, or the repository URL without "git+".
+	// It may hold credentials: print Ref.String(), which removes them.
+	URL string
+	// Subdir is the //SUBDIR of an http or git source: the directory of
+	// the archive or repository that holds the add-on ("" = the root).
+	Subdir string
+	// Checksum is an http source's ?checksum=sha256:HEX.
+	Checksum string
+	// GitRef is a git source's ?ref= (a branch, tag or commit; "" = the
+	// remote HEAD).
+	GitRef string
 }
 
 func (r Ref) String() string {
@@ -66,8 +91,45 @@ func (r Ref) String() string {
 		return string(r.Kind) + ":" + r.Path + sep + r.Name
 	case KindDir:
 		return r.Path
+	case KindHTTP:
+		return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
+	case KindGit:
+		return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
+	case KindStore:
+		// "oci:latest" would read back as a layout: the default tag is
+		// implied by the bare name.
+		for _, p := range []string{"oci:", "oci-archive:", "docker-archive:"} {
+			if strings.HasPrefix(r.Name, p) && strings.TrimPrefix(r.Name, p) == "latest" {
+				return strings.TrimSuffix(p, ":")
+			}
+		}
+	case KindRegistry:
+		if !hasRegistryHost(r.Name) {
+			// docker://NAME without a host: without the prefix it would
+			// read back as a store name.
+			return "docker://" + r.Name
+		}
 	}
 	return r.Name
+}
+
+// remoteString rebuilds an http or git SOURCE, credentials removed.
+func remoteString(prefix, u, sub, key, val string) string {
+	base, query, _ := strings.Cut(redactURL(u), "?")
+	s := prefix + base
+	if sub != "" {
+		s += "//" + sub
+	}
+	if val != "" {
+		if query != "" {
+			query += "&"
+		}
+		query += key + "=" + val
+	}
+	if query != "" {
+		s += "?" + query
+	}
+	return s
 }
 
 // ErrBadSource marks a SOURCE that does not parse.
@@ -97,10 +159,27 @@ func Parse(s string) (Ref, error) {
 			return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
 		}
 		return Ref{Kind: KindRegistry, Name: r}, nil
+	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "http://"):
+		return parseHTTP(s)
+	case strings.HasPrefix(s, "git+"):
+		ref, err := parseGit(s)
+		if err != nil {
+			if _, serr := os.Stat(s); serr == nil {
+				return Ref{Kind: KindDir, Path: s}, nil // a folder named git+...
+			}
+		}
+		return ref, err
 	case strings.HasPrefix(s, "file://"):
-		return Ref{Kind: KindDir, Path: strings.TrimPrefix(s, "file://")}, nil
+		return Ref{Kind: KindDir, Path: strings.TrimPrefix(s, "file://")}, nonEmpty(s, strings.TrimPrefix(s, "file://"))
 	case strings.HasPrefix(s, "./"), strings.HasPrefix(s, "../"), strings.HasPrefix(s, "/"), s == ".", s == "..":
 		return Ref{Kind: KindDir, Path: s}, nil
+	}
+	// An existing manifest file (coredns.yaml) is a file, not a store
+	// name, though it would parse as one.
+	if isManifestName(s) {
+		if st, err := os.Stat(s); err == nil && st.Mode().IsRegular() {
+			return Ref{Kind: KindDir, Path: s}, nil
+		}
 	}
 	if _, err := name.ParseReference(s); err != nil {
 		// Not a reference: a path after all?
@@ -113,6 +192,15 @@ func Parse(s string) (Ref, error) {
 		return Ref{Kind: KindRegistry, Name: s}, nil
 	}
 	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+}
+
+// isManifestName reports whether s ends like a manifest file.
+func isManifestName(s string) bool {
+	switch strings.ToLower(filepath.Ext(s)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 func nonEmpty(s, p string) error {
@@ -166,6 +254,55 @@ type Options struct {
 	// Pull is PullMissing (default), PullAlways or PullNever, for names
 	// that may be in the store or a registry.
 	Pull string
+
+	// HTTPClient fetches http sources; nil means a client over
+	// Registry.Transport if set, else one built from Registry's TLS
+	// choices (CAFile, InsecureSkipTLSVerify) that honours the proxy
+	// environment. Redirects to plain http are refused either way. Git
+	// over HTTPS takes Registry's CAFile and InsecureSkipTLSVerify, not
+	// this client.
+	HTTPClient *http.Client
+	// Timeout bounds each HTTP download (connection, headers and body)
+	// and each git fetch as a whole; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// ConnectTimeout bounds connecting to an HTTP server when HTTPClient
+	// is nil; 0 means DefaultTimeout.
+	ConnectTimeout time.Duration
+	// MaxDownloadBytes caps the body of an HTTP download; 0 means
+	// DefaultMaxDownloadBytes. The unpack limits (unpack.Options.Limits)
+	// apply to the tree inside it, and to git trees.
+	MaxDownloadBytes int64
+	// Netrc is the netrc file read for https credentials (machine, login,
+	// password); "" means $NETRC, else ~/.netrc. Git over https also takes
+	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
+	// x-access-token), before the netrc file.
+	Netrc string
+}
+
+// Defaults of Options.
+const (
+	DefaultTimeout          = 60 * time.Second
+	DefaultMaxDownloadBytes = 512 << 20
+)
+
+// Flags that change Options on the command line, named in errors.
+const (
+	FlagTimeout          = "--timeout"
+	FlagMaxDownloadBytes = "--max-download-bytes"
+)
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (o Options) maxDownload() int64 {
+	if o.MaxDownloadBytes > 0 {
+		return o.MaxDownloadBytes
+	}
+	return DefaultMaxDownloadBytes
 }
 
 // Artifact is an opened OCI source: an image or an index.
@@ -205,8 +342,8 @@ func DefaultStore() (*layout.Store, error) {
 	return layout.Init(dir)
 }
 
-// Open resolves an OCI source to its image or index. Folder sources are
-// not OCI: use Unpack, or build them.
+// Open resolves an OCI source to its image or index. Folder, http and git
+// sources are not OCI: use Unpack or LoadTree, or build them.
 func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	switch ref.Kind {
 	case KindStore:

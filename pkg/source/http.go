@@ -1,0 +1,571 @@
+package source
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// maxRedirects bounds the redirects an http source may follow.
+const maxRedirects = 10
+
+// loadHTTP downloads an http source and reads its tree.
+func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
+	u, err := url.Parse(ref.URL)
+	if err != nil {
+		return nil, unwrapURLError(err)
+	}
+	if !plainHTTPAllowed(u, opts) {
+		return nil, fmt.Errorf("plain http:// to %s is refused (only loopback hosts get it): use https://, or --plain-http", u.Host)
+	}
+	body, ctype, err := download(ctx, u, opts)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	hexSum := hex.EncodeToString(sum[:])
+	if ref.Checksum != "" && ref.Checksum != "sha256:"+hexSum {
+		return nil, fmt.Errorf("checksum mismatch: the body (%d bytes) hashes to sha256:%s, the SOURCE wants %s", len(body), hexSum, ref.Checksum)
+	}
+	kind, err := classify(u.Path, body, ctype)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{
+		Ref:        ref,
+		Name:       remoteName(ref),
+		Digest:     v1.Hash{Algorithm: "sha256", Hex: hexSum},
+		Source:     redactURL(ref.URL),
+		ContentDir: "/" + ref.Subdir,
+	}
+	pinned := ref
+	pinned.Checksum = "sha256:" + hexSum
+	t.Pinned = pinned.String()
+	switch kind {
+	case bodyYAML:
+		if ref.Subdir != "" {
+			return nil, fmt.Errorf("//%s names a directory, but the URL is a single YAML file, not an archive", ref.Subdir)
+		}
+		name := fileName(u)
+		if int64(len(body)) > limits.MaxFileBytes {
+			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: name}
+		}
+		if t.FS, err = build.LoadBytes(name, body); err != nil {
+			return nil, err
+		}
+	case bodyTar:
+		tb := newTreeBuilder("the archive", ref.Subdir, limits)
+		if err := extractTar(ctx, body, tb); err != nil {
+			return nil, err
+		}
+		if t.FS, err = tb.done(); err != nil {
+			return nil, err
+		}
+	case bodyZip:
+		tb := newTreeBuilder("the archive", ref.Subdir, limits)
+		if err := extractZip(ctx, body, tb); err != nil {
+			return nil, err
+		}
+		if t.FS, err = tb.done(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// fileName names the one file of a YAML download: the URL's last path
+// element, with .yaml added when it has no manifest extension (only
+// those files render).
+func fileName(u *url.URL) string {
+	name := path.Base(u.Path)
+	if name == "." || name == "/" || name == "" || strings.ContainsAny(name, "\\\x00") || !fs.ValidPath(name) {
+		name = "addon"
+	}
+	if !render.IsManifestFile(name) {
+		name += ".yaml"
+	}
+	return name
+}
+
+// download GETs u with the options' client, credentials and limits.
+func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, error) {
+	timeout := opts.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client, closeIdle, err := opts.httpClient()
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeIdle()
+
+	clean := *u
+	clean.User = nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clean.String(), nil)
+	if err != nil {
+		return nil, "", unwrapURLError(err)
+	}
+	req.Header.Set("User-Agent", "addonpkg/"+registry.Version)
+	// The checksum is over the bytes the server stores: no transparent
+	// decompression.
+	req.Header.Set("Accept-Encoding", "identity")
+	if user, pass, ok := httpCredentials(u, opts); ok {
+		req.SetBasicAuth(user, pass)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, "", netErr(ctx, err, timeout)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		hint := ""
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			hint = " (credentials for https come from ~/.netrc)"
+		}
+		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
+	}
+	max := opts.maxDownload()
+	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Flag: FlagMaxDownloadBytes}
+	if resp.ContentLength > max {
+		return nil, "", tooBig
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, "", netErr(ctx, err, timeout)
+	}
+	if int64(len(body)) > max {
+		return nil, "", tooBig
+	}
+	return body, resp.Header.Get("Content-Type"), nil
+}
+
+// netErr turns a transport error into one line: timeouts say which limit
+// to raise, and the URL (which the caller names) is not repeated.
+func netErr(ctx context.Context, err error, timeout time.Duration) error {
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out after %v (raise it with %s)", timeout, FlagTimeout)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("timed out: %w", unwrapURLError(err))
+	}
+	return unwrapURLError(err)
+}
+
+// httpCredentials picks basic-auth credentials: the URL's own, else the
+// netrc entry of the host (https only).
+func httpCredentials(u *url.URL, opts Options) (string, string, bool) {
+	if u.User != nil {
+		p, _ := u.User.Password()
+		return u.User.Username(), p, true
+	}
+	if u.Scheme != "https" {
+		return "", "", false
+	}
+	return netrcLookup(opts.netrcFile(), u.Hostname())
+}
+
+// httpClient returns the client for http sources, with a redirect policy
+// that refuses a downgrade to plain http, and a func that releases the
+// connections of a client it built.
+func (o Options) httpClient() (*http.Client, func(), error) {
+	var c http.Client
+	closeIdle := func() {}
+	if o.HTTPClient != nil {
+		c = *o.HTTPClient
+	} else {
+		t, err := o.transport()
+		if err != nil {
+			return nil, nil, err
+		}
+		c.Transport = t
+		if ht, ok := t.(*http.Transport); ok && o.Registry.Transport == nil {
+			closeIdle = ht.CloseIdleConnections
+		}
+	}
+	prev := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if !plainHTTPAllowed(req.URL, o) {
+			return fmt.Errorf("redirected to plain http://%s: refused", req.URL.Host)
+		}
+		if prev != nil {
+			return prev(req, via)
+		}
+		return nil
+	}
+	return &c, closeIdle, nil
+}
+
+// transport builds the base transport: the registry options' transport
+// if set, else the default one with the TLS choices and timeouts.
+func (o Options) transport() (http.RoundTripper, error) {
+	if o.Registry.Transport != nil {
+		return o.Registry.Transport, nil
+	}
+	connect := o.ConnectTimeout
+	if connect <= 0 {
+		connect = DefaultTimeout
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = http.ProxyFromEnvironment
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	tc, err := o.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	t.TLSClientConfig = tc
+	return t, nil
+}
+
+func (o Options) tlsConfig() (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.Registry.CAFile != "" {
+		pem, err := os.ReadFile(o.Registry.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --ca-file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificates in it", o.Registry.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if o.Registry.InsecureSkipTLSVerify {
+		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
+	}
+	return tc, nil
+}
+
+// What an http body holds.
+type bodyKind int
+
+const (
+	bodyYAML bodyKind = iota
+	bodyTar
+	bodyZip
+)
+
+// classify decides from the URL's extension and the body's first bytes
+// what the download is, and refuses HTML pages and mislabelled bodies.
+func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
+	p := strings.ToLower(urlPath)
+	var want string
+	switch {
+	case strings.HasSuffix(p, ".tar.gz"), strings.HasSuffix(p, ".tgz"):
+		want = ".tar.gz archive"
+	case strings.HasSuffix(p, ".tar"):
+		want = ".tar archive"
+	case strings.HasSuffix(p, ".zip"):
+		want = ".zip archive"
+	case render.IsManifestFile(p):
+		want = "YAML file"
+	default:
+		want = "YAML file or archive"
+	}
+	if len(body) == 0 {
+		return 0, fmt.Errorf("the body is empty, not a %s", want)
+	}
+	if isHTML(body, ctype) {
+		return 0, fmt.Errorf("got an HTML page, not a %s (an error or login page, or a repository's web page: for git use git+https://)", want)
+	}
+	got := sniff(body)
+	mismatch := func() error {
+		return fmt.Errorf("not a %s: the body is %s", want, got)
+	}
+	switch want {
+	case ".tar.gz archive":
+		if got != "gzip data" {
+			return 0, mismatch()
+		}
+		return bodyTar, nil
+	case ".tar archive":
+		if got != "a tar archive" && got != "gzip data" {
+			return 0, mismatch()
+		}
+		return bodyTar, nil
+	case ".zip archive":
+		if got != "a zip archive" {
+			return 0, mismatch()
+		}
+		return bodyZip, nil
+	case "YAML file":
+		if got != "text" {
+			return 0, mismatch()
+		}
+		return bodyYAML, nil
+	}
+	switch got {
+	case "gzip data", "a tar archive":
+		return bodyTar, nil
+	case "a zip archive":
+		return bodyZip, nil
+	case "text":
+		return bodyYAML, nil
+	}
+	return 0, mismatch()
+}
+
+// sniff describes a body by its first bytes.
+func sniff(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		return "gzip data"
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")), bytes.HasPrefix(b, []byte("PK\x05\x06")):
+		return "a zip archive"
+	case len(b) >= 262 && string(b[257:262]) == "ustar":
+		return "a tar archive"
+	case utf8.Valid(b) && bytes.IndexByte(b, 0) < 0:
+		return "text"
+	}
+	return "binary data"
+}
+
+// isHTML reports a web page: sniffed as HTML, or served as text/html and
+// starting like markup (YAML never starts with "<").
+func isHTML(body []byte, ctype string) bool {
+	if strings.HasPrefix(http.DetectContentType(body), "text/html") {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(ctype)
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return (mt == "text/html" || mt == "application/xhtml+xml") && bytes.HasPrefix(trimmed, []byte("<"))
+}
+
+// limitedReader fails once more than max bytes were read from r: the
+// decompressed size of an archive, so a bomb stops at the limit.
+type limitedReader struct {
+	r      io.Reader
+	n, max int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.n > l.max {
+		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Flag: unpack.FlagMaxImageBytes}
+	}
+	return n, err
+}
+
+// extractTar reads a tar, gzip- or zstd-compressed or not, into t.
+func extractTar(ctx context.Context, body []byte, t *treeBuilder) error {
+	zr, err := archive.Decompress(bytes.NewReader(body), mediatypes.Unknown)
+	if err != nil {
+		return fmt.Errorf("not a valid archive: %w", err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(&limitedReader{r: zr, max: t.limits.MaxImageBytes})
+	entries := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var le *unpack.LimitError
+			if errors.As(err, &le) {
+				return err
+			}
+			return fmt.Errorf("not a valid tar archive: %w", err)
+		}
+		entries++
+		if err := tarEntry(tr, hdr, t); err != nil {
+			return err
+		}
+	}
+	if entries == 0 {
+		return fmt.Errorf("not a valid tar archive: no entries")
+	}
+	return nil
+}
+
+func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
+	switch hdr.Typeflag {
+	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
+		return nil
+	}
+	p, err := cleanEntry(hdr.Name)
+	if err != nil {
+		return err
+	}
+	if p == "." {
+		return nil
+	}
+	tp, in := t.rel(p)
+	if !in {
+		return nil // outside the subdirectory: read past, only counted
+	}
+	if tp == "." {
+		if hdr.Typeflag != tar.TypeDir {
+			t.contentIsFile = true
+		}
+		return nil
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		return t.mkdir(tp, hdr.Name)
+	case tar.TypeReg:
+		if err := t.check(tp); err != nil {
+			return err
+		}
+		if err := t.checkSize(tp, hdr.Size); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
+		if err != nil {
+			var le *unpack.LimitError
+			if errors.As(err, &le) {
+				return err
+			}
+			return fmt.Errorf("not a valid tar archive: %s: %w", sanitize(hdr.Name), err)
+		}
+		if int64(len(data)) != hdr.Size {
+			return fmt.Errorf("not a valid tar archive: %s: %w", sanitize(hdr.Name), io.ErrUnexpectedEOF)
+		}
+		return t.file(tp, hdr.Name, data, fs.FileMode(hdr.Mode).Perm())
+	case tar.TypeSymlink:
+		return t.symlink(tp, hdr.Name, hdr.Linkname)
+	case tar.TypeLink:
+		target, err := cleanEntry(hdr.Linkname)
+		if err != nil {
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)))
+		}
+		tt, in := t.rel(target)
+		if !in {
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)))
+		}
+		data, ok := t.b.ReadFile(tt)
+		if !ok {
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", sanitize(hdr.Linkname)))
+		}
+		mode, _ := t.b.Lookup(tt)
+		return t.file(tp, hdr.Name, data, mode)
+	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+		return entryErr(hdr.Name, "device or fifo entries are not allowed in an add-on")
+	}
+	return entryErr(hdr.Name, fmt.Sprintf("unsupported entry type %q", hdr.Typeflag))
+}
+
+// extractZip reads a zip archive into t.
+func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return fmt.Errorf("not a valid zip archive: %w", err)
+	}
+	total := int64(0)
+	for _, f := range zr.File {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Some zip tools write DOS separators.
+		name := strings.ReplaceAll(f.Name, "\\", "/")
+		p, err := cleanEntry(name)
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			continue
+		}
+		tp, in := t.rel(p)
+		if !in {
+			continue
+		}
+		mode := f.Mode()
+		isDir := mode.IsDir() || strings.HasSuffix(name, "/")
+		if tp == "." {
+			if !isDir {
+				t.contentIsFile = true
+			}
+			continue
+		}
+		switch {
+		case isDir:
+			err = t.mkdir(tp, f.Name)
+		case mode&fs.ModeSymlink != 0:
+			var target []byte
+			if target, err = readZip(f, int64(t.limits.MaxPathLength), &total, t); err == nil {
+				err = t.symlink(tp, f.Name, string(target))
+			}
+		case mode.IsRegular():
+			if err = t.check(tp); err != nil {
+				return err
+			}
+			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
+				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(tp)}
+			}
+			if err = t.checkSize(tp, int64(f.UncompressedSize64)); err != nil {
+				return err
+			}
+			var data []byte
+			if data, err = readZip(f, t.limits.MaxFileBytes, &total, t); err == nil {
+				err = t.file(tp, f.Name, data, mode.Perm())
+			}
+		default:
+			err = entryErr(f.Name, "device, fifo or socket entries are not allowed in an add-on")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readZip reads one zip entry, at most max bytes, counting the total
+// decompressed bytes against MaxImageBytes.
+func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", sanitize(f.Name), err)
+	}
+	defer rc.Close()
+	lr := &limitedReader{r: io.LimitReader(rc, max+1), n: *total, max: t.limits.MaxImageBytes}
+	data, err := io.ReadAll(lr)
+	*total = lr.n
+	if err != nil {
+		var le *unpack.LimitError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", sanitize(f.Name), err)
+	}
+	if int64(len(data)) > max {
+		return nil, &unpack.LimitError{Name: "file size", Limit: max, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(f.Name)}
+	}
+	return data, nil
+}

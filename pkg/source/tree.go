@@ -1,0 +1,411 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/ignore"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// Tree is a SOURCE read as a plain tree rather than an OCI image: a local
+// folder or file, an http download, or a git commit.
+type Tree struct {
+	Ref Ref
+	// FS is the add-on tree, read the way build.LoadDir reads a folder:
+	// .addonignore and the default ignore rules applied, symlinks inside
+	// the tree stored as their targets' content.
+	FS *memfs.FS
+	// Name is the default add-on name (the folder's, file's, archive's,
+	// repository's or subdirectory's name).
+	Name string
+	// Pinned is a SOURCE that resolves to exactly this tree; empty for
+	// local folders and files.
+	Pinned string
+	// Digest is the SHA-256 of an http body.
+	Digest v1.Hash
+	// Source is the URL the tree came from, credentials removed: the
+	// download URL, or the repository URL; empty for local sources.
+	Source string
+	// Revision is a git source's full commit hash.
+	Revision string
+	// Time is a git source's commit time (committer date, UTC).
+	Time time.Time
+	// ContentDir is where the tree was: the folder, or "/SUBDIR" of an
+	// archive or repository ("/" for its root).
+	ContentDir string
+}
+
+// IsTree reports whether sources of kind k are plain trees (LoadTree),
+// not OCI images (Open).
+func IsTree(k Kind) bool {
+	return k == KindDir || k == KindHTTP || k == KindGit
+}
+
+// LoadTree reads a folder, file, http or git source into memory. limits
+// bound the tree as they bound an unpacked image (zero fields take the
+// defaults); opts.MaxDownloadBytes bounds an http body.
+func LoadTree(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
+	switch ref.Kind {
+	case KindDir:
+		fsys, err := build.LoadDir(ref.Path)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(filepath.Clean(absPath(ref.Path)))
+		name = strings.TrimSuffix(name, filepath.Ext(name))
+		return &Tree{Ref: ref, FS: fsys, Name: name, ContentDir: ref.Path}, nil
+	case KindHTTP:
+		t, err := loadHTTP(ctx, ref, opts, withDefaults(limits))
+		if err != nil {
+			return nil, sourceErr(ref, err)
+		}
+		return t, nil
+	case KindGit:
+		t, err := loadGit(ctx, ref, opts, withDefaults(limits))
+		if err != nil {
+			return nil, sourceErr(ref, err)
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("%s: a %s source is an OCI image, not a tree: use Open", ref, ref.Kind)
+}
+
+// Error is the error of an http or git source: one line that names the
+// source (credentials removed) and the problem.
+type Error struct {
+	Source string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return oneLine(e.Source + ": " + e.Err.Error())
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func sourceErr(ref Ref, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &Error{Source: ref.String(), Err: err}
+}
+
+// oneLine folds a message that a server or library spread over lines.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var parts []string
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// withDefaults fills the zero fields of l, as the unpacker does.
+func withDefaults(l unpack.Limits) unpack.Limits {
+	if l.MaxAddonBytes <= 0 {
+		l.MaxAddonBytes = unpack.DefaultMaxAddonBytes
+	}
+	if l.MaxImageBytes <= 0 {
+		l.MaxImageBytes = unpack.DefaultMaxImageBytes
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = unpack.DefaultMaxEntries
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = unpack.DefaultMaxFileBytes
+	}
+	if l.MaxPathLength <= 0 {
+		l.MaxPathLength = unpack.DefaultMaxPathLength
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = unpack.DefaultMaxDepth
+	}
+	return l
+}
+
+// treeBuilder assembles a raw tree from archive entries or git objects,
+// enforcing the unpack limits and the safety rules of the unpacker: no
+// absolute or climbing paths, no links that leave the tree, nothing but
+// files, directories and symlinks. Paths outside the content directory
+// (the //SUBDIR) are skipped.
+type treeBuilder struct {
+	what    string // "the archive", "commit abc123"
+	content string // "" = the root
+	limits  unpack.Limits
+	b       *memfs.Builder
+	// seen is set once an entry at or below the content directory was
+	// found; contentIsFile when the content directory is a file.
+	seen, contentIsFile bool
+}
+
+func newTreeBuilder(what, content string, limits unpack.Limits) *treeBuilder {
+	return &treeBuilder{what: what, content: content, limits: limits, b: memfs.NewBuilder()}
+}
+
+// entryErr refuses an entry of an archive or a git tree.
+func entryErr(name, reason string) error {
+	return &unsafeEntry{name: sanitize(name), reason: reason}
+}
+
+// unsafeEntry is unpack.ErrUnsafeEntry for an archive or a git tree.
+type unsafeEntry struct{ name, reason string }
+
+func (e *unsafeEntry) Error() string { return fmt.Sprintf("unsafe entry %q: %s", e.name, e.reason) }
+
+func (e *unsafeEntry) Unwrap() error { return unpack.ErrUnsafeEntry }
+
+// sanitize keeps hostile names from breaking the one-line error.
+func sanitize(s string) string {
+	const max = 200
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
+}
+
+// cleanEntry normalizes an entry name and refuses names that climb out.
+func cleanEntry(name string) (string, error) {
+	if strings.HasPrefix(name, "/") {
+		return "", entryErr(name, "absolute path")
+	}
+	if strings.ContainsRune(name, 0) {
+		return "", entryErr(name, "NUL in path")
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", entryErr(name, "path climbs out with ..")
+		}
+	}
+	return path.Clean(name), nil
+}
+
+// rel maps a clean archive path into the content directory; ok is false
+// outside it. It also notes that the content directory exists.
+func (t *treeBuilder) rel(p string) (string, bool) {
+	if t.content == "" {
+		t.seen = t.seen || p != "."
+		return p, true
+	}
+	if p == t.content {
+		t.seen = true
+		return ".", true
+	}
+	if strings.HasPrefix(p, t.content+"/") {
+		t.seen = true
+		return p[len(t.content)+1:], true
+	}
+	return "", false
+}
+
+// check applies the path and count limits to a tree path.
+func (t *treeBuilder) check(tp string) error {
+	if len(tp) > t.limits.MaxPathLength {
+		return &unpack.LimitError{Name: "path length", Limit: int64(t.limits.MaxPathLength), Flag: unpack.FlagMaxPathLength, Entry: sanitize(tp)}
+	}
+	if depth := strings.Count(tp, "/") + 1; depth > t.limits.MaxDepth {
+		return &unpack.LimitError{Name: "path depth", Limit: int64(t.limits.MaxDepth), Flag: unpack.FlagMaxDepth, Entry: sanitize(tp)}
+	}
+	if t.b.Count() >= t.limits.MaxEntries {
+		return &unpack.LimitError{Name: "entry count", Limit: int64(t.limits.MaxEntries), Flag: unpack.FlagMaxEntries}
+	}
+	return nil
+}
+
+func (t *treeBuilder) checkSize(tp string, size int64) error {
+	if size > t.limits.MaxFileBytes {
+		return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(tp)}
+	}
+	if t.b.Size()+size > t.limits.MaxAddonBytes {
+		return &unpack.LimitError{Name: "add-on size", Limit: t.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: sanitize(tp)}
+	}
+	return nil
+}
+
+func (t *treeBuilder) mkdir(tp, name string) error {
+	if err := t.check(tp); err != nil {
+		return err
+	}
+	if mode, ok := t.b.Lookup(tp); ok {
+		if mode.IsDir() {
+			return nil
+		}
+		return entryErr(name, "duplicate entry")
+	}
+	return t.wrap(name, t.b.Mkdir(tp, 0o755))
+}
+
+func (t *treeBuilder) file(tp, name string, data []byte, mode fs.FileMode) error {
+	if err := t.check(tp); err != nil {
+		return err
+	}
+	if err := t.checkSize(tp, int64(len(data))); err != nil {
+		return err
+	}
+	if _, ok := t.b.Lookup(tp); ok {
+		return entryErr(name, "duplicate entry")
+	}
+	return t.wrap(name, t.b.WriteFile(tp, data, archive.NormalMode(mode)))
+}
+
+// symlink adds a link whose target stays inside the tree.
+func (t *treeBuilder) symlink(tp, name, target string) error {
+	if err := t.check(tp); err != nil {
+		return err
+	}
+	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return entryErr(name, fmt.Sprintf("symlink to absolute path %q", sanitize(target)))
+	}
+	j := path.Join(path.Dir(tp), target)
+	if j == ".." || strings.HasPrefix(j, "../") {
+		return entryErr(name, fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(target)))
+	}
+	if _, ok := t.b.Lookup(tp); ok {
+		return entryErr(name, "duplicate entry")
+	}
+	return t.wrap(name, t.b.Symlink(target, tp))
+}
+
+func (t *treeBuilder) wrap(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, memfs.ErrNotDir) {
+		return entryErr(name, "path passes through a symlink or file")
+	}
+	return entryErr(name, err.Error())
+}
+
+// done checks the content directory was found and finishes the tree.
+func (t *treeBuilder) done() (*memfs.FS, error) {
+	if t.contentIsFile {
+		return nil, fmt.Errorf("%s in %s is a file, not a directory", t.content, t.what)
+	}
+	if t.content != "" && !t.seen {
+		return nil, fmt.Errorf("no directory %s in %s", t.content, t.what)
+	}
+	return finishTree(t.b.FS(), t.limits)
+}
+
+// maxLinkDepth bounds directory symlinks followed while finishing a tree.
+const maxLinkDepth = 32
+
+// finishTree reads a raw tree the way build.LoadDir reads a folder:
+// .addonignore and the default ignore rules apply, and symlinks (already
+// known to stay inside) are replaced by their targets' content.
+func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
+	var rules []byte
+	if st, err := raw.Lstat(ignore.FileName); err == nil && st.Mode().IsRegular() {
+		rules, _ = raw.ReadFile(ignore.FileName)
+	}
+	m, err := ignore.Parse(rules)
+	if err != nil {
+		return nil, err
+	}
+	f := &finisher{raw: raw, ignore: m, limits: limits, b: memfs.NewBuilder()}
+	if err := f.walk(".", ".", 0); err != nil {
+		return nil, err
+	}
+	if f.files == 0 {
+		return nil, fmt.Errorf("%w (the tree is empty or every file is ignored)", build.ErrEmpty)
+	}
+	return f.b.FS(), nil
+}
+
+type finisher struct {
+	raw    *memfs.FS
+	ignore *ignore.Matcher
+	limits unpack.Limits
+	b      *memfs.Builder
+	files  int
+}
+
+func (f *finisher) walk(src, dst string, depth int) error {
+	entries, err := f.raw.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			st, err := f.raw.Stat(s)
+			if err != nil {
+				target, _ := f.raw.ReadLink(s)
+				return fmt.Errorf("%s -> %s: broken symlink", sanitize(s), sanitize(target))
+			}
+			mode = st.Mode().Type()
+		}
+		if f.ignore.Match(d, mode.IsDir()) {
+			continue
+		}
+		if f.b.Count() >= f.limits.MaxEntries {
+			return &unpack.LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: unpack.FlagMaxEntries}
+		}
+		switch {
+		case mode.IsDir():
+			if e.Type()&fs.ModeSymlink != 0 {
+				depth++
+				if depth > maxLinkDepth {
+					return fmt.Errorf("%s: too many levels of directory symlinks", sanitize(s))
+				}
+			}
+			if err := f.b.Mkdir(d, 0o755); err != nil {
+				return err
+			}
+			if err := f.walk(s, d, depth); err != nil {
+				return err
+			}
+		case mode.IsRegular():
+			st, err := f.raw.Stat(s)
+			if err != nil {
+				return err
+			}
+			data, err := f.raw.ReadFile(s)
+			if err != nil {
+				return err
+			}
+			if f.b.Size()+int64(len(data)) > f.limits.MaxAddonBytes {
+				return &unpack.LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: sanitize(d)}
+			}
+			if err := f.b.WriteFile(d, data, st.Mode().Perm()); err != nil {
+				return err
+			}
+			f.files++
+		default:
+			return fmt.Errorf("%s: unsupported file type (%v)", sanitize(s), mode)
+		}
+	}
+	return nil
+}
+
+func identity(fsys fs.FS) (string, error) {
+	id, err := archive.Identity(fsys)
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
