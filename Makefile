@@ -63,6 +63,7 @@ lint:
 
 ## docs: regenerate the CLI reference in docs/cli
 docs:
+	rm -rf docs/cli
 	$(GO) run ./cmd/addonpkg gen-docs --dir docs/cli
 
 clean:

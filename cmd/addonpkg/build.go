@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +28,8 @@ func newBuildCmd(a *app) *cobra.Command {
 		opts                               build.Options
 		asJSON                             bool
 		fetch                              fetchFlags
+		base                               string
+		deletes                            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "build PATH",
@@ -94,9 +98,13 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				fsys, err = build.LoadDir(path)
 			}
 			if err != nil {
-				return err
+				// A patch may only delete: an empty folder is fine then.
+				if base == "" || len(deletes) == 0 || !errors.Is(err, build.ErrEmpty) {
+					return err
+				}
+				fsys = memfs.NewBuilder().FS()
 			}
-			if opts.Name == "" {
+			if opts.Name == "" && base == "" {
 				if tree != nil {
 					opts.Name = tree.Name
 				} else {
@@ -106,7 +114,22 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			if err := a.fillFromSource(cmd, path, tree, &opts); err != nil {
 				return err
 			}
-			res, err := build.Build(cmd.Context(), fsys, opts)
+			var res *build.Result
+			if base != "" {
+				var closeBase func() error
+				res, closeBase, err = a.patchBase(cmd, base, fsys, deletes, opts)
+				if closeBase != nil {
+					defer closeBase()
+				}
+				if err == nil {
+					opts.Name, opts.Version = res.Config.Name, res.Config.Version
+				}
+			} else {
+				if len(deletes) > 0 {
+					return fmt.Errorf("--delete needs --base: only a patch deletes files of another add-on")
+				}
+				res, err = build.Build(cmd.Context(), fsys, opts)
+			}
 			if err != nil {
 				return fmt.Errorf("build %s: %w", path, err)
 			}
@@ -164,6 +187,8 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
+	f.StringVar(&base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): its layers stay, PATH's files go into one layer on top")
+	f.StringArrayVar(&deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")
 	fetch.add(cmd)
 	a.addRegistryFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("image", "artifact"))
@@ -285,4 +310,56 @@ func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) 
 		opts.Created = info.Time
 	}
 	return nil
+}
+
+// patchBase opens --base (a store name, a registry reference, oci:DIR...)
+// and puts fsys on top of it as one new layer, with the --delete paths as
+// whiteouts. The base's form is kept. The closer releases the base (an
+// oci-archive stays open until the result is written): call it when done.
+func (a *app) patchBase(cmd *cobra.Command, base string, fsys fs.FS, deletes []string, opts build.Options) (*build.Result, func() error, error) {
+	f := cmd.Flags()
+	if f.Changed("format") {
+		return nil, nil, fmt.Errorf("--format: a patch keeps the form of its --base")
+	}
+	ref, err := source.Parse(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--base: %w", err)
+	}
+	if source.IsTree(ref.Kind) {
+		return nil, nil, fmt.Errorf("--base %s: want a built add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...), not a %s source", base, ref.Kind)
+	}
+	sopts, err := a.sourceOptions(source.PullMissing)
+	if err != nil {
+		return nil, nil, err
+	}
+	art, err := source.Open(cmd.Context(), ref, sopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	img := art.Image
+	if art.Index != nil {
+		if img, err = unpack.SelectImage(art.Index, nil); err != nil {
+			return nil, art.Close, fmt.Errorf("--base %s: %w", base, err)
+		}
+	}
+	popts := build.PatchOptions{
+		Deletes: deletes, Created: opts.Created, Compression: opts.Compression,
+		Version: opts.Version, Description: opts.Description,
+		Labels: opts.Labels, Annotations: opts.Annotations,
+		NoValidate: opts.NoValidate, AllowRemote: opts.AllowRemote,
+	}
+	if f.Changed("name") {
+		popts.Name = opts.Name
+	}
+	if f.Changed("source") {
+		popts.Source = opts.Source
+	}
+	if f.Changed("revision") {
+		popts.Revision = opts.Revision
+	}
+	res, err := build.Patch(cmd.Context(), img, fsys, popts)
+	if err != nil {
+		return nil, art.Close, fmt.Errorf("--base %s: %w", base, err)
+	}
+	return res, art.Close, nil
 }

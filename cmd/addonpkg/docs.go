@@ -30,6 +30,8 @@ func newDocsCmd(root *cobra.Command) *cobra.Command {
 
 func genDocs(root *cobra.Command, dir string) error {
 	root.DisableAutoGenTag = true
+	// cobra adds its completion command only when the CLI runs.
+	root.InitDefaultCompletionCmd()
 	if err := doc.GenMarkdownTree(root, dir); err != nil {
 		return fmt.Errorf("write docs to %s: %w", filepath.Clean(dir), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
@@ -44,7 +45,10 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 }
 
 func newPushCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		format string
+	)
 	cmd := &cobra.Command{
 		Use:   "push NAME[:TAG] [DEST]",
 		Short: "Push an add-on from the local store to a registry",
@@ -65,12 +69,20 @@ prints REGISTRY/REPO@sha256:... on stdout.`,
 			if err != nil {
 				return err
 			}
+			if _, err := doctor.ParsePushFormat(format); err != nil {
+				return err
+			}
+			if format == doctor.FormatAuto {
+				return a.pushAuto(cmd, src, dst, asJSON)
+			}
 			return a.copyCmd(cmd, src, dst, true, "", asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
+	cmd.Flags().StringVar(&format, "format", doctor.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addRegistryFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(doctor.FormatKeep, doctor.FormatAuto))
 	return cmd
 }
 
