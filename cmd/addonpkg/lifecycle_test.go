@@ -195,7 +195,8 @@ func TestDiffLifecycle(t *testing.T) {
 		a, b := reg.Host+"/addons/metrics-server:1", reg.Host+"/addons/metrics-server:2"
 		lcMust(t, "push", "metrics-server:1", a)
 		lcMust(t, "push", "metrics-server:2", b)
-		checkMetricsServerDiff(t, a, b, "--pull", "never")
+		// --pull always: these names are read from the registry, not the store.
+		checkMetricsServerDiff(t, a, b, "--pull", "always")
 	})
 
 	t.Run("errors", func(t *testing.T) {

@@ -28,6 +28,7 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	if err != nil {
 		return err
 	}
+	sopts.StoreFirst = false // copy and pull read what they name
 	opts := transfer.Options{Options: sopts, AllPlatforms: all}
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {

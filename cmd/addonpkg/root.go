@@ -79,7 +79,7 @@ func (a *app) sourceOptions(pull string) (source.Options, error) {
 	if err != nil {
 		return source.Options{}, err
 	}
-	return source.Options{Store: st, Registry: a.reg, Pull: pull}, nil
+	return source.Options{Store: st, Registry: a.reg, Pull: pull, StoreFirst: true}, nil
 }
 
 // addRegistryFlags adds the transport flags to commands that talk to registries.

@@ -64,6 +64,9 @@ type Ref struct {
 	// Name is the tag or digest inside a layout or archive, the store name,
 	// or the registry reference.
 	Name string
+	// Explicit marks a registry reference written with docker:// or
+	// oci://: it never resolves to the local store.
+	Explicit bool
 	// URL is what an http or git source fetches: the download URL with
 	// its other query parameters, or the repository URL without "git+".
 	// It may hold credentials: print Ref.String(), which removes them.
@@ -158,7 +161,7 @@ func Parse(s string) (Ref, error) {
 		if _, err := name.ParseReference(r); err != nil {
 			return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
 		}
-		return Ref{Kind: KindRegistry, Name: r}, nil
+		return Ref{Kind: KindRegistry, Name: r, Explicit: true}, nil
 	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "http://"):
 		return parseHTTP(s)
 	case strings.HasPrefix(s, "git+"):
@@ -254,6 +257,10 @@ type Options struct {
 	// Pull is PullMissing (default), PullAlways or PullNever, for names
 	// that may be in the store or a registry.
 	Pull string
+	// StoreFirst makes a registry reference without docker:// or oci://
+	// resolve to the local store when it is there (see Pull). Readers
+	// (unpack, inspect, diff) set it; copy and pull do not.
+	StoreFirst bool
 
 	// HTTPClient fetches http sources; nil means a client over
 	// Registry.Transport if set, else one built from Registry's TLS
@@ -367,6 +374,24 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		}
 		return a, nil
 	case KindRegistry:
+		// As docker run does: a copy in the local store (a pull or a build
+		// tagged with the full name) wins, unless --pull always.
+		if opts.StoreFirst && !ref.Explicit && opts.Pull != PullAlways {
+			st, err := storeOf(opts)
+			if err != nil {
+				return nil, err
+			}
+			d, err := st.Resolve(NormalizeName(ref.Name))
+			if err == nil {
+				return fromStore(st, ref, d, nil)
+			}
+			if !errors.Is(err, layout.ErrNotFound) {
+				return nil, err
+			}
+			if opts.Pull == PullNever {
+				return nil, fmt.Errorf("%s: not in the local store (--pull never)", ref.Name)
+			}
+		}
 		return openRemote(ctx, ref, opts)
 	case KindLayout:
 		st, err := layout.Open(ref.Path)
@@ -457,6 +482,16 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	ropts, err := opts.Registry.Remote(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// Resolve a tag to its digest first, then fetch by digest: go-
+	// containerregistry verifies a manifest fetched by digest, not one
+	// fetched by tag, so a manifest changed in transit would go unnoticed.
+	if _, isTag := r.(name.Tag); isTag {
+		head, err := remote.Head(r, ropts...)
+		if err != nil {
+			return nil, registry.Explain(ref.Name, err)
+		}
+		r = r.Context().Digest(head.Digest.String())
 	}
 	desc, err := remote.Get(r, ropts...)
 	if err != nil {
