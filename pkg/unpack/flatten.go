@@ -273,6 +273,12 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 	if !in {
 		return nil // outside the add-on: streamed past, only counted
 	}
+	if hdr.Typeflag != tar.TypeDir {
+		// A file or link replaces whatever lower layers had at its path,
+		// a whole directory included, even when an upper layer later makes
+		// a directory there again and this entry is not kept.
+		layerDeleted[p] = true
+	}
 	if f.hidden(p) {
 		return f.shadow(ls, tr, hdr, tp)
 	}

@@ -1,0 +1,581 @@
+package unpack_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// hostileCase is one image that must be refused with a given sentinel.
+type hostileCase struct {
+	name string
+	// build prepares the image (not timed, not measured) and returns the
+	// call under test.
+	build func(t *testing.T) func(ctx context.Context) error
+	// is is the sentinel errors.Is must find; nil means any error, or,
+	// with anyOutcome, success too.
+	is         error
+	anyOutcome bool
+	// check looks further at the error (errors.As and the like).
+	check func(t *testing.T, err error)
+	// within bounds the call's wall time (default 20 s).
+	within time.Duration
+	// maxAlloc, when set, bounds the bytes allocated during the call
+	// (TotalAlloc delta) and the peak heap growth.
+	maxAlloc uint64
+}
+
+// img wraps an image-form image in the call under test.
+func img(opts unpack.Options, mk func(t *testing.T) v1.Image) func(t *testing.T) func(context.Context) error {
+	return func(t *testing.T) func(context.Context) error {
+		im := mk(t)
+		return func(ctx context.Context) error {
+			_, err := unpack.Image(ctx, im, opts)
+			return err
+		}
+	}
+}
+
+// oneLayer is an OCI image-form image of one gzip layer of entries.
+func oneLayer(entries ...ent) func(t *testing.T) v1.Image {
+	return func(t *testing.T) v1.Image { return imageOf(t, imageOpts{}, ociLayer(entries...)) }
+}
+
+func entryErr(t *testing.T, err error) {
+	t.Helper()
+	var ee *unpack.EntryError
+	if !errors.As(err, &ee) {
+		t.Errorf("err %T %v: want an *unpack.EntryError", err, err)
+	}
+}
+
+func limitErr(flag string) func(t *testing.T, err error) {
+	return func(t *testing.T, err error) {
+		t.Helper()
+		var le *unpack.LimitError
+		if !errors.As(err, &le) {
+			t.Fatalf("err %T %v: want an *unpack.LimitError", err, err)
+		}
+		if le.Flag != flag {
+			t.Errorf("LimitError.Flag = %q, want %q", le.Flag, flag)
+		}
+	}
+}
+
+// lyingLayer is a layer whose Compressed returns other bytes than the
+// blob its digest names.
+func lyingLayer(l *testLayer, body []byte) *testLayer {
+	c := *l
+	c.body = body
+	return &c
+}
+
+// touchGzip returns a copy of a gzip blob with another MTIME in its
+// header: the same size, the same decompressed bytes, another digest.
+func touchGzip(blob []byte) []byte {
+	b := bytes.Clone(blob)
+	b[4] ^= 0x5a
+	return b
+}
+
+// nestedIndex wraps an image in n single-entry indexes.
+func nestedIndex(t *testing.T, n int) v1.ImageIndex {
+	var idx v1.ImageIndex = mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: imageOf(t, imageOpts{}, ociLayer(file("addon/a", "a")))})
+	for range n - 1 {
+		idx = mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: idx})
+	}
+	return idx
+}
+
+// bombLimits are the limits the 3 GiB bombs meet: the defaults (2 GiB of
+// decompressed image), except under -race where inflating 2 GiB takes a
+// minute; there the image limit is 256 MiB, still far below the bomb.
+func bombLimits() unpack.Limits {
+	if raceEnabled {
+		return unpack.Limits{MaxImageBytes: 256 << 20}
+	}
+	return unpack.Limits{}
+}
+
+// bombErr checks the bombs' error: the image size limit, at its default
+// unless under -race.
+func bombErr(t *testing.T, err error) {
+	t.Helper()
+	limitErr(unpack.FlagMaxImageBytes)(t, err)
+	var le *unpack.LimitError
+	if errors.As(err, &le) && le.Limit != cmp.Or(bombLimits().MaxImageBytes, unpack.DefaultMaxImageBytes) {
+		t.Errorf("LimitError.Limit = %d", le.Limit)
+	}
+}
+
+func hostileCases() []hostileCase {
+	big := time.Minute // bombs
+	return []hostileCase{
+		{name: "entry ../escape", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("../escape", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "entry addon/../../escape", build: img(unpack.Options{}, oneLayer(file("addon/../../escape", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "entry /abs", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("/abs", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "entry /addon/abs", build: img(unpack.Options{}, oneLayer(file("/addon/abs", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "symlink addon/etc -> /etc", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/etc", "/etc"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "symlink addon/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "symlink addon/d/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/d/a", "a"), symlink("addon/d/l", "../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "symlink addon/l -> sub/../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "sub/../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "symlink with an empty target", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", ""))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{
+			name:  "symlink addon/d -> sub, then addon/d/x in the same layer",
+			build: img(unpack.Options{}, oneLayer(dirE("addon/"), dirE("addon/sub/"), symlink("addon/d", "sub"), file("addon/d/x", "through the link"))),
+			is:    unpack.ErrUnsafeEntry, check: entryErr,
+		},
+		{
+			// spec 9.4: "refuse an entry whose path passes through a
+			// symbolic link". Layer 1 leaves addon/d a link; layer 2's
+			// addon/d/x passes through it. umoci writes it to addon/sub/x.
+			name: "symlink addon/d -> sub in a lower layer, addon/d/x in an upper one",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				return imageOf(t, imageOpts{},
+					ociLayer(dirE("addon/"), dirE("addon/sub/"), symlink("addon/d", "sub")),
+					ociLayer(file("addon/d/x", "through the link")))
+			}),
+			is: unpack.ErrUnsafeEntry,
+		},
+		{name: "hardlink to /etc/passwd", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "/etc/passwd"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "hardlink to ../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "hardlink to etc/passwd outside /addon", build: img(unpack.Options{}, oneLayer(file("etc/passwd", "root"), file("addon/a", "a"), hardlink("addon/h", "etc/passwd"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "hardlink to a directory", build: img(unpack.Options{}, oneLayer(dirE("addon/d/"), file("addon/a", "a"), hardlink("addon/h", "addon/d"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "duplicate regular files in one layer", build: img(unpack.Options{}, oneLayer(file("addon/a", "one"), file("addon/a", "two"))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "char device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/null", typ: tar.TypeChar})), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "block device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/sda", typ: tar.TypeBlock})), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "fifo in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/fifo", typ: tar.TypeFifo})), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{
+			name: "gzip bomb: 3 GiB of zeros outside /addon, default limits",
+			build: func(t *testing.T) func(context.Context) error {
+				blob := bombBlob(t, "var/bomb", 3<<30, mediatypes.Gzip)
+				t.Logf("gzip bomb: %d compressed bytes for 3 GiB", len(blob))
+				im := imageOf(t, imageOpts{noDiff: true}, ociLayer(file("addon/a", "a")), rawLayer(blob, types.OCILayer))
+				return func(ctx context.Context) error {
+					_, err := unpack.Image(ctx, im, unpack.Options{Limits: bombLimits()})
+					return err
+				}
+			},
+			is: unpack.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
+		},
+		{
+			name: "zstd bomb: 3 GiB of zeros outside /addon, default limits",
+			build: func(t *testing.T) func(context.Context) error {
+				blob := bombBlob(t, "var/bomb", 3<<30, mediatypes.Zstd)
+				t.Logf("zstd bomb: %d compressed bytes for 3 GiB", len(blob))
+				im := imageOf(t, imageOpts{noDiff: true}, ociLayer(file("addon/a", "a")), rawLayer(blob, types.OCILayerZStd))
+				return func(ctx context.Context) error {
+					_, err := unpack.Image(ctx, im, unpack.Options{Limits: bombLimits()})
+					return err
+				}
+			},
+			is: unpack.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
+		},
+		{
+			name: "200 MiB file in /addon over MaxFileBytes 64 MiB",
+			build: func(t *testing.T) func(context.Context) error {
+				blob := bombBlob(t, "addon/big", 200<<20, mediatypes.Gzip)
+				im := imageOf(t, imageOpts{noDiff: true}, rawLayer(blob, types.OCILayer))
+				return func(ctx context.Context) error {
+					_, err := unpack.Image(ctx, im, unpack.Options{Limits: unpack.Limits{MaxFileBytes: 64 << 20}})
+					return err
+				}
+			},
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxFileBytes), within: big, maxAlloc: 256 << 20,
+		},
+		{
+			name: "MaxEntries crossed",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
+				var e []ent
+				for i := range 20 {
+					e = append(e, file("addon/f"+strings.Repeat("x", i), "x"))
+				}
+				return imageOf(t, imageOpts{}, ociLayer(e...))
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+		},
+		{
+			// spec 4.4: entries outside the content directory "still count
+			// against the limits of section 9.5", whose entry limit is on
+			// "tar entries, all layers".
+			name: "MaxEntries crossed by entries outside /addon",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
+				e := []ent{file("addon/a", "a")}
+				for i := range 50 {
+					e = append(e, file("junk/f"+strings.Repeat("x", i), "x"))
+				}
+				return imageOf(t, imageOpts{}, ociLayer(e...))
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+		},
+		{
+			name:  "MaxPathLength crossed",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("p", 150), "x"))),
+			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+		},
+		{
+			name:  "MaxDepth crossed",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("d/", 12)+"f", "x"))),
+			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxDepth),
+		},
+		{
+			name: "MaxAddonBytes crossed",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, oneLayer(
+				file("addon/a", strings.Repeat("a", 1000)), file("addon/b", strings.Repeat("b", 1000)), file("addon/c", strings.Repeat("c", 1000)))),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxAddonBytes),
+		},
+		{
+			name: "MaxAddonBytes crossed by ORAS file layers",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, func(t *testing.T) v1.Image {
+				var ls []*testLayer
+				for _, n := range []string{"a.yaml", "b.yaml", "c.yaml"} {
+					l := rawLayer([]byte(strings.Repeat("x", 1000)), types.OCIUncompressedLayer)
+					l.annotations = map[string]string{mediatypes.AnnotationTitle: n}
+					ls = append(ls, l)
+				}
+				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxAddonBytes),
+		},
+		{
+			name: "MaxEntries crossed by ORAS file layers",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 3}}, func(t *testing.T) v1.Image {
+				var ls []*testLayer
+				for _, n := range []string{"a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"} {
+					l := rawLayer([]byte(n), types.OCIUncompressedLayer)
+					l.annotations = map[string]string{mediatypes.AnnotationTitle: n}
+					ls = append(ls, l)
+				}
+				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+		},
+		{
+			// spec 6.3: "when the metadata that they are using ... states
+			// another kind, [readers] MUST refuse the add-on".
+			name: "artifact config claims kind kustomize for a manifests tree",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				tr := tree{"cm.yaml": F(cmYAML)}
+				cfg := configLabel("demo", "1.0.0", "kustomize", "/", identityOf(t, tr))
+				l := tarLayer(tarBytes(file("cm.yaml", cmYAML)), mediatypes.Gzip, types.MediaType(mediatypes.AddonContentGzip))
+				return artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte(cfg), nil, l)
+			}),
+		},
+		{
+			name: "image config label claims kind manifests for a kustomize tree",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				kz := "resources:\n- cm.yaml\n"
+				tr := tree{"cm.yaml": F(cmYAML), "kustomization.yaml": F(kz)}
+				return imageOf(t, imageOpts{labels: map[string]string{
+					mediatypes.LabelConfig: configLabel("demo", "1.0.0", "manifests", "/addon", identityOf(t, tr)),
+				}}, ociLayer(dirE("addon/"), file("addon/cm.yaml", cmYAML), file("addon/kustomization.yaml", kz)))
+			}),
+		},
+		{
+			name: "MaxDepth crossed by an ORAS file title",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, func(t *testing.T) v1.Image {
+				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
+				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("d/", 12) + "cm.yaml"}
+				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxDepth),
+		},
+		{
+			name: "MaxPathLength crossed by an ORAS file title",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, func(t *testing.T) v1.Image {
+				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
+				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("n", 150) + ".yaml"}
+				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
+			}),
+			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+		},
+		{
+			// No limit counts layers, and an empty layer crosses none: each
+			// layer must then stay cheap. 1000 descriptors of one empty
+			// blob fit in a 150 KB manifest.
+			name: "1000 empty layers",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				ls := []*testLayer{ociLayer(file("addon/a", "a"))}
+				empty := rawLayer(nil, types.OCIUncompressedLayer)
+				for range 1000 {
+					ls = append(ls, empty)
+				}
+				return artifactOf(t, types.OCIConfigJSON, "", []byte(imageConfig), nil, ls...)
+			}),
+			anyOutcome: true, maxAlloc: 256 << 20,
+		},
+		{
+			// spec 9.2 and the package doc: "Every blob is verified as it
+			// is read". The in-memory layer serves bytes that decode to
+			// the same tar (so the DiffID matches) but are not its digest.
+			name: "layer bytes that do not match their digest (v1.Layer wrapper)",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
+				return imageOf(t, imageOpts{}, lyingLayer(l, touchGzip(l.blob)))
+			}),
+			is: verify.ErrDigestMismatch,
+		},
+		{
+			name: "layer bytes of another layer (v1.Layer wrapper)",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
+				other := ociLayer(dirE("addon/"), file("addon/a", "evil"))
+				return imageOf(t, imageOpts{noDiff: true}, lyingLayer(l, other.blob))
+			}),
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, verify.ErrDigestMismatch) && !errors.Is(err, verify.ErrSizeMismatch) {
+					t.Errorf("err = %v, want verify.ErrDigestMismatch or verify.ErrSizeMismatch", err)
+				}
+			},
+		},
+		{
+			name: "blob overwritten in an OCI layout",
+			build: func(t *testing.T) func(context.Context) error {
+				dir := t.TempDir()
+				s, err := layout.Init(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
+				d, err := s.WriteImage(context.Background(), imageOf(t, imageOpts{}, l), nil, "tag")
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(dir, "blobs", "sha256", sha(l.blob).Hex)
+				if err := os.WriteFile(p, touchGzip(l.blob), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				im, err := s.Image(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return func(ctx context.Context) error { _, err := unpack.Image(ctx, im, unpack.Options{}); return err }
+			},
+			is: verify.ErrDigestMismatch,
+		},
+		{
+			name: "config diff_ids do not match the layer",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
+				l.diffID = sha([]byte("something else"))
+				return imageOf(t, imageOpts{}, l)
+			}),
+			is: unpack.ErrCorrupt,
+		},
+		{
+			name: "truncated gzip layer",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				tb := tarBytes(dirE("addon/"), file("addon/a", strings.Repeat("abcdefgh", 4096)), file("addon/b", "b"))
+				gz := compress(tb, mediatypes.Gzip)
+				return imageOf(t, imageOpts{}, &testLayer{blob: gz[:len(gz)/2], mt: types.OCILayer, diffID: sha(tb)})
+			}),
+			is: unpack.ErrCorrupt,
+		},
+		{
+			name:  "no /addon in the image",
+			build: img(unpack.Options{}, oneLayer(file("etc/hostname", "x"), file("app/addon/a", "not at /addon"))),
+			is:    unpack.ErrNoContent,
+		},
+		{
+			name: "/addon whited out by the top layer",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				return imageOf(t, imageOpts{}, ociLayer(file("addon/a", "a")), ociLayer(whiteout("", "addon")))
+			}),
+			is: unpack.ErrNoContent,
+		},
+		{
+			name: "layer media type application/vnd.example.foo",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
+				l.mt = "application/vnd.example.foo"
+				return imageOf(t, imageOpts{}, l)
+			}),
+			is: unpack.ErrUnsupported,
+		},
+		{
+			name: "artifact layer media type application/vnd.example.foo",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				l := ociLayer(file("a", "a"))
+				l.mt = "application/vnd.example.foo"
+				return artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte("{}"), nil, l)
+			}),
+			is: unpack.ErrUnsupported,
+		},
+		{
+			name: "index nested 10 levels",
+			build: func(t *testing.T) func(context.Context) error {
+				idx := nestedIndex(t, 10)
+				return func(ctx context.Context) error { _, err := unpack.Index(ctx, idx, unpack.Options{}); return err }
+			},
+			is: unpack.ErrUnsupported,
+		},
+		{
+			name: "index platform names with control characters",
+			build: func(t *testing.T) func(context.Context) error {
+				im := imageOf(t, imageOpts{}, ociLayer(file("addon/a", "a")))
+				idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: im, Descriptor: v1.Descriptor{
+					Platform: &v1.Platform{OS: "linux\nFATAL: forged log line", Architecture: "arm64\x1b[31m"}}})
+				return func(ctx context.Context) error {
+					_, err := unpack.Index(ctx, idx, unpack.Options{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}})
+					return err
+				}
+			},
+			is: unpack.ErrNoPlatform,
+			check: func(t *testing.T, err error) {
+				var pe *unpack.PlatformError
+				if !errors.As(err, &pe) {
+					t.Errorf("err %T: want a *PlatformError", err)
+				}
+			},
+		},
+		{
+			name:       "non-UTF-8 names in /addon",
+			build:      img(unpack.Options{}, oneLayer(file("addon/ok.yaml", "a"), file("addon/caf\xe9.yaml", "latin-1"), file("addon/\xff\xfe/x", "x"))),
+			anyOutcome: true,
+		},
+		{
+			name:  "long non-UTF-8 absolute name",
+			build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("/"+strings.Repeat("\xff", 300), "x"))),
+			is:    unpack.ErrUnsafeEntry,
+		},
+		{
+			name:  "long multi-byte name over MaxPathLength",
+			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 300}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("€", 200), "x"))),
+			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+		},
+		{
+			name:  "control characters in a refused name",
+			build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l\nERROR: forged", "/etc\r\n"))),
+			is:    unpack.ErrUnsafeEntry, check: entryErr,
+		},
+	}
+}
+
+// memSampler samples the heap while a call runs.
+type memSampler struct {
+	stop chan struct{}
+	done sync.WaitGroup
+	peak uint64
+}
+
+func startMemSampler() *memSampler {
+	s := &memSampler{stop: make(chan struct{})}
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			s.peak = max(s.peak, ms.HeapInuse)
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *memSampler) Stop() uint64 {
+	close(s.stop)
+	s.done.Wait()
+	return s.peak
+}
+
+// TestHostile runs every case alone (not in parallel) so that the memory
+// figures are the call's own.
+func TestHostile(t *testing.T) {
+	for _, c := range hostileCases() {
+		t.Run(c.name, func(t *testing.T) {
+			call := c.build(t)
+			within := c.within
+			if within == 0 {
+				within = 20 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+			defer cancel()
+
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var sampler *memSampler
+			if c.maxAlloc != 0 {
+				sampler = startMemSampler()
+			}
+			start := time.Now()
+			res := make(chan error, 1)
+			go func() { res <- call(ctx) }()
+			var err error
+			select {
+			case err = <-res:
+			case <-time.After(within):
+				t.Fatalf("the call did not return within %v", within)
+			}
+			elapsed := time.Since(start)
+			if sampler != nil {
+				peak := sampler.Stop()
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				var growth uint64
+				if peak > before.HeapInuse {
+					growth = peak - before.HeapInuse
+				}
+				t.Logf("%v; allocated %d MiB, peak heap in use +%d MiB, heap from OS %d -> %d MiB",
+					elapsed.Round(time.Millisecond), alloc>>20, growth>>20, before.HeapSys>>20, after.HeapSys>>20)
+				if alloc > c.maxAlloc {
+					t.Errorf("allocated %d MiB during the call, want < %d MiB", alloc>>20, c.maxAlloc>>20)
+				}
+				if growth > c.maxAlloc {
+					t.Errorf("heap grew by %d MiB during the call, want < %d MiB", growth>>20, c.maxAlloc>>20)
+				}
+			}
+
+			if err == nil {
+				if !c.anyOutcome {
+					t.Fatalf("unpacked without error, want %v", cmp.Or[any](c.is, "an error"))
+				}
+				return
+			}
+			msg := err.Error()
+			t.Logf("error: %s", msg)
+			if strings.ContainsAny(msg, "\n\r") {
+				t.Errorf("error message is not a single line: %q", msg)
+			}
+			if !utf8.ValidString(msg) {
+				t.Errorf("error message is not valid UTF-8: %q", msg)
+			}
+			if strings.ContainsFunc(msg, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				t.Errorf("error message holds control characters: %q", msg)
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("errors.Is(err, %v) = false; err = %v", c.is, err)
+			}
+			if c.check != nil {
+				c.check(t, err)
+			}
+		})
+	}
+}

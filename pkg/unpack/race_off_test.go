@@ -1,0 +1,5 @@
+//go:build !race
+
+package unpack_test
+
+const raceEnabled = false
