@@ -2,6 +2,7 @@ package layout
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -69,14 +71,21 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 		if err != nil {
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
-		rc, err := l.Compressed()
-		if err != nil {
-			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
-		}
-		err = s.WriteBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
-		rc.Close()
-		if err != nil {
-			return nil, err
+		// A blob that arrives wrong (cut short or changed on the way) is
+		// fetched again, twice at most; what is written is always verified.
+		for try := 0; ; try++ {
+			rc, err := l.Compressed()
+			if err != nil {
+				return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
+			}
+			err = s.WriteBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
+			rc.Close()
+			if err == nil {
+				break
+			}
+			if try >= 2 || !errors.Is(err, verify.ErrDigestMismatch) {
+				return nil, err
+			}
 		}
 	}
 	cfg, err := img.RawConfigFile()

@@ -100,6 +100,7 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 		// only what go-containerregistry alone can redo: a whole blob
 		// upload whose streamed body cannot be replayed, retried once.
 		remote.WithRetryStatusCodes(),
+		remote.WithRetryPredicate(shouldRetry),
 	}
 	if o.retries() > 0 {
 		opts = append(opts, remote.WithRetryBackoff(remote.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 2}))

@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // maxRetryAfter caps how long a Retry-After header can make us wait.
@@ -43,16 +46,27 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// ErrRetriesExhausted marks a request that kept failing with 429 or 5xx
+// after every retry: nothing above should try it again.
+var ErrRetriesExhausted = errors.New("the registry kept failing")
+
 // roundTrip sends req, retrying answers that say "try again".
 func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := t.inner.RoundTrip(req)
-		if err != nil || attempt >= t.retries || !retryable(resp.StatusCode) {
+		if err != nil || !retryable(resp.StatusCode) {
 			return resp, err
 		}
 		body, replayable := rewind(req)
 		if !replayable {
-			return resp, nil
+			return resp, nil // go-containerregistry redoes the whole upload
+		}
+		if attempt >= t.retries {
+			if t.retries == 0 {
+				return resp, nil
+			}
+			resp.Body.Close()
+			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
 		}
 		wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if !ok {
@@ -237,4 +251,22 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// shouldRetry is go-containerregistry's retry predicate: only what this
+// transport could not retry itself, a broken connection or a streamed
+// upload refused with a temporary status, is worth a whole new attempt.
+func shouldRetry(err error) bool {
+	if err == nil || errors.Is(err, ErrRetriesExhausted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return retryable(te.StatusCode)
+	}
+	var tmp interface{ Temporary() bool }
+	return errors.As(err, &tmp) && tmp.Temporary()
 }

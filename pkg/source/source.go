@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -320,6 +321,8 @@ type Artifact struct {
 	Digest v1.Hash
 	// closer releases archive files.
 	closer func() error
+	// remote is set for registry sources, whose blobs can be fetched again.
+	remote bool
 }
 
 // Close releases what Open holds open.
@@ -493,11 +496,20 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		}
 		r = r.Context().Digest(head.Digest.String())
 	}
-	desc, err := remote.Get(r, ropts...)
+	// A manifest fetched by digest is verified; one that arrives changed
+	// or cut short is fetched again, twice at most.
+	var desc *remote.Descriptor
+	for try := 0; ; try++ {
+		desc, err = remote.Get(r, ropts...)
+		var te *transport.Error
+		if err == nil || try >= 2 || errors.As(err, &te) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, registry.Explain(ref.Name, err)
 	}
-	a := &Artifact{Ref: ref, Digest: desc.Digest}
+	a := &Artifact{Ref: ref, Digest: desc.Digest, remote: true}
 	if mediatypes.IsIndex(mediatypes.MediaType(desc.MediaType)) {
 		a.Index, err = desc.ImageIndex()
 	} else {

@@ -2,12 +2,14 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -44,10 +46,17 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	}
 	defer a.Close()
 	var ad *unpack.Addon
-	if a.Index != nil {
-		ad, err = unpack.Index(ctx, a.Index, uopts)
-	} else {
-		ad, err = unpack.Image(ctx, a.Image, uopts)
+	for try := 0; ; try++ {
+		if a.Index != nil {
+			ad, err = unpack.Index(ctx, a.Index, uopts)
+		} else {
+			ad, err = unpack.Image(ctx, a.Image, uopts)
+		}
+		// A registry blob that arrived changed or cut short is fetched
+		// again (the unpack starts over: it holds nothing on disk).
+		if err == nil || try >= 2 || !a.remote || !errors.Is(err, verify.ErrDigestMismatch) {
+			break
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)

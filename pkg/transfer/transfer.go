@@ -77,26 +77,33 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 		if err != nil {
 			return nil, err
 		}
-		if a.Index != nil {
-			err = remote.WriteIndex(ref, a.Index, ropts...)
-		} else {
-			img := a.Image
-			if opts.BlobProgress != nil {
-				img = progressImage{Image: img, report: opts.BlobProgress}
+		// The registry names what it stored: make sure it is what we sent.
+		// A manifest changed on the way is pushed again (blobs already
+		// there are not); if it keeps changing, the push fails.
+		var got *v1.Descriptor
+		for try := 0; try < 3; try++ {
+			if a.Index != nil {
+				err = remote.WriteIndex(ref, a.Index, ropts...)
+			} else {
+				img := a.Image
+				if opts.BlobProgress != nil {
+					img = progressImage{Image: img, report: opts.BlobProgress}
+				}
+				err = remote.Write(ref, img, ropts...)
 			}
-			err = remote.Write(ref, img, ropts...)
-		}
-		if err != nil {
-			return nil, explainWrite(dst.Name, err)
-		}
-		// The registry names what it stored: make sure it is what we sent
-		// (a proxy on the way could have changed the manifest).
-		got, err := remote.Head(ref, ropts...)
-		if err != nil {
-			return nil, explainWrite(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
+			if err != nil {
+				return nil, explainWrite(dst.Name, err)
+			}
+			got, err = remote.Head(ref, ropts...)
+			if err != nil {
+				return nil, explainWrite(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
+			}
+			if got.Digest.String() == res.Digest {
+				break
+			}
 		}
 		if got.Digest.String() != res.Digest {
-			return nil, fmt.Errorf("%s: the registry holds %s, not the pushed %s: the manifest changed in transit", dst.Name, got.Digest, res.Digest)
+			return nil, fmt.Errorf("%s: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, got.Digest, res.Digest)
 		}
 		res.Reference = ref.Context().Name() + "@" + res.Digest
 	case source.KindStore:

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
@@ -137,14 +136,11 @@ func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) 
 	if err != nil {
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
-	// Verified here whatever the origin: not every v1.Layer checks itself.
-	// go-containerregistry's registry layers do (at EOF), so they are not
-	// hashed twice.
-	var rc io.ReadCloser = raw
-	if _, fromRegistry := ls.layer.(*remote.MountableLayer); !fromRegistry {
-		if rc, err = verify.NewReader(raw, ls.desc.Digest, ls.desc.Size); err != nil {
-			return layerErr(ls.index, ls.desc.Digest, err)
-		}
+	// Verified here whatever the origin: not every v1.Layer checks itself,
+	// and a typed mismatch lets callers fetch a registry blob again.
+	rc, err := verify.NewReader(raw, ls.desc.Digest, ls.desc.Size)
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
 	}
 	defer rc.Close()
 	if ls.placement != "" {
