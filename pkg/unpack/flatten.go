@@ -495,6 +495,10 @@ func readAllInto(r io.Reader, b []byte, size int64) ([]byte, error) {
 		n, err := r.Read(b[len(b):min(int64(cap(b)), size)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
+			// tar.Reader hands back the last bytes with io.EOF.
+			if int64(len(b)) == size {
+				return b, nil
+			}
 			return b, io.ErrUnexpectedEOF
 		}
 		if err != nil {
