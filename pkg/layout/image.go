@@ -2,8 +2,8 @@ package layout
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,15 +75,15 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 		// fetched again, twice at most; what is written is always verified.
 		for try := 0; ; try++ {
 			rc, err := l.Compressed()
-			if err != nil {
-				return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
+			if err == nil {
+				err = s.WriteBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
+				rc.Close()
 			}
-			err = s.WriteBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
-			rc.Close()
 			if err == nil {
 				break
 			}
-			if try >= 2 || !errors.Is(err, verify.ErrDigestMismatch) {
+			err = fmt.Errorf("layer %s: %w", ld.Digest, err)
+			if try >= 2 || !transient(err) {
 				return nil, err
 			}
 		}
@@ -386,4 +386,12 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) {
 	for _, c := range doc.Manifests {
 		s.mark(c, keep, depth+1)
 	}
+}
+
+// transient reports a blob that arrived wrong and may arrive right if
+// fetched again: a digest or size mismatch, or a body cut short (what
+// go-containerregistry reports untyped, as a size that does not match).
+func transient(err error) bool {
+	return errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "does not match")
 }

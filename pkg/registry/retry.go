@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
 )
 
 // maxRetryAfter caps how long a Retry-After header can make us wait.
@@ -54,8 +56,25 @@ var ErrRetriesExhausted = errors.New("the registry kept failing")
 func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := t.inner.RoundTrip(req)
-		if err != nil || !retryable(resp.StatusCode) {
-			return resp, err
+		if err != nil {
+			// A connection that broke before the answer: send the request
+			// again if it can be (registry requests are idempotent or, for
+			// an upload's POST, harmless to repeat).
+			body, replayable := rewind(req)
+			if attempt >= t.retries || !replayable || !connectionError(err) || req.Context().Err() != nil {
+				return nil, err
+			}
+			if err := t.sleep(req.Context(), t.backoff(attempt)); err != nil {
+				return nil, err
+			}
+			if body != nil {
+				req = req.Clone(req.Context())
+				req.Body = body
+			}
+			continue
+		}
+		if !retryable(resp.StatusCode) {
+			return resp, nil
 		}
 		body, replayable := rewind(req)
 		if !replayable {
@@ -253,6 +272,31 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// connectionError reports a connection that closed or reset under a request.
+func connectionError(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// IsTransient reports an error worth fetching a blob or manifest again
+// for: bytes that arrived cut short or changed on the way (a digest or
+// size that does not match), not a registry that refused or kept failing.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, ErrRetriesExhausted) {
+		return false
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return false
+	}
+	if errors.Is(err, verify.ErrDigestMismatch) || connectionError(err) {
+		return true
+	}
+	// go-containerregistry's own size and digest checks are untyped.
+	msg := err.Error()
+	return strings.Contains(msg, "does not match") || strings.Contains(msg, "error verifying")
+}
+
 // shouldRetry is go-containerregistry's retry predicate: only what this
 // transport could not retry itself, a broken connection or a streamed
 // upload refused with a temporary status, is worth a whole new attempt.
@@ -260,7 +304,7 @@ func shouldRetry(err error) bool {
 	if err == nil || errors.Is(err, ErrRetriesExhausted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) {
+	if connectionError(err) {
 		return true
 	}
 	var te *transport.Error

@@ -22,7 +22,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -501,8 +500,7 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	var desc *remote.Descriptor
 	for try := 0; ; try++ {
 		desc, err = remote.Get(r, ropts...)
-		var te *transport.Error
-		if err == nil || try >= 2 || errors.As(err, &te) {
+		if err == nil || try >= 2 || !registry.IsTransient(err) {
 			break
 		}
 	}

@@ -2,16 +2,15 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -54,7 +53,7 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		}
 		// A registry blob that arrived changed or cut short is fetched
 		// again (the unpack starts over: it holds nothing on disk).
-		if err == nil || try >= 2 || !a.remote || !errors.Is(err, verify.ErrDigestMismatch) {
+		if err == nil || try >= 2 || !a.remote || !registry.IsTransient(err) {
 			break
 		}
 	}
