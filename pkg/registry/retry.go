@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -304,7 +305,13 @@ func shouldRetry(err error) bool {
 	if err == nil || errors.Is(err, ErrRetriesExhausted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	if connectionError(err) {
+	if connectionError(err) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	// A connection that failed under a streamed upload (reset, broken
+	// pipe, closed while writing the body).
+	var oe *net.OpError
+	if errors.As(err, &oe) {
 		return true
 	}
 	var te *transport.Error
