@@ -29,8 +29,10 @@ func (r fuzzManifestImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, er
 
 type fuzzManifestBlob struct{ h v1.Hash }
 
-func (b fuzzManifestBlob) Digest() (v1.Hash, error)            { return b.h, nil }
-func (b fuzzManifestBlob) Compressed() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(make([]byte, 1024))), nil }
+func (b fuzzManifestBlob) Digest() (v1.Hash, error) { return b.h, nil }
+func (b fuzzManifestBlob) Compressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(make([]byte, 1024))), nil
+}
 func (b fuzzManifestBlob) Size() (int64, error)                { return 1024, nil }
 func (b fuzzManifestBlob) MediaType() (types.MediaType, error) { return types.OCILayer, nil }
 
