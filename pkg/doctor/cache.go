@@ -2,12 +2,8 @@ package doctor
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,7 +168,7 @@ func AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.O
 func Connect(ctx context.Context, o registry.Options) ([]remote.Option, []Option, error) {
 	base := o.Transport
 	if base == nil {
-		t, err := baseTransport(o)
+		t, err := o.BaseTransport()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -188,37 +184,4 @@ func Connect(ctx context.Context, o registry.Options) ([]remote.Option, []Option
 		ua = "addonpkg/" + registry.Version
 	}
 	return ropts, []Option{WithHTTP(transport.NewUserAgent(base, ua), o.Keychain)}, nil
-}
-
-// baseTransport builds the transport registry.Options would, for the raw
-// requests of the probe.
-func baseTransport(o registry.Options) (http.RoundTripper, error) {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	t.ResponseHeaderTimeout = timeout
-	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.Proxy = http.ProxyFromEnvironment
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --ca-file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s: no PEM certificates in it", o.CAFile)
-		}
-		tc.RootCAs = pool
-	}
-	if o.InsecureSkipTLSVerify {
-		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
-	}
-	t.TLSClientConfig = tc
-	return t, nil
 }

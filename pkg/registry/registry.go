@@ -111,7 +111,7 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 }
 
 func (o Options) transport() (http.RoundTripper, error) {
-	base, err := o.baseTransport()
+	base, err := o.BaseTransport()
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,11 @@ func (o Options) retries() int {
 	return o.Retries
 }
 
-func (o Options) baseTransport() (http.RoundTripper, error) {
+// BaseTransport is the HTTP transport every registry request goes through,
+// before retries: TLS choices (CA file, skipped verification), proxies
+// from the environment, dial and header timeouts. Tools that send raw
+// registry requests (the doctor's probes) use it to behave the same.
+func (o Options) BaseTransport() (http.RoundTripper, error) {
 	if o.Transport != nil {
 		return o.Transport, nil
 	}
