@@ -45,12 +45,7 @@ e2e: deps
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
 
 ## bench: Go benchmarks
 bench:
