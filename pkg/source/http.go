@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"io"
 	"io/fs"
 	"mime"
@@ -453,10 +454,10 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 			if errors.As(err, &le) {
 				return err
 			}
-			return fmt.Errorf("not a valid tar archive: %s: %w", sanitize(hdr.Name), err)
+			return fmt.Errorf("not a valid tar archive: %s: %w", oneline.Sanitize(hdr.Name), err)
 		}
 		if int64(len(data)) != hdr.Size {
-			return fmt.Errorf("not a valid tar archive: %s: %w", sanitize(hdr.Name), io.ErrUnexpectedEOF)
+			return fmt.Errorf("not a valid tar archive: %s: %w", oneline.Sanitize(hdr.Name), io.ErrUnexpectedEOF)
 		}
 		return t.file(tp, hdr.Name, data, fs.FileMode(hdr.Mode).Perm())
 	case tar.TypeSymlink:
@@ -464,15 +465,15 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 	case tar.TypeLink:
 		target, err := cleanEntry(hdr.Linkname)
 		if err != nil {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)))
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leaves the tree", oneline.Sanitize(hdr.Linkname)))
 		}
 		tt, in := t.rel(target)
 		if !in {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)))
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leads out of the add-on tree", oneline.Sanitize(hdr.Linkname)))
 		}
 		data, ok := t.b.ReadFile(tt)
 		if !ok {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", sanitize(hdr.Linkname)))
+			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", oneline.Sanitize(hdr.Linkname)))
 		}
 		mode, _ := t.b.Lookup(tt)
 		return t.file(tp, hdr.Name, data, mode)
@@ -527,7 +528,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 				return err
 			}
 			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
-				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(tp)}
+				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(tp)}
 			}
 			if err = t.checkSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
@@ -551,7 +552,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("not a valid zip archive: %s: %w", sanitize(f.Name), err)
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", oneline.Sanitize(f.Name), err)
 	}
 	defer rc.Close()
 	lr := &limitedReader{r: io.LimitReader(rc, max+1), n: *total, max: t.limits.MaxImageBytes}
@@ -562,10 +563,10 @@ func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, erro
 		if errors.As(err, &le) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("not a valid zip archive: %s: %w", sanitize(f.Name), err)
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", oneline.Sanitize(f.Name), err)
 	}
 	if int64(len(data)) > max {
-		return nil, &unpack.LimitError{Name: "file size", Limit: max, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(f.Name)}
+		return nil, &unpack.LimitError{Name: "file size", Limit: max, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(f.Name)}
 	}
 	return data, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -161,7 +162,7 @@ func newTreeBuilder(what, content string, limits unpack.Limits) *treeBuilder {
 
 // entryErr refuses an entry of an archive or a git tree.
 func entryErr(name, reason string) error {
-	return &unsafeEntry{name: sanitize(name), reason: reason}
+	return &unsafeEntry{name: oneline.Sanitize(name), reason: reason}
 }
 
 // unsafeEntry is unpack.ErrUnsafeEntry for an archive or a git tree.
@@ -170,22 +171,6 @@ type unsafeEntry struct{ name, reason string }
 func (e *unsafeEntry) Error() string { return fmt.Sprintf("unsafe entry %q: %s", e.name, e.reason) }
 
 func (e *unsafeEntry) Unwrap() error { return unpack.ErrUnsafeEntry }
-
-// sanitize keeps hostile names from breaking the one-line error.
-func sanitize(s string) string {
-	const max = 200
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return s
-}
 
 // cleanEntry normalizes an entry name and refuses names that climb out.
 func cleanEntry(name string) (string, error) {
@@ -224,10 +209,10 @@ func (t *treeBuilder) rel(p string) (string, bool) {
 // check applies the path and count limits to a tree path.
 func (t *treeBuilder) check(tp string) error {
 	if len(tp) > t.limits.MaxPathLength {
-		return &unpack.LimitError{Name: "path length", Limit: int64(t.limits.MaxPathLength), Flag: unpack.FlagMaxPathLength, Entry: sanitize(tp)}
+		return &unpack.LimitError{Name: "path length", Limit: int64(t.limits.MaxPathLength), Flag: unpack.FlagMaxPathLength, Entry: oneline.Sanitize(tp)}
 	}
 	if depth := strings.Count(tp, "/") + 1; depth > t.limits.MaxDepth {
-		return &unpack.LimitError{Name: "path depth", Limit: int64(t.limits.MaxDepth), Flag: unpack.FlagMaxDepth, Entry: sanitize(tp)}
+		return &unpack.LimitError{Name: "path depth", Limit: int64(t.limits.MaxDepth), Flag: unpack.FlagMaxDepth, Entry: oneline.Sanitize(tp)}
 	}
 	if t.b.Count() >= t.limits.MaxEntries {
 		return &unpack.LimitError{Name: "entry count", Limit: int64(t.limits.MaxEntries), Flag: unpack.FlagMaxEntries}
@@ -237,10 +222,10 @@ func (t *treeBuilder) check(tp string) error {
 
 func (t *treeBuilder) checkSize(tp string, size int64) error {
 	if size > t.limits.MaxFileBytes {
-		return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: sanitize(tp)}
+		return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(tp)}
 	}
 	if t.b.Size()+size > t.limits.MaxAddonBytes {
-		return &unpack.LimitError{Name: "add-on size", Limit: t.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: sanitize(tp)}
+		return &unpack.LimitError{Name: "add-on size", Limit: t.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: oneline.Sanitize(tp)}
 	}
 	return nil
 }
@@ -277,11 +262,11 @@ func (t *treeBuilder) symlink(tp, name, target string) error {
 		return err
 	}
 	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
-		return entryErr(name, fmt.Sprintf("symlink to absolute path %q", sanitize(target)))
+		return entryErr(name, fmt.Sprintf("symlink to absolute path %q", oneline.Sanitize(target)))
 	}
 	j := path.Join(path.Dir(tp), target)
 	if j == ".." || strings.HasPrefix(j, "../") {
-		return entryErr(name, fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(target)))
+		return entryErr(name, fmt.Sprintf("symlink %q leads out of the add-on tree", oneline.Sanitize(target)))
 	}
 	if _, ok := t.b.Lookup(tp); ok {
 		return entryErr(name, "duplicate entry")
@@ -355,7 +340,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			st, err := f.raw.Stat(s)
 			if err != nil {
 				target, _ := f.raw.ReadLink(s)
-				return fmt.Errorf("%s -> %s: broken symlink", sanitize(s), sanitize(target))
+				return fmt.Errorf("%s -> %s: broken symlink", oneline.Sanitize(s), oneline.Sanitize(target))
 			}
 			mode = st.Mode().Type()
 		}
@@ -370,7 +355,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				depth++
 				if depth > maxLinkDepth {
-					return fmt.Errorf("%s: too many levels of directory symlinks", sanitize(s))
+					return fmt.Errorf("%s: too many levels of directory symlinks", oneline.Sanitize(s))
 				}
 			}
 			if err := f.b.Mkdir(d, 0o755); err != nil {
@@ -389,14 +374,14 @@ func (f *finisher) walk(src, dst string, depth int) error {
 				return err
 			}
 			if f.b.Size()+int64(len(data)) > f.limits.MaxAddonBytes {
-				return &unpack.LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: sanitize(d)}
+				return &unpack.LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: oneline.Sanitize(d)}
 			}
 			if err := f.b.WriteFile(d, data, st.Mode().Perm()); err != nil {
 				return err
 			}
 			f.files++
 		default:
-			return fmt.Errorf("%s: unsupported file type (%v)", sanitize(s), mode)
+			return fmt.Errorf("%s: unsupported file type (%v)", oneline.Sanitize(s), mode)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package unpack
 import (
 	"errors"
 	"fmt"
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -76,20 +77,7 @@ func (e *PlatformError) Error() string {
 func (e *PlatformError) Unwrap() error { return ErrNoPlatform }
 
 // sanitize keeps hostile names from breaking the one-line error.
-func sanitize(s string) string {
-	const max = 200
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "..."
-	}
-	return s
-}
+func sanitize(s string) string { return oneline.Sanitize(s) }
 
 func layerErr(layer int, h v1.Hash, err error) error {
 	return fmt.Errorf("layer %d (%s): %w", layer, h, err)
