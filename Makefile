@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build demo deps test unit e2e fuzz bench lint docs clean
+.PHONY: all build demo deps test unit e2e fuzz bench bench-go perf perf-quick perf-profile perf-clean lint docs clean
 
 all: build
 
@@ -47,9 +47,31 @@ e2e: deps
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) hack/fuzz.sh
 
-## bench: Go benchmarks
-bench:
+## bench: Go benchmarks, then the whole-process comparison with the peers
+## (crane, oras, umoci, skopeo) in one run of the perf lab in bench/,
+## which regenerates docs/benchmarks.md (~20 min on 2 cores)
+bench: bench-go perf
+
+## bench-go: the Go benchmarks only
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+## perf: the perf lab alone
+perf:
+	RUNS=$${RUNS:-3} RUNS_LARGE=$${RUNS_LARGE:-3} PROFILE=$${PROFILE:-1} bench/run.sh
+
+## perf-quick: the lab on the small data set, one run each (bench/.work/benchmarks.md)
+perf-quick:
+	SIZES=small RUNS=1 bench/run.sh
+
+## perf-profile: CPU and allocation profiles of unpack and build on the large data set
+perf-profile:
+	bench/profile.sh
+
+## perf-clean: stop the lab registry, delete its generated data (~3 GB)
+perf-clean:
+	-bench/registry.sh stop
+	rm -rf bench/.work bench/.bin bench/.state /dev/shm/addonpkg-perf-scratch
 
 ## lint: formatting and vet
 lint:

@@ -1,0 +1,86 @@
+// Command profile runs what `addonpkg unpack SRC -o DIR` or `addonpkg build DIR -t NAME`
+// run (the same library calls as cmd/addonpkg, with the CLI's defaults) under the Go
+// CPU profiler, and writes an allocation profile at the end. It exists because the
+// CLI has no profiling switch and the perf lab does not edit cmd/.
+//
+//	profile -mode unpack -src 127.0.0.1:5055/addon-large:docker-gz -out DIR -store DIR -cpuprofile F -memprofile F
+//	profile -mode build  -src PATH -tag NAME -store DIR -cpuprofile F -memprofile F
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+func main() {
+	mode := flag.String("mode", "unpack", "unpack or build")
+	src := flag.String("src", "", "unpack: SOURCE as the CLI takes it; build: the directory")
+	out := flag.String("out", "", "unpack: output directory (-o)")
+	tag := flag.String("tag", "addon:bench", "build: name in the store (-t)")
+	store := flag.String("store", "", "store directory (ADDONPKG_HOME); must be fresh")
+	cpu := flag.String("cpuprofile", "", "CPU profile file")
+	mem := flag.String("memprofile", "", "allocation profile file")
+	flag.Parse()
+	if *src == "" || *store == "" || (*mode == "unpack" && *out == "") {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
+	start := time.Now()
+	ctx := context.Background()
+	st, err := layout.Init(*store)
+	check(err)
+	switch *mode {
+	case "unpack":
+		ref, err := source.Parse(*src)
+		check(err)
+		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{})
+		check(err)
+		check(output.WriteDir(ad.FS, *out))
+	case "build":
+		fsys, err := build.LoadDir(*src)
+		check(err)
+		res, err := build.Build(ctx, fsys, build.Options{Name: "addon"})
+		check(err)
+		_, err = st.WriteImage(ctx, res.Image, nil, source.NormalizeName(*tag))
+		check(err)
+	default:
+		check(fmt.Errorf("unknown -mode %q", *mode))
+	}
+	wall := time.Since(start)
+	if *cpu != "" {
+		pprof.StopCPUProfile()
+	}
+	if *mem != "" {
+		f, err := os.Create(*mem)
+		check(err)
+		check(pprof.Lookup("allocs").WriteTo(f, 0))
+		check(f.Close())
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("%s %s: %.2fs wall, %.0f MiB allocated in total, %d GC cycles, %.0f MiB heap in use at the end\n",
+		*mode, *src, wall.Seconds(), float64(ms.TotalAlloc)/(1<<20), ms.NumGC, float64(ms.HeapInuse)/(1<<20))
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		os.Exit(1)
+	}
+}
