@@ -126,10 +126,7 @@ func newPullCmd(a *app) *cobra.Command {
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&all, "all-platforms", false, "pull a whole index, not one platform's image")
-	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addCopyFlags(cmd, "pull", &asJSON, &all, &platform)
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -164,10 +161,7 @@ file across, copy it into the mirror inside.`,
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&all, "all-platforms", false, "copy a whole index, not one platform's image")
-	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addCopyFlags(cmd, "copy", &asJSON, &all, &platform)
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -225,4 +219,13 @@ func sortTags(tags []string) {
 		}
 		return tags[i] < tags[j]
 	})
+}
+
+// addCopyFlags adds the flags pull and copy share.
+func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, platform *string) {
+	f := cmd.Flags()
+	f.BoolVar(asJSON, "json", false, "print JSON")
+	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
+	f.StringVar(platform, "platform", "", "platform to pick from an index")
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 }

@@ -4,18 +4,21 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -92,11 +95,11 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 				err = remote.Write(ref, img, ropts...)
 			}
 			if err != nil {
-				return nil, explainWrite(dst.Name, err)
+				return nil, registry.Explain(dst.Name, err)
 			}
 			got, err = remote.Head(ref, ropts...)
 			if err != nil {
-				return nil, explainWrite(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
+				return nil, registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
 			}
 			if got.Digest.String() == res.Digest {
 				break
@@ -165,7 +168,7 @@ func describe(a *source.Artifact) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := v1.SHA256(bytesReader(raw))
+	h, _, err := v1.SHA256(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +216,7 @@ func writeDockerArchive(img v1.Image, dst source.Ref) error {
 	if tag == "" {
 		tag = "addon:latest"
 	}
-	ref, err := nameTag(tag)
+	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dst, err)
 	}

@@ -171,8 +171,8 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		return nil, fmt.Errorf("config is %d bytes, over the %d byte limit", len(rawCfg), addon.MaxConfigSize)
 	}
 	var ic v1.ConfigFile
-	isImageConfig := m.Config.MediaType == "application/vnd.oci.image.config.v1+json" ||
-		m.Config.MediaType == "application/vnd.docker.container.image.v1+json"
+	cfgType := mediatypes.MediaType(m.Config.MediaType)
+	isImageConfig := cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig
 	if isImageConfig {
 		if err := json.Unmarshal(rawCfg, &ic); err != nil {
 			return nil, fmt.Errorf("%w: decode image config: %w", ErrCorrupt, err)
