@@ -237,6 +237,12 @@ func writeFileAtomic(name string, b []byte) error {
 		f.Close()
 		return err
 	}
+	return commit(f, name)
+}
+
+// commit makes a complete temp file durable and renames it into place;
+// it closes f whatever happens.
+func commit(f *os.File, name string) error {
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()
 		return err
@@ -248,7 +254,7 @@ func writeFileAtomic(name string, b []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, name)
+	return os.Rename(f.Name(), name)
 }
 
 // WriteBlob ingests a blob: it is hashed while written to a temp file and
@@ -279,18 +285,7 @@ func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
 		f.Close()
 		return fmt.Errorf("write blob %s: %w", h, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return commit(f, p)
 }
 
 // writeBytes ingests a small blob held in memory.
