@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal pair: what a user's terminal looks like
+// to the process.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	var unlock int32
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, m.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal(e)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh pty is 0x0; a real terminal has a size.
+	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
+
+// Piped, nothing is drawn; on a terminal, a bar per blob is; --quiet
+// turns it off.
+func TestBlobBars(t *testing.T) {
+	h := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
+
+	piped := &app{stderr: &bytes.Buffer{}}
+	if report, wait := piped.blobBars(); report != nil {
+		wait()
+		t.Error("progress drawn on a pipe")
+	}
+	master, slave := openPTY(t)
+	quiet := &app{stderr: slave, quiet: true}
+	if report, wait := quiet.blobBars(); report != nil {
+		wait()
+		t.Error("progress drawn with --quiet")
+	}
+
+	term := &app{stderr: slave}
+	report, wait := term.blobBars()
+	if report == nil {
+		t.Fatal("no progress on a terminal")
+	}
+	// Drain the terminal the whole time: a full pty would block the bars.
+	var mu sync.Mutex
+	var seen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			seen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	report(h, 512, 1024)
+	deadline := time.Now().Add(5 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		got = seen.String()
+		mu.Unlock()
+		if strings.Contains(got, h.Hex[:12]) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	report(h, 1024, 1024)
+	wait()
+	if !strings.Contains(got, h.Hex[:12]) {
+		t.Errorf("terminal output %q has no bar for the blob", got)
+	}
+}
