@@ -183,7 +183,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.StringVar(&opts.Source, "source", "", "source URL (default: the git remote of PATH)")
 	f.StringVar(&opts.Revision, "revision", "", "source revision (default: the git commit of PATH)")
 	f.StringVar(&compression, "compression", "gzip", "layer compression: gzip, zstd or none")
-	f.StringArrayVar(&outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG] (repeatable)")
+	f.StringArrayVar(&outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
@@ -214,7 +214,7 @@ func parseOutput(s string, f build.Format) (source.Ref, error) {
 			return source.Ref{}, fmt.Errorf("--output %s: docker-archive holds only the image form", s)
 		}
 	default:
-		return source.Ref{}, fmt.Errorf("--output %s: want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", s)
+		return source.Ref{}, fmt.Errorf("--output %s: want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE]", s)
 	}
 	return ref, nil
 }

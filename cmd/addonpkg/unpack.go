@@ -30,7 +30,7 @@ YAML stream for 'kubectl apply -f -'.
 
 SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
 ...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],
-oci-archive:FILE[:TAG], docker-archive:FILE, a local folder or manifest file
+oci-archive:FILE[:TAG], docker-archive:FILE[:REFERENCE], a local folder or manifest file
 (./dir, /abs/dir, file.yaml, file://...), an https:// URL of a YAML file or a
 .tar.gz/.tgz/.tar/.zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
 repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also

@@ -17,6 +17,10 @@ func TestRefStringRoundTrip(t *testing.T) {
 		"oci:./layout@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		"oci-archive:/tmp/a.tar",
 		"docker-archive:/tmp/d.tar",
+		"docker-archive:/tmp/d.tar:example.com/coredns:1.11",
+		// Colons that cannot start a tag stay in the path.
+		"oci:a::",
+		"oci-archive:C:/x.tar",
 		// A registry reference without a registry host: Docker Hub.
 		"docker://coredns:1.11",
 		"oci://library/coredns:1.11",
@@ -37,6 +41,34 @@ func TestRefStringRoundTrip(t *testing.T) {
 		}
 		if again.Kind != ref.Kind || again.Name != ref.Name || again.Path != ref.Path {
 			t.Errorf("Parse(%q) = %s name %q; its String() %q parses to %s path %q name %q", s, ref.Kind, ref.Name, ref.String(), again.Kind, again.Path, again.Name)
+		}
+	}
+}
+
+// The paths and names that Parse gives for the local transports, as oras
+// and skopeo spell them.
+func TestParseLocalTransports(t *testing.T) {
+	for _, c := range []struct{ in, kind, path, name string }{
+		{"oci:./layout:1", "oci", "./layout", "1"},
+		{"oci:a::", "oci", "a::", ""},
+		{"oci:/tmp/x:/y", "oci", "/tmp/x:/y", ""},
+		{"oci-archive:a.tar@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "oci-archive", "a.tar", "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		{"docker-archive:a.tar", "docker-archive", "a.tar", ""},
+		{"docker-archive:a.tar:x:1", "docker-archive", "a.tar", "x:1"},
+		{"docker-archive:a.tar:localhost:5000/x:1", "docker-archive", "a.tar", "localhost:5000/x:1"},
+	} {
+		ref, err := source.Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if string(ref.Kind) != c.kind || ref.Path != c.path || ref.Name != c.name {
+			t.Errorf("Parse(%q) = %s path %q name %q, want %s path %q name %q", c.in, ref.Kind, ref.Path, ref.Name, c.kind, c.path, c.name)
+		}
+	}
+	for _, bad := range []string{"docker-archive:", "docker-archive:::", "docker-archive:a.tar:UPPER", "oci:", "oci-archive::1"} {
+		if ref, err := source.Parse(bad); err == nil {
+			t.Errorf("Parse(%q) = %s path %q name %q, want an error", bad, ref.Kind, ref.Path, ref.Name)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ func (r Ref) String() string {
 			return string(r.Kind) + ":" + r.Path
 		}
 		sep := ":"
-		if strings.HasPrefix(r.Name, "sha256:") {
+		if r.Kind != KindDockerArchive && strings.HasPrefix(r.Name, "sha256:") {
 			sep = "@"
 		}
 		return string(r.Kind) + ":" + r.Path + sep + r.Name
@@ -154,7 +155,14 @@ func Parse(s string) (Ref, error) {
 		p, n := splitPathName(strings.TrimPrefix(s, "oci-archive:"))
 		return Ref{Kind: KindArchive, Path: p, Name: n}, nonEmpty(s, p)
 	case strings.HasPrefix(s, "docker-archive:"):
-		p, n := splitPathName(strings.TrimPrefix(s, "docker-archive:"))
+		// As skopeo reads it: docker-archive:PATH[:REFERENCE], the path
+		// ending at the first colon.
+		p, n, _ := strings.Cut(strings.TrimPrefix(s, "docker-archive:"), ":")
+		if n != "" {
+			if _, err := name.NewTag(n); err != nil {
+				return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
+			}
+		}
 		return Ref{Kind: KindDockerArchive, Path: p, Name: n}, nonEmpty(s, p)
 	case strings.HasPrefix(s, "docker://"), strings.HasPrefix(s, "oci://"):
 		r := s[strings.Index(s, "://")+3:]
@@ -214,16 +222,19 @@ func nonEmpty(s, p string) error {
 }
 
 // splitPathName splits "DIR[:TAG|@DIGEST]". A colon inside the path is
-// kept when what follows it cannot be a tag.
+// kept when what follows it is not a tag, so "C:/x" or "a::" stay paths.
 func splitPathName(s string) (string, string) {
 	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
 		return s[:i], s[i+1:]
 	}
-	if i := strings.LastIndex(s, ":"); i >= 0 && !strings.Contains(s[i+1:], "/") {
+	if i := strings.LastIndex(s, ":"); i >= 0 && tagPattern.MatchString(s[i+1:]) {
 		return s[:i], s[i+1:]
 	}
 	return s, ""
 }
+
+// tagPattern is the OCI distribution spec's tag grammar.
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // hasRegistryHost reports whether the first component of a reference is
 // a registry host (has a dot or a port, or is localhost), as docker decides.
