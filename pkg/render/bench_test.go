@@ -1,0 +1,183 @@
+package render_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// benchWords are the words the generated documents are made of, so that
+// they read (and parse) like real manifests rather than runs of one letter.
+var benchWords = []string{
+	"apps", "v1", "pod", "spec", "container", "image", "registry", "port",
+	"service", "namespace", "label", "selector", "replica", "volume", "mount",
+	"secret", "config", "probe", "liveness", "readiness", "resource", "limit",
+	"request", "cpu", "memory", "node", "affinity", "toleration", "taint",
+	"ingress", "egress", "policy", "role", "binding", "account", "token",
+	"webhook", "controller", "manager", "leader", "election", "metrics",
+	"health", "endpoint", "cluster", "domain", "tls", "certificate", "issuer",
+	"annotation", "finalizer", "owner", "reference", "status", "condition",
+	"reason", "message", "generation", "observed", "true", "false", "100m",
+	"256Mi", "8443",
+}
+
+// benchSentence writes n random words separated by spaces.
+func benchSentence(w *bytes.Buffer, rng *rand.Rand, n int) {
+	for i := range n {
+		if i > 0 {
+			w.WriteByte(' ')
+		}
+		w.WriteString(benchWords[rng.IntN(len(benchWords))])
+	}
+}
+
+// benchManifestTree makes a plain-manifest add-on of n ConfigMaps of about
+// size bytes each, spread over 20 directories (the shape of the build and
+// unpack benchmarks).
+func benchManifestTree(b *testing.B, n, size int) *memfs.FS {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	t := memfs.NewBuilder()
+	for i := range n {
+		var doc bytes.Buffer
+		fmt.Fprintf(&doc, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\n  namespace: bench\n  labels:\n    app.kubernetes.io/name: bench\n    app.kubernetes.io/part-of: addon\ndata:\n", i)
+		for k := 0; doc.Len() < size; k++ {
+			fmt.Fprintf(&doc, "  key-%03d: \"", k)
+			benchSentence(&doc, rng, 14)
+			doc.WriteString(" end\"\n")
+		}
+		if err := t.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return t.FS()
+}
+
+// BenchmarkRenderManifestsLarge measures render.Render of a plain-manifest
+// tree of 20,000 ConfigMaps of 10 KiB: the walk, and the parse and check of
+// every document on every core.
+func BenchmarkRenderManifestsLarge(b *testing.B) {
+	const n = 20000
+	fsys := benchManifestTree(b, n, 10<<10)
+	ctx := context.Background()
+	b.SetBytes(fsys.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := render.Render(ctx, fsys, render.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Documents) != n {
+			b.Fatalf("%d documents, want %d", len(res.Documents), n)
+		}
+	}
+}
+
+// benchCRDProps writes the properties of a schema level, as controller-gen
+// does: long descriptions (plain and block scalars), nested objects,
+// arrays, enums and required lists.
+func benchCRDProps(w *bytes.Buffer, rng *rand.Rand, indent string, depth int) {
+	const fanout = 6
+	w.WriteString(indent + "properties:\n")
+	var required []string
+	for i := range fanout {
+		name := fmt.Sprintf("%s%d", benchWords[rng.IntN(len(benchWords))], i)
+		fmt.Fprintf(w, "%s  %s:\n", indent, name)
+		p := indent + "    "
+		if i%2 == 0 {
+			w.WriteString(p + "description: |-\n")
+			for range 3 {
+				w.WriteString(p + "  ")
+				benchSentence(w, rng, 12)
+				w.WriteByte('\n')
+			}
+		} else {
+			w.WriteString(p + "description: ")
+			benchSentence(w, rng, 25)
+			w.WriteByte('\n')
+		}
+		switch {
+		case depth > 0 && i < 3:
+			benchCRDProps(w, rng, p, depth-1) // ends with its type: object
+		case i == 3:
+			w.WriteString(p + "type: array\n" + p + "items:\n" + p + "  type: string\n" + p + "  maxLength: 253\n")
+		case i == 4:
+			w.WriteString(p + "type: string\n" + p + "enum:\n")
+			for k := range 4 {
+				fmt.Fprintf(w, "%s- %s%d\n", p, benchWords[rng.IntN(len(benchWords))], k)
+			}
+		default:
+			w.WriteString(p + "type: integer\n" + p + "format: int32\n" + p + "minimum: 0\n")
+			required = append(required, name)
+		}
+	}
+	if len(required) > 0 {
+		w.WriteString(indent + "required:\n")
+		for _, r := range required {
+			w.WriteString(indent + "- " + r + "\n")
+		}
+	}
+	w.WriteString(indent + "type: object\n")
+}
+
+// benchCRDBundle makes a multi-document file of CustomResourceDefinitions
+// of at least size bytes, and says how many documents it holds.
+func benchCRDBundle(size int) ([]byte, int) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var w bytes.Buffer
+	n := 0
+	for ; w.Len() < size; n++ {
+		if n > 0 {
+			w.WriteString("---\n")
+		}
+		fmt.Fprintf(&w, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    controller-gen.kubebuilder.io/version: v0.16.0
+  name: widgets%[1]d.bench.example.com
+spec:
+  group: bench.example.com
+  names:
+    kind: Widget%[1]d
+    listKind: Widget%[1]dList
+    plural: widgets%[1]d
+    singular: widget%[1]d
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    schema:
+      openAPIV3Schema:
+        description: Widget%[1]d is the Schema for the widgets API.
+`, n)
+		benchCRDProps(&w, rng, "        ", 3)
+	}
+	return w.Bytes(), n
+}
+
+// BenchmarkSplitDocuments measures render.SplitDocuments of a 1 MiB file
+// of CustomResourceDefinitions (deeply nested mappings, lists and long
+// descriptions), the shape of a real CRD bundle.
+func BenchmarkSplitDocuments(b *testing.B) {
+	in, n := benchCRDBundle(1 << 20)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		docs, err := render.SplitDocuments("crds.yaml", in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(docs) != n {
+			b.Fatalf("%d documents, want %d", len(docs), n)
+		}
+	}
+}
