@@ -32,6 +32,9 @@ func main() {
 	cpu := flag.String("cpuprofile", "", "CPU profile file")
 	mem := flag.String("memprofile", "", "allocation profile file")
 	flag.Parse()
+	if *mem != "" {
+		runtime.MemProfileRate = 64 << 10 // the large buffers are what matters
+	}
 	if *src == "" || *store == "" || (*mode == "unpack" && *out == "") {
 		flag.Usage()
 		os.Exit(2)
@@ -42,6 +45,7 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 	}
 	start := time.Now()
+	phase := ""
 	ctx := context.Background()
 	st, err := layout.Init(*store)
 	check(err)
@@ -49,9 +53,20 @@ func main() {
 	case "unpack":
 		ref, err := source.Parse(*src)
 		check(err)
-		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{})
+		w, err := output.NewWriter(*out)
 		check(err)
-		check(output.WriteDir(ad.FS, *out))
+		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{OnFile: w.WriteFile})
+		check(err)
+		if os.Getenv("PROFILE_LIVE") != "" {
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			fmt.Printf("live after unpack: %.1f MiB\n", float64(m.HeapAlloc)/(1<<20))
+		}
+		phase = fmt.Sprintf(" (unpack %.2fs, write %%.2fs)", time.Since(start).Seconds())
+		mid := time.Now()
+		check(w.Commit(ad.FS))
+		phase = fmt.Sprintf(phase, time.Since(mid).Seconds())
 	case "build":
 		fsys, err := build.LoadDir(*src)
 		check(err)
@@ -67,6 +82,7 @@ func main() {
 		pprof.StopCPUProfile()
 	}
 	if *mem != "" {
+		runtime.GC() // the profile shows allocations up to the last GC
 		f, err := os.Create(*mem)
 		check(err)
 		check(pprof.Lookup("allocs").WriteTo(f, 0))
@@ -74,8 +90,14 @@ func main() {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("%s %s: %.2fs wall, %.0f MiB allocated in total, %d GC cycles, %.0f MiB heap in use at the end\n",
-		*mode, *src, wall.Seconds(), float64(ms.TotalAlloc)/(1<<20), ms.NumGC, float64(ms.HeapInuse)/(1<<20))
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	fmt.Printf("heap: alloc %.0f MiB, in use %.0f MiB, sys %.0f MiB; after a GC: alloc %.0f MiB, in use %.0f MiB\n",
+		float64(ms.HeapAlloc)/(1<<20), float64(ms.HeapInuse)/(1<<20), float64(ms.HeapSys)/(1<<20),
+		float64(after.HeapAlloc)/(1<<20), float64(after.HeapInuse)/(1<<20))
+	fmt.Printf("%s %s: %.2fs wall%s, %.0f MiB allocated in total, %d GC cycles, %.0f MiB heap in use at the end\n",
+		*mode, *src, wall.Seconds(), phase, float64(ms.TotalAlloc)/(1<<20), ms.NumGC, float64(ms.HeapInuse)/(1<<20))
 }
 
 func check(err error) {

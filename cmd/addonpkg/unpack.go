@@ -71,13 +71,25 @@ registry (see --pull).
 				return err
 			}
 			fetch.apply(&sopts)
+			var w *output.Writer
+			if out != "" {
+				// Files are written as the layers are read; the directory
+				// appears only once the whole add-on checked out.
+				if w, err = output.NewWriter(out); err != nil {
+					return err
+				}
+				uopts.OnFile = w.WriteFile
+			}
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
+				if w != nil {
+					w.Abort()
+				}
 				return err
 			}
 			switch {
 			case out != "":
-				if err := output.WriteDir(ad.FS, out); err != nil {
+				if err := w.Commit(ad.FS); err != nil {
 					return err
 				}
 				if asJSON {

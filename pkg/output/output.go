@@ -20,109 +20,204 @@ var ErrNotEmpty = errors.New("output directory is not empty")
 // WriteDir writes fsys into dir, which must not exist or be empty. On
 // failure nothing is left behind.
 func WriteDir(fsys fs.FS, dir string) error {
+	w, err := NewWriter(dir)
+	if err != nil {
+		return err
+	}
+	return w.Commit(fsys)
+}
+
+// Writer writes a tree into a temp directory beside its target and moves
+// it into place on Commit. Files may be handed over early, with WriteFile,
+// while the rest of the tree is still being read: they are written in the
+// background, so reading and writing overlap.
+type Writer struct {
+	dir, tmp string
+	root     *os.Root
+
+	jobs chan writeJob
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	dirs     map[string]*os.Root // opened directories of tmp
+	written  map[string]bool     // files WriteFile handed over
+	firstErr error
+	done     bool
+}
+
+type writeJob struct {
+	name string
+	data []byte
+	perm fs.FileMode
+}
+
+// writers is how many files are written at once.
+const writers = 2
+
+// NewWriter checks that dir does not exist or is empty and makes the temp
+// directory beside it. Call Commit or Abort.
+func NewWriter(dir string) (*Writer, error) {
 	dir = filepath.Clean(dir)
 	if entries, err := os.ReadDir(dir); err == nil {
 		if len(entries) > 0 {
-			return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+			return nil, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("output %s: %w", dir, err)
+		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("output %s: %w", dir, err)
+		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("output %s: %w", dir, err)
+		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(tmp)
+	root, err := os.OpenRoot(tmp)
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err != nil {
+		if root != nil {
+			root.Close()
 		}
-	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	if err := writeTree(fsys, tmp); err != nil {
-		return fmt.Errorf("output %s: %w", dir, err)
+	w := &Writer{
+		dir: dir, tmp: tmp, root: root,
+		jobs:    make(chan writeJob, 256),
+		dirs:    map[string]*os.Root{".": root},
+		written: map[string]bool{},
 	}
-	// An empty target directory is replaced; rename cannot do that.
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("output %s: %w", dir, err)
+	for range writers {
+		w.wg.Add(1)
+		go w.work()
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("output %s: %w", dir, err)
-	}
-	ok = true
-	return nil
+	return w, nil
 }
 
-// writeTree copies fsys into dir through os.Root, which refuses any path
-// that would leave dir, even through a symlink written earlier. Each
-// directory is opened once and its files written by their base names (one
-// openat each), by two workers.
-func writeTree(fsys fs.FS, dir string) error {
-	root, err := os.OpenRoot(dir)
+// WriteFile queues a regular file of the final tree, making its parent
+// directories. data must not change until Commit or Abort returns. A
+// failure is reported by Commit.
+func (w *Writer) WriteFile(name string, data []byte, perm fs.FileMode) {
+	w.mu.Lock()
+	w.written[name] = true
+	w.mu.Unlock()
+	w.jobs <- writeJob{name: name, data: data, perm: filePerm(perm)}
+}
+
+func (w *Writer) work() {
+	defer w.wg.Done()
+	for j := range w.jobs {
+		if err := w.write(j); err != nil {
+			w.fail(fmt.Errorf("%s: %w", j.name, err))
+		}
+	}
+}
+
+func (w *Writer) write(j writeJob) error {
+	d, err := w.dirOf(path.Dir(j.name))
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	type job struct {
-		dir  *os.Root
-		name string // base name in dir
-		full string // path in fsys
-		perm fs.FileMode
+	return d.WriteFile(path.Base(j.name), j.data, j.perm)
+}
+
+// dirOf opens (making it if needed) a directory of the temp tree, once.
+func (w *Writer) dirOf(name string) (*os.Root, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dirOfLocked(name)
+}
+
+func (w *Writer) dirOfLocked(name string) (*os.Root, error) {
+	if d, ok := w.dirs[name]; ok {
+		return d, nil
 	}
-	jobs := make(chan job, 64)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
+	parent, err := w.dirOfLocked(path.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	base := path.Base(name)
+	if err := parent.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	// os.Root refuses to open a symlink that leads out, and the tree has
+	// no symlinks yet while files are written: they come last.
+	d, err := parent.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	w.dirs[name] = d
+	return d, nil
+}
+
+func (w *Writer) fail(err error) {
+	w.mu.Lock()
+	if w.firstErr == nil {
+		w.firstErr = err
+	}
+	w.mu.Unlock()
+}
+
+// Commit writes what of fsys was not handed over yet (directories,
+// symlinks, other files), waits for the writes, and renames the temp
+// directory into place. On failure nothing is left behind.
+func (w *Writer) Commit(fsys fs.FS) error {
+	err := w.complete(fsys)
+	w.finish()
+	if err == nil {
+		err = w.Err()
+	}
+	if err == nil {
+		// An empty target directory is replaced; rename cannot do that.
+		if rerr := os.Remove(w.dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
+		} else {
+			err = os.Rename(w.tmp, w.dir)
 		}
-		mu.Unlock()
 	}
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				b, err := fs.ReadFile(fsys, j.full)
-				if err == nil {
-					err = j.dir.WriteFile(j.name, b, j.perm)
-				}
-				if err != nil {
-					fail(fmt.Errorf("%s: %w", j.full, err))
-				}
-			}
-		}()
+	if err != nil {
+		os.RemoveAll(w.tmp)
+		return fmt.Errorf("output %s: %w", w.dir, err)
 	}
-	var roots []*os.Root
-	dirs := map[string]*os.Root{".": root}
+	return nil
+}
+
+// Abort drops everything written so far.
+func (w *Writer) Abort() {
+	w.finish()
+	os.RemoveAll(w.tmp)
+}
+
+// finish stops the workers and closes the directories, once.
+func (w *Writer) finish() {
+	w.mu.Lock()
+	done := w.done
+	w.done = true
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	close(w.jobs)
+	w.wg.Wait()
+	for _, d := range w.dirs {
+		d.Close()
+	}
+}
+
+// complete queues the files of fsys not handed over yet, makes its
+// directories and symlinks, and waits for every write.
+func (w *Writer) complete(fsys fs.FS) error {
 	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {
 			return err
 		}
-		parent := dirs[path.Dir(name)]
-		base := path.Base(name)
 		switch t := d.Type(); {
 		case t.IsDir():
-			if err := parent.Mkdir(base, 0o755); err != nil {
-				return err
-			}
-			sub, err := parent.OpenRoot(base)
-			if err != nil {
-				return err
-			}
-			roots = append(roots, sub)
-			dirs[name] = sub
-			return nil
+			_, err := w.dirOf(name)
+			return err
 		case t&fs.ModeSymlink != 0:
 			target, err := fs.ReadLink(fsys, name)
 			if err != nil {
@@ -133,28 +228,56 @@ func writeTree(fsys fs.FS, dir string) error {
 			if path.IsAbs(target) || j == ".." || strings.HasPrefix(j, "../") {
 				return fmt.Errorf("%s: symlink %q leads out of the tree", name, target)
 			}
-			return parent.Symlink(target, base)
+			parent, err := w.dirOf(path.Dir(name))
+			if err != nil {
+				return err
+			}
+			return parent.Symlink(target, path.Base(name))
 		case t.IsRegular():
+			w.mu.Lock()
+			early := w.written[name]
+			w.mu.Unlock()
+			if early {
+				return nil
+			}
 			info, err := d.Info()
 			if err != nil {
 				return err
 			}
-			perm := fs.FileMode(0o644)
-			if info.Mode().Perm()&0o111 != 0 {
-				perm = 0o755
+			b, err := fs.ReadFile(fsys, name)
+			if err != nil {
+				return err
 			}
-			jobs <- job{dir: parent, name: base, full: name, perm: perm}
+			w.WriteFile(name, b, info.Mode())
 			return nil
 		}
 		return fmt.Errorf("%s: unsupported file type", name)
 	})
-	close(jobs)
-	wg.Wait()
-	for _, r := range roots {
-		r.Close()
-	}
 	if walkErr != nil {
 		return walkErr
 	}
-	return firstErr
+	// Every file handed over early must be a file of the final tree.
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name := range w.written {
+		if st, err := fs.Stat(fsys, name); err != nil || !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: written early but not a file of the tree", name)
+		}
+	}
+	return nil
+}
+
+// Err reports the first write that failed so far, so a caller can stop
+// early; Commit reports it too.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.firstErr
+}
+
+func filePerm(m fs.FileMode) fs.FileMode {
+	if m.Perm()&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
 }

@@ -3,8 +3,6 @@ package unpack
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -13,12 +11,11 @@ import (
 	"log/slog"
 	"path"
 	"strings"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
@@ -39,7 +36,8 @@ type layerSource struct {
 
 // flattener applies layers top-down. An entry of a lower layer is kept
 // only if no upper layer already wrote, deleted or hid its path, so what
-// an upper layer deletes is skipped without being read into memory.
+// an upper layer deletes is never kept (see readahead.go for how lower
+// layers are read while upper ones are merged).
 type flattener struct {
 	content string // content directory, relative to the image root ("" = root)
 	limits  Limits
@@ -50,10 +48,9 @@ type flattener struct {
 	implied     map[string]int    // directories made for deeper entries -> their layer
 	deleted     map[string]bool   // image paths whited out by upper layers
 	opaque      map[string]bool   // image dirs made opaque by upper layers
-	imageIn     int64             // decompressed bytes read so far
-	headers     int               // tar entries read so far, anywhere in the image
 	shadowed    map[string][]byte // this layer's content files not kept, for hardlinks to them
 	shadowBytes int64
+	onFile      func(name string, data []byte, mode fs.FileMode)
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
@@ -69,17 +66,85 @@ func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
 	}
 }
 
-// apply flattens the layers, given bottom to top.
+// apply flattens the layers, given bottom to top: it starts a reader per
+// layer, top first, and merges their entries one layer at a time.
 func (f *flattener) apply(ctx context.Context, layers []layerSource) (*memfs.FS, error) {
-	for i := len(layers) - 1; i >= 0; i-- {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	ctx, cancel := context.WithCancel(ctx)
+	ahead := newReadAhead(layers[len(layers)-1].index)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		ahead.stop()
+		wg.Wait()
+	}()
+	count := &imageCounters{}
+	chans := make([]chan layerEntry, len(layers))
+	for i := range chans {
+		chans[i] = make(chan layerEntry, 256)
+	}
+	// Readers start top-down, so the layer being merged has always been
+	// started before any layer below it holds a slot.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slots := make(chan struct{}, maxLayerReaders)
+		for i := len(layers) - 1; i >= 0; i-- {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			r := &layerReader{f: f, ls: layers[i], ahead: ahead, count: count, out: chans[i]}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				r.run(ctx)
+			}()
 		}
-		if err := f.applyLayer(ctx, layers[i]); err != nil {
+	}()
+	for i := len(layers) - 1; i >= 0; i-- {
+		ahead.advance(layers[i].index)
+		if err := f.mergeLayer(ctx, layers[i], chans[i], ahead); err != nil {
 			return nil, err
 		}
 	}
 	return f.b.FS(), nil
+}
+
+// mergeLayer applies one layer's entries as its reader sends them.
+func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan layerEntry, ahead *readAhead) error {
+	// This layer's whiteouts apply only to lower layers: collect them and
+	// merge after the layer is done.
+	layerDeleted := map[string]bool{}
+	layerOpaque := map[string]bool{}
+	f.shadowed, f.shadowBytes = map[string][]byte{}, 0
+	for {
+		var e layerEntry
+		select {
+		case e = <-in:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		ahead.release(e.held)
+		if e.end {
+			if e.err != nil {
+				return e.err
+			}
+			break
+		}
+		if err := f.entry(ls, e, layerDeleted, layerOpaque); err != nil {
+			return err
+		}
+	}
+	for p := range layerDeleted {
+		f.deleted[p] = true
+	}
+	for p := range layerOpaque {
+		f.opaque[p] = true
+	}
+	f.shadowed = nil
+	return nil
 }
 
 // inContent maps an image path to the tree path; ok is false outside the
@@ -95,6 +160,25 @@ func (f *flattener) inContent(p string) (string, bool) {
 		return p[len(f.content)+1:], true
 	}
 	return "", false
+}
+
+// mayMatter reports whether the entry at image path p can change the
+// add-on tree: it lies inside the content directory, or it is a whiteout
+// of a path inside it or of one of its ancestors.
+func (f *flattener) mayMatter(p string) bool {
+	dir, base := path.Split(p)
+	dir = path.Clean(dir)
+	switch {
+	case base == opaqueMarker:
+		_, in := f.inContent(dir)
+		return in || f.isAncestorOfContent(dir)
+	case strings.HasPrefix(base, whiteoutPrefix):
+		target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix))
+		_, in := f.inContent(target)
+		return in || f.isAncestorOfContent(target)
+	}
+	_, in := f.inContent(p)
+	return in
 }
 
 // hidden reports whether an upper layer deleted p or made one of its
@@ -113,101 +197,23 @@ func (f *flattener) hidden(p string) bool {
 	}
 }
 
-// countingReader enforces the whole-image decompressed byte limit as the
-// bytes are read, so a bomb stops at the limit, not after.
+// countingReader hashes a layer's decompressed bytes and enforces the
+// whole-image decompressed byte limit as they are read, so a bomb stops at
+// the limit, not after.
 type countingReader struct {
-	r io.Reader
-	f *flattener
-	h hash.Hash
+	r     io.Reader
+	count *imageCounters
+	limit int64
+	h     hash.Hash
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.h.Write(p[:n])
-	c.f.imageIn += int64(n)
-	if c.f.imageIn > c.f.limits.MaxImageBytes {
-		return n, &LimitError{Name: "decompressed image size", Limit: c.f.limits.MaxImageBytes, Flag: FlagMaxImageBytes}
+	if c.count.bytes.Add(int64(n)) > c.limit {
+		return n, &LimitError{Name: "decompressed image size", Limit: c.limit, Flag: FlagMaxImageBytes}
 	}
 	return n, err
-}
-
-func (f *flattener) applyLayer(ctx context.Context, ls layerSource) (err error) {
-	raw, err := ls.layer.Compressed()
-	if err != nil {
-		return layerErr(ls.index, ls.desc.Digest, err)
-	}
-	// Verified here whatever the origin: not every v1.Layer checks itself,
-	// and a typed mismatch lets callers fetch a registry blob again.
-	rc, err := verify.NewReader(raw, ls.desc.Digest, ls.desc.Size)
-	if err != nil {
-		return layerErr(ls.index, ls.desc.Digest, err)
-	}
-	defer rc.Close()
-	if ls.placement != "" {
-		return f.applyFile(ls, rc)
-	}
-	// Three stages on their own goroutines: fetch and verify the blob,
-	// inflate and hash the tar, parse it (here).
-	blob := prefetch(rc, 4)
-	defer blob.Close()
-	zr, err := archive.Decompress(blob, mediatypes.LayerCompression(mediatypes.MediaType(ls.desc.MediaType)))
-	if err != nil {
-		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
-	}
-	defer zr.Close()
-	cr := &countingReader{r: zr, f: f, h: sha256.New()}
-	tarStream := prefetch(cr, 4)
-	defer tarStream.Close()
-	tr := tar.NewReader(tarStream)
-
-	// This layer's whiteouts apply only to lower layers: collect them and
-	// merge after the layer is done.
-	layerDeleted := map[string]bool{}
-	layerOpaque := map[string]bool{}
-	f.shadowed, f.shadowBytes = map[string][]byte{}, 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var le *LimitError
-			if errors.As(err, &le) {
-				return err
-			}
-			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: read tar: %w", ErrCorrupt, err))
-		}
-		if err := f.entry(ls, tr, hdr, layerDeleted, layerOpaque); err != nil {
-			return err
-		}
-	}
-	// Drain: the digest and DiffID checks happen at EOF, and tar stops
-	// before the padding.
-	if _, err := io.Copy(io.Discard, tarStream); err != nil {
-		var le *LimitError
-		if errors.As(err, &le) {
-			return err
-		}
-		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
-	}
-	if _, err := io.Copy(io.Discard, blob); err != nil {
-		return layerErr(ls.index, ls.desc.Digest, err)
-	}
-	if ls.diffID != nil {
-		if got := hex.EncodeToString(cr.h.Sum(nil)); got != ls.diffID.Hex {
-			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrCorrupt, got, ls.diffID))
-		}
-	}
-	for p := range layerDeleted {
-		f.deleted[p] = true
-	}
-	for p := range layerOpaque {
-		f.opaque[p] = true
-	}
-	return nil
 }
 
 // cleanName normalizes a tar entry name and refuses names that climb out.
@@ -215,10 +221,12 @@ func cleanName(ls layerSource, name string) (string, error) {
 	if strings.HasPrefix(name, "/") {
 		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "absolute path", Err: ErrUnsafeEntry}
 	}
-	for _, part := range strings.Split(name, "/") {
+	for rest := name; rest != ""; {
+		part, next, _ := strings.Cut(rest, "/")
 		if part == ".." {
 			return "", &EntryError{Layer: ls.index, Entry: name, Reason: "path climbs out with ..", Err: ErrUnsafeEntry}
 		}
+		rest = next
 	}
 	if strings.ContainsRune(name, 0) {
 		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "NUL in path", Err: ErrUnsafeEntry}
@@ -230,23 +238,9 @@ func cleanName(ls layerSource, name string) (string, error) {
 	return p, nil
 }
 
-func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layerDeleted, layerOpaque map[string]bool) error {
-	// Every entry counts, kept or not: whiteout and outside entries cost
-	// work and bookkeeping too.
-	f.headers++
-	if f.headers > f.limits.MaxEntries {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
-	}
-	p, err := cleanName(ls, hdr.Name)
-	if err != nil {
-		return err
-	}
-	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
-	}
-	if p == "." {
-		return nil
-	}
+// entry merges one entry that the layer's reader found relevant.
+func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaque map[string]bool) error {
+	hdr, p := e.hdr, e.path
 	dir, base := path.Split(p)
 	dir = path.Clean(dir)
 
@@ -276,7 +270,7 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 		layerDeleted[p] = true
 	}
 	if f.hidden(p) {
-		return f.shadow(ls, tr, hdr, tp)
+		return f.shadow(e, tp)
 	}
 	if tp == "." {
 		if hdr.Typeflag != tar.TypeDir {
@@ -309,13 +303,13 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes through this symlink", Err: ErrUnsafeEntry}
 		default:
 			// An upper layer wrote this path, or a directory below it.
-			return f.shadow(ls, tr, hdr, tp)
+			return f.shadow(e, tp)
 		}
 	}
 	// An upper layer that put a file (or link) where this entry's parent
 	// directory would be replaced that whole directory.
 	if f.parentReplaced(tp, ls.index) {
-		return f.shadow(ls, tr, hdr, tp)
+		return f.shadow(e, tp)
 	}
 	if f.b.Count() >= f.limits.MaxEntries {
 		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
@@ -326,21 +320,16 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 	case tar.TypeDir:
 		werr = f.b.Mkdir(tp, 0o755)
 	case tar.TypeReg, tar.TypeRegA:
-		if hdr.Size > f.limits.MaxFileBytes {
+		if e.tooBig {
 			return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(tp)}
 		}
 		if f.b.Size()+hdr.Size > f.limits.MaxAddonBytes {
 			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
 		}
-		data, err := readExactly(tr, hdr.Size)
-		if err != nil {
-			var le *LimitError
-			if errors.As(err, &le) {
-				return err
-			}
-			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
+		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
+		if werr = f.b.WriteFile(tp, e.data, mode); werr == nil && f.onFile != nil {
+			f.onFile(tp, e.data, mode)
 		}
-		werr = f.b.WriteFile(tp, data, archive.NormalMode(fs.FileMode(hdr.Mode)))
 	case tar.TypeSymlink:
 		if err := f.checkLink(ls, hdr, tp); err != nil {
 			return err
@@ -351,7 +340,9 @@ func (f *flattener) entry(ls layerSource, tr *tar.Reader, hdr *tar.Header, layer
 		if err != nil {
 			return err
 		}
-		werr = f.b.WriteFile(tp, data, 0o644)
+		if werr = f.b.WriteFile(tp, data, 0o644); werr == nil && f.onFile != nil {
+			f.onFile(tp, data, 0o644)
+		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrUnsafeEntry}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
@@ -387,23 +378,12 @@ const maxShadowBytes = 64 << 20
 // it. Hidden files are not part of the add-on, so they do not count
 // against its limits; past maxShadowBytes they are no longer held, and a
 // hardlink to one of those is refused.
-func (f *flattener) shadow(ls layerSource, tr io.Reader, hdr *tar.Header, tp string) error {
-	if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+func (f *flattener) shadow(e layerEntry, tp string) error {
+	if e.data == nil || f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
 		return nil
 	}
-	if f.shadowBytes+hdr.Size > maxShadowBytes {
-		return nil
-	}
-	data, err := readExactly(tr, hdr.Size)
-	if err != nil {
-		var le *LimitError
-		if errors.As(err, &le) {
-			return err
-		}
-		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
-	}
-	f.shadowed[tp] = data
-	f.shadowBytes += hdr.Size
+	f.shadowed[tp] = e.data
+	f.shadowBytes += int64(len(e.data))
 	return nil
 }
 
@@ -465,16 +445,18 @@ func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) ([]byte, error
 	return nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
 }
 
-// readExactly reads a file's bytes, allocating as they arrive rather than
-// trusting the header's size up front.
-func readExactly(r io.Reader, size int64) ([]byte, error) {
-	const chunk = 1 << 20
-	if size <= chunk {
-		b := make([]byte, size)
+// readExactly reads a file's bytes. Files up to 1 MiB get their buffer
+// from alloc. A larger file gets up to trustedSize at once and grows past
+// that only as its bytes arrive, so a header that lies about its size
+// costs little.
+func readExactly(r io.Reader, size int64, alloc func(int) []byte) ([]byte, error) {
+	const small = 1 << 20
+	if size <= small {
+		b := alloc(int(size))
 		_, err := io.ReadFull(r, b)
 		return b, err
 	}
-	b := make([]byte, 0, chunk)
+	b := make([]byte, 0, min(size, trustedSize))
 	b, err := readAllInto(r, b, size)
 	if err != nil {
 		return nil, err
@@ -484,6 +466,10 @@ func readExactly(r io.Reader, size int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// trustedSize is how much of a header's size is allocated before the
+// bytes arrive.
+const trustedSize = 16 << 20
 
 func readAllInto(r io.Reader, b []byte, size int64) ([]byte, error) {
 	for int64(len(b)) < size {
@@ -506,42 +492,4 @@ func readAllInto(r io.Reader, b []byte, size int64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// applyFile places an ORAS file layer (a plain blob, not a tar) at its title.
-func (f *flattener) applyFile(ls layerSource, rc io.Reader) error {
-	p, err := cleanName(ls, ls.placement)
-	if err != nil {
-		return err
-	}
-	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
-	}
-	if depth := strings.Count(p, "/") + 1; depth > f.limits.MaxDepth {
-		return &LimitError{Name: "path depth", Limit: int64(f.limits.MaxDepth), Flag: FlagMaxDepth, Entry: sanitize(p)}
-	}
-	if ls.desc.Size > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, f.limits.MaxFileBytes+1))
-	if err != nil {
-		return layerErr(ls.index, ls.desc.Digest, err)
-	}
-	if int64(len(data)) > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
-	}
-	if _, ok := f.owner[p]; ok {
-		return nil
-	}
-	if f.b.Count() >= f.limits.MaxEntries {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
-	}
-	if f.b.Size()+int64(len(data)) > f.limits.MaxAddonBytes {
-		return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(p)}
-	}
-	if err := f.b.WriteFile(p, data, 0o644); err != nil {
-		return &EntryError{Layer: ls.index, Entry: p, Reason: err.Error(), Err: ErrUnsafeEntry}
-	}
-	f.owner[p] = ls.index
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"path"
 	"runtime"
@@ -30,6 +31,13 @@ type Options struct {
 	Limits Limits
 	// Logger receives debug notes; nil logs nothing.
 	Logger *slog.Logger
+	// OnFile, when set, is called with each regular file of the add-on as
+	// soon as it is known to be final, while lower layers are still being
+	// read (layers apply top-down, so a kept file is final when read), so
+	// that a caller can write the tree out as it is read (output.Writer).
+	// It is called from one goroutine at a time; data is the tree's own
+	// and must not be modified. When Image fails, those calls are void.
+	OnFile func(name string, data []byte, mode fs.FileMode)
 }
 
 // Addon is an unpacked add-on.
@@ -231,6 +239,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	}
 
 	fl := newFlattener(content, limits, log)
+	fl.onFile = opts.OnFile
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,64 @@
+package output
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Files handed over early end up in the tree exactly once, with the rest
+// written at Commit.
+func TestWriterEarlyFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFile("deep/er/x.yaml", []byte("x"), 0o600)
+	w.WriteFile("bin/run.sh", []byte("#!/bin/sh\n"), 0o755)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("target exists before Commit: %v", err)
+	}
+	if err := w.Commit(tree(t)); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a.yaml": "a", "bin/run.sh": "#!/bin/sh\n", "deep/er/x.yaml": "x", "deep/link.yaml": "a"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "bin/run.sh")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("bin/run.sh mode: %v %v", st.Mode(), err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".out.tmp-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temp directories left: %v", leftovers)
+	}
+}
+
+// Abort, and a Commit whose tree lacks an early file, leave nothing.
+func TestWriterNothingHalfWritten(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFile("a.yaml", []byte("a"), 0o644)
+	w.Abort()
+
+	w, err = NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFile("not/in/the/tree.yaml", []byte("?"), 0o644)
+	if err := w.Commit(tree(t)); err == nil || !strings.Contains(err.Error(), "not/in/the/tree.yaml") {
+		t.Errorf("Commit with a stray early file: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

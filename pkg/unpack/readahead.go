@@ -1,0 +1,308 @@
+package unpack
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// Layers are read in parallel and merged top-down. Each layer has a reader
+// (fetch and verify the blob, inflate and hash it, parse the tar) that
+// hands the merge only what could belong to the add-on: entries inside
+// the content directory, with their bytes, and whiteouts that reach it.
+// Everything else is streamed past. The merge takes the layers one at a
+// time from the top, so which entry wins is decided exactly as in a
+// sequential read; the readers of lower layers merely run ahead.
+//
+// What a lower layer reads ahead may still be hidden by an upper layer,
+// so it is held only up to readAheadBudget bytes in all; past that, the
+// lower readers wait for the merge to reach them. The layer being merged
+// never waits, so the merge always progresses.
+var readAheadBudget int64 = 32 << 20 // a variable for tests
+
+const (
+	// maxLayerReaders bounds the layers read at once (and so the registry
+	// connections one unpack opens).
+	maxLayerReaders = 4
+)
+
+// layerEntry is what a layer reader hands the merge.
+type layerEntry struct {
+	hdr  *tar.Header
+	path string // the cleaned image path
+	data []byte // a regular file's bytes, unless tooBig
+	// tooBig marks a regular file over MaxFileBytes, not read: an error
+	// only if the merge keeps it.
+	tooBig bool
+	// held is what the entry counts against the read-ahead budget.
+	held int64
+	// end marks the layer's last message; err is its outcome.
+	end bool
+	err error
+}
+
+// readAhead is the byte budget that lower layers' readers share.
+type readAhead struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	current int // the layer being merged
+	pending int64
+	stopped bool
+}
+
+func newReadAhead(top int) *readAhead {
+	r := &readAhead{current: top}
+	r.cond.L = &r.mu
+	return r
+}
+
+// acquire reserves n bytes for an entry of layer, waiting while the budget
+// is spent. It returns the bytes reserved (0 for the layer being merged),
+// and false once the merge has stopped.
+func (r *readAhead) acquire(layer int, n int64) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.stopped && layer != r.current && r.pending > 0 && r.pending+n > readAheadBudget {
+		r.cond.Wait()
+	}
+	if r.stopped {
+		return 0, false
+	}
+	if layer == r.current {
+		return 0, true
+	}
+	r.pending += n
+	return n, true
+}
+
+func (r *readAhead) release(n int64) {
+	if n == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.pending -= n
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+// advance makes layer the one being merged: its reader no longer waits.
+func (r *readAhead) advance(layer int) {
+	r.mu.Lock()
+	r.current = layer
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+func (r *readAhead) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+// imageCounters are the image-wide limits that every layer reader counts
+// against.
+type imageCounters struct {
+	bytes   atomic.Int64 // decompressed bytes read
+	headers atomic.Int64 // tar entries read, anywhere in the image
+}
+
+// layerReader reads one layer for the merge.
+type layerReader struct {
+	f     *flattener // only its immutable fields: content, limits
+	ls    layerSource
+	ahead *readAhead
+	count *imageCounters
+	out   chan layerEntry
+	slab  []byte // the unused rest of the current slab
+}
+
+// Small files are carved out of shared slabs: an add-on is mostly files
+// of a few KiB, and one allocation each would round every one of them up
+// to a size class (over 10% of the tree) and give the collector tens of
+// thousands of objects to track. A slab lives as long as any file in it.
+const (
+	slabSize     = 1 << 20
+	maxSlabAlloc = 64 << 10
+)
+
+// alloc returns a buffer of n bytes for a file's content.
+func (r *layerReader) alloc(n int) []byte {
+	if n > maxSlabAlloc {
+		return make([]byte, n)
+	}
+	if len(r.slab) < n {
+		r.slab = make([]byte, slabSize)
+	}
+	b := r.slab[:n:n]
+	r.slab = r.slab[n:]
+	return b
+}
+
+// run reads the layer and sends its entries, then one end message.
+func (r *layerReader) run(ctx context.Context) {
+	err := r.read(ctx)
+	select {
+	case r.out <- layerEntry{end: true, err: err}:
+	case <-ctx.Done():
+	}
+}
+
+func (r *layerReader) send(ctx context.Context, e layerEntry) error {
+	select {
+	case r.out <- e:
+		return nil
+	case <-ctx.Done():
+		r.ahead.release(e.held)
+		return ctx.Err()
+	}
+}
+
+func (r *layerReader) read(ctx context.Context) error {
+	ls := r.ls
+	raw, err := ls.layer.Compressed()
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
+	}
+	// Verified here whatever the origin: not every v1.Layer checks itself,
+	// and a typed mismatch lets callers fetch a registry blob again.
+	rc, err := verify.NewReader(raw, ls.desc.Digest, ls.desc.Size)
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
+	}
+	defer rc.Close()
+	if ls.placement != "" {
+		return r.readFile(ctx, rc)
+	}
+	// Three stages on their own goroutines: fetch and verify the blob,
+	// inflate and hash the tar, parse it (here).
+	blob := prefetch(rc, 4)
+	defer blob.Close()
+	zr, err := archive.Decompress(blob, mediatypes.LayerCompression(mediatypes.MediaType(ls.desc.MediaType)))
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
+	}
+	defer zr.Close()
+	cr := &countingReader{r: zr, count: r.count, limit: r.f.limits.MaxImageBytes, h: sha256.New()}
+	tarStream := prefetch(cr, 4)
+	defer tarStream.Close()
+	tr := tar.NewReader(tarStream)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return corruptOrLimit(ls, fmt.Errorf("read tar: %w", err))
+		}
+		if err := r.entry(ctx, tr, hdr); err != nil {
+			return err
+		}
+	}
+	// Drain: the digest and DiffID checks happen at EOF, and tar stops
+	// before the padding.
+	if _, err := io.Copy(io.Discard, tarStream); err != nil {
+		return corruptOrLimit(ls, err)
+	}
+	if _, err := io.Copy(io.Discard, blob); err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
+	}
+	if ls.diffID != nil {
+		if got := hex.EncodeToString(cr.h.Sum(nil)); got != ls.diffID.Hex {
+			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrCorrupt, got, ls.diffID))
+		}
+	}
+	return nil
+}
+
+// corruptOrLimit passes a limit through and marks anything else corrupt.
+func corruptOrLimit(ls layerSource, err error) error {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le
+	}
+	return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %w", ErrCorrupt, err))
+}
+
+// entry sends the merge what it needs of one tar entry: nothing for
+// entries outside the content directory (tar skips their bytes).
+func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header) error {
+	f, ls := r.f, r.ls
+	// Every entry counts, kept or not: whiteout and outside entries cost
+	// work and bookkeeping too.
+	if r.count.headers.Add(1) > int64(f.limits.MaxEntries) {
+		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
+	}
+	p, err := cleanName(ls, hdr.Name)
+	if err != nil {
+		return err
+	}
+	if len(p) > f.limits.MaxPathLength {
+		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
+	}
+	if p == "." || !f.mayMatter(p) {
+		return nil
+	}
+	e := layerEntry{hdr: hdr, path: p}
+	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
+		if hdr.Size > f.limits.MaxFileBytes {
+			e.tooBig = true
+		} else if hdr.Size > 0 {
+			held, ok := r.ahead.acquire(ls.index, hdr.Size)
+			if !ok {
+				return context.Canceled
+			}
+			e.held = held
+			e.data, err = readExactly(tr, hdr.Size, r.alloc)
+			if err != nil {
+				r.ahead.release(held)
+				var le *LimitError
+				if errors.As(err, &le) {
+					return le
+				}
+				return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
+			}
+		} else {
+			e.data = []byte{}
+		}
+	}
+	return r.send(ctx, e)
+}
+
+// readFile reads an ORAS file layer (a plain blob, not a tar), to be
+// placed at its title.
+func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
+	f, ls := r.f, r.ls
+	p, err := cleanName(ls, ls.placement)
+	if err != nil {
+		return err
+	}
+	if len(p) > f.limits.MaxPathLength {
+		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
+	}
+	if ls.desc.Size > f.limits.MaxFileBytes {
+		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, f.limits.MaxFileBytes+1))
+	if err != nil {
+		return layerErr(ls.index, ls.desc.Digest, err)
+	}
+	if int64(len(data)) > f.limits.MaxFileBytes {
+		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
+	}
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: int64(len(data)), Mode: 0o644}
+	return r.send(ctx, layerEntry{hdr: hdr, path: p, data: data})
+}
