@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/pgzip"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -82,11 +85,24 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // Compressor wraps w in the compressor for c. Its output is deterministic:
-// gzip headers carry no name and no time, zstd runs single-threaded.
+// gzip headers carry no name and no time; gzip compresses 1 MiB blocks on
+// every core, each block primed with the tail of the one before, so the
+// bytes depend on the block size and never on the number of cores or on
+// timing; zstd runs single-threaded.
 func Compressor(w io.Writer, c mediatypes.Compression) (io.WriteCloser, error) {
 	switch c {
 	case mediatypes.Gzip:
-		return gzip.NewWriterLevel(w, gzip.DefaultCompression)
+		zw, err := pgzip.NewWriterLevel(w, pgzip.DefaultCompression)
+		if err != nil {
+			return nil, err
+		}
+		// pgzip writes the zero time.Time as a non-zero MTIME; RFC 1952
+		// says 0 means "no time".
+		zw.ModTime = time.Unix(0, 0)
+		if err := zw.SetConcurrency(gzipBlockSize, max(2, runtime.GOMAXPROCS(0))); err != nil {
+			return nil, err
+		}
+		return zw, nil
 	case mediatypes.Zstd:
 		return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
 	case mediatypes.None:
@@ -94,6 +110,10 @@ func Compressor(w io.Writer, c mediatypes.Compression) (io.WriteCloser, error) {
 	}
 	return nil, fmt.Errorf("unknown compression %q (want gzip, zstd or none)", c)
 }
+
+// gzipBlockSize is part of what the compressed bytes of a layer depend on:
+// changing it changes every layer digest.
+const gzipBlockSize = 1 << 20
 
 // ParseCompression checks a --compression value.
 func ParseCompression(s string) (mediatypes.Compression, error) {

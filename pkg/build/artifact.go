@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
-	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
@@ -19,13 +17,8 @@ import (
 
 // buildArtifact makes the artifact form: the config blob is the add-on
 // config, the one layer holds the tree at its root.
-func buildArtifact(fsys fs.FS, cfg *addon.Config, opts Options, created time.Time) (v1.Image, error) {
+func buildArtifact(layer *archive.Layer, cfg *addon.Config, opts Options) (v1.Image, error) {
 	cfg.ContentRoot = "/"
-	layer, err := archive.BuildLayer(fsys, archive.TarOptions{ModTime: created},
-		opts.Compression, mediatypes.ContentLayer(opts.Compression))
-	if err != nil {
-		return nil, fmt.Errorf("build layer: %w", err)
-	}
 	cfg.Identity = layer.Tar.Identity.String()
 	cfgJSON, err := cfg.Marshal()
 	if err != nil {

@@ -100,14 +100,30 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		created = time.Unix(0, 0).UTC()
 	}
 
+	// The layer (tar, compress, digest) does not depend on the inventory:
+	// it is built while the tree renders.
+	type built struct {
+		layer *archive.Layer
+		err   error
+	}
+	layerc := make(chan built, 1)
+	go func() {
+		l, err := contentLayer(fsys, opts, created)
+		layerc <- built{l, err}
+	}()
 	kind := render.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
 		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote})
 		if err != nil {
+			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
 		inv = res.Inventory()
+	}
+	b := <-layerc
+	if b.err != nil {
+		return nil, fmt.Errorf("build layer: %w", b.err)
 	}
 
 	cfg := &addon.Config{
@@ -127,9 +143,9 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	)
 	switch opts.Format {
 	case FormatImage:
-		img, err = buildImage(fsys, cfg, opts, created)
+		img, err = buildImage(b.layer, cfg, opts, created)
 	case FormatArtifact:
-		img, err = buildArtifact(fsys, cfg, opts, created)
+		img, err = buildArtifact(b.layer, cfg, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -139,6 +155,18 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Image: img, Config: cfg, Digest: d}, nil
+}
+
+// contentLayer writes the tree as the one layer of the chosen form.
+func contentLayer(fsys fs.FS, opts Options, created time.Time) (*archive.Layer, error) {
+	if opts.Format == FormatArtifact {
+		return archive.BuildLayer(fsys, archive.TarOptions{ModTime: created},
+			opts.Compression, mediatypes.ContentLayer(opts.Compression))
+	}
+	return archive.BuildLayer(fsys, archive.TarOptions{
+		Prefix:  strings.TrimPrefix(mediatypes.DefaultContentDir, "/"),
+		ModTime: created,
+	}, opts.Compression, mediatypes.ImageLayer(opts.Compression))
 }
 
 // checkName keeps names usable as labels and file names.

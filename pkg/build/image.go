@@ -1,10 +1,7 @@
 package build
 
 import (
-	"fmt"
-	"io/fs"
 	"maps"
-	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -26,15 +23,8 @@ const (
 
 // buildImage makes the image form: one layer holding the tree under
 // addon/, exactly what FROM scratch + COPY . /addon/ gives, and labels.
-func buildImage(fsys fs.FS, cfg *addon.Config, opts Options, created time.Time) (v1.Image, error) {
+func buildImage(layer *archive.Layer, cfg *addon.Config, opts Options, created time.Time) (v1.Image, error) {
 	cfg.ContentRoot = mediatypes.DefaultContentDir
-	layer, err := archive.BuildLayer(fsys, archive.TarOptions{
-		Prefix:  strings.TrimPrefix(mediatypes.DefaultContentDir, "/"),
-		ModTime: created,
-	}, opts.Compression, mediatypes.ImageLayer(opts.Compression))
-	if err != nil {
-		return nil, fmt.Errorf("build layer: %w", err)
-	}
 	cfg.Identity = layer.Tar.Identity.String()
 	cfgJSON, err := cfg.Marshal()
 	if err != nil {
