@@ -105,14 +105,14 @@ registry (see --pull).
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
-				_, err = a.stdout.Write(res.YAML())
+				_, err = res.WriteTo(a.stdout)
 				return err
 			}
 			res, err := ad.Render(cmd.Context(), render.Options{AllowRemote: allowRemote})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
-			_, err = a.stdout.Write(res.YAML())
+			_, err = res.WriteTo(a.stdout)
 			return err
 		},
 	}
