@@ -55,7 +55,7 @@ func main() {
 		check(err)
 		w, err := output.NewWriter(*out)
 		check(err)
-		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{OnFile: w.WriteFile})
+		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{Sink: w, SinkOnly: true})
 		check(err)
 		if os.Getenv("PROFILE_LIVE") != "" {
 			var m runtime.MemStats

@@ -78,7 +78,7 @@ registry (see --pull).
 				if w, err = output.NewWriter(out); err != nil {
 					return err
 				}
-				uopts.OnFile = w.WriteFile
+				uopts.Sink, uopts.SinkOnly = w, true
 			}
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {

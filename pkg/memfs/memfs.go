@@ -22,6 +22,9 @@ type node struct {
 	name     string
 	mode     fs.FileMode // type bits and permissions
 	data     []byte
+	size     int64            // a file's size, also once its bytes are dropped
+	sum      *[32]byte        // a file's SHA-256, when the writer gave it
+	dropped  bool             // the file's bytes were let go (Builder.Drop)
 	target   string           // symlink target
 	children map[string]*node // directories only
 }
@@ -75,7 +78,7 @@ func (b *Builder) Lookup(name string) (fs.FileMode, bool) {
 // ReadFile returns the bytes of a regular file in the tree.
 func (b *Builder) ReadFile(name string) ([]byte, bool) {
 	n := b.lookup(name)
-	if n == nil || !n.mode.IsRegular() {
+	if n == nil || !n.mode.IsRegular() || n.dropped {
 		return nil, false
 	}
 	return n.data, true
@@ -129,14 +132,14 @@ func (b *Builder) put(name string, nn *node) error {
 	}
 	p.children[base] = nn
 	b.count++
-	b.size += int64(len(nn.data))
+	b.size += nn.size
 	return nil
 }
 
 // forget subtracts a subtree from the counters.
 func (b *Builder) forget(n *node) {
 	b.count--
-	b.size -= int64(len(n.data))
+	b.size -= n.size
 	for _, c := range n.children {
 		b.forget(c)
 	}
@@ -151,7 +154,39 @@ func (b *Builder) Mkdir(name string, perm fs.FileMode) error {
 // WriteFile adds a regular file, replacing whatever was at name. The tree
 // keeps data without copying it.
 func (b *Builder) WriteFile(name string, data []byte, perm fs.FileMode) error {
-	return b.put(name, &node{mode: perm.Perm(), data: data})
+	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data))})
+}
+
+// WriteFileSum is WriteFile with the SHA-256 of data, which FS.SHA256
+// then reports instead of anyone hashing the bytes again.
+func (b *Builder) WriteFileSum(name string, data []byte, perm fs.FileMode, sum [32]byte) error {
+	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data)), sum: &sum})
+}
+
+// CopyFile adds name as a copy of the regular file src (its bytes, or its
+// size and SHA-256 if they were dropped), with mode perm.
+func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
+	n := b.lookup(src)
+	if n == nil || !n.mode.IsRegular() {
+		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
+	}
+	return b.put(name, &node{mode: perm.Perm(), data: n.data, size: n.size, sum: n.sum, dropped: n.dropped})
+}
+
+// ErrDropped is returned when reading a file whose bytes the tree let go.
+var ErrDropped = errors.New("file content not held in memory")
+
+// Drop lets go of the bytes of the regular file name, which must have a
+// SHA-256 (WriteFileSum): the tree keeps its size and digest, and reading
+// it fails with ErrDropped. A caller that streams files elsewhere as they
+// arrive uses it to hold the tree's shape, not its bytes.
+func (b *Builder) Drop(name string) error {
+	n := b.lookup(name)
+	if n == nil || !n.mode.IsRegular() || n.sum == nil {
+		return &fs.PathError{Op: "drop", Path: name, Err: fs.ErrInvalid}
+	}
+	n.data, n.dropped = nil, true
+	return nil
 }
 
 // Symlink adds a symbolic link to target. Callers check the target: the
@@ -277,7 +312,20 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if n.mode.IsDir() {
 		return &dir{info: info{n}, entries: sortedEntries(n)}, nil
 	}
+	if n.dropped {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
+	}
 	return &file{info: info{n}, data: n.data}, nil
+}
+
+// SHA256 reports the digest of the regular file name, when the tree was
+// given it (Builder.WriteFileSum).
+func (f *FS) SHA256(name string) ([32]byte, bool) {
+	n, _, err := f.resolve("sha256", name)
+	if err != nil || !n.mode.IsRegular() || n.sum == nil {
+		return [32]byte{}, false
+	}
+	return *n.sum, true
 }
 
 // ReadFile returns the bytes of name; callers must not modify them.
@@ -288,6 +336,9 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	}
 	if n.mode.IsDir() {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
+	}
+	if n.dropped {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: ErrDropped}
 	}
 	return n.data, nil
 }
@@ -346,7 +397,7 @@ func sortedEntries(n *node) []fs.DirEntry {
 type info struct{ n *node }
 
 func (i info) Name() string       { return i.n.name }
-func (i info) Size() int64        { return int64(len(i.n.data)) }
+func (i info) Size() int64        { return i.n.size }
 func (i info) Mode() fs.FileMode  { return i.n.mode }
 func (i info) ModTime() time.Time { return time.Unix(0, 0).UTC() }
 func (i info) IsDir() bool        { return i.n.mode.IsDir() }

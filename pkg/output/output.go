@@ -40,9 +40,16 @@ type Writer struct {
 
 	mu       sync.Mutex
 	dirs     map[string]*os.Root // opened directories of tmp
-	written  map[string]bool     // files WriteFile handed over
+	written  map[string]bool     // files WriteFile or Copy handed over
+	copies   []copyJob           // made at Commit, once their sources are written
 	firstErr error
+	stopped  bool
 	done     bool
+}
+
+type copyJob struct {
+	name, src string
+	perm      fs.FileMode
 }
 
 type writeJob struct {
@@ -107,6 +114,39 @@ func (w *Writer) WriteFile(name string, data []byte, perm fs.FileMode) {
 	w.jobs <- writeJob{name: name, data: data, perm: filePerm(perm)}
 }
 
+// File is WriteFile: with Copy, it makes a Writer an unpack.Sink.
+func (w *Writer) File(name string, data []byte, mode fs.FileMode) { w.WriteFile(name, data, mode) }
+
+// Copy makes name a copy of src, a file handed over before, at Commit.
+func (w *Writer) Copy(name, src string, mode fs.FileMode) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.written[name] = true
+	w.copies = append(w.copies, copyJob{name: name, src: src, perm: filePerm(mode)})
+}
+
+// copyFiles makes the copies Copy asked for; every write has finished.
+func (w *Writer) copyFiles() error {
+	for _, c := range w.copies {
+		from, err := w.dirOf(path.Dir(c.src))
+		if err != nil {
+			return err
+		}
+		b, err := from.ReadFile(path.Base(c.src))
+		if err != nil {
+			return fmt.Errorf("%s: copy of %s: %w", c.name, c.src, err)
+		}
+		to, err := w.dirOf(path.Dir(c.name))
+		if err != nil {
+			return err
+		}
+		if err := to.WriteFile(path.Base(c.name), b, c.perm); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
 func (w *Writer) work() {
 	defer w.wg.Done()
 	for j := range w.jobs {
@@ -166,10 +206,14 @@ func (w *Writer) fail(err error) {
 // directory into place. On failure nothing is left behind.
 func (w *Writer) Commit(fsys fs.FS) error {
 	err := w.complete(fsys)
-	w.finish()
+	w.stopWorkers()
 	if err == nil {
 		err = w.Err()
 	}
+	if err == nil {
+		err = w.copyFiles()
+	}
+	w.finish()
 	if err == nil {
 		// An empty target directory is replaced; rename cannot do that.
 		if rerr := os.Remove(w.dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -191,17 +235,27 @@ func (w *Writer) Abort() {
 	os.RemoveAll(w.tmp)
 }
 
+// stopWorkers waits for every queued write, once.
+func (w *Writer) stopWorkers() {
+	w.mu.Lock()
+	stopped := w.stopped
+	w.stopped = true
+	w.mu.Unlock()
+	if !stopped {
+		close(w.jobs)
+		w.wg.Wait()
+	}
+}
+
 // finish stops the workers and closes the directories, once.
 func (w *Writer) finish() {
+	w.stopWorkers()
 	w.mu.Lock()
-	done := w.done
-	w.done = true
-	w.mu.Unlock()
-	if done {
+	defer w.mu.Unlock()
+	if w.done {
 		return
 	}
-	close(w.jobs)
-	w.wg.Wait()
+	w.done = true
 	for _, d := range w.dirs {
 		d.Close()
 	}

@@ -3,6 +3,7 @@ package unpack
 import (
 	"archive/tar"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
@@ -50,7 +51,8 @@ type flattener struct {
 	opaque      map[string]bool   // image dirs made opaque by upper layers
 	shadowed    map[string][]byte // this layer's content files not kept, for hardlinks to them
 	shadowBytes int64
-	onFile      func(name string, data []byte, mode fs.FileMode)
+	sink        Sink
+	sinkOnly    bool
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
@@ -327,8 +329,8 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
 		}
 		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
-		if werr = f.b.WriteFile(tp, e.data, mode); werr == nil && f.onFile != nil {
-			f.onFile(tp, e.data, mode)
+		if werr = f.b.WriteFileSum(tp, e.data, mode, e.sum); werr == nil {
+			f.toSink(tp, e.data, mode)
 		}
 	case tar.TypeSymlink:
 		if err := f.checkLink(ls, hdr, tp); err != nil {
@@ -336,12 +338,20 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		}
 		werr = f.b.Symlink(hdr.Linkname, tp)
 	case tar.TypeLink:
-		data, err := f.hardlinkData(ls, hdr)
+		src, data, err := f.hardlinkData(ls, hdr)
 		if err != nil {
 			return err
 		}
-		if werr = f.b.WriteFile(tp, data, 0o644); werr == nil && f.onFile != nil {
-			f.onFile(tp, data, 0o644)
+		switch {
+		case src == "":
+			// A hidden file of this layer, held for links like this one.
+			if werr = f.b.WriteFileSum(tp, data, 0o644, sha256.Sum256(data)); werr == nil {
+				f.toSink(tp, data, 0o644)
+			}
+		default:
+			if werr = f.b.CopyFile(src, tp, 0o644); werr == nil && f.sink != nil {
+				f.sink.Copy(tp, src, 0o644)
+			}
 		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrUnsafeEntry}
@@ -423,26 +433,39 @@ func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error 
 	return nil
 }
 
-// hardlinkData resolves a hardlink to a file this layer already kept.
+// hardlinkData resolves a hardlink to a file this layer already has: a
+// kept file (src names it in the tree) or a hidden one (its bytes).
 // Hardlinks that leave the tree, or point into another layer, are refused.
-func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) ([]byte, error) {
+func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, data []byte, err error) {
 	target, err := cleanName(ls, hdr.Linkname)
 	if err != nil {
-		return nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
 	}
 	tt, in := f.inContent(target)
 	if !in {
-		return nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
 	}
 	if f.owner[tt] == ls.index {
-		if data, ok := f.b.ReadFile(tt); ok {
-			return data, nil
+		if mode, ok := f.b.Lookup(tt); ok && mode.IsRegular() {
+			return tt, nil, nil
 		}
 	}
 	if data, ok := f.shadowed[tt]; ok {
-		return data, nil
+		return "", data, nil
 	}
-	return nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+	return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+}
+
+// toSink hands a kept file to the sink, and lets go of its bytes when
+// only the sink keeps them.
+func (f *flattener) toSink(name string, data []byte, mode fs.FileMode) {
+	if f.sink == nil {
+		return
+	}
+	f.sink.File(name, data, mode)
+	if f.sinkOnly {
+		_ = f.b.Drop(name) // it was just written with its sum
+	}
 }
 
 // readExactly reads a file's bytes. Files up to 1 MiB get their buffer

@@ -39,8 +39,9 @@ const (
 // layerEntry is what a layer reader hands the merge.
 type layerEntry struct {
 	hdr  *tar.Header
-	path string // the cleaned image path
-	data []byte // a regular file's bytes, unless tooBig
+	path string   // the cleaned image path
+	data []byte   // a regular file's bytes, unless tooBig
+	sum  [32]byte // their SHA-256, taken here, on the layer's goroutine
 	// tooBig marks a regular file over MaxFileBytes, not read: an error
 	// only if the merge keeps it.
 	tooBig bool
@@ -278,6 +279,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 		} else {
 			e.data = []byte{}
 		}
+		e.sum = sha256.Sum256(e.data)
 	}
 	return r.send(ctx, e)
 }
@@ -304,5 +306,5 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
 	}
 	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: int64(len(data)), Mode: 0o644}
-	return r.send(ctx, layerEntry{hdr: hdr, path: p, data: data})
+	return r.send(ctx, layerEntry{hdr: hdr, path: p, data: data, sum: sha256.Sum256(data)})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,6 +15,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -50,23 +54,37 @@ func readAheadImage(t *testing.T) (v1.Image, map[string]string) {
 	return imageOf(t, imageOpts{}, layers...), want
 }
 
+// recordingSink keeps what an unpack hands its sink.
+type recordingSink struct {
+	t     *testing.T
+	mu    sync.Mutex
+	files map[string]string
+}
+
+func (s *recordingSink) File(name string, data []byte, mode fs.FileMode) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.files[name]; dup {
+		s.t.Errorf("File(%s) twice", name)
+	}
+	s.files[name] = string(data)
+}
+
+func (s *recordingSink) Copy(name, target string, mode fs.FileMode) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[name] = s.files[target]
+}
+
 // Whatever the read-ahead budget, the tree is what applying the layers
-// in order makes, and OnFile reports exactly its files.
+// in order makes, and the sink gets exactly its files.
 func TestReadAheadBudgets(t *testing.T) {
 	img, want := readAheadImage(t)
 	for _, budget := range []int64{1, 16 << 10, 1 << 30} {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
 			defer unpack.SetReadAheadBudget(budget)()
-			var mu sync.Mutex
-			early := map[string]string{}
-			ad, err := unpack.Image(context.Background(), img, unpack.Options{OnFile: func(name string, data []byte, mode fs.FileMode) {
-				mu.Lock()
-				defer mu.Unlock()
-				if _, dup := early[name]; dup {
-					t.Errorf("OnFile(%s) twice", name)
-				}
-				early[name] = string(data)
-			}})
+			sink := &recordingSink{t: t, files: map[string]string{}}
+			ad, err := unpack.Image(context.Background(), img, unpack.Options{Sink: sink})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +103,7 @@ func TestReadAheadBudgets(t *testing.T) {
 			for _, m := range []struct {
 				what string
 				tree map[string]string
-			}{{"tree", got}, {"OnFile", early}} {
+			}{{"tree", got}, {"Sink", sink.files}} {
 				if len(m.tree) != len(want) {
 					t.Errorf("%s has %d files, want %d", m.what, len(m.tree), len(want))
 				}
@@ -131,5 +149,50 @@ func TestReadAheadFailures(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines left behind", n-before)
+	}
+}
+
+// With SinkOnly the tree keeps no bytes, yet the identity is the same and
+// the files, hardlinks included, reach the disk through output.Writer.
+func TestSinkOnlyWritesEverything(t *testing.T) {
+	img := imageOf(t, imageOpts{},
+		ociLayer(file("addon/a.yaml", "a"), hardlink("addon/b.yaml", "addon/a.yaml"),
+			file("addon/hidden", "h"), hardlink("addon/h2", "addon/hidden"), file("addon/sub/c", "c")),
+		ociLayer(whiteout("addon", "hidden"), file("addon/sub/c", "c2")),
+	)
+	full, err := unpack.Image(context.Background(), img, unpack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := output.NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := unpack.Image(context.Background(), img, unpack.Options{Sink: w, SinkOnly: true})
+	if err != nil {
+		w.Abort()
+		t.Fatal(err)
+	}
+	if err := w.Commit(ad.FS); err != nil {
+		t.Fatal(err)
+	}
+	if ad.Identity != full.Identity {
+		t.Errorf("identity %s, want %s", ad.Identity, full.Identity)
+	}
+	if _, err := fs.ReadFile(ad.FS, "a.yaml"); !errors.Is(err, memfs.ErrDropped) {
+		t.Errorf("reading a dropped file: %v", err)
+	}
+	if st, err := fs.Stat(ad.FS, "sub/c"); err != nil || st.Size() != 2 {
+		t.Errorf("stat of a dropped file: %v %v", st, err)
+	}
+	for name, want := range map[string]string{"a.yaml": "a", "b.yaml": "a", "h2": "h", "sub/c": "c2"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hidden")); !os.IsNotExist(err) {
+		t.Errorf("hidden file written: %v", err)
 	}
 }

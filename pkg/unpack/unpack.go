@@ -31,13 +31,28 @@ type Options struct {
 	Limits Limits
 	// Logger receives debug notes; nil logs nothing.
 	Logger *slog.Logger
-	// OnFile, when set, is called with each regular file of the add-on as
-	// soon as it is known to be final, while lower layers are still being
-	// read (layers apply top-down, so a kept file is final when read), so
-	// that a caller can write the tree out as it is read (output.Writer).
-	// It is called from one goroutine at a time; data is the tree's own
-	// and must not be modified. When Image fails, those calls are void.
-	OnFile func(name string, data []byte, mode fs.FileMode)
+	// Sink, when set, receives each regular file of the add-on as soon as
+	// it is known to be final, while lower layers are still being read
+	// (layers apply top-down, so a kept file is final when read): a caller
+	// that writes the tree out (output.Writer) then writes while it reads.
+	// When Image fails, what the sink received is void.
+	Sink Sink
+	// SinkOnly makes the tree let go of each file's bytes once Sink has
+	// them: Addon.FS then holds the tree's shape, sizes and digests
+	// (reading a file fails with memfs.ErrDropped), and the memory an
+	// unpack needs no longer grows with the add-on's size.
+	SinkOnly bool
+}
+
+// A Sink receives the add-on's regular files while the image is read. Its
+// methods are called from one goroutine at a time.
+type Sink interface {
+	// File is a file of the add-on. data is the tree's own: it must not
+	// be modified.
+	File(name string, data []byte, mode fs.FileMode)
+	// Copy makes name a copy of target, a file given to File before (a
+	// layer's hardlink).
+	Copy(name, target string, mode fs.FileMode)
 }
 
 // Addon is an unpacked add-on.
@@ -239,7 +254,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	}
 
 	fl := newFlattener(content, limits, log)
-	fl.onFile = opts.OnFile
+	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err
