@@ -86,7 +86,7 @@ func Identity(fsys fs.FS) (digest.Digest, error) {
 			defer wg.Done()
 			h := sha256.New()
 			buf := make([]byte, 32<<10)
-			rf, inMemory := fsys.(fs.ReadFileFS)
+			rf, inMemory := fsys.(interface{ Bytes(string) ([]byte, error) })
 			known, hasSums := fsys.(interface{ SHA256(string) ([32]byte, bool) })
 			for i := range next {
 				if hasSums {
@@ -99,7 +99,7 @@ func Identity(fsys fs.FS) (digest.Digest, error) {
 				h.Reset()
 				if inMemory {
 					// An in-memory tree hands out its bytes: no copy.
-					b, err := rf.ReadFile(entries[i].name)
+					b, err := rf.Bytes(entries[i].name)
 					if err != nil {
 						errs[i] = err
 						continue

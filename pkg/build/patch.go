@@ -248,7 +248,7 @@ func copyTree(b *memfs.Builder, fsys fs.FS) error {
 			if err != nil {
 				return err
 			}
-			data, err := fs.ReadFile(fsys, name)
+			data, err := memfs.ReadOnly(fsys, name)
 			if err != nil {
 				return err
 			}

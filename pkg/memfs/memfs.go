@@ -328,8 +328,19 @@ func (f *FS) SHA256(name string) ([32]byte, bool) {
 	return *n.sum, true
 }
 
-// ReadFile returns the bytes of name; callers must not modify them.
+// ReadFile returns a copy of the bytes of name, as fs.ReadFileFS requires
+// (the caller may modify it). Bytes avoids the copy.
 func (f *FS) ReadFile(name string) ([]byte, error) {
+	b, err := f.Bytes(name)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// Bytes returns the tree's own bytes of name, without a copy: callers
+// must not modify them.
+func (f *FS) Bytes(name string) ([]byte, error) {
 	n, _, err := f.resolve("readfile", name)
 	if err != nil {
 		return nil, err
@@ -341,6 +352,15 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: ErrDropped}
 	}
 	return n.data, nil
+}
+
+// ReadOnly reads a file of fsys for a caller that will not modify the
+// bytes: from a memfs tree it returns the tree's own, without a copy.
+func ReadOnly(fsys fs.FS, name string) ([]byte, error) {
+	if b, ok := fsys.(interface{ Bytes(string) ([]byte, error) }); ok {
+		return b.Bytes(name)
+	}
+	return fs.ReadFile(fsys, name)
 }
 
 // ReadDir lists a directory in name order.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // ErrNotEmpty marks a target directory that already has content.
@@ -298,7 +300,7 @@ func (w *Writer) complete(fsys fs.FS) error {
 			if err != nil {
 				return err
 			}
-			b, err := fs.ReadFile(fsys, name)
+			b, err := memfs.ReadOnly(fsys, name)
 			if err != nil {
 				return err
 			}
