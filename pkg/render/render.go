@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // KustomizationNames are the file names that make a directory a kustomize
@@ -171,7 +172,7 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string) ([]Document, erro
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				b, err := fs.ReadFile(fsys, files[i])
+				b, err := memfs.ReadOnly(fsys, files[i])
 				if err != nil {
 					results[i].err = fmt.Errorf("read %s: %w", files[i], err)
 					continue
@@ -207,6 +208,14 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string) ([]Document, erro
 func SplitDocuments(file string, b []byte) ([]Document, error) {
 	var docs []Document
 	for _, chunk := range splitYAML(b) {
+		// Most documents are plain enough for the fast path; the slow
+		// path reads the rest and says what is wrong with them.
+		if q, ok := quickDocument(chunk.text); ok {
+			if !q.empty {
+				docs = append(docs, Document{File: file, Line: chunk.line, Raw: rawDocument(chunk.text), Object: q.obj, Images: q.images})
+			}
+			continue
+		}
 		node, err := parseDocument(chunk.text)
 		if err != nil {
 			return nil, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
@@ -218,13 +227,17 @@ func SplitDocuments(file string, b []byte) ([]Document, error) {
 		if err != nil {
 			return nil, &Error{File: file, Line: chunk.line, Err: err}
 		}
-		raw := chunk.text
-		if !bytes.HasSuffix(raw, []byte("\n")) {
-			raw = append(append([]byte(nil), raw...), '\n')
-		}
-		docs = append(docs, Document{File: file, Line: chunk.line, Raw: raw, Object: obj, Images: imagesOf(node)})
+		docs = append(docs, Document{File: file, Line: chunk.line, Raw: rawDocument(chunk.text), Object: obj, Images: imagesOf(node)})
 	}
 	return docs, nil
+}
+
+// rawDocument is a document's text, ending in a newline.
+func rawDocument(text []byte) []byte {
+	if !bytes.HasSuffix(text, []byte("\n")) {
+		return append(append([]byte(nil), text...), '\n')
+	}
+	return text
 }
 
 type chunk struct {
