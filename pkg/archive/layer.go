@@ -21,7 +21,7 @@ import (
 // Layer is a layer built in memory: its compressed bytes and the digests
 // computed while writing them. It implements v1.Layer.
 type Layer struct {
-	compressed  []byte
+	compressed  *chunks
 	digest      v1.Hash
 	diffID      v1.Hash
 	mediaType   types.MediaType
@@ -33,8 +33,8 @@ type Layer struct {
 // BuildLayer writes fsys as a reproducible tar, compresses it with c and
 // returns the layer with media type mt.
 func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediatypes.MediaType) (*Layer, error) {
-	var buf bytes.Buffer
-	digester := newDigestWriter(&buf)
+	buf := &chunks{}
+	digester := newDigestWriter(buf)
 	zw, err := Compressor(digester, c)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediat
 	if err != nil {
 		return nil, err
 	}
-	return &Layer{compressed: buf.Bytes(), digest: dg, diffID: diffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
+	return &Layer{compressed: buf, digest: dg, diffID: diffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
 }
 
 // Digest is the digest of the compressed bytes.
@@ -65,16 +65,50 @@ func (l *Layer) DiffID() (v1.Hash, error) { return l.diffID, nil }
 
 // Compressed returns the layer's blob.
 func (l *Layer) Compressed() (io.ReadCloser, error) {
-	return io.NopCloser(bytes.NewReader(l.compressed)), nil
+	return io.NopCloser(l.compressed.reader()), nil
 }
 
 // Uncompressed returns the tar stream.
 func (l *Layer) Uncompressed() (io.ReadCloser, error) {
-	return Decompress(bytes.NewReader(l.compressed), l.compression)
+	return Decompress(l.compressed.reader(), l.compression)
 }
 
 // Size is the blob's size.
-func (l *Layer) Size() (int64, error) { return int64(len(l.compressed)), nil }
+func (l *Layer) Size() (int64, error) { return l.compressed.size, nil }
+
+// chunks holds a layer's compressed bytes in pieces of up to 4 MiB: a
+// single growing buffer would copy (and clear) the bytes over and over on
+// the way to a large layer's size.
+type chunks struct {
+	parts [][]byte
+	size  int64
+}
+
+const chunkSize = 4 << 20
+
+func (c *chunks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(c.parts) == 0 || len(c.parts[len(c.parts)-1]) == cap(c.parts[len(c.parts)-1]) {
+			// Start small: most layers are small.
+			c.parts = append(c.parts, make([]byte, 0, min(chunkSize, max(len(p), 64<<10))))
+		}
+		last := &c.parts[len(c.parts)-1]
+		k := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	c.size += int64(n)
+	return n, nil
+}
+
+func (c *chunks) reader() io.Reader {
+	rs := make([]io.Reader, len(c.parts))
+	for i, p := range c.parts {
+		rs[i] = bytes.NewReader(p)
+	}
+	return io.MultiReader(rs...)
+}
 
 // MediaType is the layer's media type.
 func (l *Layer) MediaType() (types.MediaType, error) { return l.mediaType, nil }

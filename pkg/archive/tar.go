@@ -83,6 +83,11 @@ func WriteTar(w io.Writer, fsys fs.FS, opts TarOptions) (*TarResult, error) {
 			return nil, err
 		}
 	}
+	// One buffer and one hasher for all files; a tree in memory hands
+	// out its bytes, which are written without a copy.
+	buf := make([]byte, 64<<10)
+	fh := sha256.New()
+	inMemory, _ := fsys.(interface{ Bytes(string) ([]byte, error) })
 	err := walk(fsys, func(name string, mode fs.FileMode, target string, open func() (io.ReadCloser, error)) error {
 		switch {
 		case mode.IsDir():
@@ -94,24 +99,42 @@ func WriteTar(w io.Writer, fsys fs.FS, opts TarOptions) (*TarResult, error) {
 			h.Linkname = target
 			return tw.WriteHeader(h)
 		}
-		rc, err := open()
-		if err != nil {
-			return err
-		}
-		defer rc.Close()
-		st, err := rc.(fs.File).Stat()
-		if err != nil {
-			return err
-		}
+		fh.Reset()
 		h := header(full(name), tar.TypeReg, mode)
-		h.Size = st.Size()
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		fh := sha256.New()
-		n, err := io.Copy(io.MultiWriter(tw, fh), rc)
-		if err != nil {
-			return fmt.Errorf("archive %s: %w", name, err)
+		var n int64
+		if inMemory != nil {
+			data, err := inMemory.Bytes(name)
+			if err != nil {
+				return err
+			}
+			h.Size = int64(len(data))
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := tw.Write(data); err != nil {
+				return fmt.Errorf("archive %s: %w", name, err)
+			}
+			fh.Write(data)
+			n = h.Size
+		} else {
+			rc, err := open()
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			st, err := rc.(fs.File).Stat()
+			if err != nil {
+				return err
+			}
+			h.Size = st.Size()
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			// The struct hides WriterTo/ReaderFrom, which would bypass buf.
+			n, err = io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(tw, fh)}, struct{ io.Reader }{rc}, buf)
+			if err != nil {
+				return fmt.Errorf("archive %s: %w", name, err)
+			}
 		}
 		if n != h.Size {
 			return fmt.Errorf("archive %s: size changed while reading (%d, then %d bytes)", name, h.Size, n)

@@ -8,8 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/pkg/ignore"
@@ -122,6 +125,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 		return fmt.Errorf("read %s: %w", filepath.Join(l.dir, src), err)
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	var files []fileJob // read together below, while dir is open
 	for _, e := range entries {
 		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
 		// A .wh. name would turn into a whiteout in a layer; a name that
@@ -173,19 +177,58 @@ func (l *loader) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				opener, name = l.root, s
 			}
-			data, perm, err := readFile(opener, name)
-			if err != nil {
-				return fmt.Errorf("read %s: %w", filepath.Join(l.dir, s), err)
-			}
-			if err := l.b.WriteFile(d, data, perm); err != nil {
-				return err
-			}
-			l.files++
+			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d})
 		default:
 			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
 		}
 	}
+	readFiles(files)
+	for _, f := range files {
+		if f.err != nil {
+			return fmt.Errorf("read %s: %w", filepath.Join(l.dir, f.src), f.err)
+		}
+		if err := l.b.WriteFile(f.dst, f.data, f.perm); err != nil {
+			return err
+		}
+		l.files++
+	}
 	return nil
+}
+
+// fileJob is a file of one directory to read.
+type fileJob struct {
+	opener   *os.Root
+	name     string // in opener
+	src, dst string // in the source and in the tree
+	data     []byte
+	perm     fs.FileMode
+	err      error
+}
+
+// readFiles reads the files on every core: for a large add-on, the open,
+// read and close calls are a good part of a build.
+func readFiles(files []fileJob) {
+	workers := min(runtime.GOMAXPROCS(0), len(files))
+	if workers <= 1 {
+		for i := range files {
+			f := &files[i]
+			f.data, f.perm, f.err = readFile(f.opener, f.name)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				f := &files[i]
+				f.data, f.perm, f.err = readFile(f.opener, f.name)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // readFile reads a whole file and its permissions with one open.

@@ -245,36 +245,68 @@ type chunk struct {
 	line int // 1-based line of the chunk's first line in the file
 }
 
-// splitYAML cuts a stream at document markers ("---" lines), keeping each
-// document's bytes as written so the output is the author's text.
+// splitYAML cuts a stream at document markers ("---" and "..." lines),
+// keeping each document's bytes as written so the output is the author's
+// text. Only lines that begin with "---" or "..." can be markers, so it
+// jumps from one such line to the next and counts lines in bulk, rather
+// than visiting every line: this runs over every byte of an add-on.
 func splitYAML(b []byte) []chunk {
 	var out []chunk
-	start, startLine, line := 0, 1, 1
+	start, startLine := 0, 1
+	counted, line := 0, 1 // line is the number of the line at offset counted
+	lineAt := func(i int) int {
+		line += bytes.Count(b[counted:i], newline)
+		counted = i
+		return line
+	}
+	nextDash, nextDot := -1, -1 // the next lines that start with "---" and "..."
 	for i := 0; i < len(b); {
-		end := bytes.IndexByte(b[i:], '\n')
-		next := len(b)
-		if end >= 0 {
-			next = i + end + 1
-		}
-		l := bytes.TrimRight(b[i:next], "\r\n")
-		if isDocMarker(l) {
-			out = append(out, chunk{text: b[start:i], line: startLine})
-			rest := bytes.TrimSpace(l[3:])
-			if len(rest) > 0 && rest[0] != '#' {
-				// "--- value": content starts on the marker line.
-				start, startLine = i+3, line
-			} else {
-				start, startLine = next, line+1
+		if b[i] == '-' || b[i] == '.' {
+			next := len(b)
+			if end := bytes.IndexByte(b[i:], '\n'); end >= 0 {
+				next = i + end + 1
 			}
-		} else if bytes.Equal(l, []byte("...")) {
-			out = append(out, chunk{text: b[start:i], line: startLine})
-			start, startLine = next, line+1
+			l := bytes.TrimRight(b[i:next], "\r\n")
+			if isDocMarker(l) {
+				out = append(out, chunk{text: b[start:i], line: startLine})
+				ln := lineAt(i)
+				rest := bytes.TrimSpace(l[3:])
+				if len(rest) > 0 && rest[0] != '#' {
+					// "--- value": content starts on the marker line.
+					start, startLine = i+3, ln
+				} else {
+					start, startLine = next, ln+1
+				}
+			} else if bytes.Equal(l, []byte("...")) {
+				out = append(out, chunk{text: b[start:i], line: startLine})
+				start, startLine = next, lineAt(i)+1
+			}
 		}
-		i = next
-		line++
+		if nextDash <= i {
+			nextDash = lineStartAfter(b, i, lineDash)
+		}
+		if nextDot <= i {
+			nextDot = lineStartAfter(b, i, lineDot)
+		}
+		i = min(nextDash, nextDot)
 	}
 	out = append(out, chunk{text: b[start:], line: startLine})
 	return out
+}
+
+var (
+	newline  = []byte("\n")
+	lineDash = []byte("\n---")
+	lineDot  = []byte("\n...")
+)
+
+// lineStartAfter is the offset of the first line after offset i that
+// begins like sep (a newline and what follows it), or len(b).
+func lineStartAfter(b []byte, i int, sep []byte) int {
+	if k := bytes.Index(b[i:], sep); k >= 0 {
+		return i + k + 1
+	}
+	return len(b)
 }
 
 func isDocMarker(l []byte) bool {
