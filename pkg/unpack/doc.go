@@ -3,9 +3,13 @@
 // no root, no temp files.
 //
 // Layers are flattened by the OCI changeset rules (whiteouts, opaque
-// directories), top layer first, so content that an upper layer deletes
-// is never held. Entries outside the content directory are streamed past
-// and only counted. Every blob is verified as it is read, DiffIDs are
+// directories), merged top layer first, so content that an upper layer
+// deletes is never kept. Layers are read in parallel: readers of lower
+// layers run ahead of the merge, holding at most 32 MiB of entries it has
+// not reached yet. Entries outside the content directory are streamed past
+// and only counted. With Options.Sink, kept files go to the sink as soon
+// as they are final (output.Writer writes them to disk), and SinkOnly lets
+// the tree keep only their sizes and digests. Every blob is verified as it is read, DiffIDs are
 // checked against the config, and limits stop hostile images (bombs,
 // path tricks, escaping links) with typed errors.
 package unpack
