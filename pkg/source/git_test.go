@@ -325,8 +325,23 @@ func TestGitSources(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		// The handler takes the connection and never answers: one that
+		// returned when its request context ended (net/http may end it early
+		// on a busy machine) would send an empty 200 instead of stalling.
+		stop := make(chan struct{})
+		stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			select {
+			case <-stop:
+			case <-time.After(30 * time.Second):
+			}
+		}))
 		defer stall.Close()
+		defer close(stop)
 		quick := opts
 		quick.Timeout = time.Second
 		src := "git+" + stall.URL + "/x.git"

@@ -41,6 +41,7 @@ func sha(b []byte) string {
 
 func newHTTPFixture(t *testing.T) *httpFixture {
 	t.Helper()
+	stop := make(chan struct{})
 	coredns := exampleDir(t, "coredns")
 	ms := exampleDir(t, "metrics-server")
 	corednsYAML, err := os.ReadFile(filepath.Join(coredns, "coredns.yaml"))
@@ -99,7 +100,18 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 		}
 	})
 	mux.HandleFunc("/stall.yaml", func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
+		// Take the connection so that no response is ever sent: a handler
+		// that just returned when its request context ended (which net/http
+		// may do early on a busy machine) would send an empty 200.
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		select {
+		case <-stop:
+		case <-time.After(30 * time.Second):
+		}
 	})
 	mux.HandleFunc("/stall-body.tar.gz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "100000")
@@ -125,6 +137,7 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the ca-file test fails handshakes on purpose
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: releases the stalled handlers
 	f.opts = source.Options{
 		HTTPClient: f.srv.Client(),
 		Timeout:    20 * time.Second,
