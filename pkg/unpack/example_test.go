@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -40,4 +43,48 @@ func Example() {
 	//   name: hello
 	// data:
 	//   greeting: hi
+}
+
+// Unpack an add-on straight to a directory: files are written while the
+// layers are still read, the tree keeps only their sizes and digests, and
+// the directory appears only once everything checked out.
+func ExampleOptions_sink() {
+	ctx := context.Background()
+	src := memfs.NewBuilder()
+	_ = src.WriteFile("deploy/configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
+	built, err := build.Build(ctx, src.FS(), build.Options{Name: "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	dir, err := os.MkdirTemp("", "addon-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "hello")
+	w, err := output.NewWriter(out)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := unpack.Image(ctx, built.Image, unpack.Options{Sink: w, SinkOnly: true})
+	if err != nil {
+		w.Abort() // nothing is left behind
+		log.Fatal(err)
+	}
+	if err := w.Commit(a.FS); err != nil {
+		log.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "deploy", "configmap.yaml"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(a.Identity == built.Config.Identity)
+	fmt.Print(string(b))
+	// Output:
+	// true
+	// apiVersion: v1
+	// kind: ConfigMap
+	// metadata:
+	//   name: hello
 }
