@@ -7,63 +7,19 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/internal/benchdata"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
-
-// benchWords are the words the generated documents are made of, so that
-// they read (and parse) like real manifests rather than runs of one letter.
-var benchWords = []string{
-	"apps", "v1", "pod", "spec", "container", "image", "registry", "port",
-	"service", "namespace", "label", "selector", "replica", "volume", "mount",
-	"secret", "config", "probe", "liveness", "readiness", "resource", "limit",
-	"request", "cpu", "memory", "node", "affinity", "toleration", "taint",
-	"ingress", "egress", "policy", "role", "binding", "account", "token",
-	"webhook", "controller", "manager", "leader", "election", "metrics",
-	"health", "endpoint", "cluster", "domain", "tls", "certificate", "issuer",
-	"annotation", "finalizer", "owner", "reference", "status", "condition",
-	"reason", "message", "generation", "observed", "true", "false", "100m",
-	"256Mi", "8443",
-}
-
-// benchSentence writes n random words separated by spaces.
-func benchSentence(w *bytes.Buffer, rng *rand.Rand, n int) {
-	for i := range n {
-		if i > 0 {
-			w.WriteByte(' ')
-		}
-		w.WriteString(benchWords[rng.IntN(len(benchWords))])
-	}
-}
-
-// benchManifestTree makes a plain-manifest add-on of n ConfigMaps of about
-// size bytes each, spread over 20 directories (the shape of the build and
-// unpack benchmarks).
-func benchManifestTree(b *testing.B, n, size int) *memfs.FS {
-	b.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	t := memfs.NewBuilder()
-	for i := range n {
-		var doc bytes.Buffer
-		fmt.Fprintf(&doc, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\n  namespace: bench\n  labels:\n    app.kubernetes.io/name: bench\n    app.kubernetes.io/part-of: addon\ndata:\n", i)
-		for k := 0; doc.Len() < size; k++ {
-			fmt.Fprintf(&doc, "  key-%03d: \"", k)
-			benchSentence(&doc, rng, 14)
-			doc.WriteString(" end\"\n")
-		}
-		if err := t.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return t.FS()
-}
 
 // BenchmarkRenderManifestsLarge measures render.Render of a plain-manifest
 // tree of 20,000 ConfigMaps of 10 KiB: the walk, and the parse and check of
 // every document on every core.
 func BenchmarkRenderManifestsLarge(b *testing.B) {
 	const n = 20000
-	fsys := benchManifestTree(b, n, 10<<10)
+	fsys, err := benchdata.ManifestTree(n, 10<<10)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	b.SetBytes(fsys.Size())
 	b.ReportAllocs()
@@ -86,19 +42,19 @@ func benchCRDProps(w *bytes.Buffer, rng *rand.Rand, indent string, depth int) {
 	w.WriteString(indent + "properties:\n")
 	var required []string
 	for i := range fanout {
-		name := fmt.Sprintf("%s%d", benchWords[rng.IntN(len(benchWords))], i)
+		name := fmt.Sprintf("%s%d", benchdata.Words[rng.IntN(len(benchdata.Words))], i)
 		fmt.Fprintf(w, "%s  %s:\n", indent, name)
 		p := indent + "    "
 		if i%2 == 0 {
 			w.WriteString(p + "description: |-\n")
 			for range 3 {
 				w.WriteString(p + "  ")
-				benchSentence(w, rng, 12)
+				benchdata.Sentence(w, rng, 12)
 				w.WriteByte('\n')
 			}
 		} else {
 			w.WriteString(p + "description: ")
-			benchSentence(w, rng, 25)
+			benchdata.Sentence(w, rng, 25)
 			w.WriteByte('\n')
 		}
 		switch {
@@ -109,7 +65,7 @@ func benchCRDProps(w *bytes.Buffer, rng *rand.Rand, indent string, depth int) {
 		case i == 4:
 			w.WriteString(p + "type: string\n" + p + "enum:\n")
 			for k := range 4 {
-				fmt.Fprintf(w, "%s- %s%d\n", p, benchWords[rng.IntN(len(benchWords))], k)
+				fmt.Fprintf(w, "%s- %s%d\n", p, benchdata.Words[rng.IntN(len(benchdata.Words))], k)
 			}
 		default:
 			w.WriteString(p + "type: integer\n" + p + "format: int32\n" + p + "minimum: 0\n")

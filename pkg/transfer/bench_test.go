@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,53 +16,24 @@ import (
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/benchdata"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
-
-// benchWords are the words the generated manifests are made of: random
-// words from a small vocabulary compress about as well as real YAML (about
-// 4:1), so the blobs on the wire have a realistic size.
-var benchWords = []string{
-	"apps", "v1", "pod", "spec", "container", "image", "registry", "port",
-	"service", "namespace", "label", "selector", "replica", "volume", "mount",
-	"secret", "config", "probe", "liveness", "readiness", "resource", "limit",
-	"request", "cpu", "memory", "node", "affinity", "toleration", "taint",
-	"ingress", "egress", "policy", "role", "binding", "account", "token",
-	"webhook", "controller", "manager", "leader", "election", "metrics",
-	"health", "endpoint", "cluster", "domain", "tls", "certificate", "issuer",
-	"annotation", "finalizer", "owner", "reference", "status", "condition",
-	"reason", "message", "generation", "observed", "true", "false", "100m",
-	"256Mi", "8443",
-}
 
 // benchAddon builds an image-form add-on of n ConfigMaps of about size
 // bytes each, spread over 20 directories as in pkg/unpack's benchmarks,
 // and says how many bytes a copy of it moves (layer, config, manifest).
 func benchAddon(b *testing.B, n, size int) (*source.Artifact, int64) {
 	b.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	t := memfs.NewBuilder()
-	for i := range n {
-		var doc bytes.Buffer
-		fmt.Fprintf(&doc, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\n  namespace: bench\n  labels:\n    app.kubernetes.io/name: bench\n    app.kubernetes.io/part-of: addon\ndata:\n", i)
-		for k := 0; doc.Len() < size; k++ {
-			fmt.Fprintf(&doc, "  key-%03d: \"", k)
-			for range 14 {
-				doc.WriteString(benchWords[rng.IntN(len(benchWords))])
-				doc.WriteByte(' ')
-			}
-			doc.WriteString("end\"\n")
-		}
-		if err := t.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
+	fsys, err := benchdata.ManifestTree(n, size)
+	if err != nil {
+		b.Fatal(err)
 	}
 	// Validation is the build benchmarks' business: skip it here.
-	res, err := build.Build(context.Background(), t.FS(), build.Options{Name: "bench", NoValidate: true})
+	res, err := build.Build(context.Background(), fsys, build.Options{Name: "bench", NoValidate: true})
 	if err != nil {
 		b.Fatal(err)
 	}
