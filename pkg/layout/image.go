@@ -88,7 +88,7 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			}
 		}
 	}
-	cfg, err := img.RawConfigFile()
+	cfg, err := verify.Config(img, addon.MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
