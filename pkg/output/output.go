@@ -10,10 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // ErrNotEmpty marks a target directory that already has content.
@@ -266,6 +266,17 @@ func (w *Writer) finish() {
 // complete queues the files of fsys not handed over yet, makes its
 // directories and symlinks, and waits for every write.
 func (w *Writer) complete(fsys fs.FS) error {
+	// What goes to disk passes the rules for untrusted trees once more,
+	// whoever built fsys: links judged through each other, and no two
+	// names that a case-folding file system would merge.
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		if err := safetree.CheckLinks(rl); err != nil {
+			return err
+		}
+	}
+	if err := safetree.CheckCase(fsys); err != nil {
+		return err
+	}
 	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {
 			return err
@@ -280,9 +291,8 @@ func (w *Writer) complete(fsys fs.FS) error {
 				return err
 			}
 			// os.Root does not check a link's target: do it here.
-			j := path.Join(path.Dir(name), target)
-			if path.IsAbs(target) || j == ".." || strings.HasPrefix(j, "../") {
-				return fmt.Errorf("%s: symlink %q leads out of the tree", name, target)
+			if err := safetree.CheckLinkText(name, target); err != nil {
+				return err
 			}
 			parent, err := w.dirOf(path.Dir(name))
 			if err != nil {
