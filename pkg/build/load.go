@@ -84,7 +84,9 @@ func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
 
 // LoadFile makes a one-file tree from a single manifest file, within the
 // default file size limit.
-func LoadFile(file string) (*memfs.FS, error) { return loadFile(file, safetree.Limits{}.WithDefaults()) }
+func LoadFile(file string) (*memfs.FS, error) {
+	return loadFile(file, safetree.Limits{}.WithDefaults())
+}
 
 func loadFile(file string, limits safetree.Limits) (*memfs.FS, error) {
 	f, err := os.Open(file)

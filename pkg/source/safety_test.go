@@ -49,4 +49,3 @@ func TestHTTPSymlinkChain(t *testing.T) {
 	}
 	checkOneLine(t, err, u, "passwd.yaml", "outside the tree")
 }
-
