@@ -82,3 +82,33 @@ func sanitize(s string) string { return oneline.Sanitize(s) }
 func layerErr(layer int, h v1.Hash, err error) error {
 	return fmt.Errorf("layer %d (%s): %w", layer, h, err)
 }
+
+// Finer sentinels: each is also its parent (errors.Is(ErrLinkEscape,
+// ErrUnsafeEntry) holds), so callers that test the parent see no change.
+// They let a caller tell the refusal classes of spec/addon-v1.md apart
+// (see pkg/conformance.Classify).
+var (
+	// ErrLinkEscape: a symbolic link whose target is absolute, empty or
+	// leads out of the add-on tree, or a hard link whose target is outside
+	// it or not a regular file present at that point. It is an
+	// ErrUnsafeEntry.
+	ErrLinkEscape error = &subError{msg: "link leads out of the add-on tree", parent: ErrUnsafeEntry}
+	// ErrEntryType: a device, FIFO or unknown entry type. It is an
+	// ErrUnsafeEntry.
+	ErrEntryType error = &subError{msg: "entry type not allowed in an add-on", parent: ErrUnsafeEntry}
+	// ErrDiffIDMismatch: a layer whose uncompressed bytes do not hash to
+	// the DiffID of the image config. It is an ErrCorrupt.
+	ErrDiffIDMismatch error = &subError{msg: "layer does not match its diff_id", parent: ErrCorrupt}
+	// ErrIdentityMismatch: an artifact whose config states another content
+	// identity than its content has. It is an ErrCorrupt.
+	ErrIdentityMismatch error = &subError{msg: "content identity does not match the config", parent: ErrCorrupt}
+)
+
+// subError is a sentinel that is also its parent sentinel.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string        { return e.msg }
+func (e *subError) Is(target error) bool { return target == e.parent }

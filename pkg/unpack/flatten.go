@@ -367,11 +367,11 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			}
 		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrEntryType}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
 	default:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}
 	if werr != nil {
 		if errors.Is(werr, memfs.ErrNotDir) {
@@ -481,11 +481,11 @@ func (f *flattener) parentReplaced(tp string, layer int) bool {
 func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error {
 	t := hdr.Linkname
 	if t == "" || path.IsAbs(t) {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink to absolute path %q", sanitize(t)), Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink to absolute path %q", sanitize(t)), Err: ErrLinkEscape}
 	}
 	j := path.Join(path.Dir(tp), t)
 	if j == ".." || strings.HasPrefix(j, "../") {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(t)), Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(t)), Err: ErrLinkEscape}
 	}
 	return nil
 }
@@ -497,11 +497,11 @@ func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error 
 func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, hid shadowFile, err error) {
 	target, err := cleanName(ls, hdr.Linkname)
 	if err != nil {
-		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	tt, in := f.inContent(target)
 	if !in {
-		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	if f.owner[tt] == ls.index {
 		if mode, ok := f.b.Lookup(tt); ok && mode.IsRegular() {
@@ -511,7 +511,7 @@ func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, h
 	if hid, ok := f.shadowed[tt]; ok {
 		return "", hid, nil
 	}
-	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 }
 
 // toSink hands a kept file to the sink, and lets go of its bytes when

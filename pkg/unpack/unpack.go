@@ -337,7 +337,7 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		if c.Identity != a.Identity {
-			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrCorrupt, a.Identity, c.Identity)
+			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrIdentityMismatch, a.Identity, c.Identity)
 		}
 		cfg = c
 	case mediatypes.FormImage:
