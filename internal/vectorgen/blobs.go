@@ -129,3 +129,9 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+func mustUnmarshal(b []byte, v any) {
+	if err := json.Unmarshal(b, v); err != nil {
+		panic(err)
+	}
+}

@@ -46,6 +46,7 @@ type manifest struct {
 	ArtifactType  string            `json:"artifactType,omitempty"`
 	Config        descriptor        `json:"config"`
 	Layers        []descriptor      `json:"layers"`
+	Subject       *descriptor       `json:"subject,omitempty"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
 }
 
@@ -170,6 +171,9 @@ type artifactOpts struct {
 	// add-on named "demo" with the identity of tree.
 	config []byte
 	tree   []node
+	// subject and annotations are added to the manifest.
+	subject     *descriptor
+	annotations map[string]string
 }
 
 // putArtifact builds an artifact-form add-on into bs, as addonpkg's
@@ -187,6 +191,10 @@ func putArtifact(bs blobs, o artifactOpts, layers ...layer) descriptor {
 			"io.cncf.addon.name":             "demo",
 			"io.cncf.addon.kind":             "manifests",
 		},
+	}
+	m.Subject = o.subject
+	for k, v := range o.annotations {
+		m.Annotations[k] = v
 	}
 	for _, l := range layers {
 		if l.mediaType == "" {

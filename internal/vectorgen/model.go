@@ -87,12 +87,12 @@ func expectOK(form string, tree []node) conformance.Result {
 			if n.exec {
 				mode = "0755"
 			}
-			r.Files[conformance.PathKey(n.path)] = conformance.File{SHA256: hexOf([]byte(n.body)), Mode: mode}
+			r.Files[n.path] = conformance.File{SHA256: hexOf([]byte(n.body)), Mode: mode}
 		case 'l':
 			if r.Links == nil {
 				r.Links = map[string]string{}
 			}
-			r.Links[conformance.PathKey(n.path)] = n.target
+			r.Links[n.path] = n.target
 		}
 	}
 	return r

@@ -186,6 +186,68 @@ func all() []vector {
 			},
 			want: expectOK("image", demo),
 		},
+		{
+			name: "image-foreign-platform-config", pins: "4.2",
+			about: "an image reached without an index whose config says linux/s390x: its platform fields are ignored",
+			input: image(imageOpts{platform: platform{Architecture: "s390x", OS: "linux"}}, under(gz, demo)),
+			want:  expectOK("image", demo),
+		},
+		{
+			name: "content-label-relative", pins: "4.3",
+			about: "an io.cncf.addon.content label without a leading / (as OLM writes its label) is taken from the root: manifests is /manifests",
+			input: image(imageOpts{labels: map[string]string{"io.cncf.addon.content": "manifests/"}},
+				layer{comp: gz, entries: append(prefixed("manifests", demo), prefixed("addon", []node{f("other.yaml", nsYAML)})...)}),
+			want: expectOK("image", demo),
+		},
+		{
+			name: "content-label-empty", pins: "4.3",
+			about: "an empty io.cncf.addon.content label is absent: the content directory is /addon",
+			input: image(imageOpts{labels: map[string]string{"io.cncf.addon.content": ""}},
+				layer{comp: gz, entries: append(prefixed("addon", demo), prefixed("manifests", []node{f("other.yaml", nsYAML)})...)}),
+			want: expectOK("image", demo),
+		},
+		{
+			name: "image-stale-labels", pins: "4.5",
+			about: "an image whose identity and config labels describe another tree: the labels are stale, the add-on is read from its content",
+			input: image(imageOpts{labels: map[string]string{
+				"io.cncf.addon.identity": identity([]node{f("old.yaml", nsYAML)}),
+				"io.cncf.addon.config":   strings.Replace(string(defaultConfig("demo", identity([]node{f("old.yaml", nsYAML)}))), `"contentRoot":"/"`, `"contentRoot":"/addon"`, 1),
+			}}, under(gz, demo)),
+			want: expectOK("image", demo),
+		},
+		{
+			name: "artifact-subject-ignored", pins: "5",
+			about: "an artifact manifest with a subject: readers ignore it",
+			input: artifact(artifactOpts{tree: demo, subject: &descriptor{MediaType: mtOCIManifest, Digest: digestOf([]byte("some other manifest")), Size: 19}}, at(gz, demo)),
+			want:  expectOK("artifact", demo),
+		},
+		{
+			name: "artifact-null-inventory", pins: "6.2",
+			about: "an artifact whose config has null inventory arrays, which readers take as empty",
+			input: artifact(artifactOpts{config: []byte(strings.Replace(string(defaultConfig("demo", identity(demo))), `"objects":[]`, `"objects":null,"crds":null,"images":null`, 1))}, at(gz, demo)),
+			want:  expectOK("artifact", demo),
+		},
+		{
+			name: "artifact-inventory-differs", pins: "6.4",
+			about: "an artifact whose inventory lists an object its tree does not render: readers do not refuse it for that",
+			input: artifact(artifactOpts{config: []byte(strings.Replace(string(defaultConfig("demo", identity(demo))), `"objects":[]`, `"objects":[{"apiVersion":"apps/v1","kind":"Deployment","name":"ghost","namespace":"demo"}]`, 1))}, at(gz, demo)),
+			want:  expectOK("artifact", demo),
+		},
+		{
+			name: "artifact-unknown-fields", pins: "6.5",
+			about: "unknown fields in the config (at every level), unknown manifest annotations: ignored",
+			input: artifact(artifactOpts{
+				config:      []byte(strings.Replace(strings.Replace(string(defaultConfig("demo", identity(demo))), `"objects":[]`, `"objects":[],"future":{"x":1}`, 1), `{"specVersion"`, `{"futureField":[1,2],"specVersion"`, 1)),
+				annotations: map[string]string{"com.example.future": "yes"},
+			}, at(gz, demo)),
+			want: expectOK("artifact", demo),
+		},
+		{
+			name: "artifact-content-root-ignored", pins: "6.5",
+			about: "an artifact whose config says contentRoot /addon: the layer root is the content root all the same",
+			input: artifact(artifactOpts{config: []byte(strings.Replace(string(defaultConfig("demo", identity(demo))), `"contentRoot":"/"`, `"contentRoot":"/addon"`, 1))}, at(gz, demo)),
+			want:  expectOK("artifact", demo),
+		},
 		// Changesets (section 4.4).
 		{
 			name: "whiteout-multilayer", pins: "4.4 item 4",
@@ -305,6 +367,18 @@ func all() []vector {
 			want:  refuse(conformance.ReasonLinkEscape),
 		},
 		{
+			name: "refuse-non-utf8-name", pins: "9.4",
+			about: "a file whose name is not valid UTF-8 (Latin-1 caf\\xe9.yaml)",
+			input: image(imageOpts{}, under(gz, append([]node{f("caf\xe9.yaml", nsYAML)}, demo...))),
+			want:  refuse(conformance.ReasonPathEscape),
+		},
+		{
+			name: "refuse-symlink-empty", pins: "9.4",
+			about: "a symbolic link with an empty target",
+			input: image(imageOpts{}, layer{comp: gz, entries: append(prefixed("addon", demo), symlink("addon/nowhere", ""))}),
+			want:  refuse(conformance.ReasonLinkEscape),
+		},
+		{
 			name: "refuse-symlink-out", pins: "9.4",
 			about: "a symbolic link that leads out of the tree",
 			input: image(imageOpts{}, layer{comp: gz, entries: append(prefixed("addon", demo), symlink("addon/config/etc", "../../etc"))}),
@@ -344,6 +418,26 @@ func all() []vector {
 				return out
 			}}),
 			want: refuse(conformance.ReasonDigestMismatch),
+		},
+		{
+			name: "refuse-size-mismatch", pins: "9.2",
+			about: "a layer descriptor whose size is one byte more than the blob (the digest matches the bytes)",
+			input: func() output {
+				bs := blobs{}
+				top := putArtifact(bs, artifactOpts{tree: demo}, at(gz, demo))
+				var m manifest
+				mustUnmarshal(bs[top.Digest], &m)
+				m.Layers[0].Size++
+				delete(bs, top.Digest)
+				return output{layout: layoutFiles(bs, bs.put(mtOCIManifest, mustJSON(m)))}
+			},
+			want: refuse(conformance.ReasonDigestMismatch),
+		},
+		{
+			name: "refuse-diffid-count", pins: "9.3",
+			about: "an image whose config lists two DiffIDs for its one layer",
+			input: image(imageOpts{diffIDs: []string{digestOf(tarOf(prefixed("addon", demo))), digestOf([]byte("another layer"))}}, under(gz, demo)),
+			want:  refuse(conformance.ReasonMalformed),
 		},
 		{
 			name: "refuse-diffid-mismatch", pins: "9.3",
@@ -398,6 +492,32 @@ func all() []vector {
 			about: "an image without /addon and without a content label",
 			input: image(imageOpts{}, layer{comp: gz, entries: prefixed("manifests", demo)}),
 			want:  refuse(conformance.ReasonNoContent),
+		},
+		{
+			name: "refuse-content-label-dotdot", pins: "4.3",
+			about: "an io.cncf.addon.content label with a .. segment",
+			input: image(imageOpts{labels: map[string]string{"io.cncf.addon.content": "/addon/../etc"}}, layer{comp: gz, entries: append(prefixed("etc", demo), prefixed("addon", demo)...)}),
+			want:  refuse(conformance.ReasonPathEscape),
+		},
+		{
+			name: "refuse-config-unknown-kind", pins: "6.5",
+			about: "an artifact whose config names a kind other than manifests and kustomize",
+			input: artifact(artifactOpts{config: []byte(strings.Replace(string(defaultConfig("demo", identity(demo))), `"kind":"manifests"`, `"kind":"helm"`, 1))}, at(gz, demo)),
+			want:  refuse(conformance.ReasonMalformed),
+		},
+		{
+			name: "refuse-index-depth", pins: "9.1",
+			about: "an index nested ten levels deep: readers bound the nesting of indexes",
+			input: func() output {
+				bs := blobs{}
+				top := putImage(bs, imageOpts{}, under(gz, demo))
+				for range 10 {
+					top.Platform = &platform{Architecture: "amd64", OS: "linux"}
+					top = putIndex(bs, top)
+				}
+				return output{layout: layoutFiles(bs, top)}
+			},
+			want: refuse(conformance.ReasonUnsupportedType),
 		},
 		{
 			name: "refuse-no-platform", pins: "9.1",

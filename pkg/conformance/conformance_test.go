@@ -83,15 +83,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestPathKey(t *testing.T) {
-	if got := conformance.PathKey("a/b.yaml"); got != "a/b.yaml" {
-		t.Errorf("PathKey of a UTF-8 path = %q", got)
-	}
-	if got := conformance.PathKey("a\xff"); got != "\x00"+"61ff" {
-		t.Errorf("PathKey of a non-UTF-8 path = %q", got)
-	}
-}
-
 // A reader's output is compared with what a vector expects.
 func ExampleCompare() {
 	want := conformance.Result{Result: conformance.ResultRefuse, Reason: conformance.ReasonPathEscape}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"slices"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
@@ -146,7 +145,7 @@ func Describe(a *unpack.Addon) (Result, error) {
 			if err != nil {
 				return err
 			}
-			r.Links[PathKey(p)] = target
+			r.Links[p] = target
 		case t.IsRegular():
 			info, err := d.Info()
 			if err != nil {
@@ -160,7 +159,7 @@ func Describe(a *unpack.Addon) (Result, error) {
 			if info.Mode().Perm()&0o111 != 0 {
 				mode = "0755"
 			}
-			r.Files[PathKey(p)] = File{SHA256: sum, Mode: mode}
+			r.Files[p] = File{SHA256: sum, Mode: mode}
 		default:
 			return fmt.Errorf("%s: unexpected file type %v", p, t)
 		}
@@ -184,17 +183,6 @@ func fileSum(fsys *memfs.FS, p string) (string, error) {
 	}
 	defer f.Close()
 	return hashReader(f)
-}
-
-// PathKey is how a path appears as a key of Files and Links: itself when
-// it is valid UTF-8, else a NUL (which no name holds) followed by the
-// lowercase hex of its bytes, since JSON strings cannot carry other
-// bytes.
-func PathKey(p string) string {
-	if utf8.ValidString(p) {
-		return p
-	}
-	return "\x00" + hex.EncodeToString([]byte(p))
 }
 
 // Encode writes r as expected.json holds it: two-space indented JSON,
