@@ -57,6 +57,7 @@ container image holding the add-on under /addon) and the artifact form
 		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
 		newLoginCmd(a), newLogoutCmd(a),
 		newDiffCmd(a), newDoctorCmd(a),
+		newConformanceCmd(a),
 		newDocsCmd(root),
 	)
 	return root

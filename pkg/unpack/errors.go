@@ -79,3 +79,36 @@ func inLayer(layer int, err error) error {
 	}
 	return err
 }
+
+// Finer sentinels: each is also its parent (errors.Is(ErrLinkEscape,
+// ErrUnsafeEntry) holds), so callers that test the parent see no change.
+// They let a caller tell the refusal classes of spec/addon-v1.md apart
+// (see pkg/conformance.Classify).
+var (
+	// ErrPathEscape: an absolute entry name, a ".." component or a NUL
+	// byte (safetree.ErrPathEscape). It is an ErrUnsafeEntry.
+	ErrPathEscape = safetree.ErrPathEscape
+	// ErrLinkEscape: a symbolic link whose target is absolute, empty or
+	// resolves out of the add-on tree (through other links too), or a hard
+	// link whose target is outside it or not a regular file present at
+	// that point (safetree.ErrLinkEscape). It is an ErrUnsafeEntry.
+	ErrLinkEscape = safetree.ErrLinkEscape
+	// ErrEntryType: a device, FIFO or unknown entry type
+	// (safetree.ErrUnsupportedType). It is an ErrUnsafeEntry.
+	ErrEntryType = safetree.ErrUnsupportedType
+	// ErrDiffIDMismatch: a layer whose uncompressed bytes do not hash to
+	// the DiffID of the image config. It is an ErrCorrupt.
+	ErrDiffIDMismatch error = &subError{msg: "layer does not match its diff_id", parent: ErrCorrupt}
+	// ErrIdentityMismatch: an artifact whose config states another content
+	// identity than its content has. It is an ErrCorrupt.
+	ErrIdentityMismatch error = &subError{msg: "content identity does not match the config", parent: ErrCorrupt}
+)
+
+// subError is a sentinel that is also its parent sentinel.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string        { return e.msg }
+func (e *subError) Is(target error) bool { return target == e.parent }

@@ -46,11 +46,11 @@ type flattener struct {
 	log     *slog.Logger
 
 	b           *memfs.Builder
-	owner       map[string]int    // tree path -> layer that wrote it
-	implied     map[string]int    // directories made for deeper entries -> their layer
-	deleted     map[string]bool   // image paths whited out by upper layers
-	opaque      map[string]bool   // image dirs made opaque by upper layers
-	shadowed    map[string][]byte // this layer's content files not kept, for hardlinks to them
+	owner       map[string]int        // tree path -> layer that wrote it
+	implied     map[string]int        // directories made for deeper entries -> their layer
+	deleted     map[string]bool       // image paths whited out by upper layers
+	opaque      map[string]bool       // image dirs made opaque by upper layers
+	shadowed    map[string]shadowFile // this layer's content files not kept, for hardlinks to them
 	shadowBytes int64
 	sink        Sink
 	sinkOnly    bool
@@ -127,7 +127,7 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 	// merge after the layer is done.
 	layerDeleted := map[string]bool{}
 	layerOpaque := map[string]bool{}
-	f.shadowed, f.shadowBytes = map[string][]byte{}, 0
+	f.shadowed, f.shadowBytes = map[string]shadowFile{}, 0
 	for {
 		var e layerEntry
 		select {
@@ -241,6 +241,11 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	dir, base := path.Split(p)
 	dir = path.Clean(dir)
 
+	// Nothing below a .wh. name is part of the filesystem: that name is a
+	// whiteout (or an opaque or AUFS marker), never a directory.
+	if underWhiteout(dir) {
+		return nil
+	}
 	// Whiteouts are markers whatever their type flag.
 	if base == opaqueMarker {
 		if _, in := f.inContent(dir); in || f.isAncestorOfContent(dir) {
@@ -285,9 +290,14 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		}
 		switch {
 		case owner == ls.index && hdr.Typeflag == tar.TypeDir:
-			// This layer's own directory, first implied by deeper entries.
+			// This layer's own directory, first implied by deeper entries,
+			// or declared twice: it keeps its contents.
 		case owner == ls.index:
-			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "duplicate entry in one layer", Err: ErrUnsafeEntry}
+			// The same path twice in one layer: the later entry wins, as
+			// in a sequential extraction.
+			if err := f.replaceOwn(ls, hdr, tp); err != nil {
+				return err
+			}
 		case !explicit && hdr.Typeflag == tar.TypeDir:
 			// An upper layer implied this directory; this layer declares it,
 			// so what lower layers put here is replaced, not written through.
@@ -333,27 +343,30 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		}
 		werr = f.b.Symlink(hdr.Linkname, tp)
 	case tar.TypeLink:
-		src, data, err := f.hardlinkData(ls, hdr)
+		// A hard link shares its target's inode: it has the target's bytes
+		// and mode, whatever mode its own header claims.
+		src, hid, err := f.hardlinkData(ls, hdr)
 		if err != nil {
 			return err
 		}
 		switch {
 		case src == "":
 			// A hidden file of this layer, held for links like this one.
-			if werr = f.b.WriteFileSum(tp, data, 0o644, sha256.Sum256(data)); werr == nil {
-				f.toSink(tp, data, 0o644)
+			if werr = f.b.WriteFileSum(tp, hid.data, hid.mode, sha256.Sum256(hid.data)); werr == nil {
+				f.toSink(tp, hid.data, hid.mode)
 			}
 		default:
-			if werr = f.b.CopyFile(src, tp, 0o644); werr == nil && f.sink != nil {
-				f.sink.Copy(tp, src, 0o644)
+			mode, _ := f.b.Lookup(src)
+			if werr = f.b.CopyFile(src, tp, mode); werr == nil && f.sink != nil {
+				f.sink.Copy(tp, src, mode)
 			}
 		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: safetree.ErrUnsupportedType}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrEntryType}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
 	default:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: safetree.ErrUnsupportedType}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}
 	if werr != nil {
 		if errors.Is(werr, memfs.ErrNotDir) {
@@ -375,6 +388,44 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	return nil
 }
 
+// underWhiteout reports whether a segment of the directory dir begins
+// with .wh.: such a name is a whiteout or marker, so an entry below it has
+// no place in the filesystem.
+func underWhiteout(dir string) bool {
+	for rest := dir; rest != "" && rest != "."; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		if strings.HasPrefix(part, whiteoutPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceOwn removes what this layer wrote at tp before, so that a later
+// entry of the same layer takes its place: a file, link or directory
+// subtree goes, unless the new entry is a directory over a directory.
+// When upper layers wrote below tp, the layer order decides nothing a
+// sequential extraction could reproduce (it would write through a file):
+// the entry is refused. Files already handed to a sink cannot be taken
+// back: the entry is then refused as unsupported.
+func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error {
+	mode, _ := f.b.Lookup(tp)
+	if mode.IsDir() {
+		if upper, ok := f.implied[tp]; ok && upper != ls.index {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes below this path, which its own layer replaces with a non-directory", Err: ErrUnsafeEntry}
+		}
+	}
+	before := f.b.Count()
+	f.b.Remove(tp)
+	delete(f.owner, tp)
+	delete(f.implied, tp)
+	if f.sink != nil && (mode.IsRegular() || (mode.IsDir() && before-f.b.Count() > 1)) {
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already written out (read it without a sink)", Err: ErrUnsupported}
+	}
+	return nil
+}
+
 // maxShadowBytes bounds the hidden bytes held per layer for hardlinks.
 const maxShadowBytes = 64 << 20
 
@@ -387,9 +438,15 @@ func (f *flattener) shadow(e layerEntry, tp string) error {
 	if e.data == nil || f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
 		return nil
 	}
-	f.shadowed[tp] = e.data
+	f.shadowed[tp] = shadowFile{data: e.data, mode: archive.NormalMode(fs.FileMode(e.hdr.Mode))}
 	f.shadowBytes += int64(len(e.data))
 	return nil
+}
+
+// shadowFile is a regular file of this layer that an upper layer hid.
+type shadowFile struct {
+	data []byte
+	mode fs.FileMode
 }
 
 // isAncestorOfContent reports whether p is the content directory's parent
@@ -430,26 +487,27 @@ func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error 
 }
 
 // hardlinkData resolves a hardlink to a file this layer already has: a
-// kept file (src names it in the tree) or a hidden one (its bytes).
-// Hardlinks that leave the tree, or point into another layer, are refused.
-func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, data []byte, err error) {
+// kept file (src names it in the tree) or a hidden one (its bytes and
+// mode). Hardlinks that leave the tree, or point into another layer, are
+// refused.
+func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, hid shadowFile, err error) {
 	target, err := cleanName(ls, hdr.Linkname)
 	if err != nil {
-		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: safetree.ErrLinkEscape}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	tt, in := f.inContent(target)
 	if !in {
-		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: safetree.ErrLinkEscape}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	if f.owner[tt] == ls.index {
 		if mode, ok := f.b.Lookup(tt); ok && mode.IsRegular() {
-			return tt, nil, nil
+			return tt, hid, nil
 		}
 	}
-	if data, ok := f.shadowed[tt]; ok {
-		return "", data, nil
+	if hid, ok := f.shadowed[tt]; ok {
+		return "", hid, nil
 	}
-	return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 }
 
 // toSink hands a kept file to the sink, and lets go of its bytes when

@@ -223,7 +223,7 @@ func (r *layerReader) read(ctx context.Context) error {
 	}
 	if ls.diffID != nil {
 		if got := hex.EncodeToString(cr.h.Sum(nil)); got != ls.diffID.Hex {
-			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrCorrupt, got, ls.diffID))
+			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrDiffIDMismatch, got, ls.diffID))
 		}
 	}
 	return nil

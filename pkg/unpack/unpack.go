@@ -219,6 +219,10 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		if content == "" {
 			return nil, fmt.Errorf("%w: content directory label %q is not a clean absolute path", ErrUnsafeEntry, ic.Config.Labels[mediatypes.LabelContent])
 		}
+		// Spec 9.3: one DiffID per layer, or none at all.
+		if n := len(ic.RootFS.DiffIDs); n > 0 && n != len(m.Layers) {
+			return nil, fmt.Errorf("%w: the image config lists %d diff_ids for %d layers", ErrCorrupt, n, len(m.Layers))
+		}
 		for i, l := range m.Layers {
 			if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
 				return nil, fmt.Errorf("%w: layer %d has media type %q", ErrUnsupported, i+1, l.MediaType)
@@ -339,7 +343,7 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		if c.Identity != a.Identity {
-			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrCorrupt, a.Identity, c.Identity)
+			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrIdentityMismatch, a.Identity, c.Identity)
 		}
 		cfg = c
 	case mediatypes.FormImage:
