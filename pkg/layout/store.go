@@ -278,8 +278,8 @@ func commit(f *os.File, name string) error {
 
 // syncDir makes the entries of dir (a rename into it) durable. File
 // systems that cannot sync a directory say so with EINVAL or ENOTSUP:
-// there is nothing more to do on those.
-func syncDir(dir string) error {
+// there is nothing more to do on those. A variable so a test can watch it.
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
