@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -140,6 +143,9 @@ func newGCCmd(a *app) *cobra.Command {
 				return err
 			}
 			n, freed, err := st.GC()
+			if ue := (*layout.UnreadableError)(nil); errors.As(err, &ue) {
+				return gcRefusal(ue)
+			}
 			if err != nil {
 				return err
 			}
@@ -152,4 +158,20 @@ func newGCCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// gcRefusal says, on one line, which names keep gc from running and what
+// to do about them.
+func gcRefusal(ue *layout.UnreadableError) error {
+	var what, names []string
+	for _, e := range ue.Entries {
+		name := e.Name
+		if name == "" {
+			name = e.Digest.String()
+		}
+		what = append(what, fmt.Sprintf("%s (%v)", name, e.Err))
+		names = append(names, name)
+	}
+	return fmt.Errorf("gc deleted nothing: the manifest of %s cannot be read; pull it again, or remove it with 'addonpkg rm %s', then run gc",
+		strings.Join(what, ", "), strings.Join(names, " "))
 }
