@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -56,7 +57,7 @@ func newImagesCmd(a *app) *cobra.Command {
 }
 
 func formOf(artifactType string) string {
-	if artifactType == "application/vnd.cncf.addon.config.v1+json" {
+	if mediatypes.MediaType(artifactType) == mediatypes.AddonConfig {
 		return "artifact"
 	}
 	return "image"

@@ -164,5 +164,8 @@ func WriteArchive(dir, file string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Rename(out.Name(), file)
+	if err := os.Rename(out.Name(), file); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(out.Name()))
 }
