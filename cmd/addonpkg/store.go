@@ -173,6 +173,6 @@ func gcRefusal(ue *layout.UnreadableError) error {
 		what = append(what, fmt.Sprintf("%s (%v)", name, e.Err))
 		names = append(names, name)
 	}
-	return fmt.Errorf("gc deleted nothing: the manifest of %s cannot be read; pull it again, or remove it with 'addonpkg rm %s', then run gc",
+	return fmt.Errorf("gc deleted nothing: the manifest of %s cannot be read; pull or build it again, or remove it with 'addonpkg rm %s', then run gc",
 		strings.Join(what, ", "), strings.Join(names, " "))
 }
