@@ -47,6 +47,8 @@ type Writer struct {
 	firstErr error
 	stopped  bool
 	done     bool
+
+	unlockTmp func() // drops the temp directory's lock (stale.go)
 }
 
 type copyJob struct {
@@ -78,7 +80,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	tmp, unlockTmp, err := newTempDir(parent, filepath.Base(dir))
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
@@ -91,10 +93,11 @@ func NewWriter(dir string) (*Writer, error) {
 			root.Close()
 		}
 		os.RemoveAll(tmp)
+		unlockTmp()
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	w := &Writer{
-		dir: dir, tmp: tmp, root: root,
+		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp,
 		jobs:    make(chan writeJob, 256),
 		dirs:    map[string]*os.Root{".": root},
 		written: map[string]bool{},
@@ -207,6 +210,7 @@ func (w *Writer) fail(err error) {
 // symlinks, other files), waits for the writes, and renames the temp
 // directory into place. On failure nothing is left behind.
 func (w *Writer) Commit(fsys fs.FS) error {
+	defer w.unlockTmp()
 	err := w.complete(fsys)
 	w.stopWorkers()
 	if err == nil {
@@ -233,6 +237,7 @@ func (w *Writer) Commit(fsys fs.FS) error {
 
 // Abort drops everything written so far.
 func (w *Writer) Abort() {
+	defer w.unlockTmp()
 	w.finish()
 	os.RemoveAll(w.tmp)
 }
