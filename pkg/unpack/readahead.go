@@ -42,12 +42,12 @@ const (
 // layerEntry is what a layer reader hands the merge.
 type layerEntry struct {
 	hdr  *tar.Header
-	path string   // the cleaned image path
-	data []byte   // a regular file's bytes, unless tooBig or spilled
+	path string // the cleaned image path
+	data []byte // a regular file's bytes, unless tooBig or spilled
 	// spill is the file in Options.SpillDir that holds a large regular
 	// file's bytes instead of data.
 	spill string
-	sum  [32]byte // their SHA-256, taken here, on the layer's goroutine
+	sum   [32]byte // their SHA-256, taken here, on the layer's goroutine
 	// tooBig marks a regular file over MaxFileBytes, not read: an error
 	// only if the merge keeps it.
 	tooBig bool
