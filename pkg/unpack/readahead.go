@@ -204,6 +204,7 @@ func (r *layerReader) read(ctx context.Context) error {
 	tarStream := prefetch(cr, 4)
 	defer tarStream.Close()
 	tr := tar.NewReader(tarStream)
+	last := "" // the entry before, to say where a broken header is
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -213,8 +214,13 @@ func (r *layerReader) read(ctx context.Context) error {
 			break
 		}
 		if err != nil {
-			return corruptOrLimit(ls, fmt.Errorf("read tar: %w", err))
+			where := "the first tar entry"
+			if last != "" {
+				where = fmt.Sprintf("the tar entry after %q", sanitize(last))
+			}
+			return corruptOrLimit(ls, fmt.Errorf("read %s: %w", where, err))
 		}
+		last = hdr.Name
 		if err := r.entry(ctx, tr, hdr); err != nil {
 			return err
 		}
