@@ -351,6 +351,22 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 	if ls.desc.Size > f.limits.MaxFileBytes {
 		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
 	}
+	if f.spillDir != "" && ls.desc.Size > SpillThreshold {
+		// The blob's size is verified: past it, or short of it, the
+		// verifying reader fails.
+		spilled, sum, err := spill(f.spillDir, rc, ls.desc.Size)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+		}
+		if err != nil {
+			if spilled != "" {
+				os.Remove(spilled)
+			}
+			return layerErr(ls.index, ls.desc.Digest, err)
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: ls.desc.Size, Mode: 0o644}
+		return r.send(ctx, layerEntry{hdr: hdr, path: p, spill: spilled, sum: sum})
+	}
 	data, err := io.ReadAll(io.LimitReader(rc, f.limits.MaxFileBytes+1))
 	if err != nil {
 		return layerErr(ls.index, ls.desc.Digest, err)
