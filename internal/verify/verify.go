@@ -133,10 +133,22 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 	if d.Size > max {
 		return nil, fmt.Errorf("config %s: %w: %d bytes described, limit %d", d.Digest, ErrTooLarge, d.Size, max)
 	}
-	wcl, ok := img.(interface{ ConfigLayer() (v1.Layer, error) })
-	if !ok {
+	// The config as a blob to stream: a remote image gives one for any
+	// digest, also through wrappers that hide its ConfigLayer.
+	var cl interface{ Compressed() (io.ReadCloser, error) }
+	if wcl, ok := img.(interface{ ConfigLayer() (v1.Layer, error) }); ok {
+		if l, err := wcl.ConfigLayer(); err == nil {
+			cl = l
+		}
+	}
+	if cl == nil {
+		if l, err := img.LayerByDigest(d.Digest); err == nil {
+			cl = l
+		}
+	}
+	if cl == nil {
 		// Images that hold their config already (built in memory, read
-		// from the store with its own cap).
+		// from the store or an archive with their own caps).
 		b, err := img.RawConfigFile()
 		if err != nil {
 			return nil, err
@@ -145,10 +157,6 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 			return nil, fmt.Errorf("config %s: %w: over %d bytes", d.Digest, ErrTooLarge, max)
 		}
 		return b, nil
-	}
-	cl, err := wcl.ConfigLayer()
-	if err != nil {
-		return nil, err
 	}
 	rc, err := cl.Compressed()
 	if err != nil {

@@ -1,0 +1,55 @@
+package registry
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// MaxManifestBytes caps a manifest or index read from a registry (the
+// cap a local layout gives an index): go-containerregistry allows 100 MiB,
+// which a hostile registry could make addonpkg read and decode for
+// nothing.
+const MaxManifestBytes = 16 << 20
+
+// manifestCap refuses a manifest response over MaxManifestBytes: by its
+// Content-Length before the body is read, or as soon as the body brings
+// more.
+type manifestCap struct{ inner http.RoundTripper }
+
+func (m manifestCap) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := m.inner.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/manifests/") {
+		return resp, err
+	}
+	if resp.ContentLength > MaxManifestBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: manifest of %d bytes, over the %d byte limit", req.URL.Redacted(), resp.ContentLength, MaxManifestBytes)
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxManifestBytes, url: req.URL.Redacted()}
+	return resp, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	url  string
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more than the cap tells a body at the cap from one over it.
+		var one [1]byte
+		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("GET %s: manifest over the %d byte limit", c.url, MaxManifestBytes)
+		}
+		return c.ReadCloser.Read(p)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
