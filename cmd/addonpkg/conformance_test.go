@@ -84,6 +84,14 @@ func TestCLIConformanceRead(t *testing.T) {
 	}
 }
 
+// conformance read takes only the local image sources vectors use.
+func TestCLIConformanceReadOtherSource(t *testing.T) {
+	r := cliRun(t, "conformance", "read", "registry.example.com/addons/x:1")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "oci:, oci-archive: or docker-archive:") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 // conformance run reports each vector and exits 1 when one fails: here a
 // copy of a vector whose expected.json was changed.
 func TestCLIConformanceRun(t *testing.T) {
