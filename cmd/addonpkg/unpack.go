@@ -54,6 +54,7 @@ registry (see --pull).
 			default:
 				return fmt.Errorf("--pull %q: want missing, always or never", pull)
 			}
+			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
 			if platform != "" {
 				p, err := v1.ParsePlatform(platform)
@@ -131,6 +132,7 @@ registry (see --pull).
 	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", unpack.DefaultMaxFileBytes, "limit: bytes of one file")
 	f.IntVar(&limits.MaxPathLength, "max-path-length", unpack.DefaultMaxPathLength, "limit: bytes of one path")
 	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
+	a.addLayerLimit(cmd)
 	fetch.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)

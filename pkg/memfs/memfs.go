@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // node is one entry of the tree.
@@ -34,6 +36,7 @@ type Builder struct {
 	root  *node
 	size  int64
 	count int
+	links int // symlinks in the tree: without any, paths need no resolving
 }
 
 // NewBuilder returns a Builder holding an empty root directory.
@@ -133,6 +136,9 @@ func (b *Builder) put(name string, nn *node) error {
 	p.children[base] = nn
 	b.count++
 	b.size += nn.size
+	if nn.mode&fs.ModeSymlink != 0 {
+		b.links++
+	}
 	return nil
 }
 
@@ -140,6 +146,9 @@ func (b *Builder) put(name string, nn *node) error {
 func (b *Builder) forget(n *node) {
 	b.count--
 	b.size -= n.size
+	if n.mode&fs.ModeSymlink != 0 {
+		b.links--
+	}
 	for _, c := range n.children {
 		b.forget(c)
 	}
@@ -225,7 +234,7 @@ func (b *Builder) Clear(name string) {
 
 // FS freezes the tree. The Builder must not be used afterwards.
 func (b *Builder) FS() *FS {
-	f := &FS{root: b.root, size: b.size, count: b.count}
+	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links}
 	b.root = nil
 	return f
 }
@@ -235,6 +244,7 @@ type FS struct {
 	root  *node
 	size  int64
 	count int
+	links int
 }
 
 // Size is the number of file bytes in the tree.
@@ -263,44 +273,29 @@ func (f *FS) find(op, name string) (*node, error) {
 	return n, nil
 }
 
-// resolve follows symlinks in name, staying inside the tree.
+// resolve follows symlinks in name the way safetree resolves them (the
+// one rule for every reader), staying inside the tree.
 func (f *FS) resolve(op, name string) (*node, string, error) {
-	for hops := 0; hops < 40; hops++ {
-		if !fs.ValidPath(name) {
-			return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-		}
-		// Walk component by component so a link in the middle is followed too.
-		n := f.root
-		parts := strings.Split(name, "/")
-		if name == "." {
-			parts = nil
-		}
-		redirected := false
-		for i, part := range parts {
-			if !n.mode.IsDir() {
-				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			c := n.children[part]
-			if c == nil {
-				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			if c.mode&fs.ModeSymlink != 0 {
-				dir := strings.Join(parts[:i], "/")
-				t := path.Join(dir, c.target)
-				if path.IsAbs(c.target) || t == ".." || strings.HasPrefix(t, "../") {
-					return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-				}
-				name = path.Join(append([]string{t}, parts[i+1:]...)...)
-				redirected = true
-				break
-			}
-			n = c
-		}
-		if !redirected {
-			return n, name, nil
-		}
+	if !fs.ValidPath(name) {
+		return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	return nil, name, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+	if f.links == 0 {
+		n, err := f.find(op, name)
+		return n, name, err
+	}
+	p, err := safetree.Resolve(f, name)
+	if err != nil {
+		var se *safetree.Error
+		if errors.As(err, &se) {
+			return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		return nil, name, err
+	}
+	n, err := f.find(op, p)
+	if err != nil {
+		return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	return n, p, nil
 }
 
 // Open opens name, following symlinks inside the tree.

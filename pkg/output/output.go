@@ -10,10 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // ErrNotEmpty marks a target directory that already has content.
@@ -47,6 +47,8 @@ type Writer struct {
 	firstErr error
 	stopped  bool
 	done     bool
+
+	unlockTmp func() // drops the temp directory's lock (stale.go)
 }
 
 type copyJob struct {
@@ -78,7 +80,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	tmp, unlockTmp, err := newTempDir(parent, filepath.Base(dir))
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
@@ -91,10 +93,11 @@ func NewWriter(dir string) (*Writer, error) {
 			root.Close()
 		}
 		os.RemoveAll(tmp)
+		unlockTmp()
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	w := &Writer{
-		dir: dir, tmp: tmp, root: root,
+		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp,
 		jobs:    make(chan writeJob, 256),
 		dirs:    map[string]*os.Root{".": root},
 		written: map[string]bool{},
@@ -207,6 +210,7 @@ func (w *Writer) fail(err error) {
 // symlinks, other files), waits for the writes, and renames the temp
 // directory into place. On failure nothing is left behind.
 func (w *Writer) Commit(fsys fs.FS) error {
+	defer w.unlockTmp()
 	err := w.complete(fsys)
 	w.stopWorkers()
 	if err == nil {
@@ -233,6 +237,7 @@ func (w *Writer) Commit(fsys fs.FS) error {
 
 // Abort drops everything written so far.
 func (w *Writer) Abort() {
+	defer w.unlockTmp()
 	w.finish()
 	os.RemoveAll(w.tmp)
 }
@@ -266,6 +271,17 @@ func (w *Writer) finish() {
 // complete queues the files of fsys not handed over yet, makes its
 // directories and symlinks, and waits for every write.
 func (w *Writer) complete(fsys fs.FS) error {
+	// What goes to disk passes the rules for untrusted trees once more,
+	// whoever built fsys: links judged through each other, and no two
+	// names that a case-folding file system would merge.
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		if err := safetree.CheckLinks(rl); err != nil {
+			return err
+		}
+	}
+	if err := safetree.CheckCase(fsys); err != nil {
+		return err
+	}
 	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {
 			return err
@@ -280,9 +296,8 @@ func (w *Writer) complete(fsys fs.FS) error {
 				return err
 			}
 			// os.Root does not check a link's target: do it here.
-			j := path.Join(path.Dir(name), target)
-			if path.IsAbs(target) || j == ".." || strings.HasPrefix(j, "../") {
-				return fmt.Errorf("%s: symlink %q leads out of the tree", name, target)
+			if err := safetree.CheckLinkText(name, target); err != nil {
+				return err
 			}
 			parent, err := w.dirOf(path.Dir(name))
 			if err != nil {

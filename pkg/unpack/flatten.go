@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // OCI whiteout markers.
@@ -111,7 +112,13 @@ func (f *flattener) apply(ctx context.Context, layers []layerSource) (*memfs.FS,
 			return nil, err
 		}
 	}
-	return f.b.FS(), nil
+	fsys := f.b.FS()
+	// Links are judged in the final tree, through each other: the same
+	// judgement the -o writer and every tree source make.
+	if err := safetree.CheckLinks(fsys); err != nil {
+		return nil, err
+	}
+	return fsys, nil
 }
 
 // mergeLayer applies one layer's entries as its reader sends them.
@@ -218,24 +225,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// cleanName normalizes a tar entry name and refuses names that climb out.
+// cleanName normalizes a tar entry name and refuses names that climb out
+// (safetree.CleanName).
 func cleanName(ls layerSource, name string) (string, error) {
-	if strings.HasPrefix(name, "/") {
-		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "absolute path", Err: ErrUnsafeEntry}
-	}
-	for rest := name; rest != ""; {
-		part, next, _ := strings.Cut(rest, "/")
-		if part == ".." {
-			return "", &EntryError{Layer: ls.index, Entry: name, Reason: "path climbs out with ..", Err: ErrUnsafeEntry}
-		}
-		rest = next
-	}
-	if strings.ContainsRune(name, 0) {
-		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "NUL in path", Err: ErrUnsafeEntry}
-	}
-	p := path.Clean(name)
-	if p == "." {
-		return ".", nil
+	p, err := safetree.CleanName(name)
+	if err != nil {
+		return "", inLayer(ls.index, err)
 	}
 	return p, nil
 }
@@ -477,15 +472,16 @@ func (f *flattener) parentReplaced(tp string, layer int) bool {
 	return false
 }
 
-// checkLink refuses symlinks that are absolute or leave the tree.
+// checkLink refuses a symlink whose text is absolute or leaves the tree
+// (safetree.CheckLinkText); the final tree's links are judged together
+// once every layer is merged (safetree.CheckLinks, in apply).
 func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error {
-	t := hdr.Linkname
-	if t == "" || path.IsAbs(t) {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink to absolute path %q", sanitize(t)), Err: ErrLinkEscape}
-	}
-	j := path.Join(path.Dir(tp), t)
-	if j == ".." || strings.HasPrefix(j, "../") {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(t)), Err: ErrLinkEscape}
+	if err := safetree.CheckLinkText(tp, hdr.Linkname); err != nil {
+		var se *safetree.Error
+		if errors.As(err, &se) {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: se.Reason, Err: se.Err}
+		}
+		return err
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -174,7 +175,7 @@ func platformString(p *v1.Platform) string {
 // Image unpacks the add-on inside img.
 func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	log := opts.logger()
-	limits := opts.Limits.withDefaults()
+	limits := opts.Limits.WithDefaults()
 	digest, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
@@ -186,12 +187,13 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	if mt := mediatypes.MediaType(m.MediaType); m.MediaType != "" && !mediatypes.IsManifest(mt) {
 		return nil, fmt.Errorf("%w: manifest media type %q", ErrUnsupported, m.MediaType)
 	}
-	rawCfg, err := img.RawConfigFile()
+	// Before any work per layer.
+	if err := limits.CheckLayers(len(m.Layers)); err != nil {
+		return nil, err
+	}
+	rawCfg, err := verify.Config(img, addon.MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if len(rawCfg) > addon.MaxConfigSize {
-		return nil, fmt.Errorf("config is %d bytes, over the %d byte limit", len(rawCfg), addon.MaxConfigSize)
 	}
 	var ic v1.ConfigFile
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
