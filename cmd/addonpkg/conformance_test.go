@@ -20,8 +20,7 @@ const conformanceVectors = "../../spec/conformance/vectors"
 // change that makes it pass. The test fails when one of them passes, so
 // the list cannot go stale.
 var knownFailures = map[string]string{
-	"refuse-symlink-chain-out": "issue 11: links judged by resolving through the tree's other links (pkg/safetree)",
-	"artifact-minimal-config":  "issue 13 item 2: a config that omits what the content gives",
+	"artifact-minimal-config": "issue 13 item 2: a config that omits what the content gives",
 }
 
 // addonpkg's reader passes every vector of spec/conformance/vectors,
