@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"text/tabwriter"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -80,6 +81,20 @@ registry (see --pull).
 					return err
 				}
 				uopts.Sink, uopts.SinkOnly = w, true
+				// Large files stream into the temp tree and are moved into
+				// place: memory does not grow with their size.
+				if uopts.SpillDir, err = w.SpillDir(); err != nil {
+					w.Abort()
+					return err
+				}
+			} else {
+				// Large files wait on disk, not in memory, until rendered.
+				dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				uopts.SpillDir = dir
 			}
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {

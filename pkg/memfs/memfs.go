@@ -9,8 +9,10 @@ package memfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -27,6 +29,7 @@ type node struct {
 	size     int64            // a file's size, also once its bytes are dropped
 	sum      *[32]byte        // a file's SHA-256, when the writer gave it
 	dropped  bool             // the file's bytes were let go (Builder.Drop)
+	disk     string           // a file whose bytes are in this file on disk
 	target   string           // symlink target
 	children map[string]*node // directories only
 }
@@ -83,6 +86,10 @@ func (b *Builder) ReadFile(name string) ([]byte, bool) {
 	n := b.lookup(name)
 	if n == nil || !n.mode.IsRegular() || n.dropped {
 		return nil, false
+	}
+	if n.disk != "" {
+		b, err := n.read()
+		return b, err == nil
 	}
 	return n.data, true
 }
@@ -172,6 +179,14 @@ func (b *Builder) WriteFileSum(name string, data []byte, perm fs.FileMode, sum [
 	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data)), sum: &sum})
 }
 
+// WriteFileOnDisk adds a regular file whose size bytes, with SHA-256
+// sum, are in the file at path on disk (a file the unpacker streamed out
+// rather than hold): the tree reads them from there when asked. The file
+// must stay in place while the tree is read, or be Dropped.
+func (b *Builder) WriteFileOnDisk(name, path string, size int64, perm fs.FileMode, sum [32]byte) error {
+	return b.put(name, &node{mode: perm.Perm(), disk: path, size: size, sum: &sum})
+}
+
 // CopyFile adds name as a copy of the regular file src (its bytes, or its
 // size and SHA-256 if they were dropped), with mode perm.
 func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
@@ -179,7 +194,7 @@ func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
 	if n == nil || !n.mode.IsRegular() {
 		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
 	}
-	return b.put(name, &node{mode: perm.Perm(), data: n.data, size: n.size, sum: n.sum, dropped: n.dropped})
+	return b.put(name, &node{mode: perm.Perm(), data: n.data, disk: n.disk, size: n.size, sum: n.sum, dropped: n.dropped})
 }
 
 // ErrDropped is returned when reading a file whose bytes the tree let go.
@@ -194,7 +209,7 @@ func (b *Builder) Drop(name string) error {
 	if n == nil || !n.mode.IsRegular() || n.sum == nil {
 		return &fs.PathError{Op: "drop", Path: name, Err: fs.ErrInvalid}
 	}
-	n.data, n.dropped = nil, true
+	n.data, n.disk, n.dropped = nil, "", true
 	return nil
 }
 
@@ -310,7 +325,11 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
 	}
-	return &file{info: info{n}, data: n.data}, nil
+	data, err := n.read()
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &file{info: info{n}, data: data}, nil
 }
 
 // SHA256 reports the digest of the regular file name, when the tree was
@@ -346,7 +365,11 @@ func (f *FS) Bytes(name string) ([]byte, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: ErrDropped}
 	}
-	return n.data, nil
+	data, err := n.read()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+	}
+	return data, nil
 }
 
 // ReadOnly reads a file of fsys for a caller that will not modify the
@@ -407,6 +430,21 @@ func sortedEntries(n *node) []fs.DirEntry {
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
+}
+
+// read returns a file's bytes: its own, or those of its file on disk.
+func (n *node) read() ([]byte, error) {
+	if n.disk == "" {
+		return n.data, nil
+	}
+	b, err := os.ReadFile(n.disk)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != n.size {
+		return nil, fmt.Errorf("%s changed on disk: %d bytes, %d expected", n.disk, len(b), n.size)
+	}
+	return b, nil
 }
 
 type info struct{ n *node }

@@ -3,13 +3,13 @@ package unpack
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"strings"
 	"sync"
@@ -54,6 +54,7 @@ type flattener struct {
 	shadowBytes int64
 	sink        Sink
 	sinkOnly    bool
+	spillDir    string // where readers stream large files, if set
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
@@ -151,6 +152,13 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 	}
 	for p := range layerOpaque {
 		f.opaque[p] = true
+	}
+	// Hidden files spilled to disk that no hardlink took are gone for
+	// good: free the disk as the layers go.
+	for _, h := range f.shadowed {
+		if h.spill != "" {
+			os.Remove(h.spill)
+		}
 	}
 	f.shadowed = nil
 	return nil
@@ -334,9 +342,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
 		}
 		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
-		if werr = f.b.WriteFileSum(tp, e.data, mode, e.sum); werr == nil {
-			f.toSink(tp, e.data, mode)
-		}
+		werr = f.keepFile(tp, e.data, e.spill, hdr.Size, mode, e.sum)
 	case tar.TypeSymlink:
 		if err := f.checkLink(ls, hdr, tp); err != nil {
 			return err
@@ -352,8 +358,10 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		switch {
 		case src == "":
 			// A hidden file of this layer, held for links like this one.
-			if werr = f.b.WriteFileSum(tp, hid.data, hid.mode, sha256.Sum256(hid.data)); werr == nil {
-				f.toSink(tp, hid.data, hid.mode)
+			werr = f.keepFile(tp, hid.data, hid.spill, hid.size, hid.mode, hid.sum)
+			if hid.spill != "" {
+				// Its file on disk now belongs to tp.
+				delete(f.shadowed, hid.name)
 			}
 		default:
 			mode, _ := f.b.Lookup(src)
@@ -435,18 +443,28 @@ const maxShadowBytes = 64 << 20
 // against its limits; past maxShadowBytes they are no longer held, and a
 // hardlink to one of those is refused.
 func (f *flattener) shadow(e layerEntry, tp string) error {
+	mode := archive.NormalMode(fs.FileMode(e.hdr.Mode))
+	if e.spill != "" {
+		// On disk already: held at no cost in memory.
+		f.shadowed[tp] = shadowFile{name: tp, spill: e.spill, size: e.hdr.Size, sum: e.sum, mode: mode}
+		return nil
+	}
 	if e.data == nil || f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
 		return nil
 	}
-	f.shadowed[tp] = shadowFile{data: e.data, mode: archive.NormalMode(fs.FileMode(e.hdr.Mode))}
+	f.shadowed[tp] = shadowFile{name: tp, data: e.data, size: int64(len(e.data)), sum: e.sum, mode: mode}
 	f.shadowBytes += int64(len(e.data))
 	return nil
 }
 
 // shadowFile is a regular file of this layer that an upper layer hid.
 type shadowFile struct {
-	data []byte
-	mode fs.FileMode
+	name  string
+	data  []byte
+	spill string // the file on disk that holds its bytes, when spilled
+	size  int64
+	sum   [32]byte
+	mode  fs.FileMode
 }
 
 // isAncestorOfContent reports whether p is the content directory's parent
@@ -508,6 +526,35 @@ func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, h
 		return "", hid, nil
 	}
 	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
+}
+
+// keepFile puts a regular file in the tree, from its bytes or from the
+// file it was spilled to, and hands it to the sink.
+func (f *flattener) keepFile(tp string, data []byte, spill string, size int64, mode fs.FileMode, sum [32]byte) error {
+	if spill == "" {
+		if err := f.b.WriteFileSum(tp, data, mode, sum); err != nil {
+			return err
+		}
+		f.toSink(tp, data, mode)
+		return nil
+	}
+	if err := f.b.WriteFileOnDisk(tp, spill, size, mode, sum); err != nil {
+		return err
+	}
+	if f.sink == nil {
+		return nil
+	}
+	if ds, ok := f.sink.(DiskSink); ok && f.sinkOnly {
+		// The sink moves the file: the tree keeps its size and digest.
+		ds.TakeFile(tp, spill, mode)
+		return f.b.Drop(tp)
+	}
+	b, err := os.ReadFile(spill)
+	if err != nil {
+		return err
+	}
+	f.toSink(tp, b, mode)
+	return nil
 }
 
 // toSink hands a kept file to the sink, and lets go of its bytes when

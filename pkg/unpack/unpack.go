@@ -43,6 +43,27 @@ type Options struct {
 	// (reading a file fails with memfs.ErrDropped), and the memory an
 	// unpack needs no longer grows with the add-on's size.
 	SinkOnly bool
+	// SpillDir, when set, is a directory where regular files over
+	// SpillThreshold are streamed while layers are read, instead of being
+	// held in memory: the tree then reads them from there
+	// (memfs.Builder.WriteFileOnDisk), and a DiskSink takes them by moving
+	// them. The caller makes the directory and removes it with whatever
+	// the unpack left in it; its files must stay until the tree is read.
+	// With a DiskSink and SinkOnly, an unpack's memory no longer depends
+	// on the size of its files.
+	SpillDir string
+}
+
+// SpillThreshold is the size over which a file goes to Options.SpillDir.
+const SpillThreshold = 1 << 20
+
+// A DiskSink is a Sink that can take a file the unpacker spilled to disk
+// (Options.SpillDir) by moving it, rather than be handed its bytes.
+type DiskSink interface {
+	Sink
+	// TakeFile makes the file at path the add-on's file name; path is in
+	// the SpillDir.
+	TakeFile(name, path string, mode fs.FileMode)
 }
 
 // A Sink receives the add-on's regular files while the image is read. Its
@@ -261,6 +282,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 
 	fl := newFlattener(content, limits, log)
 	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
+	fl.spillDir = opts.SpillDir
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err
