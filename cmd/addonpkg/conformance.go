@@ -33,9 +33,8 @@ func newConformanceReadCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "read SOURCE",
 		Short: "Print what addonpkg reads from an add-on, as a conformance result",
-		Long: `Read unpacks the add-on in SOURCE (oci:DIR:TAG, oci-archive:FILE:TAG,
-docker-archive:FILE, or any local SOURCE of 'unpack'; nothing is pulled) and
-prints the conformance result on stdout: {"result":"ok","form":...,
+		Long: `Read unpacks the add-on in SOURCE (oci:DIR:TAG, oci-archive:FILE:TAG or
+docker-archive:FILE; nothing is fetched) and prints the conformance result on stdout: {"result":"ok","form":...,
 "identity":...,"files":{...},"links":{...}}, or {"result":"refuse","reason":...}
 with the refusal class of spec/addon-v1.md section 14. A refused add-on exits
 1, with the error on stderr.`,

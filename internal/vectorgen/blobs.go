@@ -83,7 +83,7 @@ func compress(b []byte, c compression) []byte {
 	var buf bytes.Buffer
 	switch c {
 	case gz:
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 		if err != nil {
 			panic(err)
 		}

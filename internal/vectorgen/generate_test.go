@@ -38,6 +38,9 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 
 // The checked-in vectors are exactly what the generator writes: it runs
 // into a temp dir and every file is compared byte for byte, both ways.
+// The checked-in bytes come from an earlier run, on another machine or
+// day, so this also shows that nothing depends on map order, time or the
+// machine.
 func TestVectorsAreGenerated(t *testing.T) {
 	tmp := filepath.Join(t.TempDir(), "vectors")
 	if err := vectorgen.Generate(tmp); err != nil {
@@ -56,26 +59,6 @@ func TestVectorsAreGenerated(t *testing.T) {
 	for p := range want {
 		if _, ok := got[p]; !ok {
 			t.Errorf("%s: checked in, not generated; %s", p, regenerate)
-		}
-	}
-}
-
-// Two runs give the same bytes (nothing depends on map order, time or
-// the machine).
-func TestGenerateIsDeterministic(t *testing.T) {
-	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	for _, d := range []string{a, b} {
-		if err := vectorgen.Generate(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ga, gb := readTree(t, a), readTree(t, b)
-	if len(ga) != len(gb) {
-		t.Fatalf("%d files, then %d", len(ga), len(gb))
-	}
-	for p, x := range ga {
-		if !bytes.Equal(x, gb[p]) {
-			t.Errorf("%s differs between two runs", p)
 		}
 	}
 }

@@ -391,6 +391,12 @@ func all() []vector {
 			want:  refuse(conformance.ReasonLinkEscape),
 		},
 		{
+			name: "refuse-symlink-loop", pins: "9.4",
+			about: "two symbolic links that point at each other and so never resolve",
+			input: image(imageOpts{}, layer{comp: gz, entries: append(prefixed("addon", demo), symlink("addon/a.yaml", "b.yaml"), symlink("addon/b.yaml", "a.yaml"))}),
+			want:  refuse(conformance.ReasonLinkEscape),
+		},
+		{
 			name: "refuse-hardlink-out", pins: "9.4",
 			about: "a hard link to a file outside the content directory",
 			input: image(imageOpts{}, layer{comp: gz, entries: append(es(dir("etc/"), file("etc/passwd", "root:x:0:0\n")), append(prefixed("addon", demo), hardlink("addon/passwd", "etc/passwd"))...)}),

@@ -20,14 +20,20 @@ type ReadOptions struct {
 	Limits unpack.Limits
 }
 
-// Read is addonpkg's reader for the suite: it unpacks the add-on at src
-// (oci:DIR:TAG, oci-archive:FILE:TAG, docker-archive:FILE or any other
-// SOURCE addonpkg reads, registries excepted: nothing is pulled) and
-// describes it. A refused add-on gives a "refuse" Result and the error.
+// Read is addonpkg's reader for the suite: it unpacks the add-on at src,
+// a local image (oci:DIR:TAG, oci-archive:FILE:TAG or docker-archive:FILE:
+// nothing is fetched), and describes it. A refused add-on gives a
+// "refuse" Result and the error; a src of another kind gives no Result
+// and an error wrapping source.ErrBadSource.
 func Read(ctx context.Context, src string, opts ReadOptions) (Result, error) {
 	ref, err := source.Parse(src)
 	if err != nil {
 		return Result{}, err
+	}
+	switch ref.Kind {
+	case source.KindLayout, source.KindArchive, source.KindDockerArchive:
+	default:
+		return Result{}, fmt.Errorf("%w: %s: conformance vectors are oci:, oci-archive: or docker-archive: sources", source.ErrBadSource, src)
 	}
 	a, err := source.Unpack(ctx, ref, source.Options{Pull: source.PullNever}, unpack.Options{Platform: opts.Platform, Limits: opts.Limits})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
@@ -201,5 +203,44 @@ func TestSameLayerReplacementWithSink(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The boundary decisions hold for files over SpillThreshold, which the
+// unpacker streams to Options.SpillDir instead of memory: the later of
+// two big files at one path wins, and a hard link to a big executable
+// file is executable.
+func TestSpecBoundaryDecisionsSpilled(t *testing.T) {
+	big := func(c string) string { return strings.Repeat(c, unpack.SpillThreshold+1) }
+	im := layers(es(dirE("addon/"),
+		file("addon/big", big("1")), file("addon/big", big("2")),
+		ent{name: "addon/run", typ: tar.TypeReg, body: big("x"), mode: 0o755},
+		ent{name: "addon/run2", typ: tar.TypeLink, link: "addon/run", mode: 0o644},
+	))(t)
+	spill := t.TempDir()
+	a, err := unpack.Image(context.Background(), im, unpack.Options{SpillDir: spill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := os.ReadDir(spill); err != nil || len(held) == 0 {
+		t.Fatalf("nothing was spilled (%v): the test does not test spilling", err)
+	}
+	want := map[string]modeFile{"big": {big("2"), 0o644}, "run": {big("x"), 0o755}, "run2": {big("x"), 0o755}}
+	for p, f := range want {
+		st, err := fs.Stat(a.FS, p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		b, err := fs.ReadFile(a.FS, p)
+		if err != nil || string(b) != f.body || st.Mode() != f.mode {
+			t.Errorf("%s: %d bytes starting %q, mode %v, err %v; want %d bytes of %q, mode %v", p, len(b), b[:min(len(b), 1)], st.Mode(), err, len(f.body), f.body[:1], f.mode)
+		}
+	}
+	id, err := archive.Identity(treeWithModes(t, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Identity != id.String() {
+		t.Errorf("identity %s, want %s", a.Identity, id)
 	}
 }

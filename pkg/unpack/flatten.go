@@ -431,7 +431,7 @@ func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error
 	delete(f.owner, tp)
 	delete(f.implied, tp)
 	if f.sink != nil && (mode.IsRegular() || (mode.IsDir() && before-f.b.Count() > 1)) {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already written out (read it without a sink)", Err: ErrUnsupported}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already streamed to the output, which cannot replace it", Err: ErrUnsupported}
 	}
 	return nil
 }
