@@ -56,6 +56,9 @@ container image holding the add-on under /addon) and the artifact form
 		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
 		newLoginCmd(a), newLogoutCmd(a),
 		newDiffCmd(a), newDoctorCmd(a),
+		newLockCmd(a),
+		newRenderCmd(a),
+		newMirrorCmd(a),
 		newDocsCmd(root),
 	)
 	return root
