@@ -110,6 +110,12 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
+	// Errors that name the member themselves are not named twice.
+	var me *MismatchError
+	var se *StaleError
+	if errors.As(e.Err, &me) && me.Member == e.Member || errors.As(e.Err, &se) && se.Member == e.Member {
+		return e.Err.Error()
+	}
 	return clean(fmt.Sprintf("member %q: %s", e.Member, e.Err.Error()))
 }
 

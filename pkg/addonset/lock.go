@@ -2,10 +2,10 @@ package addonset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -107,47 +107,56 @@ func Check(ctx context.Context, s *Set, l *LockFile, opts Options) error {
 	})
 }
 
-// forEach runs f for 0..n-1, at most limit at once. The error returned is
-// that of the lowest index that failed for a reason of its own (not the
-// cancellation another failure caused), so that it does not depend on
-// timing.
+// forEach runs f for 0..n-1, at most limit at once; the first failure
+// cancels the rest. The error returned is that of the lowest index among
+// the members that failed before anything was cancelled, so that a
+// failure caused by the cancellation never hides its cause.
 func forEach(ctx context.Context, n, limit int, f func(context.Context, int) error) error {
 	if limit <= 0 {
 		limit = DefaultConcurrency
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		g     errgroup.Group
+		mu    sync.Mutex
+		first error
+		errs  = make([]error, n)
+		late  = make([]bool, n)
+	)
 	g.SetLimit(limit)
-	errs := make([]error, n)
 	for i := 0; i < n; i++ {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				errs[i] = err
-				return err
+			if cctx.Err() != nil {
+				return nil
 			}
-			errs[i] = f(gctx, i)
-			return errs[i]
+			err := f(cctx, i)
+			if err == nil {
+				return nil
+			}
+			mu.Lock()
+			errs[i], late[i] = err, cctx.Err() != nil
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+			cancel()
+			return nil
 		})
 	}
-	werr := g.Wait()
-	if werr == nil {
+	_ = g.Wait() // the workers return nil: errors are in errs
+	if first == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for _, err := range errs {
-		if err != nil && gctx.Err() != nil && isCancel(err) {
-			continue
-		}
-		if err != nil {
+	for i, err := range errs {
+		if err != nil && !late[i] {
 			return err
 		}
 	}
-	return werr
-}
-
-func isCancel(err error) bool {
-	return errors.Is(err, context.Canceled)
+	return first
 }
 
 // unpackOptions are a member's unpack options.
