@@ -306,7 +306,10 @@ addons:
 			t.Errorf("render after the tag moved: %q does not name %s", line, part)
 		}
 	}
-	mustFailOneLine(t, c.run(set("lock", "--check")...))
+	// (The other members' fetches are cancelled: the line names the cause.)
+	if line := mustFailOneLine(t, c.run(set("lock", "--check")...)); !strings.Contains(line, `member "cni"`) || !strings.Contains(line, moved) {
+		t.Errorf("lock --check after the tag moved: %q does not name cni and %s", line, moved)
+	}
 	// --no-lock renders what the declaration resolves to now.
 	if _, p := members(t, c.ok(set("render", "--no-lock")...)); !strings.Contains(p["cni"], "cni-impostor") {
 		t.Errorf("render --no-lock:\n%s", p["cni"])

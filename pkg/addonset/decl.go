@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -139,7 +140,8 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, derr(0, "", fmt.Errorf("%w: empty", ErrInvalid))
 		}
-		return nil, derr(0, "", yamlErr(err))
+		line, err := yamlErr(err)
+		return nil, derr(line, "", err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -148,7 +150,8 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 	strict := yaml.NewDecoder(bytes.NewReader(b))
 	strict.KnownFields(true)
 	if err := strict.Decode(s); err != nil {
-		return nil, derr(0, "", yamlErr(err))
+		line, err := yamlErr(err)
+		return nil, derr(line, "", err)
 	}
 	if s.APIVersion != APIVersion {
 		return nil, derr(0, "", fmt.Errorf("%w: apiVersion %q: want %q", ErrInvalid, s.APIVersion, APIVersion))
@@ -216,19 +219,20 @@ func entryLines(doc *yaml.Node) []int {
 
 var unknownFieldRE = regexp.MustCompile(`line (\d+): field (\S+) not found in type`)
 
-// yamlErr turns a decoder error into one line, an unknown field into
-// ErrUnknownField with its line.
-func yamlErr(err error) error {
+// yamlErr turns a decoder error into one line and the line of the
+// document it names (0 if none), an unknown field into ErrUnknownField.
+func yamlErr(err error) (int, error) {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		for _, e := range te.Errors {
 			if m := unknownFieldRE.FindStringSubmatch(e); m != nil {
-				return fmt.Errorf("line %s: %w %q", m[1], ErrUnknownField, m[2])
+				line, _ := strconv.Atoi(m[1])
+				return line, fmt.Errorf("%w %q", ErrUnknownField, m[2])
 			}
 		}
-		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(te.Errors, "; "))
+		return 0, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(te.Errors, "; "))
 	}
-	return fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(err.Error(), "yaml: "))
+	return 0, fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)

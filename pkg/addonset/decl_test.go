@@ -41,7 +41,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown dependency", "- name: a\n  source: ./one\n  dependsOn: [b]\n", addonset.ErrUnknownDependency, `addons.yaml:4: member "a": unknown dependency "b"`},
 		{"self cycle", "- name: a\n  source: ./one\n  dependsOn: [a]\n", addonset.ErrCycle, "dependency cycle: a -> a"},
 		{"cycle", "- name: a\n  source: ./one\n  dependsOn: [c]\n- name: b\n  source: ./two\n  dependsOn: [a]\n- name: c\n  source: ./two\n  dependsOn: [b]\n", addonset.ErrCycle, "dependency cycle: a -> c -> b -> a"},
-		{"unknown field", "- name: a\n  source: ./one\n  verison: ~1.2\n", addonset.ErrUnknownField, `line 6: unknown field "verison"`},
+		{"unknown field", "- name: a\n  source: ./one\n  verison: ~1.2\n", addonset.ErrUnknownField, `addons.yaml:6: unknown field "verison"`},
 		{"unknown top field", "- name: a\n  source: ./one\nextra: 1\n", addonset.ErrUnknownField, `unknown field "extra"`},
 		{"no name", "- source: ./one\n", addonset.ErrInvalid, "an add-on has no name"},
 		{"bad name", "- name: A_B\n  source: ./one\n", addonset.ErrInvalid, `name "A_B"`},

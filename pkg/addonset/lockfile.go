@@ -93,7 +93,8 @@ func ParseLock(b []byte, file string) (*LockFile, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, derr("", fmt.Errorf("%w: empty", ErrInvalid))
 		}
-		return nil, derr("", yamlErr(err))
+		_, err := yamlErr(err)
+		return nil, derr("", err)
 	}
 	if l.APIVersion != APIVersion || l.Kind != KindLock {
 		return nil, derr("", fmt.Errorf("%w: apiVersion %q kind %q: want %q %q", ErrInvalid, l.APIVersion, l.Kind, APIVersion, KindLock))
