@@ -73,11 +73,15 @@ type Addon struct {
 }
 
 // EntryDigest is the SHA-256 of the member's entry in canonical form (its
-// JSON encoding, fields in the order above, empty ones left out). The lock
+// JSON encoding without whitespace or HTML escapes, fields in the order
+// above, empty ones left out; spec/addon-set-v1.md section 4.2). The lock
 // records it, so a changed entry makes the lock stale.
 func (a Addon) EntryDigest() string {
-	b, _ := json.Marshal(a) // strings and a slice of strings: cannot fail
-	h := sha256.Sum256(b)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // ">=1.2 <2" as written, not \u003e
+	_ = enc.Encode(a)        // strings and a slice of strings: cannot fail
+	h := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return "sha256:" + hex.EncodeToString(h[:])
 }
 
