@@ -345,3 +345,51 @@ func TestAddonSetErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAddonSetMirror mirrors a set (a registry member by range and a
+// folder) to another repository prefix and to an oci-archive, then renders
+// each mirrored set from its declaration and lock: the same stream as the
+// original set, with the same identities.
+func TestAddonSetMirror(t *testing.T) {
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	dir := writeTree(t, filepath.Join(t.TempDir(), "cni"), map[string]string{"cni.yaml": configMap("cni")})
+	c.build(dir, "-t", "cni:1.2.0")
+	c.ok("push", "-q", "cni:1.2.0", r.Host+"/upstream/cni:1.2.0")
+	setDir := writeTree(t, t.TempDir(), map[string]string{
+		"local/local.yaml": configMap("local"),
+		"addons.yaml": "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonSet\naddons:\n" +
+			"  - name: local\n    source: ./local\n    dependsOn: [cni]\n" +
+			"  - name: cni\n    source: " + r.Host + "/upstream/cni\n    version: ^1\n",
+	})
+	decl := filepath.Join(setDir, "addons.yaml")
+	c.ok("lock", "-f", decl)
+	want := c.ok("render", "-f", decl)
+	orig := readSetLock(t, filepath.Join(setDir, "addons.lock"))
+
+	for _, to := range []string{r.Host + "/mirror", "oci-archive:" + filepath.Join(t.TempDir(), "set.tar")} {
+		out := filepath.Join(t.TempDir(), "mirrored.yaml")
+		pinned := c.ok("mirror", "-f", decl, "--to", to, "-o", out)
+		if n := strings.Count(pinned, "\n"); n != 2 {
+			t.Errorf("mirror --to %s printed %d lines, want the 2 pinned sources:\n%s", to, n, pinned)
+		}
+		ml := readSetLock(t, filepath.Join(filepath.Dir(out), "mirrored.lock"))
+		for i, m := range ml.Addons {
+			if m.Identity != orig.Addons[i].Identity || m.Name != orig.Addons[i].Name {
+				t.Errorf("mirror --to %s: %s has identity %s, the original %s", to, m.Name, m.Identity, orig.Addons[i].Identity)
+			}
+			if strings.Contains(m.Pinned, "/upstream/") || strings.Contains(m.Pinned, setDir) {
+				t.Errorf("mirror --to %s: %s is pinned to %s, not the mirror", to, m.Name, m.Pinned)
+			}
+		}
+		if got := c.ok("render", "-f", out); got != want {
+			t.Errorf("the set mirrored to %s renders\n%s\nwant\n%s", to, got, want)
+		}
+		c.ok("lock", "--check", "-f", out)
+	}
+	line := mustFailOneLine(t, c.run("mirror", "-f", decl, "--to", "mirror"))
+	if !strings.Contains(line, "REGISTRY/PREFIX") {
+		t.Errorf("mirror --to without a registry host: %q", line)
+	}
+}
