@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -303,6 +304,12 @@ func (s *Set) Ref(a Addon) (source.Ref, error) {
 		return source.Ref{}, fmt.Errorf("%w: source %q names the local store: write REGISTRY/REPO, or ./DIR for a folder", ErrInvalid, a.Source)
 	case source.KindDockerArchive:
 		return source.Ref{}, fmt.Errorf("%w: source %q: a docker-archive cannot be pinned: use oci-archive:", ErrInvalid, a.Source)
+	case source.KindHTTP, source.KindGit:
+		// A declaration is reviewed and committed: a password or token in
+		// it would travel with it (an ssh user name is no secret).
+		if u, err := url.Parse(ref.URL); err == nil && u.User != nil && u.Scheme != "ssh" {
+			return source.Ref{}, fmt.Errorf("%w: source %s: credentials do not belong in a declaration: use ~/.netrc or $%s", ErrInvalid, ref, source.EnvGitToken)
+		}
 	case source.KindDir, source.KindLayout, source.KindArchive:
 		if !filepath.IsAbs(ref.Path) && s.Dir != "" {
 			ref.Path = filepath.Join(s.Dir, ref.Path)

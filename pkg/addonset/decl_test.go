@@ -54,6 +54,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad platform", "- name: a\n  source: registry.example.com/a\n  platform: linux/amd64/v3/x\n", addonset.ErrInvalid, "platform"},
 		{"relative contentDir", "- name: a\n  source: registry.example.com/a\n  contentDir: addon\n", addonset.ErrInvalid, "contentDir"},
 		{"dependency twice", "- name: a\n  source: ./one\n- name: b\n  source: ./two\n  dependsOn: [a, a]\n", addonset.ErrInvalid, `lists "a" twice`},
+		{"credentials", "- name: a\n  source: https://bob:s3cret@example.com/a.yaml\n", addonset.ErrInvalid, "credentials do not belong"},
+		{"git token", "- name: a\n  source: git+https://tok3n@example.com/r.git\n", addonset.ErrInvalid, "credentials do not belong"},
 		{"bad source", "- name: a\n  source: git+ftp://x/y\n", source.ErrBadSource, "git+"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,6 +74,9 @@ func TestParseErrors(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %q spans lines", err)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "tok3n") {
+				t.Errorf("error %q shows a credential", err)
 			}
 		})
 	}
