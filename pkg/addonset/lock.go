@@ -3,6 +3,7 @@ package addonset
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -249,7 +250,29 @@ func (s *Set) pinnedRef(a Addon, m Locked) (source.Ref, error) {
 	if ref.Kind != declared.Kind {
 		return source.Ref{}, &StaleError{Member: a.Name, Reason: fmt.Sprintf("the lock pins a %s source, the declaration a %s", ref.Kind, declared.Kind)}
 	}
+	if !samePlace(declared, ref) {
+		return source.Ref{}, &StaleError{Member: a.Name, Reason: fmt.Sprintf("the lock pins %s, which is not the declared source %s", ref, declared)}
+	}
 	return ref, nil
+}
+
+// samePlace reports whether a pinned source reads from where the declared
+// one does: the same repository, URL and subdirectory, layout or archive
+// (and the declared checksum, if any). Review reads the declaration; a
+// lock edited to fetch from elsewhere must not pass as its pin.
+func samePlace(declared, pinned source.Ref) bool {
+	switch declared.Kind {
+	case source.KindRegistry:
+		return repoOf(declared.Name) == repoOf(pinned.Name)
+	case source.KindGit:
+		return declared.URL == pinned.URL && declared.Subdir == pinned.Subdir
+	case source.KindHTTP:
+		return declared.URL == pinned.URL && declared.Subdir == pinned.Subdir &&
+			(declared.Checksum == "" || declared.Checksum == pinned.Checksum)
+	case source.KindLayout, source.KindArchive:
+		return filepath.Clean(declared.Path) == filepath.Clean(pinned.Path)
+	}
+	return true
 }
 
 // fetchPinned reads a member from its pin and checks it against the lock:

@@ -268,3 +268,30 @@ func TestParseLockErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLockPinsElsewhere checks that a lock edited to fetch a member from
+// another repository than the declared one is refused as stale.
+func TestLockPinsElsewhere(t *testing.T) {
+	ctx := context.Background()
+	reg := memRegistry(t)
+	good := push(t, reg+"/good/cm:1.0.0", "good")
+	evil := push(t, reg+"/evil/cm:1.0.0", "evil")
+	s := writeDecl(t, t.TempDir(), "- name: cm\n  source: "+reg+"/good/cm:1.0.0\n")
+	l, err := addonset.Lock(ctx, s, addonset.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Addons[0].Digest != good {
+		t.Fatalf("locked %s, want %s", l.Addons[0].Digest, good)
+	}
+	// Point the pin at the other repository, with a matching digest and
+	// identity so that only the place differs.
+	ad := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: cm\n  source: "+reg+"/evil/cm:1.0.0\n"), addonset.LockOptions{}))
+	l.Addons[0].Pinned, l.Addons[0].Digest, l.Addons[0].Identity = reg+"/evil/cm@"+evil, evil, ad.Addons[0].Identity
+	l.Addons[0].Tag = ""
+	_, err = addonset.Render(ctx, s, addonset.RenderOptions{Lock: l})
+	var se *addonset.StaleError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "not the declared source") {
+		t.Errorf("render of a lock that pins another repository: %v", err)
+	}
+}
