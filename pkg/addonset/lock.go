@@ -71,9 +71,12 @@ func Lock(ctx context.Context, s *Set, opts LockOptions) (*LockFile, error) {
 	err := forEach(ctx, len(s.Addons), opts.Concurrency, func(ctx context.Context, i int) error {
 		a := s.Addons[i]
 		if opts.Previous != nil && !opts.UpdateAll && !update[a.Name] {
+			// A pin kept must still read from the declared place.
 			if m, ok := opts.Previous.Member(a.Name); ok && m.Entry == a.EntryDigest() {
-				out[i] = m
-				return nil
+				if _, err := s.pinnedRef(a, m); err == nil {
+					out[i] = m
+					return nil
+				}
 			}
 		}
 		m, _, err := s.resolve(ctx, a, opts.Options)

@@ -294,4 +294,12 @@ func TestLockPinsElsewhere(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "not the declared source") {
 		t.Errorf("render of a lock that pins another repository: %v", err)
 	}
+	// lock does not keep such a pin: it resolves the member again.
+	fixed, err := addonset.Lock(ctx, s, addonset.LockOptions{Previous: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fixed.Addons[0].Digest != good || !strings.Contains(fixed.Addons[0].Pinned, "/good/") {
+		t.Errorf("lock kept the redirected pin: %+v", fixed.Addons[0])
+	}
 }
