@@ -81,7 +81,7 @@ func norm(as []addonset.Addon) []addonset.Addon {
 // FuzzParseLock feeds the lock parser arbitrary bytes: no panic, and a
 // lock it accepts marshals to bytes it parses back to the same pins.
 func FuzzParseLock(f *testing.F) {
-	for _, p := range []string{addonset.LockPath(exampleSet), "testdata/golden/addons.lock"} {
+	for _, p := range []string{addonset.LockPath(exampleSet), "testdata/golden/addons.lock", "testdata/golden/format.lock"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

@@ -303,3 +303,45 @@ func TestLockPinsElsewhere(t *testing.T) {
 		t.Errorf("lock kept the redirected pin: %+v", fixed.Addons[0])
 	}
 }
+
+// TestLockFormatGolden pins the bytes of a lock holding every kind of
+// pin and every field (tags, digests, URLs with queries): the encoding of
+// each field is part of the format. Regenerate with
+// go test ./pkg/addonset -run TestLockFormatGolden -update.
+func TestLockFormatGolden(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	l := &addonset.LockFile{Addons: []addonset.Locked{
+		{Name: "policies", Entry: d("1"), Source: "./policies", Pinned: "./policies", Identity: d("2")},
+		{Name: "cni", Entry: d("3"), Source: "registry.example.com/addons/cni", Tag: "v1.11.3", Pinned: "registry.example.com/addons/cni@" + d("4"), Digest: d("4"), Identity: d("5")},
+		{Name: "dns", Entry: d("6"), Source: "git+https://git.example.com/org/addons.git//dns?ref=v1.2", Pinned: "git+https://git.example.com/org/addons.git//dns?ref=" + strings.Repeat("a", 40), Identity: d("7")},
+		{Name: "metrics", Entry: d("8"), Source: "https://example.com/ms.tar.gz//manifests?a=1&checksum=" + d("9"), Pinned: "https://example.com/ms.tar.gz//manifests?a=1&checksum=" + d("9"), Digest: d("9"), Identity: d("a")},
+		{Name: "crds", Entry: d("b"), Source: "oci-archive:../bundle.tar:crds", Pinned: "oci-archive:../bundle.tar@" + d("c"), Digest: d("c"), Identity: d("d")},
+		{Name: "yes", Entry: d("e"), Source: "registry.example.com/addons/yes:1.0", Tag: "1.0", Pinned: "registry.example.com/addons/yes@" + d("f"), Digest: d("f"), Identity: d("0")},
+	}}
+	got, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "golden", "format.lock")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("lock bytes differ from %s:\n%s", golden, got)
+	}
+	back, err := addonset.ParseLock(want, golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range l.Addons {
+		if b, _ := back.Member(m.Name); b != m {
+			t.Errorf("%s reads back as %+v, want %+v", m.Name, b, m)
+		}
+	}
+}
