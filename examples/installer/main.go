@@ -55,6 +55,11 @@ func install(ctx context.Context, file, caFile string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("read the lock: %w", err)
 	}
+	// The lock must pin the declaration as it is now (render checks this
+	// too; checking first gives the clearest message).
+	if err := lock.Stale(set); err != nil {
+		return err
+	}
 	opts := addonset.Options{
 		Source: source.Options{Registry: registry.Options{CAFile: caFile}},
 	}

@@ -164,7 +164,10 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 	if s.Kind != KindSet {
 		return nil, derr(0, "", fmt.Errorf("%w: kind %q: want %q", ErrInvalid, s.Kind, KindSet))
 	}
-	lines := entryLines(&doc)
+	lines, ok := entryLines(&doc)
+	if !ok {
+		return nil, derr(0, "", fmt.Errorf("%w: no addons list", ErrInvalid))
+	}
 	line := func(i int) int {
 		if i < len(lines) {
 			return lines[i]
@@ -201,25 +204,25 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 	return s, nil
 }
 
-// entryLines finds the line of each entry of the top-level "addons" list.
-func entryLines(doc *yaml.Node) []int {
+// entryLines finds the line of each entry of the top-level "addons" list;
+// ok is false when there is no such list.
+func entryLines(doc *yaml.Node) (lines []int, ok bool) {
 	root := doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil
+		return nil, false
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "addons" && root.Content[i+1].Kind == yaml.SequenceNode {
-			var out []int
 			for _, n := range root.Content[i+1].Content {
-				out = append(out, n.Line)
+				lines = append(lines, n.Line)
 			}
-			return out
+			return lines, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 var unknownFieldRE = regexp.MustCompile(`line (\d+): field (\S+) not found in type`)

@@ -87,6 +87,8 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", header + "- name: a\n  source: ./one\n---\n" + header, "more than one YAML document"},
 		{"not yaml", "addons: [\n", "invalid add-on set"},
 		{"list", "- a\n", "invalid add-on set"},
+		{"no addons", "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonSet\n", "no addons list"},
+		{"null addons", "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonSet\naddons:\n", "no addons list"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := addonset.Parse([]byte(c.text), "addons.yaml", dir)
