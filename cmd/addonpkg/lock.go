@@ -116,6 +116,9 @@ true.`,
 			if err := addonset.WriteLock(l, out); err != nil {
 				return err
 			}
+			for _, ch := range addonset.Diff(prev, l) {
+				a.infof("%s", ch)
+			}
 			if asJSON {
 				return a.printJSON(l)
 			}

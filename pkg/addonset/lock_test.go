@@ -345,3 +345,35 @@ func TestLockFormatGolden(t *testing.T) {
 		}
 	}
 }
+
+func TestDiff(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	a := addonset.Locked{Name: "a", Entry: d("1"), Source: "r.example.com/a", Tag: "1.0.0", Pinned: "r.example.com/a@" + d("2"), Digest: d("2"), Identity: d("3")}
+	a2 := a
+	a2.Tag, a2.Pinned, a2.Digest, a2.Identity = "1.1.0", "r.example.com/a@"+d("4"), d("4"), d("5")
+	b := addonset.Locked{Name: "b", Entry: d("6"), Source: "./b", Pinned: "./b", Identity: d("7")}
+	b2 := b
+	b2.Entry = d("8")
+	c := addonset.Locked{Name: "c", Entry: d("9"), Source: "./c", Pinned: "./c", Identity: d("a")}
+	prev := &addonset.LockFile{Addons: []addonset.Locked{a, b, c}}
+	next := &addonset.LockFile{Addons: []addonset.Locked{b2, a2, {Name: "d", Pinned: "./d"}}}
+	var got []string
+	for _, ch := range addonset.Diff(prev, next) {
+		got = append(got, ch.String())
+	}
+	want := []string{
+		"changed a: 1.0.0 (r.example.com/a@" + d("2") + ") -> 1.1.0 (r.example.com/a@" + d("4") + ")",
+		"changed b: its declaration entry",
+		"removed c",
+		"added d: ./d",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(addonset.Diff(prev, prev)); n != 0 {
+		t.Errorf("a lock differs from itself in %d members", n)
+	}
+	if n := len(addonset.Diff(nil, prev)); n != 3 {
+		t.Errorf("from no lock: %d changes, want 3 added", n)
+	}
+}

@@ -190,3 +190,55 @@ func (l *LockFile) Stale(s *Set) error {
 	}
 	return nil
 }
+
+// Change is what a new lock changes for one member: Old is nil for a
+// member added, New nil for one removed.
+type Change struct {
+	Name string
+	Old  *Locked
+	New  *Locked
+}
+
+func (c Change) String() string {
+	pin := func(m *Locked) string {
+		if m.Tag != "" {
+			return m.Tag + " (" + m.Pinned + ")"
+		}
+		return m.Pinned
+	}
+	switch {
+	case c.Old == nil:
+		return "added " + c.Name + ": " + pin(c.New)
+	case c.New == nil:
+		return "removed " + c.Name
+	case c.Old.Pinned == c.New.Pinned && c.Old.Identity == c.New.Identity:
+		return "changed " + c.Name + ": its declaration entry"
+	}
+	return "changed " + c.Name + ": " + pin(c.Old) + " -> " + pin(c.New)
+}
+
+// Diff lists the members whose pin differs between two locks, sorted by
+// name; prev may be nil (every member is added).
+func Diff(prev, next *LockFile) []Change {
+	var out []Change
+	if prev == nil {
+		prev = &LockFile{}
+	}
+	for i := range next.Addons {
+		n := &next.Addons[i]
+		o, ok := prev.Member(n.Name)
+		switch {
+		case !ok:
+			out = append(out, Change{Name: n.Name, New: n})
+		case o != *n:
+			out = append(out, Change{Name: n.Name, Old: &o, New: n})
+		}
+	}
+	for i := range prev.Addons {
+		if _, ok := next.Member(prev.Addons[i].Name); !ok {
+			out = append(out, Change{Name: prev.Addons[i].Name, Old: &prev.Addons[i]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
