@@ -148,9 +148,17 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 		line, err := yamlErr(err)
 		return nil, derr(line, "", err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, derr(extra.Line, "", fmt.Errorf("%w: more than one YAML document", ErrInvalid))
+	for {
+		// A trailing "---" (an empty document) is harmless; another
+		// document is not.
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || !emptyDoc(&extra) {
+			return nil, derr(extra.Line, "", fmt.Errorf("%w: more than one YAML document", ErrInvalid))
+		}
 	}
 	strict := yaml.NewDecoder(bytes.NewReader(b))
 	strict.KnownFields(true)
@@ -202,6 +210,14 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 		return nil, derr(0, "", err)
 	}
 	return s, nil
+}
+
+// emptyDoc reports whether a decoded document holds nothing (null).
+func emptyDoc(n *yaml.Node) bool {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	return n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // entryLines finds the line of each entry of the top-level "addons" list;

@@ -99,6 +99,13 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+func TestParseTrailingSeparator(t *testing.T) {
+	s, err := addonset.Parse([]byte(header+"- name: a\n  source: ./one\n---\n"), "addons.yaml", declDir(t))
+	if err != nil || len(s.Addons) != 1 {
+		t.Errorf("a trailing ---: %v", err)
+	}
+}
+
 func TestOrder(t *testing.T) {
 	dir := declDir(t)
 	for _, c := range []struct {
