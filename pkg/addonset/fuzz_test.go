@@ -12,8 +12,8 @@ import (
 // FuzzParse feeds the declaration parser arbitrary bytes. It must not
 // panic, and a declaration it accepts must have a dependency order with
 // every member once, after its dependencies, and survive Marshal and
-// Parse unchanged. Seeds: the example and golden sets, in
-// testdata/fuzz/FuzzParse and below.
+// Parse unchanged. Seeds: the example and golden sets, the f.Add calls
+// below, and testdata/fuzz/FuzzParse (aliases, a long cycle, flow style).
 func FuzzParse(f *testing.F) {
 	for _, p := range []string{exampleSet, "testdata/golden/addons.yaml"} {
 		b, err := os.ReadFile(p)
