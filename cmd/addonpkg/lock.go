@@ -67,6 +67,8 @@ deterministic: members sorted by name, no times.
 A member already in the lock whose entry has not changed keeps its pin; a new
 or changed entry is resolved. --update resolves the named members again (a
 newer tag in the range, a moved branch), every member when none is named.
+What changed (members added or removed, pins that moved) is printed on
+stderr, for the review of the lock's diff.
 
 --check writes nothing: it exits 1 when the lock is stale (a member added,
 removed or changed since) or when a pinned source no longer yields what the
