@@ -3,6 +3,7 @@ package addonset_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -71,4 +72,46 @@ func TestExampleSetLock(t *testing.T) {
 	if err := addonset.Check(ctx, set, onDisk, addonset.Options{}); err != nil {
 		t.Error(err)
 	}
+}
+
+// Parse checks a declaration before anything is fetched: here a cycle,
+// reported as one line that names it.
+func ExampleParse() {
+	decl := `apiVersion: addon.cncf.io/v1alpha1
+kind: AddonSet
+addons:
+  - name: cni
+    source: registry.example.com/addons/cni
+    version: "~1.11"
+    dependsOn: [policies]
+  - name: policies
+    source: registry.example.com/addons/policies:1.0
+    dependsOn: [cni]
+`
+	_, err := addonset.Parse([]byte(decl), "addons.yaml", "")
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, addonset.ErrCycle))
+	// Output:
+	// addons.yaml: dependency cycle: cni -> policies -> cni
+	// true
+}
+
+// Lock pins every member; Marshal gives the lock file's bytes.
+func ExampleLock() {
+	ctx := context.Background()
+	set, err := addonset.Load(ctx, exampleSet)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lock, err := addonset.Lock(ctx, set, addonset.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range lock.Addons {
+		fmt.Println(m.Name, m.Pinned, m.Identity[:17])
+	}
+	// Output:
+	// coredns ../coredns sha256:006e137e5f
+	// gateway-api-crds ../gateway-api-crds sha256:ac244e8636
+	// metrics-server ../metrics-server sha256:60e8e747f6
 }
