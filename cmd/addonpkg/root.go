@@ -58,6 +58,9 @@ container image holding the add-on under /addon) and the artifact form
 		newLoginCmd(a), newLogoutCmd(a),
 		newDiffCmd(a), newDoctorCmd(a),
 		newConformanceCmd(a),
+		newLockCmd(a),
+		newRenderCmd(a),
+		newMirrorCmd(a),
 		newDocsCmd(root),
 	)
 	return root

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const cliSet = "../../examples/addon-set/addons.yaml"
+
+// TestSetCommands runs lock, render and mirror in-process on
+// examples/addon-set (its lock written elsewhere with -o, so the checked-in
+// one is untouched) and checks what they print and refuse.
+func TestSetCommands(t *testing.T) {
+	cliNewHome(t)
+	tmp := t.TempDir()
+	lockFile := filepath.Join(tmp, "set.lock")
+
+	var l struct {
+		Kind   string `json:"kind"`
+		Addons []struct {
+			Name, Pinned, Identity string
+		} `json:"addons"`
+	}
+	if err := json.Unmarshal([]byte(cliMust(t, "lock", "-f", cliSet, "-o", lockFile, "--json")), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind != "AddonSetLock" || len(l.Addons) != 3 || l.Addons[0].Name != "coredns" || l.Addons[0].Pinned != "../coredns" {
+		t.Fatalf("lock --json: %+v", l)
+	}
+	want, err := os.ReadFile(strings.TrimSuffix(cliSet, ".yaml") + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(lockFile); string(got) != string(want) {
+		t.Errorf("lock -o wrote\n%s\nnot the checked-in lock", got)
+	}
+	cliMust(t, "lock", "-f", cliSet, "-o", lockFile, "--check")
+
+	stream := cliMust(t, "render", "-f", cliSet, "--lock", lockFile)
+	if n := strings.Count(stream, "# addonpkg-set-member: "); n != 3 {
+		t.Errorf("render printed %d member markers, want 3", n)
+	}
+	var rows []struct {
+		Name      string `json:"name"`
+		Documents int    `json:"documents"`
+		File      string `json:"file"`
+	}
+	out := filepath.Join(tmp, "out")
+	if err := json.Unmarshal([]byte(cliMust(t, "render", "-f", cliSet, "-o", out, "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].File != "01-coredns.yaml" || rows[0].Documents != 6 || rows[2].Name != "metrics-server" {
+		t.Errorf("render -o --json: %+v", rows)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "01-coredns.yaml")); err != nil || !strings.Contains(stream, string(b)) {
+		t.Errorf("render -o: 01-coredns.yaml (%v) is not coredns's part of the stream", err)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"names without --update", []string{"lock", "-f", cliSet, "-o", lockFile, "coredns"}, "member names are for --update"},
+		{"update unknown", []string{"lock", "-f", cliSet, "-o", lockFile, "--update", "nope"}, `unknown member "nope"`},
+		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file"},
+		{"check and update", []string{"lock", "-f", cliSet, "--check", "--update"}, "exclude each other"},
+		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
+		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file"},
+		{"render into a full dir", []string{"render", "-f", cliSet, "-o", out}, "not empty"},
+		{"concurrency", []string{"render", "-f", cliSet, "--concurrency", "0"}, "--concurrency 0"},
+		{"mirror without --to", []string{"mirror", "-f", cliSet}, "--to is required"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.args...)
+			if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", r.code, r.stdout, r.stderr, c.want)
+			}
+		})
+	}
+}

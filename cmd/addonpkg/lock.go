@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
+)
+
+// setFlags are the flags of the commands that read an add-on set.
+type setFlags struct {
+	file        string
+	concurrency int
+	fetch       fetchFlags
+}
+
+func (f *setFlags) add(a *app, cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.file, "file", "f", "addons.yaml", "the add-on set's declaration")
+	cmd.Flags().IntVar(&f.concurrency, "concurrency", addonset.DefaultConcurrency, "members fetched at once")
+	f.fetch.add(cmd)
+	a.addRegistryFlags(cmd)
+}
+
+// load reads the declaration and the options every set command shares.
+func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Options, error) {
+	if f.concurrency < 1 {
+		return nil, addonset.Options{}, fmt.Errorf("--concurrency %d: want at least 1", f.concurrency)
+	}
+	s, err := addonset.Load(cmd.Context(), f.file)
+	if err != nil {
+		return nil, addonset.Options{}, err
+	}
+	opts := addonset.Options{Concurrency: f.concurrency}
+	opts.Source.Registry = a.reg
+	f.fetch.apply(&opts.Source)
+	return s, opts, nil
+}
+
+// loadLock reads a lock file; ok is false when there is none.
+func loadLock(file string) (l *addonset.LockFile, ok bool, err error) {
+	l, err = addonset.LoadLock(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return l, err == nil, err
+}
+
+func newLockCmd(a *app) *cobra.Command {
+	var (
+		sf                    setFlags
+		out                   string
+		update, check, asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "lock [-f addons.yaml] [--update [NAME...]] [--check]",
+		Short: "Pin every member of an add-on set in a lock file",
+		Long: `Lock resolves every member of the add-on set declared in -f (see
+spec/addon-set-v1.md) and writes the lock file (addons.yaml -> addons.lock, or
+-o): for each member its pinned SOURCE (registry digest, git commit, https
+checksum, a folder's path), the tag a version range resolved to, the content
+identity, and the digest of the declaration entry. The bytes are
+deterministic: members sorted by name, no times.
+
+A member already in the lock whose entry has not changed keeps its pin; a new
+or changed entry is resolved. --update resolves the named members again (a
+newer tag in the range, a moved branch), every member when none is named.
+What changed (members added or removed, pins that moved) is printed on
+stderr, for the review of the lock's diff.
+
+--check writes nothing: it exits 1 when the lock is stale (a member added,
+removed or changed since) or when a pinned source no longer yields what the
+lock recorded (a tag that moved, different content), and 0 when the lock is
+true.`,
+		Example: `  addonpkg lock -f addons.yaml
+  addonpkg lock -f addons.yaml --update metrics-server
+  addonpkg lock -f addons.yaml --check
+  addonpkg lock -f addons.yaml --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && !update {
+				return fmt.Errorf("member names are for --update (got %q)", args)
+			}
+			if check && update {
+				return fmt.Errorf("--check and --update exclude each other")
+			}
+			s, opts, err := sf.load(a, cmd)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = addonset.LockPath(sf.file)
+			}
+			prev, ok, err := loadLock(out)
+			if err != nil {
+				return err
+			}
+			if check {
+				if !ok {
+					return fmt.Errorf("%s: no lock file: run 'addonpkg lock -f %s'", out, sf.file)
+				}
+				if err := addonset.Check(cmd.Context(), s, prev, opts); err != nil {
+					return fmt.Errorf("%s: %w", out, err)
+				}
+				if asJSON {
+					return a.printJSON(prev)
+				}
+				a.infof("%s: up to date (%d add-ons)", out, len(prev.Addons))
+				return nil
+			}
+			l, err := addonset.Lock(cmd.Context(), s, addonset.LockOptions{
+				Options: opts, Previous: prev, Update: args, UpdateAll: update && len(args) == 0,
+			})
+			if err != nil {
+				return err
+			}
+			if err := addonset.WriteLock(l, out); err != nil {
+				return err
+			}
+			for _, ch := range addonset.Diff(prev, l) {
+				a.infof("%s", ch)
+			}
+			if asJSON {
+				return a.printJSON(l)
+			}
+			a.infof("wrote %s (%d add-ons)", out, len(l.Addons))
+			return nil
+		},
+	}
+	sf.add(a, cmd)
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
+	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
+	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed")
+	f.BoolVar(&asJSON, "json", false, "print the lock as JSON")
+	return cmd
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
+)
+
+func newMirrorCmd(a *app) *cobra.Command {
+	var (
+		sf      setFlags
+		to, out string
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "mirror [-f addons.yaml] --to REGISTRY/PREFIX|oci-archive:FILE [-o FILE]",
+		Short: "Copy every member of an add-on set to a registry or one archive",
+		Long: `Mirror copies every member of the add-on set, exactly as its lock pins it (the
+set is locked first when there is no lock; a stale lock is an error), to a
+registry, as REGISTRY/PREFIX/NAME:TAG, or to one oci-archive file, each member
+tagged NAME. Registry, oci: and oci-archive: members are copied byte for byte;
+folder, git and https members are packaged as artifact-form add-ons of the same
+tree (the same content identity).
+
+It writes the mirrored set's declaration (-o, default addons-mirror.yaml beside
+the declaration) and its lock beside it, so that an air-gapped site renders
+from the mirror with the same identities: carry the archive, the declaration
+and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
+		Example: `  addonpkg mirror -f addons.yaml --to registry.internal/addons
+  addonpkg mirror -f addons.yaml --to oci-archive:addons.tar -o addons-mirror.yaml
+  addonpkg mirror -f addons.yaml --to registry.internal/addons --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				return fmt.Errorf("--to is required: REGISTRY/PREFIX or oci-archive:FILE")
+			}
+			s, opts, err := sf.load(a, cmd)
+			if err != nil {
+				return err
+			}
+			l, _, err := loadLock(addonset.LockPath(sf.file))
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				ext := filepath.Ext(sf.file)
+				out = strings.TrimSuffix(sf.file, ext) + "-mirror" + ext
+			}
+			res, err := addonset.Mirror(cmd.Context(), s, addonset.MirrorOptions{
+				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out),
+			})
+			if err != nil {
+				return err
+			}
+			if err := addonset.WriteDeclaration(res.Set, out); err != nil {
+				return err
+			}
+			lockOut := addonset.LockPath(out)
+			if err := addonset.WriteLock(res.Lock, lockOut); err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(res.Lock)
+			}
+			for _, m := range res.Lock.Addons {
+				fmt.Fprintln(a.stdout, m.Pinned)
+			}
+			a.infof("wrote %s and %s", out, lockOut)
+			return nil
+		},
+	}
+	sf.add(a, cmd)
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "REGISTRY/PREFIX or oci-archive:FILE")
+	f.StringVarP(&out, "output", "o", "", "the mirrored declaration (default: NAME-mirror.yaml beside -f); its lock is written beside it")
+	f.BoolVar(&asJSON, "json", false, "print the mirrored lock as JSON")
+	return cmd
+}
