@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 )
 
 // Version is reported in the user agent; the CLI sets it at link time.
@@ -119,7 +121,10 @@ func (o Options) transport() (http.RoundTripper, error) {
 	if idle == 0 {
 		idle = 60 * time.Second
 	}
-	return &retryTransport{inner: base, retries: max(o.retries(), 0), idle: idle, base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+	// The guard sits under the retries, so that it sees every request as it
+	// goes out: redirected ones, retried ones, resumed ones, token requests.
+	guard := &netguard.Transport{Base: base, Idle: idle}
+	return &retryTransport{inner: guard, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
 }
 
 // retries is the number of retries of one request: Retries, 4 by default.

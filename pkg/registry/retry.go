@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -26,16 +25,15 @@ const maxRetryAfter = 30 * time.Second
 //   - 429 and 5xx answers are retried with exponential backoff and jitter,
 //     waiting as long as Retry-After says when it says (capped), for
 //     requests whose body can be sent again;
-//   - a response body that breaks off (dropped connection, short body) is
-//     resumed with a Range request from where it stopped;
-//   - a body that stalls longer than the idle timeout is cut, and resumed.
+//   - a response body that breaks off (dropped connection, short body, or
+//     a stall cut by the idle timeout of the netguard.Transport below) is
+//     resumed with a Range request from where it stopped.
 //
 // go-containerregistry's own status retries are turned off (see Remote),
 // so a failing request is tried at most retries+1 times.
 type retryTransport struct {
 	inner   http.RoundTripper
 	retries int
-	idle    time.Duration
 	base    time.Duration // first backoff step
 	sleep   func(context.Context, time.Duration) error
 }
@@ -45,7 +43,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
 		return resp, err
 	}
-	resp.Body = &resumableBody{t: t, req: req, body: t.watch(resp.Body), size: resp.ContentLength}
+	resp.Body = &resumableBody{t: t, req: req, body: resp.Body, size: resp.ContentLength}
 	return resp, nil
 }
 
@@ -119,15 +117,6 @@ func (t *retryTransport) backoff(attempt int) time.Duration {
 	return min(d, 10*time.Second)
 }
 
-// watch cuts a body that sends nothing for the idle timeout, so a server
-// that stalls mid-body cannot hang a pull.
-func (t *retryTransport) watch(rc io.ReadCloser) io.ReadCloser {
-	if t.idle <= 0 {
-		return rc
-	}
-	return &idleBody{rc: rc, idle: t.idle}
-}
-
 // resumableBody continues a GET body that broke off, with a Range request
 // from the first missing byte. Digests are checked above this layer, so a
 // resumed body that differs is still caught.
@@ -182,10 +171,10 @@ func (r *resumableBody) resume() error {
 	}
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && strings.HasPrefix(resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-", r.off)):
-		r.body = r.t.watch(resp.Body)
+		r.body = resp.Body
 	case resp.StatusCode == http.StatusOK:
 		// No range support: skip what we already have.
-		body := r.t.watch(resp.Body)
+		body := resp.Body
 		if _, err := io.CopyN(io.Discard, body, r.off); err != nil {
 			body.Close()
 			return fmt.Errorf("resume %s: %w", r.req.URL.Redacted(), err)
@@ -199,36 +188,6 @@ func (r *resumableBody) resume() error {
 }
 
 func (r *resumableBody) Close() error { return r.body.Close() }
-
-// errIdle is returned by a body that sent nothing for too long.
-var errIdle = errors.New("no data from the registry within the idle timeout")
-
-type idleBody struct {
-	rc   io.ReadCloser
-	idle time.Duration
-	mu   sync.Mutex
-	cut  bool
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	timer := time.AfterFunc(b.idle, func() {
-		b.mu.Lock()
-		b.cut = true
-		b.mu.Unlock()
-		b.rc.Close()
-	})
-	n, err := b.rc.Read(p)
-	timer.Stop()
-	b.mu.Lock()
-	cut := b.cut
-	b.mu.Unlock()
-	if cut && err != nil {
-		return n, errIdle
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error { return b.rc.Close() }
 
 // rewind returns a fresh body for a retry; ok is false when the body
 // cannot be sent twice.

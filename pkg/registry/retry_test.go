@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -99,7 +101,7 @@ func TestResumableBody(t *testing.T) {
 				conn.Close()
 			}))
 			defer srv.Close()
-			rt := &retryTransport{inner: http.DefaultTransport, retries: 3, idle: 300 * time.Millisecond, base: time.Millisecond, sleep: sleepCtx}
+			rt := &retryTransport{inner: &netguard.Transport{Idle: 300 * time.Millisecond}, retries: 3, base: time.Millisecond, sleep: sleepCtx}
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/x/blobs/sha256:00", nil)
 			resp, err := rt.RoundTrip(req)
 			if err != nil {
