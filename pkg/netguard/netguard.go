@@ -53,6 +53,9 @@ type IdleTimeoutError struct {
 }
 
 func (e *IdleTimeoutError) Error() string {
+	if e.Source == "" {
+		return fmt.Sprintf("timed out after %v without receiving data", e.Idle)
+	}
 	return fmt.Sprintf("%s: timed out after %v without receiving data", e.Source, e.Idle)
 }
 
@@ -158,6 +161,13 @@ type Transport struct {
 	// Idle is how long a request may wait for its response headers, and a
 	// body read for its next byte; 0 means no idle timeout.
 	Idle time.Duration
+	// CredentialOrigin, if set, is the one origin the credentials were
+	// given for: a request to any other origin is sent without them, even
+	// one that is not a redirect (go-git, for one, moves its endpoint
+	// after a redirect and sends its next requests there directly). Nil
+	// means the origin of each redirect chain's first request, which
+	// leaves a registry free to name its token service.
+	CredentialOrigin *Origin
 }
 
 // RoundTrip sends req under the package's rules.
@@ -167,7 +177,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	if hasCredentials(req) {
-		if o, ok := chainOrigin(req); ok && o != OriginOf(req.URL) {
+		o, ok := chainOrigin(req)
+		if t.CredentialOrigin != nil {
+			o, ok = *t.CredentialOrigin, true
+		}
+		if ok && o != OriginOf(req.URL) {
 			req = withoutCredentials(req)
 		}
 	}
