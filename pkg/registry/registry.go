@@ -117,14 +117,15 @@ func (o Options) transport() (http.RoundTripper, error) {
 	if err != nil {
 		return nil, err
 	}
-	idle := o.Timeout
-	if idle == 0 {
-		idle = 60 * time.Second
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+}
+
+// idle is the idle timeout: Timeout, 60s by default.
+func (o Options) idle() time.Duration {
+	if o.Timeout == 0 {
+		return 60 * time.Second
 	}
-	// The guard sits under the retries, so that it sees every request as it
-	// goes out: redirected ones, retried ones, resumed ones, token requests.
-	guard := &netguard.Transport{Base: base, Idle: idle}
-	return &retryTransport{inner: guard, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+	return o.Timeout
 }
 
 // retries is the number of retries of one request: Retries, 4 by default.
@@ -139,19 +140,20 @@ func (o Options) retries() int {
 }
 
 // BaseTransport is the HTTP transport every registry request goes through,
-// before retries: TLS choices (CA file, skipped verification), proxies
-// from the environment, dial and header timeouts. Tools that send raw
-// registry requests (the doctor's probes) use it to behave the same.
+// before retries: a netguard.Transport (credentials only to their origin,
+// never in clear except to loopback; the idle timeout) over Transport, or
+// over a transport with the TLS choices (CA file, skipped verification),
+// proxies from the environment, dial and header timeouts. Tools that send
+// raw registry requests (the doctor's probes) use it to behave the same.
 func (o Options) BaseTransport() (http.RoundTripper, error) {
+	if g, ok := o.Transport.(*netguard.Transport); ok {
+		return g, nil // already guarded (a BaseTransport passed back in)
+	}
 	if o.Transport != nil {
-		return o.Transport, nil
+		return &netguard.Transport{Base: o.Transport, Idle: o.idle()}, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	t.ResponseHeaderTimeout = timeout
+	t.ResponseHeaderTimeout = o.idle()
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	t.Proxy = http.ProxyFromEnvironment
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -173,7 +175,7 @@ func (o Options) BaseTransport() (http.RoundTripper, error) {
 		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
 	}
 	t.TLSClientConfig = tc
-	return t, nil
+	return &netguard.Transport{Base: t, Idle: o.idle()}, nil
 }
 
 // Explain turns a registry error into one line a person can act on.
