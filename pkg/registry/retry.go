@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
@@ -40,11 +41,48 @@ type retryTransport struct {
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	resp.Body = &resumableBody{t: t, req: req, body: resp.Body, size: resp.ContentLength}
+	if resp.ContentLength != 0 {
+		resp.Body = &resumableBody{t: t, req: req, body: resp.Body, size: resp.ContentLength}
+	}
+	// A blob or manifest asked for by digest is verified here, below
+	// go-containerregistry's own (untyped) check, so that bytes that
+	// arrive wrong fail with ErrDigestMismatch, which IsTransient and
+	// library users recognise without reading the message.
+	if d, ok := requestedDigest(req); ok && req.Header.Get("Range") == "" {
+		vr, err := verify.NewReader(resp.Body, d, resp.ContentLength)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = vr
+	}
 	return resp, nil
+}
+
+// requestedDigest is the digest a GET of /v2/NAME/blobs/DIGEST or
+// /v2/NAME/manifests/DIGEST asks for, taken from the first request of
+// its redirect chain (a blob redirected to storage is still that blob).
+func requestedDigest(req *http.Request) (v1.Hash, bool) {
+	first := req
+	for r := req.Response; r != nil && r.Request != nil; r = r.Request.Response {
+		first = r.Request
+	}
+	p := first.URL.Path
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 || !strings.HasPrefix(p[i+1:], "sha256:") {
+		return v1.Hash{}, false
+	}
+	kind := p[:i]
+	if !strings.HasSuffix(kind, "/blobs") && !strings.HasSuffix(kind, "/manifests") {
+		return v1.Hash{}, false
+	}
+	h, err := v1.NewHash(p[i+1:])
+	if err != nil || len(h.Hex) != 64 {
+		return v1.Hash{}, false
+	}
+	return h, true
 }
 
 // ErrRetriesExhausted marks a request that kept failing with 429 or 5xx
@@ -119,12 +157,14 @@ func (t *retryTransport) backoff(attempt int) time.Duration {
 
 // resumableBody continues a GET body that broke off, with a Range request
 // from the first missing byte. Digests are checked above this layer, so a
-// resumed body that differs is still caught.
+// resumed body that differs is still caught. A body of unknown length
+// (chunked) is complete at a clean EOF: chunked framing ends with a
+// terminator, so one cut short ends with an error, and is resumed too.
 type resumableBody struct {
 	t       *retryTransport
 	req     *http.Request
 	body    io.ReadCloser
-	size    int64
+	size    int64 // -1: unknown
 	off     int64
 	resumes int
 }
@@ -133,10 +173,10 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 	for {
 		n, err := r.body.Read(p)
 		r.off += int64(n)
-		if err == nil || (err == io.EOF && r.off >= r.size) {
+		if err == nil || (err == io.EOF && (r.size < 0 || r.off >= r.size)) {
 			return n, err
 		}
-		if r.off > r.size {
+		if r.size >= 0 && r.off > r.size {
 			return n, fmt.Errorf("%s: body longer than its Content-Length", r.req.URL.Redacted())
 		}
 		if n > 0 {
@@ -149,7 +189,11 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, fmt.Errorf("%s: body broke off at byte %d of %d: %w", r.req.URL.Redacted(), r.off, r.size, err)
+			of := "?"
+			if r.size >= 0 {
+				of = strconv.FormatInt(r.size, 10)
+			}
+			return 0, fmt.Errorf("%s: body broke off at byte %d of %s: %w", r.req.URL.Redacted(), r.off, of, err)
 		}
 		r.resumes++
 		if rerr := r.resume(); rerr != nil {
@@ -238,9 +282,24 @@ func connectionError(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// ErrDigestMismatch marks bytes from a registry (or a layout or archive)
+// that do not match the digest they were asked for: changed or cut short
+// on the way. A blob of the wrong size matches it too (ErrSizeMismatch).
+// Every blob and manifest fetched from a registry by digest is checked as
+// it is read, so library users can test for it with errors.Is.
+var ErrDigestMismatch = verify.ErrDigestMismatch
+
+// ErrSizeMismatch marks a blob shorter or longer than described; it also
+// matches ErrDigestMismatch.
+var ErrSizeMismatch = verify.ErrSizeMismatch
+
 // IsTransient reports an error worth fetching a blob or manifest again
-// for: bytes that arrived cut short or changed on the way (a digest or
-// size that does not match), not a registry that refused or kept failing.
+// for, above this package: bytes that arrived whole but wrong
+// (ErrDigestMismatch, ErrSizeMismatch). Everything else a fetch again
+// could fix (429 and 5xx answers, dropped connections, bodies cut short or
+// stalled) the transport already retried or resumed, within the one
+// budget of Options.Retries; refetching on those would multiply it. It
+// reads types, not messages.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, ErrRetriesExhausted) {
 		return false
@@ -249,12 +308,7 @@ func IsTransient(err error) bool {
 	if errors.As(err, &te) {
 		return false
 	}
-	if errors.Is(err, verify.ErrDigestMismatch) || connectionError(err) {
-		return true
-	}
-	// go-containerregistry's own size and digest checks are untyped.
-	msg := err.Error()
-	return strings.Contains(msg, "does not match") || strings.Contains(msg, "error verifying")
+	return errors.Is(err, ErrDigestMismatch)
 }
 
 // shouldRetry is go-containerregistry's retry predicate: only what this
