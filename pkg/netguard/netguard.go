@@ -13,10 +13,12 @@
 //     credentials over plain http to a host that is not loopback
 //     (localhost, 127.0.0.0/8, ::1) fails with ErrCleartextCredentials
 //     before anything is sent.
-//   - Every read has an idle timeout. Waiting for the response headers and
-//     every read of the body fail with an *IdleTimeoutError (errors.Is
-//     ErrIdleTimeout) when no byte arrives for Transport.Idle, whatever the
-//     body's framing (Content-Length, chunked, or until close).
+//   - Every read has an idle timeout. Waiting for the response headers
+//     (from the moment the request, body included, is sent) and every read
+//     of the body fail with an *IdleTimeoutError (errors.Is ErrIdleTimeout)
+//     when no byte arrives for Transport.Idle, whatever the body's framing
+//     (Content-Length, chunked, or until close). A slow transfer that keeps
+//     sending is never cut.
 //
 // A registry's token service is the one other origin that receives
 // registry credentials: the registry names it in its challenge, and the
@@ -198,9 +200,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ie := &IdleTimeoutError{Source: req.Method + " " + req.URL.Redacted(), Idle: t.Idle}
 	ctx, cancel := context.WithCancelCause(req.Context())
-	timer := time.AfterFunc(t.Idle, func() { cancel(ie) })
-	resp, err := base.RoundTrip(req.WithContext(ctx))
-	fired := !timer.Stop()
+	w := &headerWatch{idle: t.Idle, fire: func() { cancel(ie) }}
+	out := req.WithContext(ctx)
+	if req.Body != nil && req.Body != http.NoBody {
+		// The wait for the answer starts once the request is sent: an
+		// upload may take longer than the idle timeout.
+		out.Body = &sentBody{rc: req.Body, sent: w.start}
+	} else {
+		w.start()
+	}
+	resp, err := base.RoundTrip(out)
+	fired := w.stop()
 	if err != nil {
 		cancel(nil)
 		if fired || errors.Is(context.Cause(ctx), ErrIdleTimeout) {
@@ -215,6 +225,51 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &idleBody{rc: resp.Body, idle: t.Idle, cancel: cancel, err: ie}
 	return resp, nil
+}
+
+// headerWatch times the wait for response headers, from start to stop.
+type headerWatch struct {
+	idle    time.Duration
+	fire    func()
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func (w *headerWatch) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer == nil && !w.stopped {
+		w.timer = time.AfterFunc(w.idle, w.fire)
+	}
+}
+
+// stop ends the wait and reports whether the timeout fired.
+func (w *headerWatch) stop() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	return w.timer != nil && !w.timer.Stop()
+}
+
+// sentBody calls sent when the request body has been read to its end or
+// closed.
+type sentBody struct {
+	rc   io.ReadCloser
+	sent func()
+}
+
+func (b *sentBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.sent()
+	}
+	return n, err
+}
+
+func (b *sentBody) Close() error {
+	b.sent()
+	return b.rc.Close()
 }
 
 // withoutCredentials is a copy of req without credential headers or URL

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -261,6 +262,43 @@ func TestIdleTimeoutSlowBody(t *testing.T) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || string(b) != strings.Repeat("x", 12) {
+		t.Fatalf("got %q, %v", b, err)
+	}
+}
+
+// slowBody sends n bytes, one per read, pausing before each.
+type slowBody struct {
+	n     int
+	pause time.Duration
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.pause)
+	b.n--
+	p[0] = 'x'
+	return 1, nil
+}
+
+// An upload that takes longer than the idle timeout is not cut: the wait
+// for the answer starts when the request is sent.
+func TestIdleTimeoutSlowUpload(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, strconv.Itoa(len(b)))
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: &netguard.Transport{Idle: 500 * time.Millisecond}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, srv.URL, io.NopCloser(&slowBody{n: 12, pause: 100 * time.Millisecond}))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != "12" {
 		t.Fatalf("got %q, %v", b, err)
 	}
 }
