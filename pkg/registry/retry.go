@@ -57,6 +57,12 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = vr
+		// go-containerregistry compares Content-Length with the
+		// descriptor's size before reading, and reports a difference
+		// untyped; a body cut short under a Content-Length that says so
+		// would never be fetched again. Its length is checked here
+		// instead, as part of the digest.
+		resp.ContentLength = -1
 	}
 	return resp, nil
 }

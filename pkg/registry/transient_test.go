@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,15 +41,21 @@ func corruptingRegistry(t *testing.T, kind, fault string) (*httptest.Server, *at
 		switch fault {
 		case "flip":
 			b[len(b)/2] ^= 0xff
-		case "short":
+		case "short", "short-length":
 			b = b[:len(b)-1]
 		}
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
 		w.Header().Del("Content-Length")
+		if fault == "short-length" {
+			// A short body under a Content-Length that says so.
+			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		}
 		w.WriteHeader(rec.Code)
-		w.(http.Flusher).Flush() // chunked: no Content-Length to contradict
+		if fault != "short-length" {
+			w.(http.Flusher).Flush() // chunked: no Content-Length
+		}
 		w.Write(b)
 	}))
 	t.Cleanup(srv.Close)
@@ -60,7 +67,7 @@ func corruptingRegistry(t *testing.T, kind, fault string) (*httptest.Server, *at
 // without reading the message.
 func TestDigestMismatchIsTyped(t *testing.T) {
 	for _, c := range []struct{ kind, fault string }{
-		{"blobs", "flip"}, {"blobs", "short"}, {"manifests", "flip"},
+		{"blobs", "flip"}, {"blobs", "short"}, {"blobs", "short-length"}, {"manifests", "flip"},
 	} {
 		t.Run(c.kind+" "+c.fault, func(t *testing.T) {
 			srv, hits := corruptingRegistry(t, c.kind, c.fault)
