@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/pem"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/addonpkg/addonpkg/internal/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -116,4 +120,70 @@ func TestCLIRegistryChunkedStall(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	r := cliRun(t, "pull", "--timeout", "1s", "--retries", "-1", host+"/addons/x:1")
 	checkCLIOneLine(t, r, host, "timed out after 1s", "--timeout")
+}
+
+// A real registry (CNCF Distribution) that wants basic auth, behind a
+// front on 127.0.0.1 that redirects blob GETs to a storage server on
+// another port, as registries backed by object storage do: pull with the
+// docker config's credentials works, and the storage server never sees
+// them (net/http would copy them to any port of the same host name).
+func TestCLIRegistryCredentialsNotRedirected(t *testing.T) {
+	cliNewHome(t)
+	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.BasicAuth})
+	target, err := url.Parse(reg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var storageAuth []string
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		storageAuth = append(storageAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		// Storage has its own access to the blobs.
+		r.SetBasicAuth(testregistry.DefaultUsername, testregistry.DefaultPassword)
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	defer storage.Close()
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := r.BasicAuth(); ok && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") {
+			http.Redirect(w, r, storage.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	frontHost := strings.TrimPrefix(front.URL, "http://")
+
+	img, err := random.Image(2048, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := &authn.Basic{Username: testregistry.DefaultUsername, Password: testregistry.DefaultPassword}
+	ref, _ := registry.Options{}.ParseReference(reg.Host + "/addons/x:1")
+	if err := remote.Write(ref, img, remote.WithAuth(auth)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir()
+	basic := base64.StdEncoding.EncodeToString([]byte(testregistry.DefaultUsername + ":" + testregistry.DefaultPassword))
+	if err := os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"auths":{"`+frontHost+`":{"auth":"`+basic+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", cfg)
+	want, _ := img.Digest()
+	out := cliMust(t, "pull", "-q", frontHost+"/addons/x:1")
+	if !strings.Contains(out, want.String()) {
+		t.Errorf("pull printed %q, want %s", out, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(storageAuth) == 0 {
+		t.Fatal("no blob went through the storage redirect")
+	}
+	for _, a := range storageAuth {
+		if a != "" {
+			t.Errorf("the storage server on another port got credentials: %q", a)
+		}
+	}
 }
