@@ -40,14 +40,18 @@ type Options struct {
 	// Keychain resolves credentials; nil means the docker config and its
 	// credential helpers (authn.DefaultKeychain).
 	Keychain authn.Keychain
-	// Transport replaces the base transport (tests, proxies); nil means
-	// http.DefaultTransport's settings with the TLS choices above.
+	// Transport replaces the network transport (tests, proxies); nil means
+	// http.DefaultTransport's settings with the TLS choices above. Either
+	// way requests go through a netguard.Transport on top of it:
+	// credentials only to their origin, never in clear except to loopback.
 	Transport http.RoundTripper
 	// Retries is how many times a failed request is tried again on 429,
 	// 5xx and dropped connections; 0 means 4, negative means none.
 	Retries int
-	// Timeout bounds each request's wait for response headers, and any
-	// pause of a response body; 0 means 60s.
+	// Timeout is the idle timeout (netguard): how long a request may wait
+	// for its response headers once sent, and a response body (sized or
+	// chunked) may pause; 0 means 60s. A stalled body is resumed within
+	// Retries, then fails with a *netguard.IdleTimeoutError.
 	Timeout time.Duration
 	// UserAgent overrides "addonpkg/VERSION".
 	UserAgent string
