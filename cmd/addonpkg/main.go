@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "addonpkg: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "addonpkg: "+oneLine(err.Error()+flagHint(err)))
 	return 1
 }
 

@@ -155,7 +155,8 @@ registry (see --pull).
 }
 
 // fetchFlags bound http and git sources. Their time limit is the
-// registry flags' --timeout, applied to a whole download or git fetch.
+// registry flags' --timeout: an idle timeout (no data for that long), for
+// git+ssh:// a bound on the whole fetch.
 type fetchFlags struct {
 	maxDownload int64
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 )
 
 // Version is reported in the user agent; the CLI sets it at link time.
@@ -38,14 +40,18 @@ type Options struct {
 	// Keychain resolves credentials; nil means the docker config and its
 	// credential helpers (authn.DefaultKeychain).
 	Keychain authn.Keychain
-	// Transport replaces the base transport (tests, proxies); nil means
-	// http.DefaultTransport's settings with the TLS choices above.
+	// Transport replaces the network transport (tests, proxies); nil means
+	// http.DefaultTransport's settings with the TLS choices above. Either
+	// way requests go through a netguard.Transport on top of it:
+	// credentials only to their origin, never in clear except to loopback.
 	Transport http.RoundTripper
 	// Retries is how many times a failed request is tried again on 429,
 	// 5xx and dropped connections; 0 means 4, negative means none.
 	Retries int
-	// Timeout bounds each request's wait for response headers, and any
-	// pause of a response body; 0 means 60s.
+	// Timeout is the idle timeout (netguard): how long a request may wait
+	// for its response headers once sent, and a response body (sized or
+	// chunked) may pause; 0 means 60s. A stalled body is resumed within
+	// Retries, then fails with a *netguard.IdleTimeoutError.
 	Timeout time.Duration
 	// UserAgent overrides "addonpkg/VERSION".
 	UserAgent string
@@ -115,11 +121,15 @@ func (o Options) transport() (http.RoundTripper, error) {
 	if err != nil {
 		return nil, err
 	}
-	idle := o.Timeout
-	if idle == 0 {
-		idle = 60 * time.Second
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+}
+
+// idle is the idle timeout: Timeout, 60s by default.
+func (o Options) idle() time.Duration {
+	if o.Timeout == 0 {
+		return 60 * time.Second
 	}
-	return &retryTransport{inner: base, retries: max(o.retries(), 0), idle: idle, base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+	return o.Timeout
 }
 
 // retries is the number of retries of one request: Retries, 4 by default.
@@ -134,19 +144,20 @@ func (o Options) retries() int {
 }
 
 // BaseTransport is the HTTP transport every registry request goes through,
-// before retries: TLS choices (CA file, skipped verification), proxies
-// from the environment, dial and header timeouts. Tools that send raw
-// registry requests (the doctor's probes) use it to behave the same.
+// before retries: a netguard.Transport (credentials only to their origin,
+// never in clear except to loopback; the idle timeout) over Transport, or
+// over a transport with the TLS choices (CA file, skipped verification),
+// proxies from the environment, dial and header timeouts. Tools that send
+// raw registry requests (the doctor's probes) use it to behave the same.
 func (o Options) BaseTransport() (http.RoundTripper, error) {
+	if g, ok := o.Transport.(*netguard.Transport); ok {
+		return g, nil // already guarded (a BaseTransport passed back in)
+	}
 	if o.Transport != nil {
-		return o.Transport, nil
+		return &netguard.Transport{Base: o.Transport, Idle: o.idle()}, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	t.ResponseHeaderTimeout = timeout
+	t.ResponseHeaderTimeout = o.idle()
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	t.Proxy = http.ProxyFromEnvironment
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -168,7 +179,7 @@ func (o Options) BaseTransport() (http.RoundTripper, error) {
 		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
 	}
 	t.TLSClientConfig = tc
-	return t, nil
+	return &netguard.Transport{Base: t, Idle: o.idle()}, nil
 }
 
 // Explain turns a registry error into one line a person can act on.

@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
@@ -26,27 +26,69 @@ const maxRetryAfter = 30 * time.Second
 //   - 429 and 5xx answers are retried with exponential backoff and jitter,
 //     waiting as long as Retry-After says when it says (capped), for
 //     requests whose body can be sent again;
-//   - a response body that breaks off (dropped connection, short body) is
-//     resumed with a Range request from where it stopped;
-//   - a body that stalls longer than the idle timeout is cut, and resumed.
+//   - a response body that breaks off (dropped connection, short body, or
+//     a stall cut by the idle timeout of the netguard.Transport below) is
+//     resumed with a Range request from where it stopped.
 //
 // go-containerregistry's own status retries are turned off (see Remote),
 // so a failing request is tried at most retries+1 times.
 type retryTransport struct {
 	inner   http.RoundTripper
 	retries int
-	idle    time.Duration
 	base    time.Duration // first backoff step
 	sleep   func(context.Context, time.Duration) error
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	resp.Body = &resumableBody{t: t, req: req, body: t.watch(resp.Body), size: resp.ContentLength}
+	if resp.ContentLength != 0 {
+		resp.Body = &resumableBody{t: t, req: req, body: resp.Body, size: resp.ContentLength}
+	}
+	// A blob or manifest asked for by digest is verified here, below
+	// go-containerregistry's own (untyped) check, so that bytes that
+	// arrive wrong fail with ErrDigestMismatch, which IsTransient and
+	// library users recognise without reading the message.
+	if d, ok := requestedDigest(req); ok && req.Header.Get("Range") == "" {
+		vr, err := verify.NewReader(resp.Body, d, resp.ContentLength)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = vr
+		// go-containerregistry compares Content-Length with the
+		// descriptor's size before reading, and reports a difference
+		// untyped; a body cut short under a Content-Length that says so
+		// would never be fetched again. Its length is checked here
+		// instead, as part of the digest.
+		resp.ContentLength = -1
+	}
 	return resp, nil
+}
+
+// requestedDigest is the digest a GET of /v2/NAME/blobs/DIGEST or
+// /v2/NAME/manifests/DIGEST asks for, taken from the first request of
+// its redirect chain (a blob redirected to storage is still that blob).
+func requestedDigest(req *http.Request) (v1.Hash, bool) {
+	first := req
+	for r := req.Response; r != nil && r.Request != nil; r = r.Request.Response {
+		first = r.Request
+	}
+	p := first.URL.Path
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 || !strings.HasPrefix(p[i+1:], "sha256:") {
+		return v1.Hash{}, false
+	}
+	kind := p[:i]
+	if !strings.HasSuffix(kind, "/blobs") && !strings.HasSuffix(kind, "/manifests") {
+		return v1.Hash{}, false
+	}
+	h, err := v1.NewHash(p[i+1:])
+	if err != nil || len(h.Hex) != 64 {
+		return v1.Hash{}, false
+	}
+	return h, true
 }
 
 // ErrRetriesExhausted marks a request that kept failing with 429 or 5xx
@@ -119,23 +161,16 @@ func (t *retryTransport) backoff(attempt int) time.Duration {
 	return min(d, 10*time.Second)
 }
 
-// watch cuts a body that sends nothing for the idle timeout, so a server
-// that stalls mid-body cannot hang a pull.
-func (t *retryTransport) watch(rc io.ReadCloser) io.ReadCloser {
-	if t.idle <= 0 {
-		return rc
-	}
-	return &idleBody{rc: rc, idle: t.idle}
-}
-
 // resumableBody continues a GET body that broke off, with a Range request
 // from the first missing byte. Digests are checked above this layer, so a
-// resumed body that differs is still caught.
+// resumed body that differs is still caught. A body of unknown length
+// (chunked) is complete at a clean EOF: chunked framing ends with a
+// terminator, so one cut short ends with an error, and is resumed too.
 type resumableBody struct {
 	t       *retryTransport
 	req     *http.Request
 	body    io.ReadCloser
-	size    int64
+	size    int64 // -1: unknown
 	off     int64
 	resumes int
 }
@@ -144,10 +179,10 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 	for {
 		n, err := r.body.Read(p)
 		r.off += int64(n)
-		if err == nil || (err == io.EOF && r.off >= r.size) {
+		if err == nil || (err == io.EOF && (r.size < 0 || r.off >= r.size)) {
 			return n, err
 		}
-		if r.off > r.size {
+		if r.size >= 0 && r.off > r.size {
 			return n, fmt.Errorf("%s: body longer than its Content-Length", r.req.URL.Redacted())
 		}
 		if n > 0 {
@@ -160,7 +195,11 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, fmt.Errorf("%s: body broke off at byte %d of %d: %w", r.req.URL.Redacted(), r.off, r.size, err)
+			of := "?"
+			if r.size >= 0 {
+				of = strconv.FormatInt(r.size, 10)
+			}
+			return 0, fmt.Errorf("%s: body broke off at byte %d of %s: %w", r.req.URL.Redacted(), r.off, of, err)
 		}
 		r.resumes++
 		if rerr := r.resume(); rerr != nil {
@@ -182,10 +221,10 @@ func (r *resumableBody) resume() error {
 	}
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && strings.HasPrefix(resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-", r.off)):
-		r.body = r.t.watch(resp.Body)
+		r.body = resp.Body
 	case resp.StatusCode == http.StatusOK:
 		// No range support: skip what we already have.
-		body := r.t.watch(resp.Body)
+		body := resp.Body
 		if _, err := io.CopyN(io.Discard, body, r.off); err != nil {
 			body.Close()
 			return fmt.Errorf("resume %s: %w", r.req.URL.Redacted(), err)
@@ -199,36 +238,6 @@ func (r *resumableBody) resume() error {
 }
 
 func (r *resumableBody) Close() error { return r.body.Close() }
-
-// errIdle is returned by a body that sent nothing for too long.
-var errIdle = errors.New("no data from the registry within the idle timeout")
-
-type idleBody struct {
-	rc   io.ReadCloser
-	idle time.Duration
-	mu   sync.Mutex
-	cut  bool
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	timer := time.AfterFunc(b.idle, func() {
-		b.mu.Lock()
-		b.cut = true
-		b.mu.Unlock()
-		b.rc.Close()
-	})
-	n, err := b.rc.Read(p)
-	timer.Stop()
-	b.mu.Lock()
-	cut := b.cut
-	b.mu.Unlock()
-	if cut && err != nil {
-		return n, errIdle
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error { return b.rc.Close() }
 
 // rewind returns a fresh body for a retry; ok is false when the body
 // cannot be sent twice.
@@ -279,9 +288,24 @@ func connectionError(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// ErrDigestMismatch marks bytes from a registry (or a layout or archive)
+// that do not match the digest they were asked for: changed or cut short
+// on the way. A blob of the wrong size matches it too (ErrSizeMismatch).
+// Every blob and manifest fetched from a registry by digest is checked as
+// it is read, so library users can test for it with errors.Is.
+var ErrDigestMismatch = verify.ErrDigestMismatch
+
+// ErrSizeMismatch marks a blob shorter or longer than described; it also
+// matches ErrDigestMismatch.
+var ErrSizeMismatch = verify.ErrSizeMismatch
+
 // IsTransient reports an error worth fetching a blob or manifest again
-// for: bytes that arrived cut short or changed on the way (a digest or
-// size that does not match), not a registry that refused or kept failing.
+// for, above this package: bytes that arrived whole but wrong
+// (ErrDigestMismatch, ErrSizeMismatch). Everything else a fetch again
+// could fix (429 and 5xx answers, dropped connections, bodies cut short or
+// stalled) the transport already retried or resumed, within the one
+// budget of Options.Retries; refetching on those would multiply it. It
+// reads types, not messages.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, ErrRetriesExhausted) {
 		return false
@@ -290,12 +314,7 @@ func IsTransient(err error) bool {
 	if errors.As(err, &te) {
 		return false
 	}
-	if errors.Is(err, verify.ErrDigestMismatch) || connectionError(err) {
-		return true
-	}
-	// go-containerregistry's own size and digest checks are untyped.
-	msg := err.Error()
-	return strings.Contains(msg, "does not match") || strings.Contains(msg, "error verifying")
+	return errors.Is(err, ErrDigestMismatch)
 }
 
 // shouldRetry is go-containerregistry's retry predicate: only what this

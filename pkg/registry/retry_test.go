@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -67,10 +69,11 @@ func TestRetryAfterTransport(t *testing.T) {
 }
 
 // A body that breaks off is resumed with a Range request, and one that
-// stalls is cut by the idle timeout and resumed too.
+// stalls is cut by the idle timeout and resumed too; so is a chunked one
+// (unknown length) that breaks off.
 func TestResumableBody(t *testing.T) {
 	payload := strings.Repeat("0123456789", 10_000)
-	for _, fault := range []string{"drop", "stall"} {
+	for _, fault := range []string{"drop", "stall", "drop-chunked"} {
 		t.Run(fault, func(t *testing.T) {
 			var calls atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +87,9 @@ func TestResumableBody(t *testing.T) {
 					w.Write([]byte(payload[from:]))
 					return
 				}
-				w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
+				if fault != "drop-chunked" {
+					w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
+				}
 				if n > 1 {
 					w.Write([]byte(payload))
 					return
@@ -99,7 +104,7 @@ func TestResumableBody(t *testing.T) {
 				conn.Close()
 			}))
 			defer srv.Close()
-			rt := &retryTransport{inner: http.DefaultTransport, retries: 3, idle: 300 * time.Millisecond, base: time.Millisecond, sleep: sleepCtx}
+			rt := &retryTransport{inner: &netguard.Transport{Idle: 300 * time.Millisecond}, retries: 3, base: time.Millisecond, sleep: sleepCtx}
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/x/blobs/sha256:00", nil)
 			resp, err := rt.RoundTrip(req)
 			if err != nil {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -16,9 +18,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	gitclient "github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -39,8 +43,13 @@ const wantRef = "refs/addonpkg/want"
 // repository directly, from a remote one by a shallow fetch into memory.
 func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
 	timeout := opts.timeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if !strings.HasPrefix(ref.URL, "https://") && !strings.HasPrefix(ref.URL, "http://") {
+		// git+ssh:// has no idle timeout (its transport is not ours):
+		// the whole fetch is bounded instead.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	var (
 		repo *git.Repository
 		hash plumbing.Hash
@@ -52,8 +61,12 @@ func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (
 		repo, hash, err = fetchRemote(ctx, ref, opts, limits)
 	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("timed out after %v (raise it with %s)", timeout, FlagTimeout)
+		var ie *netguard.IdleTimeoutError
+		switch {
+		case errors.As(err, &ie):
+			return nil, &netguard.IdleTimeoutError{Idle: ie.Idle} // the caller names the source
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, fmt.Errorf("timed out after %v: %w", timeout, ctx.Err())
 		}
 		return nil, err
 	}
@@ -313,7 +326,6 @@ type gitRemote struct {
 	repo   *git.Repository
 	remote *git.Remote
 	auth   transport.AuthMethod
-	ca     []byte
 	ref    Ref
 	opts   Options
 }
@@ -329,10 +341,12 @@ func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limit
 		return nil, plumbing.ZeroHash, fmt.Errorf("plain http:// to %s is refused (only loopback hosts get it): use https://, or --plain-http", u.Host)
 	}
 	g := &gitRemote{st: &limitedStorage{Storage: memory.NewStorage(), max: limits.MaxImageBytes}, ref: ref, opts: opts}
-	g.auth = gitAuth(u, opts)
-	if opts.Registry.CAFile != "" {
-		if g.ca, err = os.ReadFile(opts.Registry.CAFile); err != nil {
-			return nil, plumbing.ZeroHash, fmt.Errorf("read --ca-file: %w", err)
+	if g.auth, err = gitAuth(u, opts); err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	if u.Scheme == "https" || u.Scheme == "http" {
+		if ctx, err = withGitTransport(ctx, u, opts); err != nil {
+			return nil, plumbing.ZeroHash, err
 		}
 	}
 	if g.repo, err = git.Init(g.st, nil); err != nil {
@@ -345,9 +359,7 @@ func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limit
 	if g.remote, err = g.repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{clean}}); err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	refs, err := g.remote.ListContext(ctx, &git.ListOptions{
-		Auth: g.auth, CABundle: g.ca, InsecureSkipTLS: opts.Registry.InsecureSkipTLSVerify, PeelingOption: git.AppendPeeled,
-	})
+	refs, err := g.remote.ListContext(ctx, &git.ListOptions{Auth: g.auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return nil, plumbing.ZeroHash, g.explain(err)
 	}
@@ -420,12 +432,10 @@ func (g *gitRemote) fetchNamed(ctx context.Context, name string) (plumbing.Hash,
 
 func (g *gitRemote) fetch(ctx context.Context, depth int, specs ...config.RefSpec) error {
 	err := g.remote.FetchContext(ctx, &git.FetchOptions{
-		RefSpecs:        specs,
-		Depth:           depth,
-		Auth:            g.auth,
-		Tags:            git.NoTags,
-		CABundle:        g.ca,
-		InsecureSkipTLS: g.opts.Registry.InsecureSkipTLSVerify,
+		RefSpecs: specs,
+		Depth:    depth,
+		Auth:     g.auth,
+		Tags:     git.NoTags,
 	})
 	if g.st.exceeded {
 		return g.st.limitErr()
@@ -466,26 +476,68 @@ func (g *gitRemote) explain(err error) error {
 	return unwrapURLError(err)
 }
 
-// gitAuth picks credentials for a remote: those in the URL, else (https
-// only) the token in $ADDONPKG_GIT_TOKEN, else the netrc entry of the
-// host. Nil leaves ssh to go-git's defaults (the ssh agent).
-func gitAuth(u *url.URL, opts Options) transport.AuthMethod {
+// gitAuth picks credentials for a remote: those in the URL (refused over
+// plain http to a host that is not loopback), else (https only) the
+// token in $ADDONPKG_GIT_TOKEN, else the netrc entry of the host. Nil
+// leaves ssh to go-git's defaults (the ssh agent).
+func gitAuth(u *url.URL, opts Options) (transport.AuthMethod, error) {
 	if (u.Scheme == "https" || u.Scheme == "http") && u.User != nil {
+		if err := netguard.CheckCredentials(u); err != nil {
+			return nil, errors.New("user and password in a plain http:// URL are refused (only loopback hosts get them): use https://")
+		}
 		p, _ := u.User.Password()
-		return &githttp.BasicAuth{Username: u.User.Username(), Password: p}
+		return &githttp.BasicAuth{Username: u.User.Username(), Password: p}, nil
 	}
 	if u.Scheme != "https" {
-		return nil
+		return nil, nil
 	}
 	if tok := os.Getenv(EnvGitToken); tok != "" {
 		user := os.Getenv(EnvGitUser)
 		if user == "" {
 			user = defaultTokenUser
 		}
-		return &githttp.BasicAuth{Username: user, Password: tok}
+		return &githttp.BasicAuth{Username: user, Password: tok}, nil
 	}
 	if user, pass, ok := netrcLookup(opts.netrcFile(), u.Hostname()); ok {
-		return &githttp.BasicAuth{Username: user, Password: pass}
+		return &githttp.BasicAuth{Username: user, Password: pass}, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// go-git picks its http client from a process-wide table. addonpkg
+// installs one client for http and https, once, whose transport is the
+// one the fetch put in the request's context (withGitTransport): the
+// same netguard rules, TLS choices and idle timeout as every other
+// request. A request without one (another user of go-git in the same
+// process) still goes through a netguard.Transport.
+var installGitHTTP sync.Once
+
+type gitTransportKey struct{}
+
+type gitDispatch struct{ fallback http.RoundTripper }
+
+func (d gitDispatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt, ok := req.Context().Value(gitTransportKey{}).(http.RoundTripper); ok {
+		return rt.RoundTrip(req)
+	}
+	return d.fallback.RoundTrip(req)
+}
+
+// withGitTransport returns ctx carrying the transport of a fetch from u:
+// credentials only to u's origin (go-git moves its endpoint after a
+// redirect and sends its next requests there), none in clear except to
+// loopback, the idle timeout, and the registry options' TLS choices.
+func withGitTransport(ctx context.Context, u *url.URL, opts Options) (context.Context, error) {
+	installGitHTTP.Do(func() {
+		c := githttp.NewClientWithOptions(&http.Client{Transport: gitDispatch{fallback: &netguard.Transport{}}}, &githttp.ClientOptions{})
+		gitclient.InstallProtocol("https", c)
+		gitclient.InstallProtocol("http", c)
+	})
+	base, err := opts.transport()
+	if err != nil {
+		return nil, err
+	}
+	origin := netguard.OriginOf(u)
+	rt := &netguard.Transport{Base: base, Idle: opts.timeout(), CredentialOrigin: &origin}
+	return context.WithValue(ctx, gitTransportKey{}, http.RoundTripper(rt)), nil
 }

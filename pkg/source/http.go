@@ -29,6 +29,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -116,12 +117,15 @@ func fileName(u *url.URL) string {
 	return name
 }
 
-// download GETs u with the options' client, credentials and limits.
+// download GETs u with the options' client, credentials and limits. The
+// timeout is an idle timeout (netguard): waiting for the headers, and any
+// pause of the body, not the download as a whole.
 func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, error) {
-	timeout := opts.timeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client, closeIdle, err := opts.httpClient()
+	user, pass, hasCreds, err := httpCredentials(u, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	client, closeIdle, err := opts.httpClient(u)
 	if err != nil {
 		return nil, "", err
 	}
@@ -137,12 +141,12 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 	// The checksum is over the bytes the server stores: no transparent
 	// decompression.
 	req.Header.Set("Accept-Encoding", "identity")
-	if user, pass, ok := httpCredentials(u, opts); ok {
+	if hasCreds {
 		req.SetBasicAuth(user, pass)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", netErr(ctx, err, timeout)
+		return nil, "", netErr(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -159,7 +163,7 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, "", netErr(ctx, err, timeout)
+		return nil, "", netErr(err)
 	}
 	if int64(len(body)) > max {
 		return nil, "", tooBig
@@ -167,11 +171,13 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 	return body, resp.Header.Get("Content-Type"), nil
 }
 
-// netErr turns a transport error into one line: timeouts say which limit
-// to raise, and the URL (which the caller names) is not repeated.
-func netErr(ctx context.Context, err error, timeout time.Duration) error {
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("timed out after %v (raise it with %s)", timeout, FlagTimeout)
+// netErr turns a transport error into one line; the URL, which the
+// caller names, is not repeated. An idle timeout stays a
+// *netguard.IdleTimeoutError (the caller names the source).
+func netErr(err error) error {
+	var ie *netguard.IdleTimeoutError
+	if errors.As(err, &ie) {
+		return &netguard.IdleTimeoutError{Idle: ie.Idle}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
@@ -181,22 +187,30 @@ func netErr(ctx context.Context, err error, timeout time.Duration) error {
 }
 
 // httpCredentials picks basic-auth credentials: the URL's own, else the
-// netrc entry of the host (https only).
-func httpCredentials(u *url.URL, opts Options) (string, string, bool) {
+// netrc entry of the host (https only). Credentials in the URL of a plain
+// http:// download are refused unless the host is loopback (netguard's
+// rule): they would travel in clear.
+func httpCredentials(u *url.URL, opts Options) (user, pass string, ok bool, err error) {
 	if u.User != nil {
+		if err := netguard.CheckCredentials(u); err != nil {
+			return "", "", false, fmt.Errorf("user and password in a plain http:// URL are refused (only loopback hosts get them): use https://")
+		}
 		p, _ := u.User.Password()
-		return u.User.Username(), p, true
+		return u.User.Username(), p, true, nil
 	}
 	if u.Scheme != "https" {
-		return "", "", false
+		return "", "", false, nil
 	}
-	return netrcLookup(opts.netrcFile(), u.Hostname())
+	user, pass, ok = netrcLookup(opts.netrcFile(), u.Hostname())
+	return user, pass, ok, nil
 }
 
-// httpClient returns the client for http sources, with a redirect policy
-// that refuses a downgrade to plain http, and a func that releases the
-// connections of a client it built.
-func (o Options) httpClient() (*http.Client, func(), error) {
+// httpClient returns the client for http sources and a func that releases
+// the connections of a client it built. Every request goes through a
+// netguard.Transport: credentials only to the origin of u (a redirect
+// elsewhere carries none), never in clear except to loopback, and the
+// idle timeout; redirects to plain http are refused (loopback aside).
+func (o Options) httpClient(u *url.URL) (*http.Client, func(), error) {
 	var c http.Client
 	closeIdle := func() {}
 	if o.HTTPClient != nil {
@@ -211,6 +225,8 @@ func (o Options) httpClient() (*http.Client, func(), error) {
 			closeIdle = ht.CloseIdleConnections
 		}
 	}
+	origin := netguard.OriginOf(u)
+	c.Transport = &netguard.Transport{Base: c.Transport, Idle: o.timeout(), CredentialOrigin: &origin}
 	prev := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -118,6 +119,20 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 		w.Write([]byte{0x1f, 0x8b})
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
+	})
+	mux.HandleFunc("/stall-chunked.yaml", func(w http.ResponseWriter, r *http.Request) {
+		// A chunked body: one chunk, then nothing.
+		conn, bw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/yaml\r\nTransfer-Encoding: chunked\r\n\r\n6\r\na: b\n\n\r\n")
+		bw.Flush()
+		select {
+		case <-stop:
+		case <-time.After(30 * time.Second):
+		}
 	})
 	mux.HandleFunc("/private/coredns.yaml", func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != "alice" || p != "s3cret" {
@@ -297,8 +312,9 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"empty", "/empty.yaml", f.opts, []string{"the body is empty"}, nil},
 		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded", source.FlagMaxDownloadBytes}, unpack.ErrLimit},
 		{"too large chunked", "/big-chunked.yaml", small, []string{"download size limit of 1024 exceeded"}, unpack.ErrLimit},
-		{"stall", "/stall.yaml", quick, []string{"timed out after 1s", source.FlagTimeout}, nil},
-		{"stall in body", "/stall-body.tar.gz", quick, []string{"timed out after 1s"}, nil},
+		{"stall", "/stall.yaml", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
+		{"stall in body", "/stall-body.tar.gz", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
+		{"stall in chunked body", "/stall-chunked.yaml", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
 		{"missing subdir", "/bundle.tar.gz//bundle/nope", f.opts, []string{"no directory bundle/nope in the archive"}, nil},
 		{"subdir is a file", "/bundle.zip//bundle/kustomization.yaml", f.opts, []string{"bundle/kustomization.yaml in the archive is a file"}, nil},
 		{"subdir of a yaml", "/coredns.yaml//x", f.opts, []string{"not an archive"}, nil},

@@ -277,12 +277,17 @@ type Options struct {
 	// HTTPClient fetches http sources; nil means a client over
 	// Registry.Transport if set, else one built from Registry's TLS
 	// choices (CAFile, InsecureSkipTLSVerify) that honours the proxy
-	// environment. Redirects to plain http are refused either way. Git
-	// over HTTPS takes Registry's CAFile and InsecureSkipTLSVerify, not
-	// this client.
+	// environment. Either way its transport is wrapped in a
+	// netguard.Transport (credentials only to the URL's origin, never in
+	// clear except to loopback; the idle timeout), and redirects to plain
+	// http are refused. Git over http(s) takes Registry.Transport or
+	// Registry's TLS choices, not this client.
 	HTTPClient *http.Client
-	// Timeout bounds each HTTP download (connection, headers and body)
-	// and each git fetch as a whole; 0 means DefaultTimeout.
+	// Timeout is the idle timeout of HTTP downloads and git fetches over
+	// http(s): waiting for response headers, and any pause of a body,
+	// fail with a *netguard.IdleTimeoutError after it (a slow transfer
+	// that keeps sending is not cut). A git+ssh:// fetch is bounded by it
+	// as a whole. 0 means DefaultTimeout.
 	Timeout time.Duration
 	// ConnectTimeout bounds connecting to an HTTP server when HTTPClient
 	// is nil; 0 means DefaultTimeout.
@@ -309,7 +314,6 @@ const (
 
 // Flags that change Options on the command line, named in errors.
 const (
-	FlagTimeout          = "--timeout"
 	FlagMaxDownloadBytes = "--max-download-bytes"
 )
 
