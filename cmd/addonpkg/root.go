@@ -47,9 +47,9 @@ container runtime, no root and no daemon.
 Two forms, specified in spec/addon-v1.md: the image form (an ordinary
 container image holding the add-on under /addon) and the artifact form
 (addonpkg's own OCI artifact media types).`,
-		Example: `  addonpkg build examples/coredns -t coredns:1.11
-  addonpkg unpack coredns:1.11 | kubectl apply -f -
-  addonpkg push coredns:1.11 registry.example.com/addons/coredns:1.11`,
+		Example: `  addonpkg build examples/metrics-server -t metrics-server:0.7
+  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
+  addonpkg push metrics-server:0.7 registry.example.com/addons/metrics-server:0.7`,
 		Version:       info.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -41,7 +41,7 @@ registry (see --pull).
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
 ?checksum=sha256:...; empty for a local folder).`,
-		Example: `  addonpkg unpack coredns:1.11 | kubectl apply -f -
+		Example: `  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
   addonpkg unpack coredns:1.11 --json
