@@ -23,10 +23,12 @@ var readmeSkip = []struct {
 	{"README.md", "make test", "the test suite itself"},
 	{"README.md", "addonpkg unpack 'https://example.com/", "needs a host on the internet (example.com)"},
 	{"README.md", "addonpkg build 'git+https://github.com/", "needs a host on the internet (github.com)"},
+	{"examples/in-cluster/README.md", "make image", "builds in the clone; internal/selfimage's tests build, push and run the same image"},
+	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},
 }
 
 // readmeDocs are the files whose sh blocks are run.
-var readmeDocs = []string{"README.md", "examples/README.md"}
+var readmeDocs = []string{"README.md", "examples/README.md", "examples/in-cluster/README.md"}
 
 var readmeBlockRE = regexp.MustCompile("(?ms)^```sh\n(.*?)^```")
 
