@@ -104,7 +104,11 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 		a.errorf("interrupted")
 		return exitInterrupted
 	case errors.As(err, &pe):
-		a.errorf("%s (this is a bug in addonpkg: please report it with the command line%s)", err.Error(), map[bool]string{true: "", false: "; --verbose prints where it happened"}[a.verbose])
+		where := "; --verbose prints where it happened"
+		if a.verbose {
+			where = ""
+		}
+		a.errorf("%s (this is a bug in addonpkg: please report it with the command line%s)", err.Error(), where)
 		if a.verbose {
 			fmt.Fprint(a.stderr, sanitizeLines(string(pe.stack)))
 		}

@@ -200,6 +200,12 @@ func (e *Error) notFound() *Error {
 		return e
 	}
 	repo := oneline.Sanitize(r.Context().Name())
+	if !explicitVersion(e.Ref) {
+		// A repository (ls, a referrers probe): the repository is missing.
+		e.Message = fmt.Sprintf("repository %s not found", repo)
+		e.Hint = "check the registry and repository name"
+		return e
+	}
 	switch r := r.(type) {
 	case name.Tag:
 		e.Message = fmt.Sprintf("tag %s not found in %s", oneline.Sanitize(r.TagStr()), repo)
@@ -304,6 +310,12 @@ func repositoryOf(ref string) string {
 		return r.Context().Name()
 	}
 	return ref
+}
+
+// explicitVersion reports whether ref names a tag or a digest itself
+// (after its last '/', so a registry's :PORT is not a tag).
+func explicitVersion(ref string) bool {
+	return strings.ContainsAny(ref[strings.LastIndexByte(ref, '/')+1:], ":@")
 }
 
 // hostOnly drops the port of HOST:PORT.

@@ -118,6 +118,8 @@ func TestExplainAgainstARealRegistry(t *testing.T) {
 			[]string{"repository " + plain.Host + "/addons/nosuch not found", "check the registry and repository name"}, nil},
 		{"wrong digest", plain.Host + "/addons/coredns@sha256:" + strings.Repeat("0", 64), registry.Options{}, registry.ErrNotFound,
 			[]string{"manifest sha256:000", "not found in " + plain.Host + "/addons/coredns", "'addonpkg ls " + plain.Host + "/addons/coredns' lists its tags"}, nil},
+		{"missing repository, no tag", plain.Host + "/addons/nosuch", registry.Options{}, registry.ErrNotFound,
+			[]string{plain.Host + "/addons/nosuch: repository " + plain.Host + "/addons/nosuch not found"}, []string{"latest"}},
 		{"no credentials", auth.Host + "/addons/x:1", registry.Options{Keychain: staticKeychain{}}, registry.ErrUnauthorized,
 			[]string{auth.Host + "/addons/x:1: authentication required; run 'addonpkg login " + auth.Host + "'"}, []string{"map["}},
 		{"wrong password", auth.Host + "/addons/x:1", registry.Options{Keychain: staticKeychain{auth.Username, "wrong"}}, registry.ErrUnauthorized,
