@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
+	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -324,4 +326,14 @@ func hostOnly(hostport string) string {
 		return h
 	}
 	return hostport
+}
+
+// dockerConfigDir is $DOCKER_CONFIG, else docker's default. docker/cli's
+// config.Dir reads $DOCKER_CONFIG once per process; the keychain reads it
+// on each use, so login and logout read it on each use too.
+func dockerConfigDir() string {
+	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
+		return d
+	}
+	return config.Dir()
 }

@@ -48,7 +48,7 @@ func Login(ctx context.Context, server, user, password string, o Options) error 
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: log in: unexpected HTTP %d from /v2/", server, resp.StatusCode)
 	}
-	cf, err := config.Load(config.Dir())
+	cf, err := config.Load(dockerConfigDir())
 	if err != nil {
 		return fmt.Errorf("read docker config: %w", err)
 	}
@@ -64,7 +64,7 @@ func Login(ctx context.Context, server, user, password string, o Options) error 
 
 // Logout removes saved credentials for server.
 func Logout(server string) error {
-	cf, err := config.Load(config.Dir())
+	cf, err := config.Load(dockerConfigDir())
 	if err != nil {
 		return fmt.Errorf("read docker config: %w", err)
 	}
