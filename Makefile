@@ -91,6 +91,13 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+## conformance: regenerate spec/conformance/vectors and run a reader over
+## every vector (addonpkg's own, or READER="cmd args" for another one)
+.PHONY: conformance
+conformance: build
+	$(GO) generate ./internal/vectorgen
+	$(BIN)/addonpkg conformance run --vectors spec/conformance/vectors $(if $(READER),-- $(READER))
+
 ## docs: regenerate the CLI reference in docs/cli
 docs:
 	rm -rf docs/cli

@@ -15,6 +15,7 @@ require (
 	github.com/vbauerster/mpb/v8 v8.16.2
 	golang.org/x/crypto v0.56.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.41.0
 	sigs.k8s.io/kustomize/api v0.21.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 )

@@ -22,14 +22,20 @@ func parseUse(use string) argSpec {
 	if len(fields) > 0 {
 		fields = fields[1:]
 	}
+	depth := 0 // inside [...]: optional
 	for _, f := range fields {
+		optional := depth > 0 || strings.HasPrefix(f, "[")
+		depth += strings.Count(f, "[") - strings.Count(f, "]")
+		f = strings.Trim(f, "[]")
 		if strings.HasSuffix(f, "...") {
 			s.variadic = true
 			f = strings.TrimSuffix(f, "...")
 		}
-		if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") {
-			s.optional = append(s.optional, strings.Trim(f, "[]"))
-		} else {
+		switch {
+		case f == "--" || f == "":
+		case optional:
+			s.optional = append(s.optional, f)
+		default:
 			s.required = append(s.required, f)
 		}
 	}
@@ -66,7 +72,9 @@ func checkArgsFromUse(c *cobra.Command) {
 		if sub.Name() == "help" || sub.Name() == "completion" || sub.Name() == "__complete" || sub.Name() == "__completeNoDesc" {
 			continue
 		}
-		sub.Args = argsFromUse
+		if sub.Runnable() {
+			sub.Args = argsFromUse
+		}
 		checkArgsFromUse(sub)
 	}
 }

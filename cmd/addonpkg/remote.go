@@ -224,4 +224,5 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
 	f.StringVar(platform, "platform", "", "platform to pick from an index")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	a.addLayerLimit(cmd)
 }

@@ -24,6 +24,7 @@ type app struct {
 	reg            registry.Options
 	quiet          bool
 	verbose        bool
+	maxLayers      int // --max-layers of the commands that read images
 }
 
 // newRootCmd is the command tree.
@@ -77,6 +78,7 @@ container image holding the add-on under /addon) and the artifact form
 		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
 		newLoginCmd(a), newLogoutCmd(a),
 		newDiffCmd(a), newDoctorCmd(a), newVersionCmd(a),
+		newConformanceCmd(a),
 		newDocsCmd(root),
 	)
 	checkArgsFromUse(root)
@@ -104,7 +106,7 @@ func (a *app) sourceOptions(pull string) (source.Options, error) {
 	if err != nil {
 		return source.Options{}, err
 	}
-	return source.Options{Store: st, Registry: a.reg, Pull: pull, StoreFirst: true}, nil
+	return source.Options{Store: st, Registry: a.reg, Pull: pull, StoreFirst: true, MaxLayers: a.maxLayers}, nil
 }
 
 // addRegistryFlags adds the transport flags to commands that talk to registries.

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -54,7 +58,7 @@ func newImagesCmd(a *app) *cobra.Command {
 }
 
 func formOf(artifactType string) string {
-	if artifactType == "application/vnd.cncf.addon.config.v1+json" {
+	if mediatypes.MediaType(artifactType) == mediatypes.AddonConfig {
 		return "artifact"
 	}
 	return "image"
@@ -142,6 +146,9 @@ func newGCCmd(a *app) *cobra.Command {
 				return err
 			}
 			n, freed, err := st.GC()
+			if ue := (*layout.UnreadableError)(nil); errors.As(err, &ue) {
+				return gcRefusal(ue)
+			}
 			if err != nil {
 				return err
 			}
@@ -154,4 +161,20 @@ func newGCCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// gcRefusal says, on one line, which names keep gc from running and what
+// to do about them.
+func gcRefusal(ue *layout.UnreadableError) error {
+	var what, names []string
+	for _, e := range ue.Entries {
+		name := e.Name
+		if name == "" {
+			name = e.Digest.String()
+		}
+		what = append(what, fmt.Sprintf("%s (%v)", name, e.Err))
+		names = append(names, name)
+	}
+	return fmt.Errorf("gc deleted nothing: the manifest of %s cannot be read; pull or build it again, or remove it with 'addonpkg rm %s', then run gc",
+		strings.Join(what, ", "), strings.Join(names, " "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"text/tabwriter"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -55,6 +56,7 @@ registry (see --pull).
 			default:
 				return fmt.Errorf("--pull %q: want missing, always or never", pull)
 			}
+			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
 			if platform != "" {
 				p, err := v1.ParsePlatform(platform)
@@ -84,6 +86,20 @@ registry (see --pull).
 				// a no-op.
 				defer w.Abort()
 				uopts.Sink, uopts.SinkOnly = w, true
+				// Large files stream into the temp tree and are moved into
+				// place: memory does not grow with their size.
+				if uopts.SpillDir, err = w.SpillDir(); err != nil {
+					w.Abort()
+					return err
+				}
+			} else {
+				// Large files wait on disk, not in memory, until rendered.
+				dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				uopts.SpillDir = dir
 			}
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
@@ -133,6 +149,7 @@ registry (see --pull).
 	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", unpack.DefaultMaxFileBytes, "limit: bytes of one file")
 	f.IntVar(&limits.MaxPathLength, "max-path-length", unpack.DefaultMaxPathLength, "limit: bytes of one path")
 	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
+	a.addLayerLimit(cmd)
 	fetch.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)

@@ -111,3 +111,48 @@ func Bytes(b []byte, want v1.Hash) error {
 	}
 	return nil
 }
+
+// Config reads an image's config blob with a cap of max bytes, checked
+// before anything is allocated: a descriptor that claims more, or a body
+// that brings more, is refused with ErrTooLarge. The bytes are verified
+// against the manifest's config digest. ggcr's RawConfigFile reads a
+// remote config whole before anyone can check its size, so untrusted
+// images go through here.
+func Config(img v1.Image, max int64) ([]byte, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	d := m.Config
+	if d.Data != nil {
+		if int64(len(d.Data)) > max {
+			return nil, fmt.Errorf("config %s: %w: %d bytes, limit %d", d.Digest, ErrTooLarge, len(d.Data), max)
+		}
+		return d.Data, Bytes(d.Data, d.Digest)
+	}
+	if d.Size > max {
+		return nil, fmt.Errorf("config %s: %w: %d bytes described, limit %d", d.Digest, ErrTooLarge, d.Size, max)
+	}
+	wcl, ok := img.(interface{ ConfigLayer() (v1.Layer, error) })
+	if !ok {
+		// Images that hold their config already (built in memory, read
+		// from the store with its own cap).
+		b, err := img.RawConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("config %s: %w: over %d bytes", d.Digest, ErrTooLarge, max)
+		}
+		return b, nil
+	}
+	cl, err := wcl.ConfigLayer()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := cl.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	return ReadAll(rc, d.Digest, d.Size, max)
+}

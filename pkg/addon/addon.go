@@ -99,7 +99,7 @@ func Parse(b []byte) (*Config, error) {
 		return nil, fmt.Errorf("decode add-on config: %w", err)
 	}
 	if c.SpecVersion != mediatypes.SpecVersion {
-		return nil, fmt.Errorf("add-on config: unsupported specVersion %q (this addonpkg reads %q)", c.SpecVersion, mediatypes.SpecVersion)
+		return nil, fmt.Errorf("add-on config: %w %q (this addonpkg reads %q)", ErrUnsupportedVersion, c.SpecVersion, mediatypes.SpecVersion)
 	}
 	if c.Name == "" {
 		return nil, fmt.Errorf("add-on config: missing name")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // ErrSymlinkOutside marks a source symlink that leads out of the tree.
@@ -33,16 +34,25 @@ var ErrEmpty = errors.New("no files to package")
 const maxLinkDepth = 32
 
 // LoadDir reads the add-on tree at dir into memory, applying .addonignore
-// and the default ignore rules. Symlinks that stay inside dir are stored
-// as their target's content; any that leads out is refused. The reads go
-// through os.Root, so nothing outside dir is ever opened.
-func LoadDir(dir string) (*memfs.FS, error) {
+// and the default ignore rules, within the default limits
+// (safetree.Limits). Symlinks that stay inside dir are stored as their
+// target's content; any that leads out, through other links too, is
+// refused. The reads go through os.Root, so nothing outside dir is ever
+// opened.
+func LoadDir(dir string) (*memfs.FS, error) { return Load(dir, safetree.Limits{}) }
+
+// Load is LoadDir within limits (zero fields take the defaults): every
+// file's size, the tree's total, its entries, path lengths and depths are
+// checked before a file is read, so a folder (or one file) cannot make
+// the reader allocate more than the limits allow.
+func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
+	limits = limits.WithDefaults()
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read source %s: %w", dir, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return LoadFile(dir)
+		return loadFile(dir, limits)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -58,7 +68,11 @@ func LoadDir(dir string) (*memfs.FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	l := &loader{dir: dir, root: root, ignore: m, b: memfs.NewBuilder()}
+	rootFS, ok := root.FS().(fs.ReadLinkFS)
+	if !ok {
+		return nil, fmt.Errorf("open source %s: links cannot be read", dir)
+	}
+	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, b: memfs.NewBuilder()}
 	if err := l.walk(".", ".", 0); err != nil {
 		return nil, err
 	}
@@ -68,20 +82,40 @@ func LoadDir(dir string) (*memfs.FS, error) {
 	return l.b.FS(), nil
 }
 
-// LoadFile makes a one-file tree from a single manifest file.
+// LoadFile makes a one-file tree from a single manifest file, within the
+// default file size limit.
 func LoadFile(file string) (*memfs.FS, error) {
-	b, err := os.ReadFile(file)
+	return loadFile(file, safetree.Limits{}.WithDefaults())
+}
+
+func loadFile(file string, limits safetree.Limits) (*memfs.FS, error) {
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("read source %s: %w", file, errors.Unwrap(err))
 	}
-	return LoadBytes(filepath.Base(file), b)
+	defer f.Close()
+	name := filepath.Base(file)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limits.MaxFileBytes {
+		return nil, &safetree.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Flag: safetree.FlagMaxFileBytes, Entry: name}
+	}
+	return loadCapped(name, f, limits.MaxFileBytes)
 }
 
-// LoadReader makes a one-file tree named name from r (a YAML stream on stdin).
+// LoadReader makes a one-file tree named name from r (a YAML stream on
+// stdin), within the default file size limit.
 func LoadReader(name string, r io.Reader) (*memfs.FS, error) {
-	b, err := io.ReadAll(r)
+	return loadCapped(name, r, safetree.DefaultMaxFileBytes)
+}
+
+// loadCapped reads at most max bytes of r, refusing more before it holds
+// them.
+func loadCapped(name string, r io.Reader, max int64) (*memfs.FS, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, &safetree.LimitError{Name: "file size", Limit: max, Flag: safetree.FlagMaxFileBytes, Entry: name}
 	}
 	return LoadBytes(name, b)
 }
@@ -101,9 +135,12 @@ func LoadBytes(name string, b []byte) (*memfs.FS, error) {
 type loader struct {
 	dir    string
 	root   *os.Root
+	rootFS fs.ReadLinkFS // root's view, for safetree.Resolve
 	ignore *ignore.Matcher
+	limits safetree.Limits
 	b      *memfs.Builder
 	files  int
+	held   int64 // bytes of files listed to read, not yet in b
 }
 
 // walk copies the source directory src into the tree at dst. They differ
@@ -137,22 +174,40 @@ func (l *loader) walk(src, dst string, depth int) error {
 			return fmt.Errorf("%q: %w: not valid UTF-8", filepath.Join(l.dir, s), ErrBadName)
 		}
 		mode := e.Type()
+		var size int64
 		if mode&fs.ModeSymlink != 0 {
+			// Judged as every tree's links are: through each other.
+			if err := l.checkLink(s); err != nil {
+				return err
+			}
 			st, err := l.root.Stat(s)
 			if err != nil {
 				target, _ := l.root.Readlink(s)
-				if isEscape(err) || filepath.IsAbs(target) {
-					return fmt.Errorf("%s -> %s: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside)
-				}
 				return fmt.Errorf("%s -> %s: broken symlink: %w", filepath.Join(l.dir, s), target, errors.Unwrap(err))
 			}
-			if err := l.checkLinkInside(s); err != nil {
-				return err
+			mode, size = st.Mode().Type(), st.Size()
+		} else if mode.IsRegular() {
+			info, err := e.Info()
+			if err != nil {
+				return fmt.Errorf("read %s: %w", filepath.Join(l.dir, s), err)
 			}
-			mode = st.Mode().Type()
+			size = info.Size()
 		}
 		if l.ignore.Match(d, mode.IsDir()) {
 			continue
+		}
+		// The limits are checked before anything is read.
+		if err := l.limits.CheckPath(d); err != nil {
+			return err
+		}
+		if err := l.limits.CheckEntries(l.b.Count() + len(files) + 1); err != nil {
+			return err
+		}
+		if mode.IsRegular() {
+			if err := l.limits.CheckFile(d, size, l.b.Size()+l.held); err != nil {
+				return err
+			}
+			l.held += size
 		}
 		switch {
 		case mode.IsDir():
@@ -177,13 +232,14 @@ func (l *loader) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				opener, name = l.root, s
 			}
-			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d})
+			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d, size: size})
 		default:
 			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
 		}
 	}
-	readFiles(files)
+	readFiles(files, l.limits.MaxFileBytes)
 	for _, f := range files {
+		l.held -= f.size
 		if f.err != nil {
 			return fmt.Errorf("read %s: %w", filepath.Join(l.dir, f.src), f.err)
 		}
@@ -200,6 +256,7 @@ type fileJob struct {
 	opener   *os.Root
 	name     string // in opener
 	src, dst string // in the source and in the tree
+	size     int64  // as listed, counted against the limits
 	data     []byte
 	perm     fs.FileMode
 	err      error
@@ -207,12 +264,12 @@ type fileJob struct {
 
 // readFiles reads the files on every core: for a large add-on, the open,
 // read and close calls are a good part of a build.
-func readFiles(files []fileJob) {
+func readFiles(files []fileJob, max int64) {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	if workers <= 1 {
 		for i := range files {
 			f := &files[i]
-			f.data, f.perm, f.err = readFile(f.opener, f.name)
+			f.data, f.perm, f.err = readFile(f.opener, f.name, max)
 		}
 		return
 	}
@@ -224,15 +281,16 @@ func readFiles(files []fileJob) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
 				f := &files[i]
-				f.data, f.perm, f.err = readFile(f.opener, f.name)
+				f.data, f.perm, f.err = readFile(f.opener, f.name, max)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-// readFile reads a whole file and its permissions with one open.
-func readFile(r *os.Root, name string) ([]byte, fs.FileMode, error) {
+// readFile reads a whole file of at most max bytes (a file may have grown
+// since it was listed) and its permissions with one open.
+func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
 	f, err := r.Open(name)
 	if err != nil {
 		return nil, 0, err
@@ -242,6 +300,9 @@ func readFile(r *os.Root, name string) ([]byte, fs.FileMode, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if st.Size() > max {
+		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Flag: safetree.FlagMaxFileBytes, Entry: name}
+	}
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, 0, fmt.Errorf("file changed while read: %w", err)
@@ -249,20 +310,20 @@ func readFile(r *os.Root, name string) ([]byte, fs.FileMode, error) {
 	return data, st.Mode().Perm(), nil
 }
 
-// checkLinkInside refuses a link whose target text is absolute, even if
-// os.Root could resolve it: the tree must not depend on where it sits.
-func (l *loader) checkLinkInside(s string) error {
+// checkLink refuses a link whose target text is absolute, even if
+// os.Root could resolve it (the tree must not depend on where it sits),
+// or that resolves outside the folder through other links
+// (safetree.Resolve, the rule of every tree).
+func (l *loader) checkLink(s string) error {
 	target, err := l.root.Readlink(s)
 	if err != nil {
 		return err
 	}
-	joined := path.Join(path.Dir(s), filepath.ToSlash(target))
-	if filepath.IsAbs(target) || joined == ".." || strings.HasPrefix(joined, "../") {
-		return fmt.Errorf("%s -> %s: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside)
+	if err := safetree.CheckLinkText(s, filepath.ToSlash(target)); err != nil {
+		return fmt.Errorf("%s -> %s: %w: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside, err)
+	}
+	if _, err := safetree.Resolve(l.rootFS, s); err != nil {
+		return fmt.Errorf("%s -> %s: %w: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside, err)
 	}
 	return nil
-}
-
-func isEscape(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "escapes")
 }

@@ -64,8 +64,6 @@ func OpenArchive(file string) (*Store, error) {
 	return &Store{dir: file, archive: idx}, nil
 }
 
-func (t *tarIndex) has(name string) bool { _, ok := t.files[name]; return ok }
-
 func (t *tarIndex) open(name string) (io.ReadCloser, error) {
 	s, ok := t.files[name]
 	if !ok {
@@ -164,5 +162,8 @@ func WriteArchive(dir, file string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Rename(out.Name(), file)
+	if err := os.Rename(out.Name(), file); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(out.Name()))
 }

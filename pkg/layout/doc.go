@@ -3,8 +3,23 @@
 // leaves a half-written blob, tag or index behind.
 //
 // Blobs are ingested into temp files beside their final place, verified
-// against their digest, then renamed. index.json is rewritten the same
-// way under an exclusive file lock, so concurrent writers never lose each
-// other's tags. Every blob read back is verified too (go-containerregistry's
-// own layout reader does not).
+// against their digest, synced, renamed, and the directory synced after
+// the rename. index.json is rewritten the same way under an exclusive file
+// lock, so concurrent writers never lose each other's tags.
+//
+// Every mutation (WriteBlob, WriteImage, WriteIndex, Tag, Untag, Init when
+// it writes, and Hold) holds a shared lock that GC takes exclusively: GC
+// never runs in the middle of a write, in this process or another. A
+// caller writing in several steps holds Hold across them.
+//
+// Presence is verified presence: HasBlob, and every write that finds its
+// blob already there, hash the file, and a blob that does not match is
+// written again from the source (so a pull repairs a corrupted store).
+// Every blob read back is verified too (go-containerregistry's own layout
+// reader does not).
+//
+// Media types come from the manifests' own bytes (MediaTypeOf), never from
+// a registry's Content-Type. GC reads what each entry of index.json
+// reaches from those bytes, and deletes nothing at all when any entry's
+// manifest tree cannot be read (UnreadableError).
 package layout

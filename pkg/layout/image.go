@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,8 +24,11 @@ import (
 // Progress is told how many bytes of a blob were copied. It may be nil.
 type Progress func(digest v1.Hash, done, total int64)
 
-// writeLock is held shared by every writer and exclusively by GC, so GC
-// never deletes the temp file or fresh blob of a write in progress.
+// writeLock is held shared by every mutation (WriteBlob, WriteImage,
+// WriteIndex, Tag, Untag, Init, Hold) and exclusively by GC, so GC never
+// deletes the temp file or fresh blob of a write in progress, nor reads
+// index.json while a tag changes. Shared holders do not wait for each
+// other, and a shared holder may take it again (Hold, then WriteImage).
 func (s *Store) writeLock(exclusive bool) (func(), error) {
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
@@ -39,10 +43,30 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 	return func() { _ = l.Unlock() }, nil
 }
 
+// Hold keeps GC out of the store until release is called, for a library
+// caller that writes in several steps (blobs with WriteBlob, then what
+// names them): without it, a GC between two steps may delete blobs that
+// nothing names yet. Writes made while holding do not wait. Call release
+// once, and soon: GC waits for it.
+func (s *Store) Hold() (release func(), err error) {
+	if s.archive != nil {
+		return nil, errReadOnly
+	}
+	return s.writeLock(false)
+}
+
 // WriteImage writes the image's blobs (layers, config, then manifest) and
 // tags it with names. A tag appears only once everything it points to is
 // in place.
+//
+// Blobs already in the store are kept only if they verify: a corrupted
+// one is fetched from img again and replaced. The descriptor's media type
+// comes from the manifest's own bytes (MediaTypeOf), never from what img
+// says, which for a registry is a Content-Type header.
 func (s *Store) WriteImage(ctx context.Context, img v1.Image, progress Progress, names ...string) (v1.Descriptor, error) {
+	if s.archive != nil {
+		return v1.Descriptor{}, errReadOnly
+	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -76,7 +100,7 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 		for try := 0; ; try++ {
 			rc, err := l.Compressed()
 			if err == nil {
-				err = s.WriteBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
+				err = s.writeBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
 				rc.Close()
 			}
 			if err == nil {
@@ -88,7 +112,7 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			}
 		}
 	}
-	cfg, err := img.RawConfigFile()
+	cfg, err := verify.Config(img, addon.MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -99,19 +123,26 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.writeBytes(raw)
+	mt, err := MediaTypeOf(raw)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("manifest: %w", err)
 	}
-	mt, err := img.MediaType()
+	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
+		return nil, fmt.Errorf("manifest: %w: an index where an image manifest belongs", ErrNotManifest)
+	}
+	h, err := s.writeBytes(raw)
 	if err != nil {
 		return nil, err
 	}
 	return &v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: h, ArtifactType: m.ArtifactType}, nil
 }
 
-// WriteIndex writes an index and every manifest below it, then tags it.
+// WriteIndex writes an index and every manifest below it, then tags it,
+// as WriteImage does.
 func (s *Store) WriteIndex(ctx context.Context, idx v1.ImageIndex, progress Progress, names ...string) (v1.Descriptor, error) {
+	if s.archive != nil {
+		return v1.Descriptor{}, errReadOnly
+	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -136,6 +167,9 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 		return nil, err
 	}
 	for _, c := range im.Manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		switch {
 		case mediatypes.IsIndex(mediatypes.MediaType(c.MediaType)):
 			child, err := idx.ImageIndex(c.Digest)
@@ -159,11 +193,14 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.writeBytes(raw)
+	mt, err := MediaTypeOf(raw)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("index: %w", err)
 	}
-	mt, err := idx.MediaType()
+	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
+		return nil, fmt.Errorf("index: %w: an image manifest where an index belongs", ErrNotManifest)
+	}
+	h, err := s.writeBytes(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -198,16 +235,18 @@ func (s *Store) Image(d v1.Descriptor) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	m, err := v1.ParseManifest(strings.NewReader(string(raw)))
+	m, err := v1.ParseManifest(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", d.Digest, err)
 	}
-	mt := d.MediaType
-	if m.MediaType != "" {
-		mt = m.MediaType
+	// What index.json says is a claim, possibly written by an older
+	// version from a Content-Type header: the manifest's bytes decide.
+	mt, err := MediaTypeOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", d.Digest, err)
 	}
-	if mt == "" {
-		mt = types.OCIManifestSchema1
+	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
+		return nil, fmt.Errorf("manifest %s: %w: an index, not an image manifest", d.Digest, ErrNotManifest)
 	}
 	return partial.CompressedToImage(&storeImage{s: s, raw: raw, manifest: m, mediaType: mt})
 }
@@ -267,9 +306,12 @@ func (s *Store) Index(d v1.Descriptor) (v1.ImageIndex, error) {
 	if err := json.Unmarshal(raw, &im); err != nil {
 		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
 	}
-	mt := d.MediaType
-	if im.MediaType != "" {
-		mt = im.MediaType
+	mt, err := MediaTypeOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
+	}
+	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
+		return nil, fmt.Errorf("index %s: %w: an image manifest, not an index", d.Digest, ErrNotManifest)
 	}
 	return &storeIndex{s: s, raw: raw, im: &im, mediaType: mt, digest: d.Digest}, nil
 }
@@ -302,7 +344,16 @@ func (x *storeIndex) child(h v1.Hash) v1.Descriptor {
 // GC removes every blob that no tagged or untagged entry of index.json
 // reaches, and temp files left by killed writers. It returns how many
 // files it removed and how many bytes that freed.
+//
+// What an entry reaches is read from the manifests' own bytes, whatever
+// media type index.json records. If any entry's manifest tree cannot be
+// read (a blob missing, corrupted, over its cap, or not a manifest), GC
+// cannot know what that entry needs, so it deletes nothing at all and
+// returns an *UnreadableError naming every such entry.
 func (s *Store) GC() (removed int, freed int64, err error) {
+	if s.archive != nil {
+		return 0, 0, errReadOnly
+	}
 	unlock, err := s.writeLock(true)
 	if err != nil {
 		return 0, 0, err
@@ -313,8 +364,14 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 		return 0, 0, err
 	}
 	keep := map[string]bool{}
+	var broken []UnreadableEntry
 	for _, d := range idx.Manifests {
-		s.mark(d, keep, 0)
+		if err := s.mark(d, keep, 0); err != nil {
+			broken = append(broken, UnreadableEntry{Name: d.Annotations[mediatypes.AnnotationRefName], Digest: d.Digest, Err: err})
+		}
+	}
+	if len(broken) > 0 {
+		return 0, 0, &UnreadableError{Entries: broken}
 	}
 	dir := filepath.Join(s.dir, "blobs", "sha256")
 	entries, err := os.ReadDir(dir)
@@ -335,9 +392,8 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 		removed++
 		freed += info.Size()
 	}
-	// Temp files of index.json writes: those are made under the index
-	// lock, not the gc lock, so take it too or a concurrent tag loses its
-	// temp file mid-write.
+	// Temp files of index.json writes are made under the index lock too:
+	// take it as well, as every index writer does.
 	l := flock.New(filepath.Join(s.dir, indexLock))
 	if err := l.Lock(); err != nil {
 		return removed, freed, fmt.Errorf("lock %s: %w", s.dir, err)
@@ -353,39 +409,90 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 	return removed, freed, nil
 }
 
-// mark records d and everything below it as reachable. Unreadable
-// manifests keep only themselves: GC must never fail halfway.
-func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) {
-	if keep[d.Digest.Hex] || depth > maxIndexDepth {
-		return
+// ErrUnreadable marks a store entry whose manifest tree cannot be read;
+// GC refuses to run while one exists (see UnreadableError).
+var ErrUnreadable = errors.New("manifest cannot be read")
+
+// UnreadableEntry is an entry of index.json whose manifest tree GC could
+// not read.
+type UnreadableEntry struct {
+	// Name is the entry's tag, "" for an untagged entry.
+	Name string
+	// Digest is the entry's manifest or index.
+	Digest v1.Hash
+	// Err says what could not be read, and why.
+	Err error
+}
+
+// UnreadableError is GC's refusal: it deleted nothing, because the
+// entries listed reach blobs it cannot know. Removing those entries (or
+// writing their manifests again, as a pull does) lets GC run.
+type UnreadableError struct {
+	Entries []UnreadableEntry
+}
+
+func (e *UnreadableError) Error() string {
+	var b strings.Builder
+	b.WriteString("gc deleted nothing: ")
+	for i, u := range e.Entries {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if u.Name != "" {
+			fmt.Fprintf(&b, "tag %q (%s)", u.Name, u.Digest)
+		} else {
+			fmt.Fprintf(&b, "untagged %s", u.Digest)
+		}
+		fmt.Fprintf(&b, ": %v", u.Err)
 	}
-	keep[d.Digest.Hex] = true
-	mt := mediatypes.MediaType(d.MediaType)
-	if !mediatypes.IsIndex(mt) && !mediatypes.IsManifest(mt) {
-		return
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrUnreadable) hold.
+func (e *UnreadableError) Is(target error) bool { return target == ErrUnreadable }
+
+// Unwrap gives the entries' own errors.
+func (e *UnreadableError) Unwrap() []error {
+	out := make([]error, len(e.Entries))
+	for i, u := range e.Entries {
+		out[i] = u.Err
+	}
+	return out
+}
+
+// mark records d and everything below it as reachable. It fails when any
+// manifest or index of the tree cannot be read and parsed: then what lies
+// below it is unknown.
+func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
+	if depth > maxIndexDepth {
+		return fmt.Errorf("indexes nest deeper than %d levels", maxIndexDepth)
+	}
+	if keep[d.Digest.Hex] {
+		return nil
 	}
 	raw, err := s.readBlob(d.Digest, d.Size, MaxIndexSize)
 	if err != nil {
-		return
+		return err
 	}
-	var doc struct {
-		Config    *v1.Descriptor  `json:"config"`
-		Layers    []v1.Descriptor `json:"layers"`
-		Manifests []v1.Descriptor `json:"manifests"`
-		Subject   *v1.Descriptor  `json:"subject"`
+	doc, _, err := parseManifest(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.Digest, err)
 	}
-	if json.Unmarshal(raw, &doc) != nil {
-		return
-	}
+	keep[d.Digest.Hex] = true
 	if doc.Config != nil {
 		keep[doc.Config.Digest.Hex] = true
 	}
 	for _, l := range doc.Layers {
 		keep[l.Digest.Hex] = true
 	}
-	for _, c := range doc.Manifests {
-		s.mark(c, keep, depth+1)
+	if doc.Manifests != nil {
+		for _, c := range *doc.Manifests {
+			if err := s.mark(c, keep, depth+1); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 // transient reports a blob that arrived wrong and may arrive right if

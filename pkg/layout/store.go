@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/gofrs/flock"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -74,15 +75,27 @@ func Init(dir string) (*Store, error) {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	s := &Store{dir: dir}
-	if _, err := os.Stat(filepath.Join(dir, layoutFile)); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomic(filepath.Join(dir, layoutFile), []byte(layoutString)); err != nil {
-			return nil, fmt.Errorf("create store %s: %w", dir, err)
-		}
+	missing := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return errors.Is(err, fs.ErrNotExist)
 	}
-	if _, err := os.Stat(filepath.Join(dir, indexFile)); errors.Is(err, fs.ErrNotExist) {
-		err := s.updateIndex(func(*v1.IndexManifest) error { return nil })
+	// A complete layout is opened without a lock, so a read-only one opens.
+	if missing(layoutFile) || missing(indexFile) {
+		unlock, err := s.writeLock(false)
 		if err != nil {
-			return nil, fmt.Errorf("create store %s: %w", dir, err)
+			return nil, err
+		}
+		defer unlock()
+		if missing(layoutFile) {
+			if err := writeFileAtomic(filepath.Join(dir, layoutFile), []byte(layoutString)); err != nil {
+				return nil, fmt.Errorf("create store %s: %w", dir, err)
+			}
+		}
+		if missing(indexFile) {
+			err := s.updateIndex(func(*v1.IndexManifest) error { return nil })
+			if err != nil {
+				return nil, fmt.Errorf("create store %s: %w", dir, err)
+			}
 		}
 	}
 	return Open(dir)
@@ -118,16 +131,18 @@ func (s *Store) blobPath(h v1.Hash) (string, error) {
 	return filepath.Join(s.dir, "blobs", h.Algorithm, h.Hex), nil
 }
 
-// HasBlob reports whether the blob is present.
+// HasBlob reports whether the blob is present, verified: the file is
+// there and its bytes hash to h. A blob that is there but does not match
+// (corrupted on disk, or written by another tool) counts as absent, and
+// the next write of h replaces it. Presence costs a read of the whole
+// blob; every later read of it is verified again.
 func (s *Store) HasBlob(h v1.Hash) bool {
-	p, err := s.blobPath(h)
+	rc, err := s.Blob(h, -1)
 	if err != nil {
 		return false
 	}
-	if s.archive != nil {
-		return s.archive.has("blobs/sha256/" + h.Hex)
-	}
-	_, err = os.Stat(p)
+	defer rc.Close()
+	_, err = io.Copy(io.Discard, rc)
 	return err == nil
 }
 
@@ -195,7 +210,7 @@ func (s *Store) readIndex() (*v1.IndexManifest, error) {
 }
 
 // updateIndex changes index.json under the index lock and replaces it
-// atomically.
+// atomically. The caller holds the write lock (shared).
 func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
 	if s.archive != nil {
 		return errReadOnly
@@ -240,8 +255,9 @@ func writeFileAtomic(name string, b []byte) error {
 	return commit(f, name)
 }
 
-// commit makes a complete temp file durable and renames it into place;
-// it closes f whatever happens.
+// commit makes a complete temp file durable, renames it into place and
+// makes the rename durable too (an fsync of the directory); it closes f
+// whatever happens.
 func commit(f *os.File, name string) error {
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()
@@ -254,21 +270,58 @@ func commit(f *os.File, name string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), name)
+	if err := os.Rename(f.Name(), name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// syncDir makes the entries of dir (a rename into it) durable. File
+// systems that cannot sync a directory say so with EINVAL or ENOTSUP:
+// there is nothing more to do on those. A variable so a test can watch it.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 // WriteBlob ingests a blob: it is hashed while written to a temp file and
 // renamed into place only if it matches h (and size, when size >= 0).
+// A blob already present is kept only if it verifies (see HasBlob);
+// otherwise it is replaced by the verified bytes read from r. GC does not
+// run while WriteBlob does.
 func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
 	if s.archive != nil {
 		return errReadOnly
 	}
+	unlock, err := s.writeLock(false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.writeBlob(h, size, r)
+}
+
+// writeBlob is WriteBlob; the caller holds the write lock.
+func (s *Store) writeBlob(h v1.Hash, size int64, r io.Reader) error {
 	p, err := s.blobPath(h)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(p); err == nil {
-		return nil // content addressed: already there means already right
+	if s.HasBlob(h) {
+		return nil // content addressed and verified: already right
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), tmpPrefix+"*")
 	if err != nil {
@@ -288,13 +341,14 @@ func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
 	return commit(f, p)
 }
 
-// writeBytes ingests a small blob held in memory.
+// writeBytes ingests a small blob held in memory; the caller holds the
+// write lock.
 func (s *Store) writeBytes(b []byte) (v1.Hash, error) {
 	h, _, err := v1.SHA256(bytes.NewReader(b))
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	return h, s.WriteBlob(h, int64(len(b)), bytes.NewReader(b))
+	return h, s.writeBlob(h, int64(len(b)), bytes.NewReader(b))
 }
 
 // Entry is one tagged manifest of the store.
@@ -349,7 +403,16 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 }
 
 // Tag points dst at the manifest src names, replacing any earlier dst.
+// GC does not run while Tag does.
 func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
+	if s.archive != nil {
+		return v1.Descriptor{}, errReadOnly
+	}
+	unlock, err := s.writeLock(false)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	defer unlock()
 	d, err := s.Resolve(src)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -359,6 +422,7 @@ func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
 
 // setTags records d under each name, replacing earlier entries of those
 // names; without names, d is recorded untagged unless already present.
+// The caller holds the write lock.
 func (s *Store) setTags(d v1.Descriptor, names ...string) error {
 	return s.updateIndex(func(idx *v1.IndexManifest) error {
 		if len(names) == 0 {
@@ -383,10 +447,19 @@ func (s *Store) setTags(d v1.Descriptor, names ...string) error {
 	})
 }
 
-// Untag removes a tag. Blobs stay until GC.
+// Untag removes a tag. Blobs stay until GC, which does not run while
+// Untag does.
 func (s *Store) Untag(name string) error {
+	if s.archive != nil {
+		return errReadOnly
+	}
+	unlock, err := s.writeLock(false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	found := false
-	err := s.updateIndex(func(idx *v1.IndexManifest) error {
+	err = s.updateIndex(func(idx *v1.IndexManifest) error {
 		idx.Manifests = slices.DeleteFunc(idx.Manifests, func(m v1.Descriptor) bool {
 			hit := m.Annotations[mediatypes.AnnotationRefName] == name
 			found = found || hit

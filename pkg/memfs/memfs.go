@@ -9,12 +9,16 @@ package memfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // node is one entry of the tree.
@@ -25,6 +29,7 @@ type node struct {
 	size     int64            // a file's size, also once its bytes are dropped
 	sum      *[32]byte        // a file's SHA-256, when the writer gave it
 	dropped  bool             // the file's bytes were let go (Builder.Drop)
+	disk     string           // a file whose bytes are in this file on disk
 	target   string           // symlink target
 	children map[string]*node // directories only
 }
@@ -34,6 +39,7 @@ type Builder struct {
 	root  *node
 	size  int64
 	count int
+	links int // symlinks in the tree: without any, paths need no resolving
 }
 
 // NewBuilder returns a Builder holding an empty root directory.
@@ -80,6 +86,10 @@ func (b *Builder) ReadFile(name string) ([]byte, bool) {
 	n := b.lookup(name)
 	if n == nil || !n.mode.IsRegular() || n.dropped {
 		return nil, false
+	}
+	if n.disk != "" {
+		b, err := n.read()
+		return b, err == nil
 	}
 	return n.data, true
 }
@@ -133,6 +143,9 @@ func (b *Builder) put(name string, nn *node) error {
 	p.children[base] = nn
 	b.count++
 	b.size += nn.size
+	if nn.mode&fs.ModeSymlink != 0 {
+		b.links++
+	}
 	return nil
 }
 
@@ -140,6 +153,9 @@ func (b *Builder) put(name string, nn *node) error {
 func (b *Builder) forget(n *node) {
 	b.count--
 	b.size -= n.size
+	if n.mode&fs.ModeSymlink != 0 {
+		b.links--
+	}
 	for _, c := range n.children {
 		b.forget(c)
 	}
@@ -163,6 +179,14 @@ func (b *Builder) WriteFileSum(name string, data []byte, perm fs.FileMode, sum [
 	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data)), sum: &sum})
 }
 
+// WriteFileOnDisk adds a regular file whose size bytes, with SHA-256
+// sum, are in the file at path on disk (a file the unpacker streamed out
+// rather than hold): the tree reads them from there when asked. The file
+// must stay in place while the tree is read, or be Dropped.
+func (b *Builder) WriteFileOnDisk(name, path string, size int64, perm fs.FileMode, sum [32]byte) error {
+	return b.put(name, &node{mode: perm.Perm(), disk: path, size: size, sum: &sum})
+}
+
 // CopyFile adds name as a copy of the regular file src (its bytes, or its
 // size and SHA-256 if they were dropped), with mode perm.
 func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
@@ -170,7 +194,7 @@ func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
 	if n == nil || !n.mode.IsRegular() {
 		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
 	}
-	return b.put(name, &node{mode: perm.Perm(), data: n.data, size: n.size, sum: n.sum, dropped: n.dropped})
+	return b.put(name, &node{mode: perm.Perm(), data: n.data, disk: n.disk, size: n.size, sum: n.sum, dropped: n.dropped})
 }
 
 // ErrDropped is returned when reading a file whose bytes the tree let go.
@@ -185,7 +209,7 @@ func (b *Builder) Drop(name string) error {
 	if n == nil || !n.mode.IsRegular() || n.sum == nil {
 		return &fs.PathError{Op: "drop", Path: name, Err: fs.ErrInvalid}
 	}
-	n.data, n.dropped = nil, true
+	n.data, n.disk, n.dropped = nil, "", true
 	return nil
 }
 
@@ -225,7 +249,7 @@ func (b *Builder) Clear(name string) {
 
 // FS freezes the tree. The Builder must not be used afterwards.
 func (b *Builder) FS() *FS {
-	f := &FS{root: b.root, size: b.size, count: b.count}
+	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links}
 	b.root = nil
 	return f
 }
@@ -235,6 +259,7 @@ type FS struct {
 	root  *node
 	size  int64
 	count int
+	links int
 }
 
 // Size is the number of file bytes in the tree.
@@ -263,44 +288,29 @@ func (f *FS) find(op, name string) (*node, error) {
 	return n, nil
 }
 
-// resolve follows symlinks in name, staying inside the tree.
+// resolve follows symlinks in name the way safetree resolves them (the
+// one rule for every reader), staying inside the tree.
 func (f *FS) resolve(op, name string) (*node, string, error) {
-	for hops := 0; hops < 40; hops++ {
-		if !fs.ValidPath(name) {
-			return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-		}
-		// Walk component by component so a link in the middle is followed too.
-		n := f.root
-		parts := strings.Split(name, "/")
-		if name == "." {
-			parts = nil
-		}
-		redirected := false
-		for i, part := range parts {
-			if !n.mode.IsDir() {
-				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			c := n.children[part]
-			if c == nil {
-				return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-			}
-			if c.mode&fs.ModeSymlink != 0 {
-				dir := strings.Join(parts[:i], "/")
-				t := path.Join(dir, c.target)
-				if path.IsAbs(c.target) || t == ".." || strings.HasPrefix(t, "../") {
-					return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
-				}
-				name = path.Join(append([]string{t}, parts[i+1:]...)...)
-				redirected = true
-				break
-			}
-			n = c
-		}
-		if !redirected {
-			return n, name, nil
-		}
+	if !fs.ValidPath(name) {
+		return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	return nil, name, &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
+	if f.links == 0 {
+		n, err := f.find(op, name)
+		return n, name, err
+	}
+	p, err := safetree.Resolve(f, name)
+	if err != nil {
+		var se *safetree.Error
+		if errors.As(err, &se) {
+			return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		return nil, name, err
+	}
+	n, err := f.find(op, p)
+	if err != nil {
+		return nil, name, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	return n, p, nil
 }
 
 // Open opens name, following symlinks inside the tree.
@@ -315,7 +325,11 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
 	}
-	return &file{info: info{n}, data: n.data}, nil
+	data, err := n.read()
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &file{info: info{n}, data: data}, nil
 }
 
 // SHA256 reports the digest of the regular file name, when the tree was
@@ -351,7 +365,11 @@ func (f *FS) Bytes(name string) ([]byte, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: ErrDropped}
 	}
-	return n.data, nil
+	data, err := n.read()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+	}
+	return data, nil
 }
 
 // ReadOnly reads a file of fsys for a caller that will not modify the
@@ -412,6 +430,21 @@ func sortedEntries(n *node) []fs.DirEntry {
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
+}
+
+// read returns a file's bytes: its own, or those of its file on disk.
+func (n *node) read() ([]byte, error) {
+	if n.disk == "" {
+		return n.data, nil
+	}
+	b, err := os.ReadFile(n.disk)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != n.size {
+		return nil, fmt.Errorf("%s changed on disk: %d bytes, %d expected", n.disk, len(b), n.size)
+	}
+	return b, nil
 }
 
 type info struct{ n *node }

@@ -4,16 +4,18 @@
 package output
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // ErrNotEmpty marks a target directory that already has content.
@@ -47,7 +49,21 @@ type Writer struct {
 	firstErr error
 	stopped  bool
 	done     bool
+
+	// queued is the bytes handed to WriteFile and not written yet;
+	// drained signals that it went down.
+	queued  int64
+	drained *sync.Cond
+	// spill is the directory of tmp that SpillDir made ("" until then).
+	spill string
+
+	unlockTmp func() // drops the temp directory's lock (stale.go)
 }
+
+// maxQueued bounds the bytes WriteFile holds for the writers: past it,
+// WriteFile waits, so a reader faster than the disk cannot pile the tree
+// up in memory.
+const maxQueued = 32 << 20
 
 type copyJob struct {
 	name, src string
@@ -57,6 +73,7 @@ type copyJob struct {
 type writeJob struct {
 	name string
 	data []byte
+	from string // a file of the spill directory to move to name instead
 	perm fs.FileMode
 }
 
@@ -78,7 +95,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	tmp, unlockTmp, err := newTempDir(parent, filepath.Base(dir))
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
@@ -91,14 +108,16 @@ func NewWriter(dir string) (*Writer, error) {
 			root.Close()
 		}
 		os.RemoveAll(tmp)
+		unlockTmp()
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	w := &Writer{
-		dir: dir, tmp: tmp, root: root,
+		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp,
 		jobs:    make(chan writeJob, 256),
 		dirs:    map[string]*os.Root{".": root},
 		written: map[string]bool{},
 	}
+	w.drained = sync.NewCond(&w.mu)
 	for range writers {
 		w.wg.Add(1)
 		go w.work()
@@ -110,10 +129,57 @@ func NewWriter(dir string) (*Writer, error) {
 // directories. data must not change until Commit or Abort returns. A
 // failure is reported by Commit.
 func (w *Writer) WriteFile(name string, data []byte, perm fs.FileMode) {
+	n := int64(len(data))
 	w.mu.Lock()
 	w.written[name] = true
+	for w.queued > 0 && w.queued+n > maxQueued && w.firstErr == nil {
+		w.drained.Wait()
+	}
+	w.queued += n
 	w.mu.Unlock()
 	w.jobs <- writeJob{name: name, data: data, perm: filePerm(perm)}
+}
+
+// SpillDir returns a directory inside the temp tree where an unpack may
+// stream large files (unpack.Options.SpillDir): TakeFile then moves them
+// into place without a copy, and Commit and Abort remove what is left.
+func (w *Writer) SpillDir() (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.spill == "" {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return "", err
+		}
+		name := spillPrefix + hex.EncodeToString(r[:])
+		if err := w.root.Mkdir(name, 0o700); err != nil {
+			return "", fmt.Errorf("output %s: %w", w.dir, err)
+		}
+		w.spill = name
+	}
+	return filepath.Join(w.tmp, w.spill), nil
+}
+
+// spillPrefix names the spill directory; the random rest makes it a name
+// no add-on has (Commit checks).
+const spillPrefix = ".addonpkg-spill-"
+
+// TakeFile makes the file at path, in SpillDir, the tree's file name: it
+// is moved into place (with mode perm) by the writers. With File and
+// Copy, it makes a Writer an unpack.DiskSink.
+func (w *Writer) TakeFile(name, path string, mode fs.FileMode) {
+	w.mu.Lock()
+	w.written[name] = true
+	spill := w.spill
+	w.mu.Unlock()
+	from := path
+	if rel, err := filepath.Rel(filepath.Join(w.tmp, spill), path); err == nil && spill != "" && filepath.IsLocal(rel) {
+		from = filepath.ToSlash(filepath.Join(spill, rel))
+	} else {
+		w.fail(fmt.Errorf("%s: %s is not in the spill directory", name, path))
+		return
+	}
+	w.jobs <- writeJob{name: name, from: from, perm: filePerm(mode)}
 }
 
 // File is WriteFile: with Copy, it makes a Writer an unpack.Sink.
@@ -159,11 +225,30 @@ func (w *Writer) work() {
 }
 
 func (w *Writer) write(j writeJob) error {
+	defer w.written1(int64(len(j.data)))
 	d, err := w.dirOf(path.Dir(j.name))
 	if err != nil {
 		return err
 	}
+	if j.from != "" {
+		// Both names are inside the temp tree, which has no links yet.
+		if err := w.root.Rename(j.from, j.name); err != nil {
+			return err
+		}
+		return w.root.Chmod(j.name, j.perm)
+	}
 	return d.WriteFile(path.Base(j.name), j.data, j.perm)
+}
+
+// written1 takes a finished write's bytes off the queue.
+func (w *Writer) written1(n int64) {
+	if n == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.queued -= n
+	w.mu.Unlock()
+	w.drained.Broadcast()
 }
 
 // dirOf opens (making it if needed) a directory of the temp tree, once.
@@ -201,12 +286,14 @@ func (w *Writer) fail(err error) {
 		w.firstErr = err
 	}
 	w.mu.Unlock()
+	w.drained.Broadcast()
 }
 
 // Commit writes what of fsys was not handed over yet (directories,
 // symlinks, other files), waits for the writes, and renames the temp
 // directory into place. On failure nothing is left behind.
 func (w *Writer) Commit(fsys fs.FS) error {
+	defer w.unlockTmp()
 	err := w.complete(fsys)
 	w.stopWorkers()
 	if err == nil {
@@ -214,6 +301,9 @@ func (w *Writer) Commit(fsys fs.FS) error {
 	}
 	if err == nil {
 		err = w.copyFiles()
+	}
+	if err == nil && w.spill != "" {
+		err = w.root.RemoveAll(w.spill)
 	}
 	w.finish()
 	if err == nil {
@@ -233,6 +323,7 @@ func (w *Writer) Commit(fsys fs.FS) error {
 
 // Abort drops everything written so far.
 func (w *Writer) Abort() {
+	defer w.unlockTmp()
 	w.finish()
 	os.RemoveAll(w.tmp)
 }
@@ -266,6 +357,22 @@ func (w *Writer) finish() {
 // complete queues the files of fsys not handed over yet, makes its
 // directories and symlinks, and waits for every write.
 func (w *Writer) complete(fsys fs.FS) error {
+	// What goes to disk passes the rules for untrusted trees once more,
+	// whoever built fsys: links judged through each other, and no two
+	// names that a case-folding file system would merge.
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		if err := safetree.CheckLinks(rl); err != nil {
+			return err
+		}
+	}
+	if err := safetree.CheckCase(fsys); err != nil {
+		return err
+	}
+	if w.spill != "" {
+		if _, err := fs.Lstat(fsys, w.spill); err == nil {
+			return fmt.Errorf("%s: the tree holds the name of the spill directory", w.spill)
+		}
+	}
 	walkErr := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {
 			return err
@@ -280,9 +387,8 @@ func (w *Writer) complete(fsys fs.FS) error {
 				return err
 			}
 			// os.Root does not check a link's target: do it here.
-			j := path.Join(path.Dir(name), target)
-			if path.IsAbs(target) || j == ".." || strings.HasPrefix(j, "../") {
-				return fmt.Errorf("%s: symlink %q leads out of the tree", name, target)
+			if err := safetree.CheckLinkText(name, target); err != nil {
+				return err
 			}
 			parent, err := w.dirOf(path.Dir(name))
 			if err != nil {

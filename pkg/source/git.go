@@ -19,6 +19,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -109,7 +110,7 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 			return err
 		}
 		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
-			return entryErr(path.Join(dir, e.Name), "invalid name in a git tree")
+			return refuse(path.Join(dir, e.Name), safetree.ErrPathEscape, "invalid name in a git tree")
 		}
 		p := path.Join(dir, e.Name)
 		switch e.Mode {
@@ -158,7 +159,7 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 		case filemode.Submodule:
 			return fmt.Errorf("%s is a submodule: an add-on must live in one repository", path.Join(top, p))
 		default:
-			return entryErr(p, fmt.Sprintf("unsupported git file mode %s", e.Mode))
+			return refuse(p, safetree.ErrUnsupportedType, fmt.Sprintf("unsupported git file mode %s", e.Mode))
 		}
 	}
 	return nil

@@ -403,7 +403,7 @@ func TestGitTreeSafety(t *testing.T) {
 	}
 
 	err = resolveErr(t, base+"//escape", source.Options{})
-	checkOneLine(t, err, repo, "leads out of the add-on tree")
+	checkOneLine(t, err, repo, "leads out of the tree")
 	err = resolveErr(t, base+"//mod", source.Options{})
 	checkOneLine(t, err, repo, "mod/sub is a submodule")
 	var se *source.Error

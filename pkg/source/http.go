@@ -31,6 +31,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -465,22 +466,22 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 	case tar.TypeLink:
 		target, err := cleanEntry(hdr.Linkname)
 		if err != nil {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leaves the tree", oneline.Sanitize(hdr.Linkname)))
+			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q leaves the tree", hdr.Linkname))
 		}
 		tt, in := t.rel(target)
 		if !in {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q leads out of the add-on tree", oneline.Sanitize(hdr.Linkname)))
+			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q leads out of the add-on tree", hdr.Linkname))
 		}
 		data, ok := t.b.ReadFile(tt)
 		if !ok {
-			return entryErr(hdr.Name, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", oneline.Sanitize(hdr.Linkname)))
+			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", hdr.Linkname))
 		}
 		mode, _ := t.b.Lookup(tt)
 		return t.file(tp, hdr.Name, data, mode)
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-		return entryErr(hdr.Name, "device or fifo entries are not allowed in an add-on")
+		return refuse(hdr.Name, safetree.ErrUnsupportedType, "device or fifo entries are not allowed in an add-on")
 	}
-	return entryErr(hdr.Name, fmt.Sprintf("unsupported entry type %q", hdr.Typeflag))
+	return refuse(hdr.Name, safetree.ErrUnsupportedType, fmt.Sprintf("unsupported entry type %q", hdr.Typeflag))
 }
 
 // extractZip reads a zip archive into t.
@@ -538,7 +539,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 				err = t.file(tp, f.Name, data, mode.Perm())
 			}
 		default:
-			err = entryErr(f.Name, "device, fifo or socket entries are not allowed in an add-on")
+			err = refuse(f.Name, safetree.ErrUnsupportedType, "device, fifo or socket entries are not allowed in an add-on")
 		}
 		if err != nil {
 			return err

@@ -304,7 +304,7 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"subdir of a yaml", "/coredns.yaml//x", f.opts, []string{"not an archive"}, nil},
 		{"dotdot", "/evil-dotdot.tar", f.opts, []string{"path climbs out"}, unpack.ErrUnsafeEntry},
 		{"absolute", "/evil-abs.tar", f.opts, []string{"absolute path"}, unpack.ErrUnsafeEntry},
-		{"symlink out", "/evil-link.tar", f.opts, []string{"leads out of the add-on tree"}, unpack.ErrUnsafeEntry},
+		{"symlink out", "/evil-link.tar", f.opts, []string{"leads out of the tree"}, unpack.ErrUnsafeEntry},
 		{"hardlink out", "/evil-hard.tar", f.opts, []string{"hardlink"}, unpack.ErrUnsafeEntry},
 		{"device", "/evil-dev.tar", f.opts, []string{"device"}, unpack.ErrUnsafeEntry},
 		{"zip slip", "/evil-slip.zip", f.opts, []string{"path climbs out"}, unpack.ErrUnsafeEntry},

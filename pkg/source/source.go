@@ -28,6 +28,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Kind is where a SOURCE lives.
@@ -290,6 +291,9 @@ type Options struct {
 	// DefaultMaxDownloadBytes. The unpack limits (unpack.Options.Limits)
 	// apply to the tree inside it, and to git trees.
 	MaxDownloadBytes int64
+	// MaxLayers caps the layers of an image that Open returns, checked
+	// before any layer is fetched; 0 means safetree.DefaultMaxLayers.
+	MaxLayers int
 	// Netrc is the netrc file read for https credentials (machine, login,
 	// password); "" means $NETRC, else ~/.netrc. Git over https also takes
 	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
@@ -363,8 +367,26 @@ func DefaultStore() (*layout.Store, error) {
 }
 
 // Open resolves an OCI source to its image or index. Folder, http and git
-// sources are not OCI: use Unpack or LoadTree, or build them.
+// sources are not OCI: use Unpack or LoadTree, or build them. An image
+// with more layers than opts.MaxLayers is refused before any layer is
+// read.
 func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	a, err := open(ctx, ref, opts)
+	if err != nil || a.Image == nil {
+		return a, err
+	}
+	m, err := a.Image.Manifest()
+	if err == nil {
+		err = safetree.Limits{MaxLayers: opts.MaxLayers}.WithDefaults().CheckLayers(len(m.Layers))
+	}
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}
+
+func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	switch ref.Kind {
 	case KindStore:
 		st, err := storeOf(opts)
@@ -381,7 +403,7 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 			}
 		}
 		// Not in the store: as docker does, try the registry.
-		a, err := Open(ctx, Ref{Kind: KindRegistry, Name: ref.Name}, opts)
+		a, err := open(ctx, Ref{Kind: KindRegistry, Name: ref.Name}, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: not in the local store, and from the registry: %w", ref.Name, err)
 		}
@@ -430,6 +452,9 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 				return nil, fmt.Errorf("%s: %w", ref, err)
 			}
 			tag = &t
+		}
+		if err := checkDockerArchive(ref.Path, opts.MaxLayers); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		img, err := tarball.ImageFromPath(ref.Path, tag)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -60,7 +61,7 @@ func IsTree(k Kind) bool {
 func LoadTree(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
 	switch ref.Kind {
 	case KindDir:
-		fsys, err := build.LoadDir(ref.Path)
+		fsys, err := build.Load(ref.Path, limits)
 		if err != nil {
 			return nil, err
 		}
@@ -119,27 +120,7 @@ func oneLine(s string) string {
 }
 
 // withDefaults fills the zero fields of l, as the unpacker does.
-func withDefaults(l unpack.Limits) unpack.Limits {
-	if l.MaxAddonBytes <= 0 {
-		l.MaxAddonBytes = unpack.DefaultMaxAddonBytes
-	}
-	if l.MaxImageBytes <= 0 {
-		l.MaxImageBytes = unpack.DefaultMaxImageBytes
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = unpack.DefaultMaxEntries
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = unpack.DefaultMaxFileBytes
-	}
-	if l.MaxPathLength <= 0 {
-		l.MaxPathLength = unpack.DefaultMaxPathLength
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = unpack.DefaultMaxDepth
-	}
-	return l
-}
+func withDefaults(l unpack.Limits) unpack.Limits { return l.WithDefaults() }
 
 // treeBuilder assembles a raw tree from archive entries or git objects,
 // enforcing the unpack limits and the safety rules of the unpacker: no
@@ -160,33 +141,15 @@ func newTreeBuilder(what, content string, limits unpack.Limits) *treeBuilder {
 	return &treeBuilder{what: what, content: content, limits: limits, b: memfs.NewBuilder()}
 }
 
-// entryErr refuses an entry of an archive or a git tree.
-func entryErr(name, reason string) error {
-	return &unsafeEntry{name: oneline.Sanitize(name), reason: reason}
+// refuse is the error of an entry of an archive or a git tree that breaks
+// a rule of class (a safetree class).
+func refuse(name string, class error, reason string) error {
+	return &safetree.Error{Entry: name, Reason: reason, Err: class}
 }
 
-// unsafeEntry is unpack.ErrUnsafeEntry for an archive or a git tree.
-type unsafeEntry struct{ name, reason string }
-
-func (e *unsafeEntry) Error() string { return fmt.Sprintf("unsafe entry %q: %s", e.name, e.reason) }
-
-func (e *unsafeEntry) Unwrap() error { return unpack.ErrUnsafeEntry }
-
-// cleanEntry normalizes an entry name and refuses names that climb out.
-func cleanEntry(name string) (string, error) {
-	if strings.HasPrefix(name, "/") {
-		return "", entryErr(name, "absolute path")
-	}
-	if strings.ContainsRune(name, 0) {
-		return "", entryErr(name, "NUL in path")
-	}
-	for _, part := range strings.Split(name, "/") {
-		if part == ".." {
-			return "", entryErr(name, "path climbs out with ..")
-		}
-	}
-	return path.Clean(name), nil
-}
+// cleanEntry normalizes an entry name and refuses names that climb out
+// (safetree.CleanName).
+func cleanEntry(name string) (string, error) { return safetree.CleanName(name) }
 
 // rel maps a clean archive path into the content directory; ok is false
 // outside it. It also notes that the content directory exists.
@@ -208,26 +171,14 @@ func (t *treeBuilder) rel(p string) (string, bool) {
 
 // check applies the path and count limits to a tree path.
 func (t *treeBuilder) check(tp string) error {
-	if len(tp) > t.limits.MaxPathLength {
-		return &unpack.LimitError{Name: "path length", Limit: int64(t.limits.MaxPathLength), Flag: unpack.FlagMaxPathLength, Entry: oneline.Sanitize(tp)}
+	if err := t.limits.CheckPath(tp); err != nil {
+		return err
 	}
-	if depth := strings.Count(tp, "/") + 1; depth > t.limits.MaxDepth {
-		return &unpack.LimitError{Name: "path depth", Limit: int64(t.limits.MaxDepth), Flag: unpack.FlagMaxDepth, Entry: oneline.Sanitize(tp)}
-	}
-	if t.b.Count() >= t.limits.MaxEntries {
-		return &unpack.LimitError{Name: "entry count", Limit: int64(t.limits.MaxEntries), Flag: unpack.FlagMaxEntries}
-	}
-	return nil
+	return t.limits.CheckEntries(t.b.Count() + 1)
 }
 
 func (t *treeBuilder) checkSize(tp string, size int64) error {
-	if size > t.limits.MaxFileBytes {
-		return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(tp)}
-	}
-	if t.b.Size()+size > t.limits.MaxAddonBytes {
-		return &unpack.LimitError{Name: "add-on size", Limit: t.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: oneline.Sanitize(tp)}
-	}
-	return nil
+	return t.limits.CheckFile(tp, size, t.b.Size())
 }
 
 func (t *treeBuilder) mkdir(tp, name string) error {
@@ -238,7 +189,7 @@ func (t *treeBuilder) mkdir(tp, name string) error {
 		if mode.IsDir() {
 			return nil
 		}
-		return entryErr(name, "duplicate entry")
+		return &safetree.Error{Entry: name, Reason: "duplicate entry", Err: safetree.ErrPathEscape}
 	}
 	return t.wrap(name, t.b.Mkdir(tp, 0o755))
 }
@@ -251,7 +202,7 @@ func (t *treeBuilder) file(tp, name string, data []byte, mode fs.FileMode) error
 		return err
 	}
 	if _, ok := t.b.Lookup(tp); ok {
-		return entryErr(name, "duplicate entry")
+		return &safetree.Error{Entry: name, Reason: "duplicate entry", Err: safetree.ErrPathEscape}
 	}
 	return t.wrap(name, t.b.WriteFile(tp, data, archive.NormalMode(mode)))
 }
@@ -261,15 +212,11 @@ func (t *treeBuilder) symlink(tp, name, target string) error {
 	if err := t.check(tp); err != nil {
 		return err
 	}
-	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
-		return entryErr(name, fmt.Sprintf("symlink to absolute path %q", oneline.Sanitize(target)))
-	}
-	j := path.Join(path.Dir(tp), target)
-	if j == ".." || strings.HasPrefix(j, "../") {
-		return entryErr(name, fmt.Sprintf("symlink %q leads out of the add-on tree", oneline.Sanitize(target)))
+	if err := safetree.CheckLinkText(tp, target); err != nil {
+		return err
 	}
 	if _, ok := t.b.Lookup(tp); ok {
-		return entryErr(name, "duplicate entry")
+		return &safetree.Error{Entry: name, Reason: "duplicate entry", Err: safetree.ErrPathEscape}
 	}
 	return t.wrap(name, t.b.Symlink(target, tp))
 }
@@ -279,9 +226,9 @@ func (t *treeBuilder) wrap(name string, err error) error {
 		return nil
 	}
 	if errors.Is(err, memfs.ErrNotDir) {
-		return entryErr(name, "path passes through a symlink or file")
+		return &safetree.Error{Entry: name, Reason: "path passes through a symlink or file", Err: safetree.ErrLinkEscape}
 	}
-	return entryErr(name, err.Error())
+	return &safetree.Error{Entry: name, Reason: err.Error(), Err: safetree.ErrPathEscape}
 }
 
 // done checks the content directory was found and finishes the tree.
@@ -292,7 +239,13 @@ func (t *treeBuilder) done() (*memfs.FS, error) {
 	if t.content != "" && !t.seen {
 		return nil, fmt.Errorf("no directory %s in %s", t.content, t.what)
 	}
-	return finishTree(t.b.FS(), t.limits)
+	raw := t.b.FS()
+	// The links are judged together, through each other, before they are
+	// read as their targets' content.
+	if err := safetree.CheckLinks(raw); err != nil {
+		return nil, err
+	}
+	return finishTree(raw, t.limits)
 }
 
 // maxLinkDepth bounds directory symlinks followed while finishing a tree.
@@ -347,8 +300,8 @@ func (f *finisher) walk(src, dst string, depth int) error {
 		if f.ignore.Match(d, mode.IsDir()) {
 			continue
 		}
-		if f.b.Count() >= f.limits.MaxEntries {
-			return &unpack.LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: unpack.FlagMaxEntries}
+		if err := f.limits.CheckEntries(f.b.Count() + 1); err != nil {
+			return err
 		}
 		switch {
 		case mode.IsDir():
@@ -373,8 +326,8 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			if err != nil {
 				return err
 			}
-			if f.b.Size()+int64(len(data)) > f.limits.MaxAddonBytes {
-				return &unpack.LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: unpack.FlagMaxAddonBytes, Entry: oneline.Sanitize(d)}
+			if err := f.limits.CheckFile(d, int64(len(data)), f.b.Size()); err != nil {
+				return err
 			}
 			if err := f.b.WriteFile(d, data, st.Mode().Perm()); err != nil {
 				return err

@@ -64,8 +64,15 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	return Write(ctx, a, dst, opts)
 }
 
-// Write writes an opened image or index to dst.
+// Write writes an opened image or index to dst. The media type written
+// (to a registry's Content-Type, a layout's index.json, the Result) is
+// the one the manifest's own bytes give (layout.MediaTypeOf), never what
+// the source said, which for a registry is a header.
 func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options) (*Result, error) {
+	a, err := typedByContent(a)
+	if err != nil {
+		return nil, err
+	}
 	res, err := describe(a)
 	if err != nil {
 		return nil, err
@@ -226,6 +233,10 @@ func writeDockerArchive(img v1.Image, dst source.Ref) error {
 	}
 	defer os.Remove(f.Name())
 	if err := tarball.Write(ref, img, f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", dst, err)
 	}

@@ -3,8 +3,10 @@ package unpack
 import (
 	"errors"
 	"fmt"
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"strings"
+
+	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -12,10 +14,11 @@ import (
 // Sentinel errors; the concrete errors below wrap them.
 var (
 	// ErrLimit: the image crossed one of the Limits.
-	ErrLimit = errors.New("limit exceeded")
+	ErrLimit = safetree.ErrLimit
 	// ErrUnsafeEntry: a layer entry that could write outside the tree or
-	// is not a file, directory or safe link.
-	ErrUnsafeEntry = errors.New("unsafe layer entry")
+	// is not a file, directory or safe link (safetree.ErrUnsafe: its
+	// classes, such as safetree.ErrLinkEscape, match it too).
+	ErrUnsafeEntry = safetree.ErrUnsafe
 	// ErrNoContent: the image holds no add-on tree.
 	ErrNoContent = errors.New("no add-on content")
 	// ErrNoPlatform: an index has no manifest for the wanted platform.
@@ -29,29 +32,14 @@ var (
 )
 
 // LimitError says which limit was crossed and how to raise it.
-type LimitError struct {
-	Name  string // "file size", "add-on size", ...
-	Limit int64
-	Flag  string // the CLI flag that raises it
-	Entry string // the entry that crossed it, if any
-}
-
-func (e *LimitError) Error() string {
-	s := fmt.Sprintf("%s limit of %d exceeded", e.Name, e.Limit)
-	if e.Entry != "" {
-		s = fmt.Sprintf("%s: %s", e.Entry, s)
-	}
-	return s + " (raise it with " + e.Flag + ")"
-}
-
-func (e *LimitError) Unwrap() error { return ErrLimit }
+type LimitError = safetree.LimitError
 
 // EntryError names a refused layer entry.
 type EntryError struct {
 	Layer  int // 1-based, bottom to top
 	Entry  string
 	Reason string
-	Err    error // ErrUnsafeEntry or ErrCorrupt
+	Err    error // a safetree class (matching ErrUnsafeEntry) or ErrCorrupt
 }
 
 func (e *EntryError) Error() string {
@@ -82,3 +70,45 @@ func sanitize(s string) string { return oneline.Sanitize(s) }
 func layerErr(layer int, h v1.Hash, err error) error {
 	return fmt.Errorf("layer %d (%s): %w", layer, h, err)
 }
+
+// inLayer gives a safetree refusal the layer it was found in.
+func inLayer(layer int, err error) error {
+	var se *safetree.Error
+	if errors.As(err, &se) {
+		return &EntryError{Layer: layer, Entry: se.Entry, Reason: se.Reason, Err: se.Err}
+	}
+	return err
+}
+
+// Finer sentinels: each is also its parent (errors.Is(ErrLinkEscape,
+// ErrUnsafeEntry) holds), so callers that test the parent see no change.
+// They let a caller tell the refusal classes of spec/addon-v1.md apart
+// (see pkg/conformance.Classify).
+var (
+	// ErrPathEscape: an absolute entry name, a ".." component or a NUL
+	// byte (safetree.ErrPathEscape). It is an ErrUnsafeEntry.
+	ErrPathEscape = safetree.ErrPathEscape
+	// ErrLinkEscape: a symbolic link whose target is absolute, empty or
+	// resolves out of the add-on tree (through other links too), or a hard
+	// link whose target is outside it or not a regular file present at
+	// that point (safetree.ErrLinkEscape). It is an ErrUnsafeEntry.
+	ErrLinkEscape = safetree.ErrLinkEscape
+	// ErrEntryType: a device, FIFO or unknown entry type
+	// (safetree.ErrUnsupportedType). It is an ErrUnsafeEntry.
+	ErrEntryType = safetree.ErrUnsupportedType
+	// ErrDiffIDMismatch: a layer whose uncompressed bytes do not hash to
+	// the DiffID of the image config. It is an ErrCorrupt.
+	ErrDiffIDMismatch error = &subError{msg: "layer does not match its diff_id", parent: ErrCorrupt}
+	// ErrIdentityMismatch: an artifact whose config states another content
+	// identity than its content has. It is an ErrCorrupt.
+	ErrIdentityMismatch error = &subError{msg: "content identity does not match the config", parent: ErrCorrupt}
+)
+
+// subError is a sentinel that is also its parent sentinel.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string        { return e.msg }
+func (e *subError) Is(target error) bool { return target == e.parent }

@@ -3,13 +3,13 @@ package unpack
 import (
 	"archive/tar"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"strings"
 	"sync"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // OCI whiteout markers.
@@ -45,14 +46,15 @@ type flattener struct {
 	log     *slog.Logger
 
 	b           *memfs.Builder
-	owner       map[string]int    // tree path -> layer that wrote it
-	implied     map[string]int    // directories made for deeper entries -> their layer
-	deleted     map[string]bool   // image paths whited out by upper layers
-	opaque      map[string]bool   // image dirs made opaque by upper layers
-	shadowed    map[string][]byte // this layer's content files not kept, for hardlinks to them
+	owner       map[string]int        // tree path -> layer that wrote it
+	implied     map[string]int        // directories made for deeper entries -> their layer
+	deleted     map[string]bool       // image paths whited out by upper layers
+	opaque      map[string]bool       // image dirs made opaque by upper layers
+	shadowed    map[string]shadowFile // this layer's content files not kept, for hardlinks to them
 	shadowBytes int64
 	sink        Sink
 	sinkOnly    bool
+	spillDir    string // where readers stream large files, if set
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
@@ -111,7 +113,13 @@ func (f *flattener) apply(ctx context.Context, layers []layerSource) (*memfs.FS,
 			return nil, err
 		}
 	}
-	return f.b.FS(), nil
+	fsys := f.b.FS()
+	// Links are judged in the final tree, through each other: the same
+	// judgement the -o writer and every tree source make.
+	if err := safetree.CheckLinks(fsys); err != nil {
+		return nil, err
+	}
+	return fsys, nil
 }
 
 // mergeLayer applies one layer's entries as its reader sends them.
@@ -120,7 +128,7 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 	// merge after the layer is done.
 	layerDeleted := map[string]bool{}
 	layerOpaque := map[string]bool{}
-	f.shadowed, f.shadowBytes = map[string][]byte{}, 0
+	f.shadowed, f.shadowBytes = map[string]shadowFile{}, 0
 	for {
 		var e layerEntry
 		select {
@@ -144,6 +152,13 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 	}
 	for p := range layerOpaque {
 		f.opaque[p] = true
+	}
+	// Hidden files spilled to disk that no hardlink took are gone for
+	// good: free the disk as the layers go.
+	for _, h := range f.shadowed {
+		if h.spill != "" {
+			os.Remove(h.spill)
+		}
 	}
 	f.shadowed = nil
 	return nil
@@ -218,24 +233,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// cleanName normalizes a tar entry name and refuses names that climb out.
+// cleanName normalizes a tar entry name and refuses names that climb out
+// (safetree.CleanName).
 func cleanName(ls layerSource, name string) (string, error) {
-	if strings.HasPrefix(name, "/") {
-		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "absolute path", Err: ErrUnsafeEntry}
-	}
-	for rest := name; rest != ""; {
-		part, next, _ := strings.Cut(rest, "/")
-		if part == ".." {
-			return "", &EntryError{Layer: ls.index, Entry: name, Reason: "path climbs out with ..", Err: ErrUnsafeEntry}
-		}
-		rest = next
-	}
-	if strings.ContainsRune(name, 0) {
-		return "", &EntryError{Layer: ls.index, Entry: name, Reason: "NUL in path", Err: ErrUnsafeEntry}
-	}
-	p := path.Clean(name)
-	if p == "." {
-		return ".", nil
+	p, err := safetree.CleanName(name)
+	if err != nil {
+		return "", inLayer(ls.index, err)
 	}
 	return p, nil
 }
@@ -246,6 +249,11 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	dir, base := path.Split(p)
 	dir = path.Clean(dir)
 
+	// Nothing below a .wh. name is part of the filesystem: that name is a
+	// whiteout (or an opaque or AUFS marker), never a directory.
+	if underWhiteout(dir) {
+		return nil
+	}
 	// Whiteouts are markers whatever their type flag.
 	if base == opaqueMarker {
 		if _, in := f.inContent(dir); in || f.isAncestorOfContent(dir) {
@@ -290,9 +298,14 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		}
 		switch {
 		case owner == ls.index && hdr.Typeflag == tar.TypeDir:
-			// This layer's own directory, first implied by deeper entries.
+			// This layer's own directory, first implied by deeper entries,
+			// or declared twice: it keeps its contents.
 		case owner == ls.index:
-			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "duplicate entry in one layer", Err: ErrUnsafeEntry}
+			// The same path twice in one layer: the later entry wins, as
+			// in a sequential extraction.
+			if err := f.replaceOwn(ls, hdr, tp); err != nil {
+				return err
+			}
 		case !explicit && hdr.Typeflag == tar.TypeDir:
 			// An upper layer implied this directory; this layer declares it,
 			// so what lower layers put here is replaced, not written through.
@@ -329,36 +342,39 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
 		}
 		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
-		if werr = f.b.WriteFileSum(tp, e.data, mode, e.sum); werr == nil {
-			f.toSink(tp, e.data, mode)
-		}
+		werr = f.keepFile(tp, e.data, e.spill, hdr.Size, mode, e.sum)
 	case tar.TypeSymlink:
 		if err := f.checkLink(ls, hdr, tp); err != nil {
 			return err
 		}
 		werr = f.b.Symlink(hdr.Linkname, tp)
 	case tar.TypeLink:
-		src, data, err := f.hardlinkData(ls, hdr)
+		// A hard link shares its target's inode: it has the target's bytes
+		// and mode, whatever mode its own header claims.
+		src, hid, err := f.hardlinkData(ls, hdr)
 		if err != nil {
 			return err
 		}
 		switch {
 		case src == "":
 			// A hidden file of this layer, held for links like this one.
-			if werr = f.b.WriteFileSum(tp, data, 0o644, sha256.Sum256(data)); werr == nil {
-				f.toSink(tp, data, 0o644)
+			werr = f.keepFile(tp, hid.data, hid.spill, hid.size, hid.mode, hid.sum)
+			if hid.spill != "" {
+				// Its file on disk now belongs to tp.
+				delete(f.shadowed, hid.name)
 			}
 		default:
-			if werr = f.b.CopyFile(src, tp, 0o644); werr == nil && f.sink != nil {
-				f.sink.Copy(tp, src, 0o644)
+			mode, _ := f.b.Lookup(src)
+			if werr = f.b.CopyFile(src, tp, mode); werr == nil && f.sink != nil {
+				f.sink.Copy(tp, src, mode)
 			}
 		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrEntryType}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
 	default:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}
 	if werr != nil {
 		if errors.Is(werr, memfs.ErrNotDir) {
@@ -380,6 +396,44 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	return nil
 }
 
+// underWhiteout reports whether a segment of the directory dir begins
+// with .wh.: such a name is a whiteout or marker, so an entry below it has
+// no place in the filesystem.
+func underWhiteout(dir string) bool {
+	for rest := dir; rest != "" && rest != "."; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		if strings.HasPrefix(part, whiteoutPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceOwn removes what this layer wrote at tp before, so that a later
+// entry of the same layer takes its place: a file, link or directory
+// subtree goes, unless the new entry is a directory over a directory.
+// When upper layers wrote below tp, the layer order decides nothing a
+// sequential extraction could reproduce (it would write through a file):
+// the entry is refused. Files already handed to a sink cannot be taken
+// back: the entry is then refused as unsupported.
+func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error {
+	mode, _ := f.b.Lookup(tp)
+	if mode.IsDir() {
+		if upper, ok := f.implied[tp]; ok && upper != ls.index {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes below this path, which its own layer replaces with a non-directory", Err: ErrUnsafeEntry}
+		}
+	}
+	before := f.b.Count()
+	f.b.Remove(tp)
+	delete(f.owner, tp)
+	delete(f.implied, tp)
+	if f.sink != nil && (mode.IsRegular() || (mode.IsDir() && before-f.b.Count() > 1)) {
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already written out (read it without a sink)", Err: ErrUnsupported}
+	}
+	return nil
+}
+
 // maxShadowBytes bounds the hidden bytes held per layer for hardlinks.
 const maxShadowBytes = 64 << 20
 
@@ -389,12 +443,28 @@ const maxShadowBytes = 64 << 20
 // against its limits; past maxShadowBytes they are no longer held, and a
 // hardlink to one of those is refused.
 func (f *flattener) shadow(e layerEntry, tp string) error {
+	mode := archive.NormalMode(fs.FileMode(e.hdr.Mode))
+	if e.spill != "" {
+		// On disk already: held at no cost in memory.
+		f.shadowed[tp] = shadowFile{name: tp, spill: e.spill, size: e.hdr.Size, sum: e.sum, mode: mode}
+		return nil
+	}
 	if e.data == nil || f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
 		return nil
 	}
-	f.shadowed[tp] = e.data
+	f.shadowed[tp] = shadowFile{name: tp, data: e.data, size: int64(len(e.data)), sum: e.sum, mode: mode}
 	f.shadowBytes += int64(len(e.data))
 	return nil
+}
+
+// shadowFile is a regular file of this layer that an upper layer hid.
+type shadowFile struct {
+	name  string
+	data  []byte
+	spill string // the file on disk that holds its bytes, when spilled
+	size  int64
+	sum   [32]byte
+	mode  fs.FileMode
 }
 
 // isAncestorOfContent reports whether p is the content directory's parent
@@ -420,40 +490,71 @@ func (f *flattener) parentReplaced(tp string, layer int) bool {
 	return false
 }
 
-// checkLink refuses symlinks that are absolute or leave the tree.
+// checkLink refuses a symlink whose text is absolute or leaves the tree
+// (safetree.CheckLinkText); the final tree's links are judged together
+// once every layer is merged (safetree.CheckLinks, in apply).
 func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error {
-	t := hdr.Linkname
-	if t == "" || path.IsAbs(t) {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink to absolute path %q", sanitize(t)), Err: ErrUnsafeEntry}
-	}
-	j := path.Join(path.Dir(tp), t)
-	if j == ".." || strings.HasPrefix(j, "../") {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("symlink %q leads out of the add-on tree", sanitize(t)), Err: ErrUnsafeEntry}
+	if err := safetree.CheckLinkText(tp, hdr.Linkname); err != nil {
+		var se *safetree.Error
+		if errors.As(err, &se) {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: se.Reason, Err: se.Err}
+		}
+		return err
 	}
 	return nil
 }
 
 // hardlinkData resolves a hardlink to a file this layer already has: a
-// kept file (src names it in the tree) or a hidden one (its bytes).
-// Hardlinks that leave the tree, or point into another layer, are refused.
-func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, data []byte, err error) {
+// kept file (src names it in the tree) or a hidden one (its bytes and
+// mode). Hardlinks that leave the tree, or point into another layer, are
+// refused.
+func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, hid shadowFile, err error) {
 	target, err := cleanName(ls, hdr.Linkname)
 	if err != nil {
-		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	tt, in := f.inContent(target)
 	if !in {
-		return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
 	}
 	if f.owner[tt] == ls.index {
 		if mode, ok := f.b.Lookup(tt); ok && mode.IsRegular() {
-			return tt, nil, nil
+			return tt, hid, nil
 		}
 	}
-	if data, ok := f.shadowed[tt]; ok {
-		return "", data, nil
+	if hid, ok := f.shadowed[tt]; ok {
+		return "", hid, nil
 	}
-	return "", nil, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrUnsafeEntry}
+	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
+}
+
+// keepFile puts a regular file in the tree, from its bytes or from the
+// file it was spilled to, and hands it to the sink.
+func (f *flattener) keepFile(tp string, data []byte, spill string, size int64, mode fs.FileMode, sum [32]byte) error {
+	if spill == "" {
+		if err := f.b.WriteFileSum(tp, data, mode, sum); err != nil {
+			return err
+		}
+		f.toSink(tp, data, mode)
+		return nil
+	}
+	if err := f.b.WriteFileOnDisk(tp, spill, size, mode, sum); err != nil {
+		return err
+	}
+	if f.sink == nil {
+		return nil
+	}
+	if ds, ok := f.sink.(DiskSink); ok && f.sinkOnly {
+		// The sink moves the file: the tree keeps its size and digest.
+		ds.TakeFile(tp, spill, mode)
+		return f.b.Drop(tp)
+	}
+	b, err := os.ReadFile(spill)
+	if err != nil {
+		return err
+	}
+	f.toSink(tp, b, mode)
+	return nil
 }
 
 // toSink hands a kept file to the sink, and lets go of its bytes when

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -39,9 +42,12 @@ const (
 // layerEntry is what a layer reader hands the merge.
 type layerEntry struct {
 	hdr  *tar.Header
-	path string   // the cleaned image path
-	data []byte   // a regular file's bytes, unless tooBig
-	sum  [32]byte // their SHA-256, taken here, on the layer's goroutine
+	path string // the cleaned image path
+	data []byte // a regular file's bytes, unless tooBig or spilled
+	// spill is the file in Options.SpillDir that holds a large regular
+	// file's bytes instead of data.
+	spill string
+	sum   [32]byte // their SHA-256, taken here, on the layer's goroutine
 	// tooBig marks a regular file over MaxFileBytes, not read: an error
 	// only if the merge keeps it.
 	tooBig bool
@@ -223,7 +229,7 @@ func (r *layerReader) read(ctx context.Context) error {
 	}
 	if ls.diffID != nil {
 		if got := hex.EncodeToString(cr.h.Sum(nil)); got != ls.diffID.Hex {
-			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrCorrupt, got, ls.diffID))
+			return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: uncompressed content hashes to sha256:%s, the config's diff_id is %s", ErrDiffIDMismatch, got, ls.diffID))
 		}
 	}
 	return nil
@@ -259,9 +265,21 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	}
 	e := layerEntry{hdr: hdr, path: p}
 	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
-		if hdr.Size > f.limits.MaxFileBytes {
+		_, base := path.Split(p)
+		switch {
+		case hdr.Size > f.limits.MaxFileBytes:
 			e.tooBig = true
-		} else if hdr.Size > 0 {
+		case strings.HasPrefix(base, whiteoutPrefix):
+			// A whiteout marker: its bytes mean nothing (tar skips them).
+			e.data = []byte{}
+		case f.spillDir != "" && hdr.Size > SpillThreshold:
+			// Streamed to disk: no memory, no read-ahead budget.
+			e.spill, e.sum, err = spill(f.spillDir, tr, hdr.Size)
+			if err != nil {
+				return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
+			}
+			return r.send(ctx, e)
+		case hdr.Size > 0:
 			held, ok := r.ahead.acquire(ls.index, hdr.Size)
 			if !ok {
 				return context.Canceled
@@ -276,12 +294,41 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 				}
 				return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
 			}
-		} else {
+		default:
 			e.data = []byte{}
 		}
 		e.sum = sha256.Sum256(e.data)
 	}
 	return r.send(ctx, e)
+}
+
+// spillBuf is the copy buffer of spill.
+var spillBuf = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// spill streams size bytes of r to a new file in dir, hashing them, and
+// returns its path and SHA-256.
+func spill(dir string, r io.Reader, size int64) (string, [32]byte, error) {
+	var sum [32]byte
+	f, err := os.CreateTemp(dir, "spill-*")
+	if err != nil {
+		return "", sum, err
+	}
+	h := sha256.New()
+	buf := spillBuf.Get().(*[]byte)
+	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, size), *buf)
+	spillBuf.Put(buf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", sum, err
+	}
+	h.Sum(sum[:0])
+	return f.Name(), sum, nil
 }
 
 // readFile reads an ORAS file layer (a plain blob, not a tar), to be

@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -42,6 +43,27 @@ type Options struct {
 	// (reading a file fails with memfs.ErrDropped), and the memory an
 	// unpack needs no longer grows with the add-on's size.
 	SinkOnly bool
+	// SpillDir, when set, is a directory where regular files over
+	// SpillThreshold are streamed while layers are read, instead of being
+	// held in memory: the tree then reads them from there
+	// (memfs.Builder.WriteFileOnDisk), and a DiskSink takes them by moving
+	// them. The caller makes the directory and removes it with whatever
+	// the unpack left in it; its files must stay until the tree is read.
+	// With a DiskSink and SinkOnly, an unpack's memory no longer depends
+	// on the size of its files.
+	SpillDir string
+}
+
+// SpillThreshold is the size over which a file goes to Options.SpillDir.
+const SpillThreshold = 1 << 20
+
+// A DiskSink is a Sink that can take a file the unpacker spilled to disk
+// (Options.SpillDir) by moving it, rather than be handed its bytes.
+type DiskSink interface {
+	Sink
+	// TakeFile makes the file at path the add-on's file name; path is in
+	// the SpillDir.
+	TakeFile(name, path string, mode fs.FileMode)
 }
 
 // A Sink receives the add-on's regular files while the image is read. Its
@@ -174,7 +196,7 @@ func platformString(p *v1.Platform) string {
 // Image unpacks the add-on inside img.
 func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	log := opts.logger()
-	limits := opts.Limits.withDefaults()
+	limits := opts.Limits.WithDefaults()
 	digest, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
@@ -186,12 +208,13 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	if mt := mediatypes.MediaType(m.MediaType); m.MediaType != "" && !mediatypes.IsManifest(mt) {
 		return nil, fmt.Errorf("%w: manifest media type %q", ErrUnsupported, m.MediaType)
 	}
-	rawCfg, err := img.RawConfigFile()
+	// Before any work per layer.
+	if err := limits.CheckLayers(len(m.Layers)); err != nil {
+		return nil, err
+	}
+	rawCfg, err := verify.Config(img, addon.MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if len(rawCfg) > addon.MaxConfigSize {
-		return nil, fmt.Errorf("config is %d bytes, over the %d byte limit", len(rawCfg), addon.MaxConfigSize)
 	}
 	var ic v1.ConfigFile
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
@@ -216,6 +239,10 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		content = contentDir(opts.ContentDir, ic.Config.Labels, form)
 		if content == "" {
 			return nil, fmt.Errorf("%w: content directory label %q is not a clean absolute path", ErrUnsafeEntry, ic.Config.Labels[mediatypes.LabelContent])
+		}
+		// Spec 9.3: one DiffID per layer, or none at all.
+		if n := len(ic.RootFS.DiffIDs); n > 0 && n != len(m.Layers) {
+			return nil, fmt.Errorf("%w: the image config lists %d diff_ids for %d layers", ErrCorrupt, n, len(m.Layers))
 		}
 		for i, l := range m.Layers {
 			if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
@@ -255,6 +282,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 
 	fl := newFlattener(content, limits, log)
 	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
+	fl.spillDir = opts.SpillDir
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err
@@ -337,7 +365,7 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		if c.Identity != a.Identity {
-			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrCorrupt, a.Identity, c.Identity)
+			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrIdentityMismatch, a.Identity, c.Identity)
 		}
 		cfg = c
 	case mediatypes.FormImage:

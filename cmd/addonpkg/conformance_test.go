@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/conformance"
+)
+
+const conformanceVectors = "../../spec/conformance/vectors"
+
+// knownFailures are vectors addonpkg fails on this branch, each with the
+// change that makes it pass. The test fails when one of them passes, so
+// the list cannot go stale.
+var knownFailures = map[string]string{
+	"refuse-symlink-chain-out": "issue 11: links judged by resolving through the tree's other links (pkg/safetree)",
+	"artifact-minimal-config":  "issue 13 item 2: a config that omits what the content gives",
+}
+
+// addonpkg's reader passes every vector of spec/conformance/vectors,
+// through the runner and a real process, as a third-party reader would.
+func TestConformanceVectors(t *testing.T) {
+	vs, err := conformance.LoadVectors(conformanceVectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := conformance.Run(t.Context(), vs, conformance.RunOptions{Command: []string{binary(t), "conformance", "read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		why, known := knownFailures[o.Vector.Name]
+		switch {
+		case known && o.Passed():
+			t.Errorf("%s passes now: remove it from knownFailures (%s)", o.Vector.Name, why)
+		case known:
+			t.Logf("%s fails as known until %s: %s", o.Vector.Name, why, strings.Join(o.Problems, "; "))
+		case !o.Passed():
+			t.Errorf("%s: %s\nstderr: %s", o.Vector.Name, strings.Join(o.Problems, "; "), o.Stderr)
+		}
+	}
+	for name := range knownFailures {
+		if _, err := os.Stat(filepath.Join(conformanceVectors, name)); err != nil {
+			t.Errorf("known failure %s is not a vector: %v", name, err)
+		}
+	}
+}
+
+// conformance read prints the result on stdout: exit 0 for an add-on it
+// accepts, 1 with the error on stderr for one it refuses.
+func TestCLIConformanceRead(t *testing.T) {
+	for _, c := range []struct {
+		vector string
+		code   int
+	}{
+		{"image-gzip", 0},
+		{"artifact-oci-archive", 0},
+		{"refuse-traversal", 1},
+		{"refuse-digest-mismatch", 1},
+	} {
+		t.Run(c.vector, func(t *testing.T) {
+			v, err := conformance.LoadVector(filepath.Join(conformanceVectors, c.vector))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := cliRun(t, "conformance", "read", v.Source)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", r.code, c.code, r.stderr)
+			}
+			got, err := conformance.Decode([]byte(r.stdout))
+			if err != nil {
+				t.Fatalf("%v; stdout: %s", err, r.stdout)
+			}
+			if d := conformance.Compare(v.Expected, got); len(d) > 0 {
+				t.Errorf("differs from expected.json: %s", strings.Join(d, "; "))
+			}
+			if c.code != 0 && (strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, v.Source)) {
+				t.Errorf("stderr %q: want one line naming %s", r.stderr, v.Source)
+			}
+		})
+	}
+}
+
+// conformance run reports each vector and exits 1 when one fails: here a
+// copy of a vector whose expected.json was changed.
+func TestCLIConformanceRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"image-gzip", "refuse-fifo"} {
+		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(conformanceVectors, name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := []string{"--", binary(t), "conformance", "read"}
+	r := cliRun(t, append([]string{"conformance", "run", "--vectors", dir}, reader...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "PASS image-gzip\n") || !strings.Contains(r.stdout, "2 of 2 vectors passed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The fifo vector now claims the add-on is accepted.
+	bad := filepath.Join(dir, "refuse-fifo", "expected.json")
+	if err := os.WriteFile(bad, []byte(`{"result":"ok","form":"image","identity":"sha256:00"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = cliRun(t, append([]string{"conformance", "run", "--json", "--vectors", dir}, reader...)...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1; stdout %q", r.code, r.stdout)
+	}
+	var outs []struct {
+		Vector   string   `json:"vector"`
+		Passed   bool     `json:"passed"`
+		Problems []string `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &outs); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(outs) != 2 || !outs[0].Passed || outs[1].Passed || outs[1].Vector != "refuse-fifo" || len(outs[1].Problems) == 0 {
+		t.Errorf("outcomes %+v: want image-gzip passed, refuse-fifo failed", outs)
+	}
+}

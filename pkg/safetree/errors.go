@@ -1,0 +1,78 @@
+package safetree
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/addonpkg/addonpkg/internal/oneline"
+)
+
+// ErrUnsafe matches every refusal of an entry (errors.Is), whatever its
+// class.
+var ErrUnsafe = errors.New("unsafe entry")
+
+// The classes of refusal. Each matches ErrUnsafe too.
+var (
+	// ErrPathEscape: an absolute name, a ".." component or a NUL byte.
+	ErrPathEscape error = class("path leaves the tree")
+	// ErrLinkEscape: a symbolic or hard link whose target is absolute,
+	// empty, or resolves outside the tree (through other links too), or
+	// a chain of links that does not end.
+	ErrLinkEscape error = class("link leaves the tree")
+	// ErrUnsupportedType: a device, FIFO, socket or unknown entry type.
+	ErrUnsupportedType error = class("unsupported entry type")
+	// ErrCaseCollision: two names of one directory that a case-folding or
+	// normalizing file system would merge.
+	ErrCaseCollision error = class("names collide when case is folded")
+)
+
+type class string
+
+func (c class) Error() string        { return string(c) }
+func (c class) Is(target error) bool { return target == ErrUnsafe }
+
+// Error is a refused entry: its name (as the input gave it), why, and
+// the class (Err).
+type Error struct {
+	Entry  string
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("entry %q: %s", oneline.Sanitize(e.Entry), oneline.Sanitize(e.Reason))
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func refuse(entry string, class error, format string, args ...any) *Error {
+	return &Error{Entry: entry, Reason: fmt.Sprintf(format, args...), Err: class}
+}
+
+// ErrLimit matches every *LimitError.
+var ErrLimit = errors.New("limit exceeded")
+
+// LimitError says which limit a tree crossed.
+type LimitError struct {
+	// Name says what was counted: "file size", "add-on size", ...
+	Name string
+	// Limit is the bound that was crossed.
+	Limit int64
+	// Flag is the command-line flag that raises it.
+	Flag string
+	// Entry is the entry that crossed it, if any (sanitized when printed).
+	Entry string
+}
+
+func (e *LimitError) Error() string {
+	s := fmt.Sprintf("%s limit of %d exceeded", e.Name, e.Limit)
+	if e.Entry != "" {
+		s = fmt.Sprintf("%s: %s", oneline.Sanitize(e.Entry), s)
+	}
+	if e.Flag != "" {
+		s += " (raise it with " + e.Flag + ")"
+	}
+	return s
+}
+
+func (e *LimitError) Unwrap() error { return ErrLimit }

@@ -1,0 +1,111 @@
+package safetree
+
+import "strings"
+
+// Limits bound what an untrusted tree may make a reader do. The zero
+// value of a field means its default.
+type Limits struct {
+	// MaxAddonBytes caps the bytes of files kept in the tree.
+	MaxAddonBytes int64
+	// MaxImageBytes caps the decompressed bytes read from all layers (or
+	// from an archive), inside the tree or not, so a bomb anywhere stops.
+	MaxImageBytes int64
+	// MaxEntries caps the entries read.
+	MaxEntries int
+	// MaxFileBytes caps one file.
+	MaxFileBytes int64
+	// MaxPathLength caps an entry's path, in bytes.
+	MaxPathLength int
+	// MaxDepth caps an entry's number of path components.
+	MaxDepth int
+	// MaxLayers caps the layers of one image, checked before any layer
+	// is fetched.
+	MaxLayers int
+}
+
+// Defaults, as spec/SECURITY.md documents them.
+const (
+	DefaultMaxAddonBytes = 512 << 20
+	DefaultMaxImageBytes = 2 << 30
+	DefaultMaxEntries    = 100_000
+	DefaultMaxFileBytes  = 128 << 20
+	DefaultMaxPathLength = 4096
+	DefaultMaxDepth      = 64
+	DefaultMaxLayers     = 1000
+)
+
+// Flags that raise each limit on the command line, named in LimitError.
+const (
+	FlagMaxAddonBytes = "--max-addon-bytes"
+	FlagMaxImageBytes = "--max-image-bytes"
+	FlagMaxEntries    = "--max-entries"
+	FlagMaxFileBytes  = "--max-file-bytes"
+	FlagMaxPathLength = "--max-path-length"
+	FlagMaxDepth      = "--max-depth"
+	FlagMaxLayers     = "--max-layers"
+)
+
+// WithDefaults fills the zero (or negative) fields.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxAddonBytes <= 0 {
+		l.MaxAddonBytes = DefaultMaxAddonBytes
+	}
+	if l.MaxImageBytes <= 0 {
+		l.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if l.MaxPathLength <= 0 {
+		l.MaxPathLength = DefaultMaxPathLength
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxLayers <= 0 {
+		l.MaxLayers = DefaultMaxLayers
+	}
+	return l
+}
+
+// CheckPath applies the path length and depth limits to a clean path.
+func (l Limits) CheckPath(p string) error {
+	if len(p) > l.MaxPathLength {
+		return &LimitError{Name: "path length", Limit: int64(l.MaxPathLength), Flag: FlagMaxPathLength, Entry: p}
+	}
+	if depth := strings.Count(p, "/") + 1; depth > l.MaxDepth {
+		return &LimitError{Name: "path depth", Limit: int64(l.MaxDepth), Flag: FlagMaxDepth, Entry: p}
+	}
+	return nil
+}
+
+// CheckEntries refuses the entry that would make count exceed the limit.
+func (l Limits) CheckEntries(count int) error {
+	if count > l.MaxEntries {
+		return &LimitError{Name: "entry count", Limit: int64(l.MaxEntries), Flag: FlagMaxEntries}
+	}
+	return nil
+}
+
+// CheckFile refuses a file of size bytes that would cross the file or
+// tree size limits, given the bytes the tree already holds.
+func (l Limits) CheckFile(name string, size, treeBytes int64) error {
+	if size > l.MaxFileBytes {
+		return &LimitError{Name: "file size", Limit: l.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: name}
+	}
+	if treeBytes+size > l.MaxAddonBytes {
+		return &LimitError{Name: "add-on size", Limit: l.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: name}
+	}
+	return nil
+}
+
+// CheckLayers refuses an image with more than MaxLayers layers.
+func (l Limits) CheckLayers(n int) error {
+	if n > l.MaxLayers {
+		return &LimitError{Name: "layer count", Limit: int64(l.MaxLayers), Flag: FlagMaxLayers}
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package safetree
+
+import (
+	"path"
+	"strings"
+)
+
+// CleanName normalizes an entry name from an archive, a layer or a git
+// tree ("a//b/./c/" is "a/b/c", "./" is ".") and refuses a name that is
+// absolute, has a ".." component or holds a NUL byte. A ".." is refused
+// even where cleaning would cancel it ("a/../b"): a name that climbs is
+// a sign of a crafted archive, and readers disagree on what it means.
+func CleanName(name string) (string, error) {
+	if strings.HasPrefix(name, "/") {
+		return "", refuse(name, ErrPathEscape, "absolute path")
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return "", refuse(name, ErrPathEscape, "NUL in path")
+	}
+	for rest := name; rest != ""; {
+		part, next, _ := strings.Cut(rest, "/")
+		if part == ".." {
+			return "", refuse(name, ErrPathEscape, "path climbs out with ..")
+		}
+		rest = next
+	}
+	return path.Clean(name), nil
+}
+
+// CheckLinkText refuses the symbolic link at name (a clean tree path)
+// whose target text is empty, absolute, holds a NUL byte, or climbs out
+// of the tree when read lexically from the link's directory. It is the
+// cheap check an entry gets when it arrives; CheckLinks judges the links
+// of the final tree together.
+func CheckLinkText(name, target string) error {
+	switch {
+	case target == "":
+		return refuse(name, ErrLinkEscape, "symlink with an empty target")
+	case path.IsAbs(target):
+		return refuse(name, ErrLinkEscape, "symlink to absolute path %q", target)
+	case strings.IndexByte(target, 0) >= 0:
+		return refuse(name, ErrLinkEscape, "NUL in symlink target")
+	}
+	if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+		return refuse(name, ErrLinkEscape, "symlink %q leads out of the tree", target)
+	}
+	return nil
+}
