@@ -24,9 +24,17 @@ func parseUse(use string) argSpec {
 	}
 	depth := 0 // inside [...]: optional
 	for _, f := range fields {
-		optional := depth > 0 || strings.HasPrefix(f, "[")
-		depth += strings.Count(f, "[") - strings.Count(f, "]")
-		f = strings.Trim(f, "[]")
+		// Leading '[' open optional groups, unmatched trailing ']' close
+		// them; brackets inside a name (NAME[:TAG]) are part of it.
+		lead := len(f) - len(strings.TrimLeft(f, "["))
+		f = f[lead:]
+		optional := depth > 0 || lead > 0
+		closing := strings.Count(f, "]") - strings.Count(f, "[")
+		for ; closing > 0 && strings.HasSuffix(f, "]"); closing-- {
+			f = f[:len(f)-1]
+			depth--
+		}
+		depth += lead
 		if strings.HasSuffix(f, "...") {
 			s.variadic = true
 			f = strings.TrimSuffix(f, "...")
