@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -308,6 +309,17 @@ func TestTerminalCrash(t *testing.T) {
 				t.Errorf("left behind: %v %v", entries, err)
 			}
 		})
+	}
+	// --verbose adds where it happened: the stack, sanitized.
+	var stderr bytes.Buffer
+	root, a := newRoot(strings.NewReader(""), io.Discard, &stderr)
+	root.AddCommand(&cobra.Command{Use: "boom", RunE: func(*cobra.Command, []string) error { panic("bad\x1b[2Jvalue") }})
+	if code := execute(context.Background(), root, a, []string{"boom", "-v"}); code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	lines := strings.Split(stderr.String(), "\n")
+	if lines[0] != "addonpkg: internal error: bad?[2Jvalue (this is a bug in addonpkg: please report it with the command line)" || !strings.Contains(stderr.String(), "TestTerminalCrash") || strings.Contains(stderr.String(), "\x1b") {
+		t.Errorf("-v: %q", stderr.String())
 	}
 }
 
