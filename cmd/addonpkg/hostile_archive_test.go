@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -153,6 +154,70 @@ func TestHostileDockerArchive(t *testing.T) {
 			r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}, "unpack", "docker-archive:"+file, "-o", "out")
 			checkRefused(t, r, 256<<20, tc.want...)
 			if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+				t.Error("out was written")
+			}
+		})
+	}
+}
+
+// rawLayer is an uncompressed-tar layer of raw tar bytes.
+func rawLayer(t *testing.T, parts ...[]byte) *hostileCLILayer {
+	t.Helper()
+	var tb []byte
+	for _, p := range parts {
+		tb = append(tb, p...)
+	}
+	tb = append(tb, make([]byte, 1024)...)
+	return hostileCLIGzipLayer(t, tb, "application/vnd.oci.image.layer.v1.tar+gzip")
+}
+
+// tarBlocks is the tar of the entries without its end marker.
+func tarBlocks(t *testing.T, entries ...hostileCLIEntry) []byte {
+	b := hostileCLITar(t, entries...)
+	return b[:len(b)-1024]
+}
+
+// Issue 11, finding 12: a GNU sparse entry, a broken header and a name
+// longer than file systems hold are refused with an error that names the
+// entry (or the one before a header that does not parse).
+func TestHostileEntryNames(t *testing.T) {
+	binary(t)
+	cm := hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	broken := gnuSparse(t, "addon/broken.yaml", 1<<20)
+	copy(broken[386:398], "77777777777\x00") // an extent past the end
+	var sum int64
+	for i := range 512 {
+		if i >= 148 && i < 156 {
+			sum += ' '
+		} else {
+			sum += int64(broken[i])
+		}
+	}
+	copy(broken[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	long := "addon/" + strings.Repeat("n", 300) + ".yaml"
+	for _, tc := range []struct {
+		name  string
+		layer func(t *testing.T) *hostileCLILayer
+		want  []string
+	}{
+		{"GNU sparse entry", func(t *testing.T) *hostileCLILayer {
+			return rawLayer(t, tarBlocks(t, cm), gnuSparse(t, "addon/holes.yaml", 1<<20))
+		}, []string{"addon/holes.yaml", "sparse"}},
+		{"broken sparse header", func(t *testing.T) *hostileCLILayer {
+			return rawLayer(t, tarBlocks(t, cm), broken)
+		}, []string{`after "addon/a.yaml"`, "invalid"}},
+		{"300-byte name", func(t *testing.T) *hostileCLILayer {
+			return rawLayer(t, tarBlocks(t, cm, hostileCLIFile(long, "x: y\n")))
+		}, []string{"nnnnnnnn", "255"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			layoutDir := hostileCLIWrite(t, filepath.Join(work, "layout"), hostileCLIImage(t, tc.layer(t)))
+			for _, args := range [][]string{{"-o", "out"}, nil} {
+				r := hostileCLIRun(t, work, []string{"ADDONPKG_HOME=" + filepath.Join(work, "home")}, append([]string{"unpack", "oci:" + layoutDir + ":t"}, args...)...)
+				checkRefused(t, peakResult{hostileCLIResult: r}, 1<<40, tc.want...)
+			}
+			if _, err := os.Stat(filepath.Join(work, "out")); err == nil {
 				t.Error("out was written")
 			}
 		})

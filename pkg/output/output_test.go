@@ -2,6 +2,7 @@ package output
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,26 @@ func TestWriteDirAtomicOnFailure(t *testing.T) {
 	entries, _ := os.ReadDir(parent)
 	if len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// Modes are reduced on disk: no setuid, setgid, sticky or group- and
+// world-writable bits; executables 0755, the rest 0644.
+func TestWriteDirModesReduced(t *testing.T) {
+	b := memfs.NewBuilder()
+	for name, perm := range map[string]fs.FileMode{"suid": 0o777 | fs.ModeSetuid | fs.ModeSticky, "ww": 0o666, "x": 0o700, "ro": 0o400} {
+		if err := b.WriteFile(name, []byte(name), perm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := WriteDir(b.FS(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]fs.FileMode{"suid": 0o755, "ww": 0o644, "x": 0o755, "ro": 0o644} {
+		st, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil || st.Mode() != want {
+			t.Errorf("%s: %v %v, want mode %v", name, st.Mode(), err, want)
+		}
 	}
 }

@@ -24,6 +24,9 @@ var (
 	// ErrCaseCollision: two names of one directory that a case-folding or
 	// normalizing file system would merge.
 	ErrCaseCollision error = class("names collide when case is folded")
+	// ErrBadName: a path component longer than file systems hold
+	// (MaxNameBytes).
+	ErrBadName error = class("name no file system can hold")
 )
 
 type class string

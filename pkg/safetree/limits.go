@@ -71,13 +71,26 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// CheckPath applies the path length and depth limits to a clean path.
+// MaxNameBytes is the longest path component a tree may hold: what
+// Linux, macOS and Windows file systems hold (NAME_MAX), so that a tree
+// that unpacks in memory also unpacks to disk.
+const MaxNameBytes = 255
+
+// CheckPath applies the path length and depth limits to a clean path,
+// and refuses a component longer than MaxNameBytes.
 func (l Limits) CheckPath(p string) error {
 	if len(p) > l.MaxPathLength {
 		return &LimitError{Name: "path length", Limit: int64(l.MaxPathLength), Flag: FlagMaxPathLength, Entry: p}
 	}
 	if depth := strings.Count(p, "/") + 1; depth > l.MaxDepth {
 		return &LimitError{Name: "path depth", Limit: int64(l.MaxDepth), Flag: FlagMaxDepth, Entry: p}
+	}
+	for rest := p; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		if len(part) > MaxNameBytes {
+			return refuse(p, ErrBadName, "a name of %d bytes, over the %d that file systems hold", len(part), MaxNameBytes)
+		}
 	}
 	return nil
 }

@@ -288,8 +288,8 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		}
 		return nil
 	}
-	if depth := strings.Count(tp, "/") + 1; depth > f.limits.MaxDepth {
-		return &LimitError{Name: "path depth", Limit: int64(f.limits.MaxDepth), Flag: FlagMaxDepth, Entry: sanitize(tp)}
+	if err := f.limits.CheckPath(tp); err != nil {
+		return inLayer(ls.index, err)
 	}
 	if _, exists := f.b.Lookup(tp); exists {
 		owner, explicit := f.owner[tp]
@@ -373,6 +373,8 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrEntryType}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
+	case tar.TypeGNUSparse:
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "GNU sparse files are not supported in an add-on", Err: ErrEntryType}
 	default:
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}

@@ -204,6 +204,7 @@ func (r *layerReader) read(ctx context.Context) error {
 	tarStream := prefetch(cr, 4)
 	defer tarStream.Close()
 	tr := tar.NewReader(tarStream)
+	last := "" // the entry before, to say where a broken header is
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -213,8 +214,13 @@ func (r *layerReader) read(ctx context.Context) error {
 			break
 		}
 		if err != nil {
-			return corruptOrLimit(ls, fmt.Errorf("read tar: %w", err))
+			where := "the first tar entry"
+			if last != "" {
+				where = fmt.Sprintf("the tar entry after %q", sanitize(last))
+			}
+			return corruptOrLimit(ls, fmt.Errorf("read %s: %w", where, err))
 		}
+		last = hdr.Name
 		if err := r.entry(ctx, tr, hdr); err != nil {
 			return err
 		}
@@ -344,6 +350,22 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 	}
 	if ls.desc.Size > f.limits.MaxFileBytes {
 		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
+	}
+	if f.spillDir != "" && ls.desc.Size > SpillThreshold {
+		// The blob's size is verified: past it, or short of it, the
+		// verifying reader fails.
+		spilled, sum, err := spill(f.spillDir, rc, ls.desc.Size)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+		}
+		if err != nil {
+			if spilled != "" {
+				os.Remove(spilled)
+			}
+			return layerErr(ls.index, ls.desc.Digest, err)
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: ls.desc.Size, Mode: 0o644}
+		return r.send(ctx, layerEntry{hdr: hdr, path: p, spill: spilled, sum: sum})
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, f.limits.MaxFileBytes+1))
 	if err != nil {
