@@ -3,17 +3,30 @@ SHELL := /usr/bin/env bash
 GO ?= go
 BIN := $(CURDIR)/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME ?= 20s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build demo deps test unit e2e fuzz bench bench-go perf perf-quick perf-profile perf-clean lint docs clean
+.PHONY: all build image demo deps test unit e2e fuzz bench bench-go perf perf-quick perf-profile perf-clean lint docs clean
 
 all: build
 
 ## build: the addonpkg binary in ./bin
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/addonpkg ./cmd/addonpkg
+
+## image: addonpkg's own container image (static binary, non-root user, no
+## shell) into the OCI layout $(IMAGE_DIR), tagged $(VERSION); with
+## PUSH=REGISTRY/REPO:TAG it is pushed there too. Reproducible: file and
+## config times are the commit time (or SOURCE_DATE_EPOCH).
+IMAGE_DIR ?= .work/image
+image:
+	@mkdir -p .work/image-bin
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o .work/image-bin/addonpkg ./cmd/addonpkg
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)} \
+	  $(GO) run ./hack/mkimage -binary .work/image-bin/addonpkg -platform linux/$$($(GO) env GOARCH) \
+	  -version $(VERSION) -revision $(COMMIT) -o $(IMAGE_DIR) -tag $(VERSION) $(if $(PUSH),-push $(PUSH))
 
 ## demo: the main job on the bundled example, no registry needed: build
 ## examples/coredns into a scratch store, list it, unpack it to a folder

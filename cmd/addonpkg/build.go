@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/gitinfo"
@@ -133,7 +134,8 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			if err != nil {
 				return fmt.Errorf("build %s: %w", path, err)
 			}
-			if len(tags) == 0 && len(dsts) == 0 {
+			defaultTag := len(tags) == 0 && len(dsts) == 0
+			if defaultTag {
 				v := opts.Version
 				if v == "" {
 					v = "latest"
@@ -156,6 +158,9 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				}
 				if _, err := st.WriteImage(cmd.Context(), res.Image, nil, names...); err != nil {
 					return fmt.Errorf("write to store %s: %w", st.Dir(), err)
+				}
+				if defaultTag {
+					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", oneline.Sanitize(names[0]))
 				}
 			}
 			for _, d := range dsts {

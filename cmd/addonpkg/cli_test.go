@@ -620,10 +620,3 @@ func TestCLICompletion(t *testing.T) {
 		t.Errorf("completing --format: %q", out)
 	}
 }
-
-func TestCLIUsageErrors(t *testing.T) {
-	cliNewHome(t)
-	cliCheckError(t, cliRun(t, "build"), "accepts 1 arg")
-	cliCheckError(t, cliRun(t, "nosuchcommand"), "unknown command", "nosuchcommand")
-	cliCheckError(t, cliRun(t, "images", "--nosuchflag"), "unknown flag", "--nosuchflag")
-}

@@ -36,38 +36,32 @@ of the YAML of each object that changed. Formatting alone (comments, quoting,
 key order, flow or block style) is no change.
 
 Exit status: 0 when A and B render the same objects, 1 when they differ, 2 on
-error.`,
+any error (a bad argument or flag, a source that cannot be read or rendered,
+an internal error), as diff(1) and git diff --exit-code; 130 when
+interrupted.`,
 		Example: `  addonpkg diff metrics-server:0.7.1 metrics-server:0.7.2
   addonpkg diff registry.example.com/addons/coredns:1.11 ./coredns
   addonpkg diff ./v1 ./v2 --json`,
-		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fail := func(err error) error {
-				fmt.Fprintln(a.stderr, "addonpkg: "+oneLine(err.Error()))
-				return &exitError{2}
-			}
-			if len(args) != 2 {
-				return fail(fmt.Errorf("diff takes two sources, A and B (got %d)", len(args)))
-			}
 			switch pull {
 			case source.PullMissing, source.PullAlways, source.PullNever:
 			default:
-				return fail(fmt.Errorf("--pull %q: want missing, always or never", pull))
+				return fmt.Errorf("--pull %q: want missing, always or never", pull)
 			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			var results [2]*render.Result
 			for i, s := range args {
 				if results[i], err = renderSource(cmd.Context(), s, sopts, allowRemote); err != nil {
-					return fail(err)
+					return err
 				}
 			}
 			rep := diff.Diff(cmd.Context(), results[0], results[1])
 			if err := cmd.Context().Err(); err != nil {
-				return fail(err)
+				return err
 			}
 			if asJSON {
 				err = a.printJSON(diffOutput{A: args[0], B: args[1], Equal: rep.Equal(), Report: rep})
@@ -75,18 +69,14 @@ error.`,
 				err = rep.WriteText(a.stdout)
 			}
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			if !rep.Equal() {
-				return &exitError{1}
+				return &exitCodeError{1}
 			}
 			return nil
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		fmt.Fprintln(a.stderr, "addonpkg: "+oneLine(err.Error()))
-		return &exitError{2}
-	})
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the added, removed and changed objects as JSON")
 	f.StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never pull from the registry")

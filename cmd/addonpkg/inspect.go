@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -133,12 +134,12 @@ func inspectImage(img v1.Image, in *inspection) error {
 }
 
 func printInspection(a *app, in *inspection) error {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(terminalSafe(a.stdout), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Source:\t%s\n", in.Source)
 	fmt.Fprintf(tw, "Digest:\t%s\n", in.Digest)
 	fmt.Fprintf(tw, "Form:\t%s\n", in.Form)
 	if len(in.Platforms) > 0 {
-		fmt.Fprintf(tw, "Platforms:\t%v\n", in.Platforms)
+		fmt.Fprintf(tw, "Platforms:\t%v\n", sanitizeAll(in.Platforms))
 	}
 	if c := in.Config; c != nil {
 		fmt.Fprintf(tw, "Name:\t%s\n", c.Name)
@@ -180,7 +181,7 @@ func printInspection(a *app, in *inspection) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(tw, "  %s\t%s\n", k, in.Annotations[k])
+			fmt.Fprintf(tw, "  %s\t%s\n", oneline.Sanitize(k), oneline.Sanitize(in.Annotations[k]))
 		}
 	}
 	return tw.Flush()

@@ -207,7 +207,8 @@ func TestDiffLifecycle(t *testing.T) {
 			{"diff", v1, "no-such-addon:1", "--pull", "never"},
 		} {
 			r := lcRun(args...)
-			if r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: ") || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
+			// One line; a usage mistake adds the usage line.
+			if r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: ") || strings.Count(strings.TrimSuffix(r.stderr, "Usage: addonpkg diff A B [flags]\n"), "\n") != 1 || r.stdout != "" {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 			}
 		}

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -21,24 +24,39 @@ func newLoginCmd(a *app) *cobra.Command {
 		Short: "Save credentials for a registry in the docker config",
 		Long: `Login checks the credentials against the registry, then saves them where
 docker, crane and oras look for them: ~/.docker/config.json (or $DOCKER_CONFIG),
-or the credential helper that file names. Wrong credentials save nothing.`,
-		Example: `  echo "$TOKEN" | addonpkg login registry.example.com -u ci --password-stdin`,
-		Args:    cobra.ExactArgs(1),
+or the credential helper that file names. Wrong credentials save nothing.
+
+On a terminal, login asks for the user name (unless -u is given) and the
+password, without echoing it. Elsewhere (scripts, CI) the password comes
+from stdin with --password-stdin; it is never taken on the command line.`,
+		Example: `  echo "$TOKEN" | addonpkg login registry.example.com -u ci --password-stdin
+  addonpkg login registry.example.com -u me`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if user == "" {
-				return fmt.Errorf("--username is required")
-			}
-			if !passwordStdin {
-				return fmt.Errorf("--password-stdin is required: pass the password on stdin, never on the command line")
-			}
-			pw, err := readPassword(a.stdin)
-			if err != nil {
-				return err
+			var (
+				pw  string
+				err error
+			)
+			tty, onTerminal := terminalIn(a.stdin)
+			switch {
+			case passwordStdin:
+				if user == "" {
+					return fmt.Errorf("--username is required with --password-stdin")
+				}
+				if pw, err = readPassword(a.stdin); err != nil {
+					return err
+				}
+			case onTerminal:
+				if user, pw, err = prompt(tty, a.stderr, user); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("no terminal to ask for the password: pass it with --password-stdin (and -u USER), never on the command line")
 			}
 			if err := registry.Login(cmd.Context(), args[0], user, pw, a.reg); err != nil {
 				return err
 			}
-			a.infof("Login succeeded: %s", args[0])
+			a.infof("Login succeeded: %s", oneline.Sanitize(args[0]))
 			return nil
 		},
 	}
@@ -46,6 +64,40 @@ or the credential helper that file names. Wrong credentials save nothing.`,
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin")
 	a.addRegistryFlags(cmd)
 	return cmd
+}
+
+// terminalIn is stdin as a terminal, if it is one.
+func terminalIn(r io.Reader) (*os.File, bool) {
+	f, ok := r.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, false
+	}
+	return f, true
+}
+
+// prompt asks for the user name (unless given) and the password on the
+// terminal, the password without echo.
+func prompt(tty *os.File, w io.Writer, user string) (string, string, error) {
+	if user == "" {
+		fmt.Fprint(w, "Username: ")
+		line, err := bufio.NewReader(io.LimitReader(tty, 4<<10)).ReadString('\n')
+		if err != nil && err != io.EOF {
+			return "", "", fmt.Errorf("read user name: %w", err)
+		}
+		if user = strings.TrimSpace(line); user == "" {
+			return "", "", fmt.Errorf("empty user name")
+		}
+	}
+	fmt.Fprint(w, "Password: ")
+	b, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(w)
+	if err != nil {
+		return "", "", fmt.Errorf("read password: %w", err)
+	}
+	if len(b) == 0 {
+		return "", "", fmt.Errorf("empty password")
+	}
+	return user, string(b), nil
 }
 
 func readPassword(r io.Reader) (string, error) {

@@ -5,45 +5,17 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C cancels ctx: the command cleans up and exits 130.
+	// From then on the default applies, so a second one stops at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-// exitError carries a specific exit code (diff exits 1 on differences).
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
-// run executes the CLI and returns the process exit code: 0 on success,
-// 1 on any error (printed as one line on stderr).
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdin, stdout, stderr)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	fmt.Fprintln(stderr, "addonpkg: "+oneLine(err.Error()+flagHint(err)))
-	return 1
-}
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", " ")
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"strings"
 
-	"github.com/blang/semver/v4"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -174,6 +174,9 @@ func newLsCmd(a *app) *cobra.Command {
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if repo, tag, ok := splitTag(args[0]); ok {
+				return &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", args[0], tag, repo)}
+			}
 			repo, err := a.reg.ParseRepository(args[0])
 			if err != nil {
 				return err
@@ -186,12 +189,12 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return registry.Explain(args[0], err)
 			}
-			sortTags(tags)
+			registry.SortTags(tags)
 			if asJSON {
 				return a.printJSON(tags)
 			}
 			for _, t := range tags {
-				fmt.Fprintln(a.stdout, t)
+				fmt.Fprintln(a.stdout, oneline.Sanitize(t)) // tags come from the registry
 			}
 			return nil
 		},
@@ -201,24 +204,17 @@ func newLsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// sortTags orders semver tags by version, then the rest lexically.
-func sortTags(tags []string) {
-	sort.SliceStable(tags, func(i, j int) bool {
-		vi, ei := semver.ParseTolerant(tags[i])
-		vj, ej := semver.ParseTolerant(tags[j])
-		switch {
-		case ei == nil && ej == nil:
-			if c := vi.Compare(vj); c != 0 {
-				return c < 0
-			}
-			return tags[i] < tags[j]
-		case ei == nil:
-			return true
-		case ej == nil:
-			return false
-		}
-		return tags[i] < tags[j]
-	})
+// splitTag splits REPO:TAG or REPO@DIGEST (after the last '/', so a
+// registry's :PORT is not a tag).
+func splitTag(s string) (repo, tag string, ok bool) {
+	slash := strings.LastIndexByte(s, '/')
+	if i := strings.IndexByte(s[slash+1:], '@'); i >= 0 {
+		return s[:slash+1+i], s[slash+1+i:], true
+	}
+	if i := strings.LastIndexByte(s[slash+1:], ':'); i >= 0 {
+		return s[:slash+1+i], s[slash+1+i:], true
+	}
+	return s, "", false
 }
 
 // addCopyFlags adds the flags pull and copy share.

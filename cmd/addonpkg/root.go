@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -14,9 +16,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
-// version is set at link time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // app holds what every command shares.
 type app struct {
 	stdin          io.Reader
@@ -24,11 +23,20 @@ type app struct {
 	storeDir       string
 	reg            registry.Options
 	quiet          bool
+	verbose        bool
 	maxLayers      int // --max-layers of the commands that read images
 }
 
+// newRootCmd is the command tree.
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	registry.Version = version
+	root, _ := newRoot(stdin, stdout, stderr)
+	return root
+}
+
+// newRoot is the command tree and the state its commands share.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
+	info := readBuildInfo()
+	registry.Version = info.Version
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "addonpkg",
@@ -40,30 +48,47 @@ container runtime, no root and no daemon.
 Two forms, specified in spec/addon-v1.md: the image form (an ordinary
 container image holding the add-on under /addon) and the artifact form
 (addonpkg's own OCI artifact media types).`,
-		Example: `  addonpkg build examples/coredns -t coredns:1.11
-  addonpkg unpack coredns:1.11 | kubectl apply -f -
-  addonpkg push coredns:1.11 registry.example.com/addons/coredns:1.11`,
-		Version:       version,
+		Example: `  addonpkg build examples/metrics-server -t metrics-server:0.7
+  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
+  addonpkg push metrics-server:0.7 registry.example.com/addons/metrics-server:0.7`,
+		Version:       info.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          rootArgs,
+		// Without a command: the help.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if a.verbose {
+				a.reg.Logger = slog.New(&lineHandler{w: a.stderr})
+			}
+			return nil
+		},
 	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate(info.line() + "\n")
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "local store directory (default $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg)")
+	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "log each registry request and response on stderr (credentials redacted), and the registry's own words on errors")
 	root.AddCommand(
 		newBuildCmd(a), newImagesCmd(a), newTagCmd(a), newRmCmd(a), newGCCmd(a),
 		newUnpackCmd(a), newInspectCmd(a),
 		newPushCmd(a), newPullCmd(a), newCopyCmd(a), newLsCmd(a),
 		newLoginCmd(a), newLogoutCmd(a),
-		newDiffCmd(a), newDoctorCmd(a),
+		newDiffCmd(a), newDoctorCmd(a), newVersionCmd(a),
 		newConformanceCmd(a),
 		newLockCmd(a),
 		newRenderCmd(a),
 		newMirrorCmd(a),
 		newDocsCmd(root),
 	)
-	return root
+	checkArgsFromUse(root)
+	// cobra adds --version when the CLI runs; add it now, so that the
+	// generated reference lists it with the other root flags.
+	root.InitDefaultVersionFlag()
+	return root, a
 }
 
 // store opens (creating if needed) the local store.
@@ -97,10 +122,18 @@ func (a *app) addRegistryFlags(cmd *cobra.Command) {
 	f.IntVar(&a.reg.Retries, "retries", 4, "retries of a failed registry request (429, 5xx, dropped connections); -1 for none")
 }
 
+// printJSON prints v as indented JSON. encoding/json escapes the C0
+// controls; DEL and the C1 controls (which some terminals obey) are
+// escaped too, so no string from an image reaches the terminal raw.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(a.stdout, escapeJSONControls(buf.String()))
+	return err
 }
 
 func (a *app) infof(format string, args ...any) {

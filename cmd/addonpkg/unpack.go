@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -41,7 +42,7 @@ registry (see --pull).
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
 ?checksum=sha256:...; empty for a local folder).`,
-		Example: `  addonpkg unpack coredns:1.11 | kubectl apply -f -
+		Example: `  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
   addonpkg unpack coredns:1.11 --json
@@ -80,6 +81,10 @@ registry (see --pull).
 				if w, err = output.NewWriter(out); err != nil {
 					return err
 				}
+				// On any way out but Commit (an error, an interrupt, a
+				// panic), the temp directory goes; after Commit, this is
+				// a no-op.
+				defer w.Abort()
 				uopts.Sink, uopts.SinkOnly = w, true
 				// Large files stream into the temp tree and are moved into
 				// place: memory does not grow with their size.
@@ -98,9 +103,6 @@ registry (see --pull).
 			}
 			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
-				if w != nil {
-					w.Abort()
-				}
 				return err
 			}
 			switch {
@@ -218,15 +220,15 @@ func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
 }
 
 func printList(a *app, ad *unpack.Addon) error {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(terminalSafe(a.stdout), 0, 4, 2, ' ', tabwriter.AlignRight)
 	for _, f := range files(ad) {
 		switch f.Type {
 		case "dir":
-			fmt.Fprintf(tw, "-\t %s/\t\n", f.Path)
+			fmt.Fprintf(tw, "-\t %s/\t\n", oneline.Sanitize(f.Path))
 		case "symlink":
-			fmt.Fprintf(tw, "-\t %s -> %s\t\n", f.Path, f.Target)
+			fmt.Fprintf(tw, "-\t %s -> %s\t\n", oneline.Sanitize(f.Path), oneline.Sanitize(f.Target))
 		default:
-			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, f.Path)
+			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, oneline.Sanitize(f.Path))
 		}
 	}
 	return tw.Flush()

@@ -7,19 +7,23 @@ import "strings"
 // MaxRunes is where Sanitize cuts a long string.
 const MaxRunes = 200
 
-// Sanitize returns s as valid UTF-8 with control characters replaced by
+// Sanitize returns s as valid UTF-8 with control characters (C0, DEL and
+// the C1 range, whose U+009B is a CSI to some terminals) replaced by
 // '?' and at most MaxRunes runes (then "..."), so it can neither break
 // the line nor smuggle terminal escapes.
-func Sanitize(s string) string {
+func Sanitize(s string) string { return SanitizeN(s, MaxRunes) }
+
+// SanitizeN is Sanitize with another cut: at most maxRunes runes.
+func SanitizeN(s string, maxRunes int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
 			return '?'
 		}
 		return r
 	}, s)
-	if r := []rune(s); len(r) > MaxRunes {
-		s = string(r[:MaxRunes]) + "..."
+	if r := []rune(s); len(r) > maxRunes {
+		s = string(r[:maxRunes]) + "..."
 	}
 	return s
 }

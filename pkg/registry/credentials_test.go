@@ -100,10 +100,10 @@ func newAuthRegistry(t *testing.T, blobScheme string) *authRegistry {
 	return ar
 }
 
-// staticKeychain gives one user and password to every registry.
-type staticKeychain struct{}
+// aliceKeychain gives one user and password to every registry.
+type aliceKeychain struct{}
 
-func (staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+func (aliceKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 	return &authn.Basic{Username: "alice", Password: "s3cret"}, nil
 }
 
@@ -149,7 +149,7 @@ func TestRegistryCredentialsStayWithTheirOrigin(t *testing.T) {
 			ar := newAuthRegistry(t, scheme)
 			base := http.DefaultTransport.(*http.Transport).Clone()
 			base.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // test server
-			o := registry.Options{Keychain: staticKeychain{}, Transport: base, Retries: -1}
+			o := registry.Options{Keychain: aliceKeychain{}, Transport: base, Retries: -1}
 			if err := pullAll(t, o, ar.ref); err != nil {
 				t.Fatalf("pull: %v", err)
 			}
@@ -274,7 +274,7 @@ func TestRegistryCredentialsRules(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fn := &fakeNet{handlers: c.handlers}
-			o := registry.Options{Keychain: staticKeychain{}, Transport: fn, Retries: -1, PlainHTTP: c.plainHTTP}
+			o := registry.Options{Keychain: aliceKeychain{}, Transport: fn, Retries: -1, PlainHTTP: c.plainHTTP}
 			err := pullAll(t, o, "reg.example.test/addons/x:1")
 			switch {
 			case c.cleartext && err == nil:

@@ -43,12 +43,12 @@ func Login(ctx context.Context, server, user, password string, o Options) error 
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return fmt.Errorf("%s: log in: the registry refused the user name or password (HTTP %d); no credentials saved", server, resp.StatusCode)
+		return &Error{Ref: server, Kind: ErrUnauthorized, Message: fmt.Sprintf("the registry refused the user name or password (HTTP %d)", resp.StatusCode), Hint: "no credentials saved"}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: log in: unexpected HTTP %d from /v2/", server, resp.StatusCode)
 	}
-	cf, err := config.Load(config.Dir())
+	cf, err := config.Load(dockerConfigDir())
 	if err != nil {
 		return fmt.Errorf("read docker config: %w", err)
 	}
@@ -64,7 +64,7 @@ func Login(ctx context.Context, server, user, password string, o Options) error 
 
 // Logout removes saved credentials for server.
 func Logout(server string) error {
-	cf, err := config.Load(config.Dir())
+	cf, err := config.Load(dockerConfigDir())
 	if err != nil {
 		return fmt.Errorf("read docker config: %w", err)
 	}

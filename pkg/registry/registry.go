@@ -8,18 +8,16 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 )
@@ -55,6 +53,9 @@ type Options struct {
 	Timeout time.Duration
 	// UserAgent overrides "addonpkg/VERSION".
 	UserAgent string
+	// Logger, when set, gets a debug record for each HTTP request and
+	// response (method, URL and status; never a header or a credential).
+	Logger *slog.Logger
 }
 
 // ParseReference parses an image reference, honouring PlainHTTP.
@@ -121,6 +122,7 @@ func (o Options) transport() (http.RoundTripper, error) {
 	if err != nil {
 		return nil, err
 	}
+	base = withLog(manifestCap{base}, o.Logger)
 	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
 }
 
@@ -180,66 +182,4 @@ func (o Options) BaseTransport() (http.RoundTripper, error) {
 	}
 	t.TLSClientConfig = tc
 	return &netguard.Transport{Base: t, Idle: o.idle()}, nil
-}
-
-// Explain turns a registry error into one line a person can act on.
-func Explain(ref string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var te *transport.Error
-	if errors.As(err, &te) {
-		for _, d := range te.Errors {
-			switch d.Code {
-			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-				return &Error{Ref: ref, Err: err, Hint: fmt.Sprintf("run 'addonpkg login %s'", registryOf(ref))}
-			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
-				return &Error{Ref: ref, Err: err, Hint: "check the repository and tag"}
-			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
-				return &Error{Ref: ref, Err: err, Hint: "if this is an artifact-form add-on, the registry may reject its media types: build it with --format image"}
-			}
-		}
-		switch te.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return &Error{Ref: ref, Err: err, Hint: fmt.Sprintf("run 'addonpkg login %s'", registryOf(ref))}
-		case http.StatusNotFound:
-			return &Error{Ref: ref, Err: err, Hint: "check the repository and tag"}
-		}
-	}
-	var ce *tls.CertificateVerificationError
-	var ue x509.UnknownAuthorityError
-	if errors.As(err, &ce) || errors.As(err, &ue) || strings.Contains(err.Error(), "x509:") {
-		return &Error{Ref: ref, Err: err, Hint: "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify"}
-	}
-	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return &Error{Ref: ref, Err: err, Hint: "the registry speaks plain HTTP: add --plain-http"}
-	}
-	return &Error{Ref: ref, Err: err}
-}
-
-// Error is a registry failure with a hint.
-type Error struct {
-	Ref  string
-	Err  error
-	Hint string
-}
-
-func (e *Error) Error() string {
-	msg := strings.ReplaceAll(e.Err.Error(), "\n", " ")
-	if e.Hint != "" {
-		return fmt.Sprintf("%s: %s (%s)", e.Ref, msg, e.Hint)
-	}
-	return fmt.Sprintf("%s: %s", e.Ref, msg)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-func registryOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().RegistryStr()
-	}
-	if i := strings.IndexByte(ref, '/'); i > 0 {
-		return ref[:i]
-	}
-	return ref
 }

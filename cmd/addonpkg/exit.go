@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+)
+
+// Exit codes. diff has its own: 0 same, 1 different, 2 trouble (as
+// diff(1) and git diff --exit-code); every other command exits 1 on any
+// error. An interrupt (SIGINT, SIGTERM) exits 130 whatever the command,
+// after the command has cleaned up.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitDiffError   = 2
+	exitInterrupted = 130
+)
+
+// exitCodeError carries a specific exit code and prints nothing (diff
+// exits 1 when the add-ons differ).
+type exitCodeError struct{ code int }
+
+func (e *exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// usageError is a mistake in the command line: printed with the
+// command's usage line under it.
+type usageError struct {
+	cmd   *cobra.Command
+	msg   string
+	extra []string // lines after the message (suggestions)
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// panicError is a crash recovered at the command boundary.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("internal error: %v", e.value) }
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root, a := newRoot(stdin, stdout, stderr)
+	return execute(ctx, root, a, args)
+}
+
+// execute runs root with args: every command's RunE is guarded against
+// panics, and the error, if any, is printed and turned into an exit code.
+func execute(ctx context.Context, root *cobra.Command, a *app, args []string) int {
+	guardCommands(root)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	return a.fail(ctx, cmd, err)
+}
+
+// guardCommands makes every command turn a panic into a panicError: one
+// line instead of a Go trace, and the command's deferred clean-up (temp
+// directories, locks) has run by the time it is printed.
+func guardCommands(c *cobra.Command) {
+	if c.RunE != nil {
+		runE := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = &panicError{value: r, stack: debug.Stack()}
+				}
+			}()
+			return runE(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		guardCommands(sub)
+	}
+}
+
+// fail prints err on stderr and returns the exit code.
+func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
+	code := exitError
+	if cmd != nil && cmd.Name() == "diff" && cmd.HasParent() && !cmd.Parent().HasParent() {
+		code = exitDiffError
+	}
+	var ce *exitCodeError
+	var ue *usageError
+	var pe *panicError
+	var re *registry.Error
+	switch {
+	case errors.As(err, &ce):
+		return ce.code
+	case ctx.Err() != nil:
+		a.errorf("interrupted")
+		return exitInterrupted
+	case errors.As(err, &pe):
+		where := "; --verbose prints where it happened"
+		if a.verbose {
+			where = ""
+		}
+		a.errorf("%s (this is a bug in addonpkg: please report it with the command line%s)", err.Error(), where)
+		if a.verbose {
+			fmt.Fprint(a.stderr, sanitizeLines(string(pe.stack)))
+		}
+		return code
+	case errors.As(err, &ue):
+		prefix := ""
+		if ue.cmd != nil && ue.cmd.HasParent() {
+			prefix = strings.TrimPrefix(ue.cmd.CommandPath(), ue.cmd.Root().Name()+" ") + ": "
+		}
+		a.errorf("%s%s", prefix, ue.msg)
+		for _, l := range ue.extra {
+			fmt.Fprintln(a.stderr, oneline.Sanitize(l))
+		}
+		if ue.cmd != nil && ue.cmd.HasParent() {
+			fmt.Fprintln(a.stderr, "Usage: "+ue.cmd.UseLine())
+		}
+		return code
+	case errors.As(err, &re):
+		// A tag that is not there: say which tags are.
+		_ = a.reg.ExplainTags(ctx, re.Ref, re)
+	}
+	a.errorf("%s", err.Error())
+	if a.verbose && re != nil && re.Detail() != "" {
+		a.errorf("detail: %s", re.Detail())
+	}
+	return code
+}
+
+// errorf prints one "addonpkg: ..." line on stderr, sanitized: no
+// control characters from a registry, a file name or an image reach
+// the terminal.
+func (a *app) errorf(format string, args ...any) {
+	fmt.Fprintln(a.stderr, "addonpkg: "+clean(fmt.Sprintf(format, args...)))
+}
+
+// clean makes s one line of printable text: line breaks and tabs
+// become spaces, other control characters '?' (oneline.SanitizeN).
+// Unlike an entry name in a message, an error is kept whole up to 4096
+// runes.
+func clean(s string) string {
+	s = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s))
+	return oneline.SanitizeN(s, 4096)
+}
+
+// sanitizeLines sanitizes each line of s, keeping the line breaks.
+func sanitizeLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		b.WriteString(clean(strings.TrimSuffix(l, "\n")))
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// oneLine is err's text on one line, for messages that are not errors
+// of the command (warnings).
+func oneLine(s string) string { return clean(s) }

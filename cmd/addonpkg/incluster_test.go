@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// inClusterDir holds the in-cluster installer example.
+var inClusterDir = filepath.Join("..", "..", "examples", "in-cluster")
+
+type inClusterObject struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"metadata"`
+	RoleRef struct {
+		Kind string `yaml:"kind"`
+		Name string `yaml:"name"`
+	} `yaml:"roleRef"`
+	Subjects []struct {
+		Kind      string `yaml:"kind"`
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"subjects"`
+	Spec struct {
+		Template struct {
+			Spec struct {
+				ServiceAccountName string `yaml:"serviceAccountName"`
+				SecurityContext    struct {
+					RunAsNonRoot bool  `yaml:"runAsNonRoot"`
+					RunAsUser    int64 `yaml:"runAsUser"`
+				} `yaml:"securityContext"`
+				InitContainers []inClusterContainer `yaml:"initContainers"`
+				Containers     []inClusterContainer `yaml:"containers"`
+				Volumes        []struct {
+					Name string `yaml:"name"`
+				} `yaml:"volumes"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+type inClusterContainer struct {
+	Name         string   `yaml:"name"`
+	Image        string   `yaml:"image"`
+	Command      []string `yaml:"command"`
+	Args         []string `yaml:"args"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
+}
+
+func (c inClusterContainer) mountOf(volume string) string {
+	for _, m := range c.VolumeMounts {
+		if m.Name == volume {
+			return m.MountPath
+		}
+	}
+	return ""
+}
+
+// The in-cluster example passes addonpkg's own manifest validation (a
+// build validates every object), and its parts fit: the Job runs as the
+// ServiceAccount the ClusterRoleBinding names, as the image's non-root
+// user; the init container unpacks (addonpkg has no shell: no command,
+// only args) into the volume the kubectl container applies from.
+func TestInClusterExample(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", inClusterDir, "--name", "in-cluster", "-t", "in-cluster:check")
+
+	var objs []inClusterObject
+	for _, f := range []string{"rbac.yaml", "job.yaml"} {
+		b, err := os.ReadFile(filepath.Join(inClusterDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			var o inClusterObject
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			objs = append(objs, o)
+		}
+	}
+	byKind := map[string]inClusterObject{}
+	for _, o := range objs {
+		byKind[o.Kind] = o
+	}
+	job, sa, crb, cr := byKind["Job"], byKind["ServiceAccount"], byKind["ClusterRoleBinding"], byKind["ClusterRole"]
+	pod := job.Spec.Template.Spec
+	if pod.ServiceAccountName == "" || pod.ServiceAccountName != sa.Metadata.Name || job.Metadata.Namespace != sa.Metadata.Namespace {
+		t.Errorf("the Job runs as %s/%s; the ServiceAccount is %s/%s", job.Metadata.Namespace, pod.ServiceAccountName, sa.Metadata.Namespace, sa.Metadata.Name)
+	}
+	if len(crb.Subjects) != 1 || crb.Subjects[0].Name != sa.Metadata.Name || crb.Subjects[0].Namespace != sa.Metadata.Namespace || crb.RoleRef.Name != cr.Metadata.Name {
+		t.Errorf("the ClusterRoleBinding does not bind the ServiceAccount to the ClusterRole: %+v", crb)
+	}
+	if !pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.RunAsUser != 65532 {
+		t.Errorf("the pod does not run as the image's non-root user 65532: %+v", pod.SecurityContext)
+	}
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Fatalf("want one init container and one container: %+v", pod)
+	}
+	unpack, apply := pod.InitContainers[0], pod.Containers[0]
+	if len(unpack.Command) != 0 || len(unpack.Args) < 4 || unpack.Args[0] != "unpack" {
+		t.Fatalf("the init container does not run 'addonpkg unpack': command %q args %q", unpack.Command, unpack.Args)
+	}
+	// The arguments are what the CLI accepts.
+	root := newRootCmd(strings.NewReader(""), nil, nil)
+	c, rest, err := root.Find(unpack.Args)
+	if err != nil || c.Name() != "unpack" {
+		t.Fatalf("args %q: %v", unpack.Args, err)
+	}
+	if err := c.ParseFlags(rest); err != nil {
+		t.Fatalf("args %q: %v", unpack.Args, err)
+	}
+	if err := c.ValidateArgs(c.Flags().Args()); err != nil {
+		t.Fatalf("args %q: %v", unpack.Args, err)
+	}
+	out := c.Flag("output").Value.String()
+	work := unpack.mountOf("work")
+	if out == "" || work == "" || !strings.HasPrefix(out, work+"/") {
+		t.Errorf("unpack writes %q, outside the shared volume mounted at %q", out, work)
+	}
+	applyDir := strings.Replace(out, work, apply.mountOf("work"), 1)
+	if apply.mountOf("work") == "" || !slices.Contains(apply.Args, applyDir) || !slices.Contains(apply.Args, "apply") {
+		t.Errorf("the kubectl container does not apply %s: args %q", applyDir, apply.Args)
+	}
+	for _, m := range append(unpack.VolumeMounts, apply.VolumeMounts...) {
+		found := false
+		for _, v := range pod.Volumes {
+			found = found || v.Name == m.Name
+		}
+		if !found {
+			t.Errorf("volume %q is mounted but not defined", m.Name)
+		}
+	}
+}

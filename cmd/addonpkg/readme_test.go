@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testregistry"
+)
+
+// readmeSkip lists the lines of the documentation's sh blocks that this
+// test does not run, each with the reason. Every entry must match a line,
+// so the list cannot go stale.
+var readmeSkip = []struct {
+	file, line, why string
+}{
+	{"README.md", "make build", "builds into the clone's ./bin: this test runs the binary it built itself (TestTerminalVersionStamped checks the stamping)"},
+	{"README.md", "make demo", "runs make in the clone; the same commands run here from examples/README.md and the README's 'Using it' block"},
+	{"README.md", "make test", "the test suite itself"},
+	{"README.md", "addonpkg unpack 'https://example.com/", "needs a host on the internet (example.com)"},
+	{"README.md", "addonpkg build 'git+https://github.com/", "needs a host on the internet (github.com)"},
+	{"examples/in-cluster/README.md", "make image", "builds in the clone; internal/selfimage's tests build, push and run the same image"},
+	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},
+}
+
+// readmeDocs are the files whose sh blocks are run.
+var readmeDocs = []string{"README.md", "examples/README.md", "examples/in-cluster/README.md"}
+
+var readmeBlockRE = regexp.MustCompile("(?ms)^```sh\n(.*?)^```")
+
+// readmePreamble sets up the shell the blocks run in. A cluster is out of
+// reach, so `kubectl apply -f -` is replaced by what can be checked here:
+// no template placeholder is left in the stream, and every object passes
+// addonpkg's own validation (it parses, and names apiVersion, kind and
+// metadata.name).
+const readmePreamble = `set -euo pipefail
+kubectl() {
+	if [[ "$*" != "apply -f -" ]]; then echo "kubectl $*: only 'kubectl apply -f -' is stood in for" >&2; return 1; fi
+	local f; f=$(mktemp --suffix=.yaml); cat >"$f"
+	if grep -nE '__[A-Z0-9_]+__' "$f" >&2; then echo "kubectl apply: template placeholders left in the stream" >&2; return 1; fi
+	if ! grep -q '^kind:' "$f"; then echo "kubectl apply: no objects in the stream" >&2; return 1; fi
+	addonpkg build "$f" --name kubectl-apply-check -t kubectl-apply-check:1 >/dev/null
+}
+`
+
+// Every command in the README and examples/README.md runs as written,
+// against a Distribution registry on 127.0.0.1 that registry.example.com
+// and mirror.internal stand for.
+func TestREADMECommands(t *testing.T) {
+	bin := binary(t)
+	bash := lookTool(t, "bash")
+	reg := testregistry.Start(t, testregistry.Options{DeleteEnabled: true})
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := make([]bool, len(readmeSkip))
+	for _, doc := range readmeDocs {
+		t.Run(doc, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(root, doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := readmeBlockRE.FindAllStringSubmatch(string(b), -1)
+			if len(blocks) == 0 {
+				t.Fatalf("%s has no sh blocks", doc)
+			}
+			var script strings.Builder
+			script.WriteString(readmePreamble)
+			ran := 0
+			for _, blk := range blocks {
+			lines:
+				for _, line := range strings.Split(blk[1], "\n") {
+					cmd := strings.TrimSpace(line)
+					if cmd == "" || strings.HasPrefix(cmd, "#") {
+						continue
+					}
+					for i, s := range readmeSkip {
+						if s.file == doc && strings.HasPrefix(cmd, s.line) {
+							used[i] = true
+							t.Logf("not run: %s (%s)", cmd, s.why)
+							continue lines
+						}
+					}
+					cmd = strings.NewReplacer(
+						"registry.example.com", reg.Host,
+						"mirror.internal", reg.Host,
+						"./bin/addonpkg", "addonpkg",
+					).Replace(cmd)
+					// Each line is echoed first, so a failure names it.
+					script.WriteString("echo " + shellQuote("$ "+cmd) + " >&2\n" + cmd + "\n")
+					ran++
+				}
+			}
+			if ran == 0 {
+				t.Fatalf("%s: no command ran", doc)
+			}
+			work := t.TempDir()
+			if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(work, "examples")); err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			cmd := exec.Command(bash, "-c", script.String())
+			cmd.Dir = work
+			cmd.Env = append(os.Environ(),
+				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"ADDONPKG_HOME="+filepath.Join(home, "store"),
+				"DOCKER_CONFIG="+filepath.Join(home, "docker"),
+				"XDG_CACHE_HOME="+filepath.Join(home, "cache"),
+				"SOURCE_DATE_EPOCH=1700000000",
+				"TOKEN=readme-token",
+				"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
+				"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=",
+			)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s: %v\nstderr (the last '$' line failed):\n%s\nstdout:\n%s", doc, err, stderr.String(), stdout.String())
+			}
+			t.Logf("%s: %d commands ran", doc, ran)
+		})
+	}
+	for i, s := range readmeSkip {
+		if !used[i] {
+			t.Errorf("readmeSkip entry %q of %s matches no line: remove it", s.line, s.file)
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,339 @@
+package registry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/docker/cli/cli/config"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/addonpkg/addonpkg/internal/oneline"
+)
+
+// The kinds of registry failure, for errors.Is on what Explain returns.
+var (
+	// ErrNotFound: the registry has no such repository, tag or digest.
+	ErrNotFound = errors.New("not found")
+	// ErrUnauthorized: the registry wants credentials, refused the ones
+	// it got, or denied the operation to them (HTTP 401 or 403).
+	ErrUnauthorized = errors.New("authentication required")
+	// ErrUnreachable: no connection to the registry (refused, no such
+	// host, no answer in time).
+	ErrUnreachable = errors.New("registry unreachable")
+	// ErrUntrustedCertificate: the registry's TLS certificate is not
+	// signed by a trusted authority, or is for another name.
+	ErrUntrustedCertificate = errors.New("TLS certificate not trusted")
+	// ErrPlainHTTP: the registry answered HTTPS with plain HTTP.
+	ErrPlainHTTP = errors.New("registry speaks plain HTTP")
+	// ErrRefused: the registry refused a manifest or a media type.
+	ErrRefused = errors.New("refused by the registry")
+)
+
+// MaxTagsShown is how many tags a not-found message lists.
+const MaxTagsShown = 10
+
+// Error is a registry failure in addonpkg's words: the reference, what
+// went wrong, and what to do. The registry's own answer is kept as Err
+// (and Detail) for --verbose and for errors.As on go-containerregistry's
+// types; Kind is one of the sentinels above (nil when the failure fits
+// none), matched by errors.Is.
+type Error struct {
+	// Ref is the reference, repository or registry as the user gave it.
+	Ref string
+	// Kind is ErrNotFound, ErrUnauthorized, ... or nil.
+	Kind error
+	// Message says what went wrong, without the reference; empty means
+	// Err's own text is the message.
+	Message string
+	// Hint says what to do about it; may be empty.
+	Hint string
+	// Tags are the repository's tags (at most MaxTagsShown, newest
+	// first) when a tag was not found; see Options.ExplainTags.
+	Tags []string
+	// MoreTags counts the tags left out of Tags.
+	MoreTags int
+	// Err is the underlying error (go-containerregistry's, net's...).
+	Err error
+}
+
+// Error is one line: "REF: MESSAGE; HINT". Text that came from the
+// registry or the user is sanitized (no control characters).
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = oneline.Sanitize(e.Err.Error())
+	}
+	var b strings.Builder
+	b.WriteString(oneline.Sanitize(e.Ref))
+	b.WriteString(": ")
+	b.WriteString(msg)
+	if len(e.Tags) > 0 {
+		b.WriteString("; tags there: ")
+		for i, t := range e.Tags {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(oneline.Sanitize(t))
+		}
+		if e.MoreTags > 0 {
+			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, oneline.Sanitize(repositoryOf(e.Ref)))
+		}
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is e's Kind.
+func (e *Error) Is(target error) bool { return e.Kind != nil && target == e.Kind }
+
+// Detail is the underlying error's text, sanitized: what the registry or
+// the network said, for --verbose.
+func (e *Error) Detail() string {
+	if e.Err == nil {
+		return ""
+	}
+	return oneline.Sanitize(e.Err.Error())
+}
+
+// Explain turns a registry error about ref into an *Error that says, in
+// addonpkg's words, what went wrong and what to do. A nil err gives nil;
+// an err that already is an *Error is returned as it is.
+func Explain(ref string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var already *Error
+	if errors.As(err, &already) {
+		return err
+	}
+	e := &Error{Ref: ref, Err: err}
+	host := registryOf(ref)
+	login := fmt.Sprintf("run 'addonpkg login %s'", host)
+
+	// First the certificate: a registry on localhost is also tried over
+	// plain HTTP, and that answer (an error too) says less.
+	var ce *tls.CertificateVerificationError
+	var ue x509.UnknownAuthorityError
+	var he x509.HostnameError
+	if errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || strings.Contains(err.Error(), "x509:") {
+		return e.set(ErrUntrustedCertificate, fmt.Sprintf("the TLS certificate of %s is not trusted", oneline.Sanitize(host)), "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify")
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		for _, d := range te.Errors {
+			switch d.Code {
+			case transport.UnauthorizedErrorCode:
+				return e.set(ErrUnauthorized, "authentication required", login)
+			case transport.DeniedErrorCode:
+				return e.set(ErrUnauthorized, "access denied", login+" as a user allowed to use it")
+			case transport.ManifestUnknownErrorCode:
+				return e.notFound()
+			case transport.NameUnknownErrorCode:
+				return e.set(ErrNotFound, "repository not found", "check the name")
+			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
+				return e.set(ErrRefused, "the registry refused the manifest", "if this is an artifact-form add-on, the registry may reject its media types: build it with --format image")
+			}
+		}
+		switch te.StatusCode {
+		case http.StatusUnauthorized:
+			return e.set(ErrUnauthorized, "authentication required", login)
+		case http.StatusForbidden:
+			return e.set(ErrUnauthorized, "access denied", login+" as a user allowed to use it")
+		case http.StatusNotFound:
+			return e.notFound()
+		}
+		return e
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", oneline.Sanitize(hostOnly(host))), "check the registry's host name")
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", oneline.Sanitize(host)), "add --plain-http")
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		why := "cannot connect"
+		var se interface{ Timeout() bool }
+		switch {
+		case errors.As(op.Err, &se) && se.Timeout():
+			why = "connection timed out"
+		case strings.Contains(op.Err.Error(), "connection refused"):
+			why = "connection refused"
+		}
+		return e.set(ErrUnreachable, fmt.Sprintf("cannot connect to %s (%s)", oneline.Sanitize(host), why), "check the host and port, and that the registry is running")
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", oneline.Sanitize(host)), "check the registry, or allow more time with --timeout")
+	}
+	return e
+}
+
+func (e *Error) set(kind error, msg, hint string) *Error {
+	e.Kind, e.Message, e.Hint = kind, msg, hint
+	return e
+}
+
+// notFound words a missing manifest: which tag or digest, in which
+// repository.
+func (e *Error) notFound() *Error {
+	e.Kind = ErrNotFound
+	r, err := name.ParseReference(e.Ref)
+	if err != nil {
+		e.Message = "not found"
+		e.Hint = "check the repository and tag"
+		return e
+	}
+	repo := oneline.Sanitize(r.Context().Name())
+	if !explicitVersion(e.Ref) {
+		// A repository (ls, a referrers probe): the repository is missing.
+		e.Message = fmt.Sprintf("repository %s not found", repo)
+		e.Hint = "check the registry and repository name"
+		return e
+	}
+	switch r := r.(type) {
+	case name.Tag:
+		e.Message = fmt.Sprintf("tag %s not found in %s", oneline.Sanitize(r.TagStr()), repo)
+	case name.Digest:
+		e.Message = fmt.Sprintf("manifest %s not found in %s", oneline.Sanitize(r.DigestStr()), repo)
+	}
+	e.Hint = fmt.Sprintf("'addonpkg ls %s' lists its tags", repo)
+	return e
+}
+
+// ExplainTags is Explain, and then, when a tag was not found, asks the
+// registry for the repository's tags: the message lists them (newest
+// first, at most MaxTagsShown), or says that the repository itself does
+// not exist. Listing is best effort: if it fails, the error stays as
+// Explain words it.
+func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
+	err = Explain(ref, err)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrNotFound {
+		return err
+	}
+	var nopts []name.Option
+	if o.PlainHTTP {
+		nopts = append(nopts, name.Insecure)
+	}
+	r, perr := name.ParseReference(e.Ref, nopts...)
+	if perr != nil {
+		return err
+	}
+	if _, isTag := r.(name.Tag); !isTag {
+		return err
+	}
+	ropts, rerr := o.Remote(ctx)
+	if rerr != nil {
+		return err
+	}
+	tags, lerr := remote.List(r.Context(), ropts...)
+	var te *transport.Error
+	switch {
+	case errors.As(lerr, &te) && te.StatusCode == http.StatusNotFound:
+		e.Message = fmt.Sprintf("repository %s not found", oneline.Sanitize(r.Context().Name()))
+		e.Hint = "check the registry and repository name"
+		return e
+	case lerr != nil:
+		return err
+	case len(tags) == 0:
+		e.Hint = "the repository has no tags"
+		return e
+	}
+	SortTags(tags)
+	// Newest first.
+	for i, j := 0, len(tags)-1; i < j; i, j = i+1, j-1 {
+		tags[i], tags[j] = tags[j], tags[i]
+	}
+	if len(tags) > MaxTagsShown {
+		e.MoreTags = len(tags) - MaxTagsShown
+		tags = tags[:MaxTagsShown]
+	}
+	e.Tags = tags
+	e.Hint = ""
+	return e
+}
+
+// SortTags orders tags oldest first: semantic versions by version, then
+// the other tags lexically.
+func SortTags(tags []string) {
+	sort.SliceStable(tags, func(i, j int) bool {
+		vi, ei := semver.ParseTolerant(tags[i])
+		vj, ej := semver.ParseTolerant(tags[j])
+		switch {
+		case ei == nil && ej == nil:
+			if c := vi.Compare(vj); c != 0 {
+				return c < 0
+			}
+			return tags[i] < tags[j]
+		case ei == nil:
+			return true
+		case ej == nil:
+			return false
+		}
+		return tags[i] < tags[j]
+	})
+}
+
+// registryOf is the registry host of a reference, repository or host.
+func registryOf(ref string) string {
+	if r, err := name.ParseReference(ref); err == nil {
+		return r.Context().RegistryStr()
+	}
+	if r, err := name.NewRepository(ref); err == nil {
+		return r.RegistryStr()
+	}
+	if i := strings.IndexByte(ref, '/'); i > 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+// repositoryOf is the repository of a reference, for messages.
+func repositoryOf(ref string) string {
+	if r, err := name.ParseReference(ref); err == nil {
+		return r.Context().Name()
+	}
+	return ref
+}
+
+// explicitVersion reports whether ref names a tag or a digest itself
+// (after its last '/', so a registry's :PORT is not a tag).
+func explicitVersion(ref string) bool {
+	return strings.ContainsAny(ref[strings.LastIndexByte(ref, '/')+1:], ":@")
+}
+
+// hostOnly drops the port of HOST:PORT.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// dockerConfigDir is $DOCKER_CONFIG, else docker's default. docker/cli's
+// config.Dir reads $DOCKER_CONFIG once per process; the keychain reads it
+// on each use, so login and logout read it on each use too.
+func dockerConfigDir() string {
+	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
+		return d
+	}
+	return config.Dir()
+}
