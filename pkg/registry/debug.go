@@ -101,3 +101,9 @@ func redactText(s string, u *url.URL) string {
 	}
 	return s
 }
+
+// LogTransport logs each request and response line of rt to log at debug
+// level, credentials redacted (as Options.Logger does for registries), for
+// the other HTTP clients of a command (http and git sources); a nil log
+// returns rt.
+func LogTransport(rt http.RoundTripper, log *slog.Logger) http.RoundTripper { return withLog(rt, log) }

@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -538,6 +539,6 @@ func withGitTransport(ctx context.Context, u *url.URL, opts Options) (context.Co
 		return nil, err
 	}
 	origin := netguard.OriginOf(u)
-	rt := &netguard.Transport{Base: base, Idle: opts.timeout(), CredentialOrigin: &origin}
+	rt := registry.LogTransport(&netguard.Transport{Base: base, Idle: opts.timeout(), CredentialOrigin: &origin}, opts.Registry.Logger)
 	return context.WithValue(ctx, gitTransportKey{}, http.RoundTripper(rt)), nil
 }

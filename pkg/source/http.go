@@ -226,7 +226,7 @@ func (o Options) httpClient(u *url.URL) (*http.Client, func(), error) {
 		}
 	}
 	origin := netguard.OriginOf(u)
-	c.Transport = &netguard.Transport{Base: c.Transport, Idle: o.timeout(), CredentialOrigin: &origin}
+	c.Transport = registry.LogTransport(&netguard.Transport{Base: c.Transport, Idle: o.timeout(), CredentialOrigin: &origin}, o.Registry.Logger)
 	prev := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {

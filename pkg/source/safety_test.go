@@ -4,13 +4,17 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // chainTar is the review's symlink chain: each link's text stays inside
@@ -48,4 +52,29 @@ func TestHTTPSymlinkChain(t *testing.T) {
 		t.Fatalf("got %v, want ErrLinkEscape", err)
 	}
 	checkOneLine(t, err, u, "passwd.yaml", "outside the tree")
+}
+
+// An http source's requests are logged like a registry's (--verbose),
+// with the URL's credentials left out.
+func TestHTTPSourceLogsRequests(t *testing.T) {
+	body := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/cm.yaml"
+	ref, err := source.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := source.Unpack(t.Context(), ref, source.Options{Registry: registry.Options{Logger: log}, Timeout: 20 * time.Second}, unpack.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "> GET "+srv.URL+"/cm.yaml") || !strings.Contains(out, "< 200 OK GET") {
+		t.Errorf("request lines missing:\n%s", out)
+	}
+	if strings.Contains(out, "s3cret") || strings.Contains(out, "alice") {
+		t.Errorf("credentials logged:\n%s", out)
+	}
 }
