@@ -153,8 +153,14 @@ func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
 		return nil, fmt.Errorf("list manifests: %w", err)
 	}
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
-	// within a directory, which is the order WalkDir visits.
-	return splitAll(ctx, fsys, files)
+	// within a directory, which is the order WalkDir visits. The stream
+	// then goes in apply order, tree order kept within a kind.
+	docs, err := splitAll(ctx, fsys, files)
+	if err != nil {
+		return nil, err
+	}
+	SortForApply(docs)
+	return docs, nil
 }
 
 // splitAll parses the files on every core and keeps their order: parsing
