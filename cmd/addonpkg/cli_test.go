@@ -573,7 +573,7 @@ func TestCLIUnpackErrors(t *testing.T) {
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "x:1")
 	before := cliStoreState(t, home)
 
-	cliCheckError(t, cliRun(t, "unpack", "nosuch:1", "--pull", "never"), "nosuch:1", "not found")
+	cliCheckError(t, cliRun(t, "unpack", "nosuch:1", "--pull", "never"), "nosuch:1", "not in the local store")
 	cliCheckError(t, cliRun(t, "unpack", "x:1", "--pull", "sometimes"), "--pull", "sometimes")
 
 	parent := t.TempDir()

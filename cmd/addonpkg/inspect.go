@@ -88,7 +88,7 @@ func newInspectCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never look in the registry")
+	cmd.Flags().StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
 	a.addRegistryFlags(cmd)
 	return cmd

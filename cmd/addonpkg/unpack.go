@@ -34,8 +34,10 @@ oci-archive:FILE[:TAG], docker-archive:FILE[:REFERENCE], a local folder or manif
 (./dir, /abs/dir, file.yaml, file://...), an https:// URL of a YAML file or a
 .tar.gz/.tgz/.tar/.zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
 repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
-git+ssh://, git+file://). A name that exists in the local store wins over a
-registry (see --pull).
+git+ssh://, git+file://). A name without a registry host (coredns:1.11) is a
+local name: it is read from the local store only, never from Docker Hub (write
+docker.io/library/coredns:1.11 for that). A registry reference that exists in
+the local store is read from there (see --pull).
 
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
@@ -121,7 +123,7 @@ registry (see --pull).
 	f.BoolVar(&raw, "raw", false, "print the plain manifests without rendering kustomize")
 	f.BoolVar(&list, "list", false, "print the file list with sizes")
 	f.BoolVar(&asJSON, "json", false, "print metadata and the file list as JSON")
-	f.StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never pull from the registry")
+	f.StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
 	f.StringVar(&platform, "platform", "", "platform to pick from an index, os/arch[/variant]")
 	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
