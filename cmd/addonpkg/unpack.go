@@ -89,6 +89,9 @@ the local store is read from there (see --pull).
 				}
 				return err
 			}
+			if ad.Stale {
+				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+			}
 			switch {
 			case out != "":
 				if err := w.Commit(ad.FS); err != nil {
@@ -99,6 +102,11 @@ the local store is read from there (see --pull).
 				}
 				return nil
 			case asJSON:
+				// A config without an inventory (a foreign image, a
+				// minimal third-party config) gets the rendered one.
+				if err := ad.DeriveInventory(cmd.Context(), render.Options{AllowRemote: allowRemote}); err != nil {
+					return fmt.Errorf("render %s: %w", ref, err)
+				}
 				return a.printJSON(describeAddon(ref, ad))
 			case list:
 				return printList(a, ad)
@@ -194,6 +202,9 @@ func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
 		"identity": ad.Identity,
 		"config":   ad.Config,
 		"files":    files(ad),
+	}
+	if ad.Stale {
+		m["staleLabels"] = true
 	}
 	if ad.Digest.Hex != "" {
 		m["digest"] = ad.Digest.String()

@@ -37,6 +37,10 @@ type Options struct {
 	// that writes the tree out (output.Writer) then writes while it reads.
 	// When Image fails, what the sink received is void.
 	Sink Sink
+	// Repository is the repository the image was read from
+	// (registry.example/addons/coredns): when neither a config nor a label
+	// names the add-on, its last segment does (spec 4.3).
+	Repository string
 	// SinkOnly makes the tree let go of each file's bytes once Sink has
 	// them: Addon.FS then holds the tree's shape, sizes and digests
 	// (reading a file fails with memfs.ErrDropped), and the memory an
@@ -62,10 +66,18 @@ type Addon struct {
 	// Form is the shape it travelled in.
 	Form mediatypes.Form
 	// Config is the add-on's config: read from the artifact's config blob
-	// or the image's label, else derived from the content (Derived is
-	// then true and the inventory is empty until rendered).
+	// or the image's label, with what it omits derived from the content;
+	// else derived from the content and labels alone (Derived is then
+	// true).
 	Config  *addon.Config
 	Derived bool
+	// NoInventory says the config carried no inventory: Config.Inventory
+	// is empty until DeriveInventory renders the tree.
+	NoInventory bool
+	// Stale says the image's identity label or config label describes
+	// another tree (labels inherited through FROM, spec 4.5): they were
+	// ignored, and the metadata derived from the content.
+	Stale bool
 	// Identity is the content identity computed from FS.
 	Identity string
 	// Digest is the manifest the add-on came from.
@@ -86,6 +98,21 @@ func (a *Addon) Render(ctx context.Context, opts render.Options) (*render.Result
 		opts.Kind = a.Config.Kind
 	}
 	return render.Render(ctx, a.FS, opts)
+}
+
+// DeriveInventory renders the tree into Config.Inventory when the config
+// carried none (NoInventory); otherwise it does nothing.
+func (a *Addon) DeriveInventory(ctx context.Context, opts render.Options) error {
+	if !a.NoInventory {
+		return nil
+	}
+	res, err := a.Render(ctx, opts)
+	if err != nil {
+		return err
+	}
+	a.Config.Inventory = res.Inventory()
+	a.NoInventory = false
+	return nil
 }
 
 func (o Options) logger() *slog.Logger {
@@ -228,7 +255,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 			layers = append(layers, ls)
 		}
 	case mediatypes.FormArtifact, mediatypes.FormFlux:
-		content = "/"
+		content = orasDirRoot(m)
 		for i, l := range m.Layers {
 			mt := mediatypes.MediaType(l.MediaType)
 			if !mediatypes.IsAddonContent(mt) && mt != mediatypes.FluxContentGzip {
@@ -269,7 +296,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		return nil, err
 	}
 	a.Identity = id.String()
-	if err := a.loadConfig(form, rawCfg, ic, m, log); err != nil {
+	if err := a.loadConfig(form, rawCfg, ic, m, opts.Repository, log); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -326,68 +353,113 @@ func orasLayers(m *v1.Manifest) ([]layerSource, string) {
 	return out, "/"
 }
 
-// loadConfig finds the add-on config the form carries, checks its
-// identity against the content, or derives one.
-func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, log *slog.Logger) error {
+// orasDirRoot is the content directory of an artifact's layers: "/", or
+// "/DIR" when every layer is a directory that `oras push DIR/:MEDIATYPE`
+// made (a tar of DIR/... titled DIR, with oras's unpack annotation), so a
+// third-party artifact pushed that way reads as the tree inside DIR.
+func orasDirRoot(m *v1.Manifest) string {
+	title := ""
+	for i, l := range m.Layers {
+		t := strings.Trim(l.Annotations[mediatypes.AnnotationTitle], "/")
+		unsafe := path.Clean(t) != t || t == ".." || strings.HasPrefix(t, "../")
+		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" || t == "" || t == "." || unsafe || (i > 0 && t != title) {
+			return "/"
+		}
+		title = t
+	}
+	if title == "" {
+		return "/"
+	}
+	return "/" + title
+}
+
+// loadConfig finds the add-on config the form carries, completes what it
+// omits and checks what it states against the content, or derives one.
+func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
 	var cfg *addon.Config
+	labels := ic.Config.Labels
 	switch form {
 	case mediatypes.FormArtifact:
 		c, err := addon.Parse(rawCfg)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		if c.Identity != a.Identity {
-			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrCorrupt, a.Identity, c.Identity)
-		}
 		cfg = c
 	case mediatypes.FormImage:
-		if s := ic.Config.Labels[mediatypes.LabelConfig]; s != "" {
+		if id := labels[mediatypes.LabelIdentity]; id != "" && id != a.Identity {
+			a.Stale = true
+		}
+		if s := labels[mediatypes.LabelConfig]; s != "" {
 			c, err := addon.Parse([]byte(s))
 			switch {
 			case err != nil:
 				log.Debug("ignoring unreadable config label", "err", err)
-			case c.Identity != a.Identity:
-				// Labels inherited through FROM describe the base's tree.
-				log.Debug("ignoring stale config label", "label", c.Identity, "content", a.Identity)
+			case c.Identity != "" && c.Identity != a.Identity:
+				a.Stale = true
 			default:
 				cfg = c
 			}
 		}
+		if a.Stale {
+			// Labels inherited through FROM describe the base's tree.
+			log.Warn("stale labels: the identity label or config label describes another tree; using the content",
+				"label", firstOf(labels[mediatypes.LabelIdentity], identityOf(labels[mediatypes.LabelConfig])), "content", a.Identity)
+			cfg = nil
+		}
 	}
+	kind := render.DetectKind(a.FS)
 	if cfg == nil {
-		a.Derived = true
+		a.Derived, a.NoInventory = true, true
 		cfg = &addon.Config{
 			SpecVersion: mediatypes.SpecVersion,
-			Name:        firstOf(ic.Config.Labels[mediatypes.LabelName], m.Annotations[mediatypes.LabelName], m.Annotations[mediatypes.AnnotationTitle], ic.Config.Labels[mediatypes.AnnotationTitle]),
-			Version:     firstOf(ic.Config.Labels[mediatypes.LabelVersion], m.Annotations[mediatypes.AnnotationVersion], ic.Config.Labels[mediatypes.AnnotationVersion]),
-			Description: firstOf(m.Annotations[mediatypes.AnnotationDescription], ic.Config.Labels[mediatypes.AnnotationDescription]),
-			Source:      firstOf(m.Annotations[mediatypes.AnnotationSource], ic.Config.Labels[mediatypes.AnnotationSource]),
-			Revision:    firstOf(m.Annotations[mediatypes.AnnotationRevision], ic.Config.Labels[mediatypes.AnnotationRevision]),
-			Created:     firstOf(m.Annotations[mediatypes.AnnotationCreated], ic.Config.Labels[mediatypes.AnnotationCreated]),
-			Kind:        render.DetectKind(a.FS),
+			Name:        firstOf(labels[mediatypes.LabelName], m.Annotations[mediatypes.LabelName], m.Annotations[mediatypes.AnnotationTitle], labels[mediatypes.AnnotationTitle], lastSegment(repo)),
+			Version:     firstOf(labels[mediatypes.LabelVersion], m.Annotations[mediatypes.AnnotationVersion], labels[mediatypes.AnnotationVersion]),
+			Description: firstOf(m.Annotations[mediatypes.AnnotationDescription], labels[mediatypes.AnnotationDescription]),
+			Source:      firstOf(m.Annotations[mediatypes.AnnotationSource], labels[mediatypes.AnnotationSource]),
+			Revision:    firstOf(m.Annotations[mediatypes.AnnotationRevision], labels[mediatypes.AnnotationRevision]),
+			Created:     firstOf(m.Annotations[mediatypes.AnnotationCreated], labels[mediatypes.AnnotationCreated]),
+			Kind:        kind,
 			ContentRoot: a.ContentDir,
 			Identity:    a.Identity,
 			Inventory:   addon.Inventory{Objects: []addon.Object{}},
 		}
+	} else if !cfg.HasInventory() {
+		// A minimal third-party config: the inventory is rendered on
+		// demand (DeriveInventory).
+		a.NoInventory = true
+		cfg.Inventory.Objects = []addon.Object{}
 	}
 	if form == mediatypes.FormImage && !a.Derived {
 		// The individual labels are what a Dockerfile LABEL line edits:
 		// they win over the config label (spec 4.3).
-		if v := ic.Config.Labels[mediatypes.LabelName]; v != "" {
+		if v := labels[mediatypes.LabelName]; v != "" {
 			cfg.Name = v
 		}
-		if v := ic.Config.Labels[mediatypes.LabelVersion]; v != "" {
+		if v := labels[mediatypes.LabelVersion]; v != "" {
 			cfg.Version = v
 		}
-		if v := ic.Config.Labels[mediatypes.AnnotationDescription]; v != "" {
+		if v := labels[mediatypes.AnnotationDescription]; v != "" {
 			cfg.Description = v
 		}
 	}
-	if kind := render.DetectKind(a.FS); cfg.Kind != kind {
-		return fmt.Errorf("%w: the config says the add-on is %s, its content is %s", ErrCorrupt, cfg.Kind, kind)
+	if err := cfg.Complete(kind, a.Identity, a.ContentDir); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	a.Config = cfg
 	return nil
+}
+
+// identityOf is the identity a config label states, "" if none.
+func identityOf(label string) string {
+	if c, err := addon.Parse([]byte(label)); err == nil {
+		return c.Identity
+	}
+	return ""
+}
+
+// lastSegment is the last path segment of a repository name, "" for none.
+func lastSegment(repo string) string {
+	return repo[strings.LastIndexByte(repo, '/')+1:]
 }
 
 func firstOf(ss ...string) string {
