@@ -111,7 +111,7 @@ the local store is read from there (see --pull).
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := render.Render(cmd.Context(), ad.FS, render.Options{Kind: "manifests"})
+				res, err := render.Raw(cmd.Context(), ad.FS)
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
@@ -128,7 +128,7 @@ the local store is read from there (see --pull).
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
-	f.BoolVar(&raw, "raw", false, "print the plain manifests without rendering kustomize")
+	f.BoolVar(&raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&list, "list", false, "print the file list with sizes")
 	f.BoolVar(&asJSON, "json", false, "print metadata and the file list as JSON")
 	f.StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")

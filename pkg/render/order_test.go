@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -222,4 +223,30 @@ func ExampleSortForApply() {
 	// Output:
 	// Namespace namespace.yaml
 	// Deployment deployment.yaml
+}
+
+// Raw prints a kustomize tree's manifests as written: no kustomization,
+// no kustomize inputs that are not objects, no transformation applied.
+func TestRaw(t *testing.T) {
+	files := map[string]string{
+		"kustomization.yaml":      "namespace: prod\nnamePrefix: p-\nresources:\n- base\npatches:\n- path: patch.yaml\n  target: {kind: Deployment}\n",
+		"patch.yaml":              "- op: replace\n  path: /spec/replicas\n  value: 2\n",
+		"base/kustomization.yaml": "resources:\n- deployment.yaml\n- namespace.yaml\n",
+		"base/deployment.yaml":    orderDeployment,
+		"base/namespace.yaml":     orderNamespace,
+	}
+	res, err := render.Raw(context.Background(), tree(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := objectKeys(res.Documents), []string{"Namespace/ns1", "Deployment/web"}; !slices.Equal(got, want) {
+		t.Errorf("raw documents %q, want %q", got, want)
+	}
+	if got, want := string(res.YAML()), orderNamespace+"---\n"+orderDeployment; got != want {
+		t.Errorf("raw stream\n%s\nwant the files as written:\n%s", got, want)
+	}
+	// A plain-manifest tree: Raw is Render, invalid documents refused.
+	if _, err := render.Raw(context.Background(), tree(map[string]string{"a.yaml": orderNamespace, "b.yaml": "- op: x\n"})); !errors.Is(err, render.ErrInvalid) {
+		t.Errorf("Raw of a manifests tree with a non-object: %v, want ErrInvalid", err)
+	}
 }
