@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -25,6 +27,14 @@ type inspection struct {
 	Layers      []v1.Descriptor   `json:"layers"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Platforms   []string          `json:"platforms,omitempty"`
+	// Derived says the config was derived from the content and labels
+	// (the image carries no add-on config, or only stale labels).
+	Derived bool `json:"derived,omitempty"`
+	// StaleLabels says the image's identity or config label describes
+	// another tree (spec 4.5): they were ignored.
+	StaleLabels bool `json:"staleLabels,omitempty"`
+	// Problem says why the content could not be read as an add-on.
+	Problem string `json:"problem,omitempty"`
 }
 
 func newInspectCmd(a *app) *cobra.Command {
@@ -34,7 +44,17 @@ func newInspectCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect SOURCE",
-		Short: "Show an add-on's form, metadata, inventory and layers without reading a layer",
+		Short: "Show an add-on's form, metadata, inventory and layers",
+		Long: `Inspect shows an add-on's form, metadata, inventory and layers.
+
+An artifact whose config blob is complete is described from its manifest and
+config alone. Any other add-on (the image form, whose labels must be checked
+against the content; an image that addonpkg did not build; a Flux, OLM or
+oras artifact; a minimal third-party config) is also unpacked in memory: the
+name comes from the labels, else the last segment of the repository name
+(spec 4.3), the inventory is rendered when the config has none, and stale
+labels (an identity that does not match the content, inherited through FROM)
+are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
 		Args:              cobra.ExactArgs(1),
@@ -80,6 +100,15 @@ func newInspectCmd(a *app) *cobra.Command {
 			}
 			if err := inspectImage(img, &in); err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
+			}
+			if needsContent(&in) {
+				inspectContent(cmd.Context(), img, art.Repository(), &in)
+			}
+			if in.StaleLabels {
+				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+			}
+			if in.Problem != "" {
+				fmt.Fprintf(a.stderr, "warning: %s: %s\n", ref, in.Problem)
 			}
 			if asJSON {
 				return a.printJSON(in)
@@ -132,6 +161,32 @@ func inspectImage(img v1.Image, in *inspection) error {
 	return nil
 }
 
+// needsContent says whether the manifest and config leave something to
+// read from the content: everything but a complete artifact config.
+func needsContent(in *inspection) bool {
+	switch in.Form {
+	case mediatypes.FormArtifact:
+		return in.Config == nil || in.Config.Identity == "" || !in.Config.HasInventory()
+	case mediatypes.FormImage, mediatypes.FormFlux, mediatypes.FormOLM, mediatypes.FormORAS:
+		return true
+	}
+	return false
+}
+
+// inspectContent unpacks img in memory and takes its checked (or
+// derived) config, with the inventory rendered when it has none.
+func inspectContent(ctx context.Context, img v1.Image, repo string, in *inspection) {
+	ad, err := unpack.Image(ctx, img, unpack.Options{Repository: repo})
+	if err != nil {
+		in.Problem = err.Error()
+		return
+	}
+	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
+	if err := ad.DeriveInventory(ctx, render.Options{}); err != nil {
+		in.Problem = "render: " + err.Error()
+	}
+}
+
 func printInspection(a *app, in *inspection) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Source:\t%s\n", in.Source)
@@ -139,6 +194,9 @@ func printInspection(a *app, in *inspection) error {
 	fmt.Fprintf(tw, "Form:\t%s\n", in.Form)
 	if len(in.Platforms) > 0 {
 		fmt.Fprintf(tw, "Platforms:\t%v\n", in.Platforms)
+	}
+	if in.Derived {
+		fmt.Fprintf(tw, "Metadata:\tderived from the content and labels (no add-on config)\n")
 	}
 	if c := in.Config; c != nil {
 		fmt.Fprintf(tw, "Name:\t%s\n", c.Name)
