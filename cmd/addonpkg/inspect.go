@@ -35,6 +35,8 @@ type inspection struct {
 	StaleLabels bool `json:"staleLabels,omitempty"`
 	// Problem says why the content could not be read as an add-on.
 	Problem string `json:"problem,omitempty"`
+	// Chart is a Helm chart's name and version (form helm-chart).
+	Chart *unpack.HelmChart `json:"chart,omitempty"`
 }
 
 func newInspectCmd(a *app) *cobra.Command {
@@ -147,6 +149,12 @@ func inspectImage(img v1.Image, in *inspection) error {
 	}
 	in.Form = mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), ls, labels)
 	switch in.Form {
+	case mediatypes.FormHelm:
+		c, err := unpack.ParseHelmChart(raw)
+		if err != nil {
+			return err
+		}
+		in.Chart = c
 	case mediatypes.FormArtifact:
 		if c, err := addon.Parse(raw); err == nil {
 			in.Config = c
@@ -194,6 +202,16 @@ func printInspection(a *app, in *inspection) error {
 	fmt.Fprintf(tw, "Form:\t%s\n", in.Form)
 	if len(in.Platforms) > 0 {
 		fmt.Fprintf(tw, "Platforms:\t%v\n", in.Platforms)
+	}
+	if c := in.Chart; c != nil {
+		fmt.Fprintf(tw, "Helm chart:\t%s %s\n", c.Name, c.Version)
+		if c.AppVersion != "" {
+			fmt.Fprintf(tw, "App version:\t%s\n", c.AppVersion)
+		}
+		if c.Description != "" {
+			fmt.Fprintf(tw, "Description:\t%s\n", c.Description)
+		}
+		fmt.Fprintf(tw, "Note:\trender it with helm template; addonpkg unpack -o DIR writes its files\n")
 	}
 	if in.Derived {
 		fmt.Fprintf(tw, "Metadata:\tderived from the content and labels (no add-on config)\n")

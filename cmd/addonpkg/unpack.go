@@ -111,7 +111,7 @@ the local store is read from there (see --pull).
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := render.Raw(cmd.Context(), ad.FS)
+				res, err := ad.Raw(cmd.Context())
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}

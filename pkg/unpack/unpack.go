@@ -94,10 +94,22 @@ type Addon struct {
 
 // Render renders the add-on's tree (see package render).
 func (a *Addon) Render(ctx context.Context, opts render.Options) (*render.Result, error) {
+	if a.Form == mediatypes.FormHelm {
+		return nil, a.helmRenderError()
+	}
 	if opts.Kind == "" && a.Config != nil {
 		opts.Kind = a.Config.Kind
 	}
 	return render.Render(ctx, a.FS, opts)
+}
+
+// Raw lists the tree's manifests without rendering (render.Raw); a Helm
+// chart is refused (ErrHelmChart): its templates are not manifests.
+func (a *Addon) Raw(ctx context.Context) (*render.Result, error) {
+	if a.Form == mediatypes.FormHelm {
+		return nil, a.helmRenderError()
+	}
+	return render.Raw(ctx, a.FS)
 }
 
 // DeriveInventory renders the tree into Config.Inventory when the config
@@ -266,6 +278,14 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	case mediatypes.FormORAS:
 		content = "/"
 		layers, content = orasLayers(m)
+	case mediatypes.FormHelm:
+		chart, err := ParseHelmChart(rawCfg)
+		if err != nil {
+			return nil, err
+		}
+		if layers, content, err = helmLayers(m, chart); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
 	}
@@ -408,6 +428,20 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 		}
 	}
 	kind := render.DetectKind(a.FS)
+	if form == mediatypes.FormHelm {
+		chart, err := ParseHelmChart(rawCfg)
+		if err != nil {
+			return err
+		}
+		// A chart has no inventory before Helm renders it.
+		a.Derived = true
+		a.Config = &addon.Config{
+			SpecVersion: mediatypes.SpecVersion, Name: firstOf(chart.Name, lastSegment(repo)), Version: chart.Version,
+			Description: chart.Description, Kind: kind, ContentRoot: a.ContentDir, Identity: a.Identity,
+			Inventory: addon.Inventory{Objects: []addon.Object{}},
+		}
+		return nil
+	}
 	if cfg == nil {
 		a.Derived, a.NoInventory = true, true
 		cfg = &addon.Config{
