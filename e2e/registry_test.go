@@ -164,7 +164,8 @@ func TestRegistryRoundTrip(t *testing.T) {
 }
 
 // TestUnpackStdoutCoreDNS renders the image-form coredns from a registry
-// to stdout: the objects are those of examples/coredns/coredns.yaml.
+// to stdout: the objects are those of examples/coredns/coredns.yaml, in
+// apply order (spec 6.4: the Service moves before the Deployment).
 func TestUnpackStdoutCoreDNS(t *testing.T) {
 	t.Parallel()
 	r := startRegistry(t, testregistry.Plain)
@@ -186,9 +187,14 @@ func TestUnpackStdoutCoreDNS(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("unpack %s printed %d objects, want %d", ref, len(got), len(want))
 	}
-	for i := range want {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("object %d differs:\ngot  %v\nwant %v", i, got[i], want[i])
+	byKind := map[any]any{}
+	for _, w := range want {
+		byKind[w.(map[string]any)["kind"]] = w
+	}
+	order := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Service", "Deployment"}
+	for i, kind := range order {
+		if !reflect.DeepEqual(got[i], byKind[kind]) {
+			t.Errorf("object %d differs:\ngot  %v\nwant the %s %v", i, got[i], kind, byKind[kind])
 		}
 	}
 }

@@ -31,6 +31,7 @@ func newBuildCmd(a *app) *cobra.Command {
 		fetch                              fetchFlags
 		base                               string
 		deletes                            []string
+		layered                            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build PATH",
@@ -118,7 +119,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			var res *build.Result
 			if base != "" {
 				var closeBase func() error
-				res, closeBase, err = a.patchBase(cmd, base, fsys, deletes, opts)
+				res, closeBase, err = a.patchBase(cmd, base, fsys, deletes, opts, layered)
 				if closeBase != nil {
 					defer closeBase()
 				}
@@ -128,6 +129,9 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			} else {
 				if len(deletes) > 0 {
 					return fmt.Errorf("--delete needs --base: only a patch deletes files of another add-on")
+				}
+				if layered {
+					return fmt.Errorf("--layered needs --base: only a patch of an artifact has layers to keep")
 				}
 				res, err = build.Build(cmd.Context(), fsys, opts)
 			}
@@ -168,6 +172,9 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return err
 				}
 			}
+			for _, w := range build.FluxWarnings(res.Image) {
+				fmt.Fprintf(a.stderr, "warning: %s\n", w)
+			}
 			if asJSON {
 				return a.printJSON(map[string]any{
 					"digest": res.Digest.String(), "tags": names, "format": opts.Format, "config": res.Config,
@@ -192,8 +199,9 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
-	f.StringVar(&base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): its layers stay, PATH's files go into one layer on top")
+	f.StringVar(&base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): an image keeps its layers and gets PATH's files in one layer on top; an artifact becomes one layer of the patched tree (see --layered)")
 	f.StringArrayVar(&deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")
+	f.BoolVar(&layered, "layered", false, "with --base of an artifact: keep the base's layers and add one (default: one layer of the patched tree; Flux and oras read only single-layer artifacts)")
 	fetch.add(cmd)
 	a.addRegistryFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("image", "artifact"))
@@ -321,7 +329,7 @@ func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) 
 // and puts fsys on top of it as one new layer, with the --delete paths as
 // whiteouts. The base's form is kept. The closer releases the base (an
 // oci-archive stays open until the result is written): call it when done.
-func (a *app) patchBase(cmd *cobra.Command, base string, fsys fs.FS, deletes []string, opts build.Options) (*build.Result, func() error, error) {
+func (a *app) patchBase(cmd *cobra.Command, base string, fsys fs.FS, deletes []string, opts build.Options, layered bool) (*build.Result, func() error, error) {
 	f := cmd.Flags()
 	if f.Changed("format") {
 		return nil, nil, fmt.Errorf("--format: a patch keeps the form of its --base")
@@ -352,6 +360,7 @@ func (a *app) patchBase(cmd *cobra.Command, base string, fsys fs.FS, deletes []s
 		Version: opts.Version, Description: opts.Description,
 		Labels: opts.Labels, Annotations: opts.Annotations,
 		NoValidate: opts.NoValidate, AllowRemote: opts.AllowRemote,
+		Layered: layered,
 	}
 	if f.Changed("name") {
 		popts.Name = opts.Name

@@ -19,9 +19,7 @@ const conformanceVectors = "../../spec/conformance/vectors"
 // knownFailures are vectors addonpkg fails on this branch, each with the
 // change that makes it pass. The test fails when one of them passes, so
 // the list cannot go stale.
-var knownFailures = map[string]string{
-	"artifact-minimal-config": "issue 13 item 2: a config that omits what the content gives",
-}
+var knownFailures = map[string]string{}
 
 // addonpkg's reader passes every vector of spec/conformance/vectors,
 // through the runner and a real process, as a third-party reader would.
@@ -137,7 +135,6 @@ func TestCLIConformanceRun(t *testing.T) {
 var unpackDiffers = map[string]string{
 	"same-path-twice":         "a file already streamed to disk cannot be replaced by a later entry of its layer",
 	"same-path-dir-then-file": "a file already streamed to disk cannot be replaced by a later entry of its layer",
-	"artifact-minimal-config": knownFailures["artifact-minimal-config"],
 }
 
 // `addonpkg unpack SOURCE -o DIR` writes every accepted vector's tree to

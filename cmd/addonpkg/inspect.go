@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -26,6 +28,16 @@ type inspection struct {
 	Layers      []v1.Descriptor   `json:"layers"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Platforms   []string          `json:"platforms,omitempty"`
+	// Derived says the config was derived from the content and labels
+	// (the image carries no add-on config, or only stale labels).
+	Derived bool `json:"derived,omitempty"`
+	// StaleLabels says the image's identity or config label describes
+	// another tree (spec 4.5): they were ignored.
+	StaleLabels bool `json:"staleLabels,omitempty"`
+	// Problem says why the content could not be read as an add-on.
+	Problem string `json:"problem,omitempty"`
+	// Chart is a Helm chart's name and version (form helm-chart).
+	Chart *unpack.HelmChart `json:"chart,omitempty"`
 }
 
 func newInspectCmd(a *app) *cobra.Command {
@@ -35,7 +47,17 @@ func newInspectCmd(a *app) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect SOURCE",
-		Short: "Show an add-on's form, metadata, inventory and layers without reading a layer",
+		Short: "Show an add-on's form, metadata, inventory and layers",
+		Long: `Inspect shows an add-on's form, metadata, inventory and layers.
+
+An artifact whose config blob is complete is described from its manifest and
+config alone. Any other add-on (the image form, whose labels must be checked
+against the content; an image that addonpkg did not build; a Flux, OLM or
+oras artifact; a minimal third-party config) is also unpacked in memory: the
+name comes from the labels, else the last segment of the repository name
+(spec 4.3), the inventory is rendered when the config has none, and stale
+labels (an identity that does not match the content, inherited through FROM)
+are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
 		Args:              cobra.ExactArgs(1),
@@ -82,6 +104,15 @@ func newInspectCmd(a *app) *cobra.Command {
 			if err := inspectImage(img, &in); err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
 			}
+			if needsContent(&in) {
+				inspectContent(cmd.Context(), img, art.Repository(), &in)
+			}
+			if in.StaleLabels {
+				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+			}
+			if in.Problem != "" {
+				fmt.Fprintf(a.stderr, "warning: %s: %s\n", ref, in.Problem)
+			}
 			if asJSON {
 				return a.printJSON(in)
 			}
@@ -89,7 +120,7 @@ func newInspectCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never look in the registry")
+	cmd.Flags().StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
 	a.addRegistryFlags(cmd)
 	return cmd
@@ -119,6 +150,12 @@ func inspectImage(img v1.Image, in *inspection) error {
 	}
 	in.Form = mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), ls, labels)
 	switch in.Form {
+	case mediatypes.FormHelm:
+		c, err := unpack.ParseHelmChart(raw)
+		if err != nil {
+			return err
+		}
+		in.Chart = c
 	case mediatypes.FormArtifact:
 		if c, err := addon.Parse(raw); err == nil {
 			in.Config = c
@@ -133,6 +170,32 @@ func inspectImage(img v1.Image, in *inspection) error {
 	return nil
 }
 
+// needsContent says whether the manifest and config leave something to
+// read from the content: everything but a complete artifact config.
+func needsContent(in *inspection) bool {
+	switch in.Form {
+	case mediatypes.FormArtifact:
+		return in.Config == nil || in.Config.Identity == "" || !in.Config.HasInventory()
+	case mediatypes.FormImage, mediatypes.FormFlux, mediatypes.FormOLM, mediatypes.FormORAS:
+		return true
+	}
+	return false
+}
+
+// inspectContent unpacks img in memory and takes its checked (or
+// derived) config, with the inventory rendered when it has none.
+func inspectContent(ctx context.Context, img v1.Image, repo string, in *inspection) {
+	ad, err := unpack.Image(ctx, img, unpack.Options{Repository: repo})
+	if err != nil {
+		in.Problem = err.Error()
+		return
+	}
+	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
+	if err := ad.DeriveInventory(ctx, render.Options{}); err != nil {
+		in.Problem = "render: " + err.Error()
+	}
+}
+
 func printInspection(a *app, in *inspection) error {
 	tw := tabwriter.NewWriter(terminalSafe(a.stdout), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Source:\t%s\n", in.Source)
@@ -140,6 +203,19 @@ func printInspection(a *app, in *inspection) error {
 	fmt.Fprintf(tw, "Form:\t%s\n", in.Form)
 	if len(in.Platforms) > 0 {
 		fmt.Fprintf(tw, "Platforms:\t%v\n", sanitizeAll(in.Platforms))
+	}
+	if c := in.Chart; c != nil {
+		fmt.Fprintf(tw, "Helm chart:\t%s %s\n", c.Name, c.Version)
+		if c.AppVersion != "" {
+			fmt.Fprintf(tw, "App version:\t%s\n", c.AppVersion)
+		}
+		if c.Description != "" {
+			fmt.Fprintf(tw, "Description:\t%s\n", c.Description)
+		}
+		fmt.Fprintf(tw, "Note:\trender it with helm template; addonpkg unpack -o DIR writes its files\n")
+	}
+	if in.Derived {
+		fmt.Fprintf(tw, "Metadata:\tderived from the content and labels (no add-on config)\n")
 	}
 	if c := in.Config; c != nil {
 		fmt.Fprintf(tw, "Name:\t%s\n", c.Name)

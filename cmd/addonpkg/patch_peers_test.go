@@ -112,6 +112,11 @@ func TestPatchPeers(t *testing.T) {
 				for _, d := range tc.deletes {
 					args = append(args, "--delete", d)
 				}
+				if form == "artifact" {
+					// Layers kept, so that the peers read the whiteouts
+					// (by default a patched artifact is one layer).
+					args = append(args, "--layered")
+				}
 				runTool(t, env, bin, args...)
 
 				// (a) The base's layers, as they are, then one new layer.

@@ -55,7 +55,10 @@ func newPushCmd(a *app) *cobra.Command {
 		Short: "Push an add-on from the local store to a registry",
 		Long: `Push uploads an add-on from the local store to a registry: blobs first (those
 the registry has are skipped), then the manifest. DEST defaults to NAME. It
-prints REGISTRY/REPO@sha256:... on stdout.`,
+prints REGISTRY/REPO@sha256:... on stdout.
+
+A NAME without a registry host (coredns:1.11) is a local name: push it with a
+DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 		Example: `  addonpkg push registry.example.com/addons/coredns:1.11
   addonpkg push coredns:1.11 localhost:5000/addons/coredns:1.11 --json`,
 		Args:              cobra.RangeArgs(1, 2),
@@ -65,6 +68,8 @@ prints REGISTRY/REPO@sha256:... on stdout.`,
 			dstName := args[0]
 			if len(args) == 2 {
 				dstName = args[1]
+			} else if r, err := source.Parse(dstName); err == nil && r.Kind == source.KindStore {
+				return fmt.Errorf("push %s: a local name needs a destination: addonpkg push %s REGISTRY/REPO[:TAG] (for Docker Hub: %s)", dstName, dstName, source.DockerHubName(dstName))
 			}
 			dst, err := registryRef(dstName)
 			if err != nil {
@@ -94,8 +99,9 @@ func registryRef(s string) (source.Ref, error) {
 		return source.Ref{}, err
 	}
 	if r.Kind == source.KindStore {
-		// A name without a registry host goes to Docker Hub, as docker does.
-		r.Kind = source.KindRegistry
+		// A name without a registry host is a local name: Docker Hub is
+		// reached only by an explicit docker.io/ reference.
+		return source.Ref{}, fmt.Errorf("%s: %w: a name without a registry host is a local name (for Docker Hub write %s)", s, source.ErrShortName, source.DockerHubName(s))
 	}
 	if r.Kind != source.KindRegistry {
 		return source.Ref{}, fmt.Errorf("%s: want a registry reference REGISTRY/REPO[:TAG]", s)

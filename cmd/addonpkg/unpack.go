@@ -36,8 +36,10 @@ oci-archive:FILE[:TAG], docker-archive:FILE[:REFERENCE], a local folder or manif
 (./dir, /abs/dir, file.yaml, file://...), an https:// URL of a YAML file or a
 .tar.gz/.tgz/.tar/.zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
 repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
-git+ssh://, git+file://). A name that exists in the local store wins over a
-registry (see --pull).
+git+ssh://, git+file://). A name without a registry host (coredns:1.11) is a
+local name: it is read from the local store only, never from Docker Hub (write
+docker.io/library/coredns:1.11 for that). A registry reference that exists in
+the local store is read from there (see --pull).
 
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
@@ -105,6 +107,9 @@ registry (see --pull).
 			if err != nil {
 				return err
 			}
+			if ad.Stale {
+				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+			}
 			switch {
 			case out != "":
 				if err := w.Commit(ad.FS); err != nil {
@@ -115,11 +120,16 @@ registry (see --pull).
 				}
 				return nil
 			case asJSON:
+				// A config without an inventory (a foreign image, a
+				// minimal third-party config) gets the rendered one.
+				if err := ad.DeriveInventory(cmd.Context(), render.Options{AllowRemote: allowRemote}); err != nil {
+					return fmt.Errorf("render %s: %w", ref, err)
+				}
 				return a.printJSON(describeAddon(ref, ad))
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := render.Render(cmd.Context(), ad.FS, render.Options{Kind: "manifests"})
+				res, err := ad.Raw(cmd.Context())
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
@@ -136,10 +146,10 @@ registry (see --pull).
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
-	f.BoolVar(&raw, "raw", false, "print the plain manifests without rendering kustomize")
+	f.BoolVar(&raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&list, "list", false, "print the file list with sizes")
 	f.BoolVar(&asJSON, "json", false, "print metadata and the file list as JSON")
-	f.StringVar(&pull, "pull", source.PullMissing, "for store names: missing, always or never pull from the registry")
+	f.StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
 	f.StringVar(&platform, "platform", "", "platform to pick from an index, os/arch[/variant]")
 	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
@@ -212,6 +222,9 @@ func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
 		"identity": ad.Identity,
 		"config":   ad.Config,
 		"files":    files(ad),
+	}
+	if ad.Stale {
+		m["staleLabels"] = true
 	}
 	if ad.Digest.Hex != "" {
 		m["digest"] = ad.Digest.String()

@@ -4,6 +4,7 @@ package addon
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -89,7 +90,22 @@ const MaxConfigSize = 8 << 20
 // Marshal encodes c as compact, deterministic JSON.
 func (c *Config) Marshal() ([]byte, error) { return json.Marshal(c) }
 
-// Parse decodes and checks a config document.
+// Sentinel errors of a config that contradicts its content.
+var (
+	// ErrIdentityMismatch marks a config whose identity is not the one
+	// computed from the content.
+	ErrIdentityMismatch = errors.New("identity does not match the content")
+	// ErrKindMismatch marks a config whose kind is not the content's.
+	ErrKindMismatch = errors.New("kind does not match the content")
+)
+
+// Parse decodes and checks a config document. It accepts a config that
+// omits what a reader can derive: specVersion (the media type says v1;
+// Parse sets it), kind, contentRoot, identity and inventory (computed from
+// the content by Complete). It refuses only what is present and wrong: a
+// specVersion other than v1, an unknown kind, and a missing name, which
+// nothing can derive. A third-party tool can thus write a config as small
+// as {"name":"coredns","version":"1.11.3"}.
 func Parse(b []byte) (*Config, error) {
 	if len(b) > MaxConfigSize {
 		return nil, fmt.Errorf("add-on config is %d bytes, over the %d byte limit", len(b), MaxConfigSize)
@@ -98,14 +114,51 @@ func Parse(b []byte) (*Config, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("decode add-on config: %w", err)
 	}
-	if c.SpecVersion != mediatypes.SpecVersion {
+	switch c.SpecVersion {
+	case "":
+		c.SpecVersion = mediatypes.SpecVersion
+	case mediatypes.SpecVersion:
+	default:
 		return nil, fmt.Errorf("add-on config: %w %q (this addonpkg reads %q)", ErrUnsupportedVersion, c.SpecVersion, mediatypes.SpecVersion)
 	}
 	if c.Name == "" {
 		return nil, fmt.Errorf("add-on config: missing name")
 	}
-	if _, err := ParseKind(string(c.Kind)); err != nil {
-		return nil, fmt.Errorf("add-on config: %w", err)
+	if c.Kind != "" {
+		if _, err := ParseKind(string(c.Kind)); err != nil {
+			return nil, fmt.Errorf("add-on config: %w", err)
+		}
 	}
 	return &c, nil
+}
+
+// HasInventory reports whether the config carries an inventory (its
+// objects array is present); a reader renders the tree to derive one
+// when it does not.
+func (c *Config) HasInventory() bool { return c.Inventory.Objects != nil }
+
+// Complete fills in what the config omits from the content it describes
+// (the kind and identity computed from the tree, its content root), and
+// checks what it states: an identity or kind that differs from the
+// content's is an error (ErrIdentityMismatch, ErrKindMismatch). The
+// inventory, which takes rendering, is left to the caller (HasInventory).
+func (c *Config) Complete(kind Kind, identity, contentRoot string) error {
+	switch c.Identity {
+	case "":
+		c.Identity = identity
+	case identity:
+	default:
+		return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrIdentityMismatch, identity, c.Identity)
+	}
+	switch c.Kind {
+	case "":
+		c.Kind = kind
+	case kind:
+	default:
+		return fmt.Errorf("%w: the config says the add-on is %s, its content is %s", ErrKindMismatch, c.Kind, kind)
+	}
+	if c.ContentRoot == "" {
+		c.ContentRoot = contentRoot
+	}
+	return nil
 }

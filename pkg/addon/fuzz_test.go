@@ -22,6 +22,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(valid)
 	f.Add([]byte(""))
 	f.Add([]byte("{}"))
+	f.Add([]byte(`{"name":"coredns","version":"1.11.3"}`))
 	f.Add([]byte(`{"specVersion":"v1","name":"x","kind":"kustomize","inventory":{"objects":[]}}`))
 	f.Add([]byte(`{"specVersion":"v1","name":"x","kind":"manifests","inventory":{"objects":null,"crds":[],"images":[]}}`))
 	f.Add([]byte(`{"specVersion":"v1","name":"x","kind":"manifests","version":1e999999}`))
@@ -37,8 +38,12 @@ func FuzzParse(f *testing.F) {
 		if c.Name == "" {
 			t.Fatalf("accepted a config without a name: %q", b)
 		}
-		if c.Kind != addon.KindManifests && c.Kind != addon.KindKustomize {
+		// An omitted kind is derived from the content later (Complete).
+		if c.Kind != addon.KindManifests && c.Kind != addon.KindKustomize && c.Kind != "" {
 			t.Fatalf("accepted kind %q: %q", c.Kind, b)
+		}
+		if c.SpecVersion != "v1" {
+			t.Fatalf("accepted specVersion %q: %q", c.SpecVersion, b)
 		}
 		out, err := c.Marshal()
 		if err != nil {

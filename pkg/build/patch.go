@@ -51,15 +51,24 @@ type PatchOptions struct {
 	AllowRemote bool
 	// Unpack bounds reading the base.
 	Unpack unpack.Options
+	// Layered keeps an artifact-form base's layers and puts the patch in
+	// a layer on top. By default a patched artifact is one layer, the
+	// flattened tree: Flux reads only an artifact's first layer and oras
+	// refuses several layers titled ".", so only a single-layer artifact
+	// reads right everywhere. (The image form always keeps its layers,
+	// as a Dockerfile FROM does.)
+	Layered bool
 }
 
 // ErrPatch marks a patch that cannot apply to its base.
 var ErrPatch = errors.New("invalid patch")
 
-// Patch adds one layer to the add-on base: the files of patch at the same
-// paths of the content tree, and whiteouts for opts.Deletes. The base's
-// layers stay as they are (same digests, same order), so a registry that
-// holds the base stores only the new layer. The config (image form: the
+// Patch puts the files of patch over the add-on base's tree, at the same
+// paths of the content tree, and removes opts.Deletes. An image-form base
+// gets one layer on top (whiteouts for the deletes); its layers stay as
+// they are (same digests, same order), so a registry that holds the base
+// stores only the new layer. An artifact-form base becomes a single-layer
+// artifact of the patched tree, unless opts.Layered. The config (image form: the
 // labels, diff_ids and history; artifact form: the config blob) describes
 // the flattened result: its identity, kind and inventory.
 func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (*Result, error) {
@@ -139,8 +148,12 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	switch ad.Form {
 	case mediatypes.FormImage:
 		img, err = patchImage(base, ad, patch, deletes, &cfg, opts, created)
-	default:
-		img, err = patchArtifact(base, ad, patch, deletes, &cfg, opts, created)
+	case mediatypes.FormArtifact:
+		if opts.Layered {
+			img, err = patchArtifact(base, ad, patch, deletes, &cfg, opts, created)
+		} else {
+			img, err = squashArtifact(ad, merged, &cfg, opts, created)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -358,6 +371,24 @@ func manifestAnnotations(baseAnn, ann map[string]string) map[string]string {
 	}
 	maps.Copy(out, ann)
 	return out
+}
+
+// squashArtifact makes a new single-layer artifact holding the patched
+// tree, as Build would from that tree.
+func squashArtifact(ad *unpack.Addon, merged fs.FS, cfg *addon.Config, opts PatchOptions, created time.Time) (v1.Image, error) {
+	layer, err := archive.BuildLayer(merged, archive.TarOptions{ModTime: created}, opts.Compression, mediatypes.ContentLayer(opts.Compression))
+	if err != nil {
+		return nil, fmt.Errorf("build layer: %w", err)
+	}
+	if got := layer.Tar.Identity.String(); got != cfg.Identity {
+		return nil, fmt.Errorf("build layer: the squashed tree's identity is %s, the patched tree's %s", got, cfg.Identity)
+	}
+	cfg.ContentRoot = "/"
+	cfgJSON, err := cfg.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return NewArtifact(cfgJSON, []v1.Layer{layer}, manifestAnnotations(ad.Manifest.Annotations, annotations(cfg, opts.Annotations)))
 }
 
 // patchArtifact makes a new artifact: a new config blob, the base's

@@ -112,9 +112,17 @@ func TestPatch(t *testing.T) {
 	}
 	created := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-	for _, form := range []build.Format{build.FormatImage, build.FormatArtifact} {
+	for _, v := range []struct {
+		form    build.Format
+		layered bool
+	}{{build.FormatImage, false}, {build.FormatArtifact, false}, {build.FormatArtifact, true}} {
+		form := v.form
 		for _, c := range []mediatypes.Compression{mediatypes.Gzip, mediatypes.Zstd} {
-			t.Run(string(form)+"/"+string(c), func(t *testing.T) {
+			name := string(form) + "/" + string(c)
+			if v.layered {
+				name += "/layered"
+			}
+			t.Run(name, func(t *testing.T) {
 				base, err := build.Build(ctx, patchTree(t, baseFiles), build.Options{
 					Format: form, Name: "demo", Version: "1.0.0", Created: time.Unix(0, 0),
 				})
@@ -122,16 +130,27 @@ func TestPatch(t *testing.T) {
 					t.Fatal(err)
 				}
 				opts := build.PatchOptions{
-					Deletes: deletes, Created: created, Compression: c, Version: "1.0.0-patch.1",
+					Deletes: deletes, Created: created, Compression: c, Version: "1.0.0-patch.1", Layered: v.layered,
 				}
 				res, err := build.Patch(ctx, base.Image, patchTree(t, patchFiles), opts)
 				if err != nil {
 					t.Fatal(err)
 				}
 
-				// The base's layers are untouched, one layer is added.
 				baseLayers, gotLayers := layerDigests(t, base.Image), layerDigests(t, res.Image)
-				if len(gotLayers) != len(baseLayers)+1 || !slices.Equal(gotLayers[:len(baseLayers)], baseLayers) {
+				if form == build.FormatArtifact && !v.layered {
+					// One layer, the patched tree: what Build makes of it.
+					direct, err := build.Build(ctx, patchTree(t, want), build.Options{
+						Format: form, Name: "demo", Created: created, Compression: c,
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if directLayers := layerDigests(t, direct.Image); !slices.Equal(gotLayers, directLayers) {
+						t.Fatalf("layers %v, want the single layer %v that Build makes of the patched tree", gotLayers, directLayers)
+					}
+				} else if len(gotLayers) != len(baseLayers)+1 || !slices.Equal(gotLayers[:len(baseLayers)], baseLayers) {
+					// The base's layers are untouched, one layer is added.
 					t.Fatalf("layers %v, want %v plus one", gotLayers, baseLayers)
 				}
 				m, err := res.Image.Manifest()
@@ -202,8 +221,9 @@ func TestPatch(t *testing.T) {
 					t.Errorf("second patch %s, first %s", again.Digest, res.Digest)
 				}
 
-				// A patch of the patch stacks another layer.
-				res2, err := build.Patch(ctx, res.Image, nil, build.PatchOptions{Deletes: []string{"new.yaml"}, Created: created})
+				// A patch of the patch stacks another layer (or, for a
+				// squashed artifact, stays one layer).
+				res2, err := build.Patch(ctx, res.Image, nil, build.PatchOptions{Deletes: []string{"new.yaml"}, Created: created, Layered: v.layered})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -213,8 +233,12 @@ func TestPatch(t *testing.T) {
 				}
 				want2 := maps.Clone(want)
 				delete(want2, "new.yaml")
-				if got := patchContents(t, ad2.FS); !maps.Equal(got, want2) || ad2.Derived || len(layerDigests(t, res2.Image)) != len(gotLayers)+1 {
-					t.Errorf("second patch: tree %v derived %v", got, ad2.Derived)
+				wantLayers2 := len(gotLayers) + 1
+				if form == build.FormatArtifact && !v.layered {
+					wantLayers2 = 1
+				}
+				if got := patchContents(t, ad2.FS); !maps.Equal(got, want2) || ad2.Derived || len(layerDigests(t, res2.Image)) != wantLayers2 {
+					t.Errorf("second patch: tree %v derived %v, %d layers (want %d)", got, ad2.Derived, len(layerDigests(t, res2.Image)), wantLayers2)
 				}
 				if ad2.Config.Version != "1.0.0-patch.1" {
 					t.Errorf("second patch kept version %q", ad2.Config.Version)
@@ -357,5 +381,50 @@ func TestPatchDeleteThroughLink(t *testing.T) {
 	// The link itself can go.
 	if _, err := build.Patch(context.Background(), base.Image, nil, build.PatchOptions{Deletes: []string{"l"}, NoValidate: true}); err != nil {
 		t.Error(err)
+	}
+}
+
+// FluxWarnings is silent for what build makes by default, and names the
+// choices that Flux's client cannot read.
+func TestFluxWarnings(t *testing.T) {
+	ctx := context.Background()
+	tree := patchTree(t, map[string]string{"a.yaml": patchCM("a", "1")})
+	patch := patchTree(t, map[string]string{"b.yaml": patchCM("b", "1")})
+	for _, tc := range []struct {
+		name    string
+		format  build.Format
+		c       mediatypes.Compression
+		patch   bool
+		layered bool
+		want    []string
+	}{
+		{name: "artifact", format: build.FormatArtifact},
+		{name: "image", format: build.FormatImage},
+		{name: "artifact patch", format: build.FormatArtifact, patch: true},
+		{name: "artifact patch layered", format: build.FormatArtifact, patch: true, layered: true, want: []string{"2 layers", "oras pull refuses"}},
+		{name: "image patch", format: build.FormatImage, patch: true, want: []string{"image has 2 layers"}},
+		{name: "artifact zstd", format: build.FormatArtifact, c: mediatypes.Zstd, want: []string{"not gzip-compressed (zstd)"}},
+		{name: "image none", format: build.FormatImage, c: mediatypes.None, want: []string{"not gzip-compressed (none)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := build.Build(ctx, tree, build.Options{Format: tc.format, Name: "x", Compression: tc.c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.patch {
+				if res, err = build.Patch(ctx, res.Image, patch, build.PatchOptions{Layered: tc.layered}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := strings.Join(build.FluxWarnings(res.Image), "\n")
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("warnings %q, want none", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("warnings %q do not say %q", got, w)
+				}
+			}
+		})
 	}
 }

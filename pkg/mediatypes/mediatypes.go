@@ -1,6 +1,9 @@
 package mediatypes
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // MediaType is an OCI or Docker media type string.
 type MediaType string
@@ -37,6 +40,16 @@ const (
 	DockerForeignGz MediaType = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
 	FluxConfig      MediaType = "application/vnd.cncf.flux.config.v1+json"
 	FluxContentGzip MediaType = "application/vnd.cncf.flux.content.v1.tar+gzip"
+)
+
+// The media types of a Helm chart pushed with `helm push`.
+const (
+	// HelmConfig is the config blob: Chart.yaml's fields as JSON.
+	HelmConfig MediaType = "application/vnd.cncf.helm.config.v1+json"
+	// HelmChartContent is the chart archive (the .tgz `helm package` makes).
+	HelmChartContent MediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+	// HelmProvenance is the chart's provenance file, when pushed with one.
+	HelmProvenance MediaType = "application/vnd.cncf.helm.chart.provenance.v1.prov"
 )
 
 // Label keys in the image form's config (config.Labels) and, for both
@@ -168,6 +181,9 @@ const (
 	FormORAS Form = "oras"
 	// FormOLM is an OLM bundle image.
 	FormOLM Form = "olm-bundle"
+	// FormHelm is a Helm chart pushed with `helm push`: not an add-on
+	// addonpkg renders, but one whose files it can unpack.
+	FormHelm Form = "helm-chart"
 	// FormUnknown is none of the above.
 	FormUnknown Form = "unknown"
 )
@@ -187,6 +203,9 @@ func Classify(configType, artifactType MediaType, layers []Layer, labels map[str
 	}
 	if configType == FluxConfig || artifactType == FluxConfig {
 		return FormFlux
+	}
+	if configType == HelmConfig || artifactType == HelmConfig || slices.ContainsFunc(layers, func(l Layer) bool { return l.MediaType == HelmChartContent }) {
+		return FormHelm
 	}
 	allContent := len(layers) > 0
 	for _, l := range layers {

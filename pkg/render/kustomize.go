@@ -41,7 +41,12 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 			err = &Error{File: "kustomization", Err: fmt.Errorf("kustomize panicked: %v", r)}
 		}
 	}()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	// Reorder "unspecified" is what `kustomize build` does: the
+	// kustomization's sortOptions when it has them, else the legacy
+	// order (the apply order of this package).
+	kopts := krusty.MakeDefaultOptions()
+	kopts.Reorder = krusty.ReorderOptionUnspecified
+	k := krusty.MakeKustomizer(kopts)
 	resMap, err := k.Run(treeFS{fsys}, "/")
 	if err != nil {
 		return nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}

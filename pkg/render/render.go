@@ -136,14 +136,37 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	return &Result{Kind: kind, Documents: docs}, nil
 }
 
+// Raw lists the tree's manifests without rendering kustomize: the
+// documents of its YAML and JSON files, in apply order as for a
+// plain-manifest add-on. For a plain-manifest tree it is Render. In a
+// kustomize tree the kustomization files are left out, and so is any
+// file whose documents are not all Kubernetes objects (JSON patches,
+// transformer configurations): those are kustomize's inputs, not
+// manifests.
+func Raw(ctx context.Context, fsys fs.FS) (*Result, error) {
+	lenient := DetectKind(fsys) == addon.KindKustomize
+	docs, err := manifestDocuments(ctx, fsys, lenient)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Kind: addon.KindManifests, Documents: docs}, nil
+}
+
 // renderManifests reads every manifest file in lexical path order.
 func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
+	return manifestDocuments(ctx, fsys, false)
+}
+
+// manifestDocuments splits the tree's manifest files into documents in
+// apply order. lenient leaves out kustomization files and the files that
+// do not split into Kubernetes objects, instead of failing on them.
+func manifestDocuments(ctx context.Context, fsys fs.FS, lenient bool) ([]Document, error) {
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !IsManifestFile(name) {
+		if d.IsDir() || !IsManifestFile(name) || lenient && isKustomization(name) {
 			return nil
 		}
 		files = append(files, name)
@@ -153,13 +176,19 @@ func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
 		return nil, fmt.Errorf("list manifests: %w", err)
 	}
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
-	// within a directory, which is the order WalkDir visits.
-	return splitAll(ctx, fsys, files)
+	// within a directory, which is the order WalkDir visits. The stream
+	// then goes in apply order, tree order kept within a kind.
+	docs, err := splitAll(ctx, fsys, files, lenient)
+	if err != nil {
+		return nil, err
+	}
+	SortForApply(docs)
+	return docs, nil
 }
 
 // splitAll parses the files on every core and keeps their order: parsing
 // is most of the cost of validating a large add-on.
-func splitAll(ctx context.Context, fsys fs.FS, files []string) ([]Document, error) {
+func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid bool) ([]Document, error) {
 	type result struct {
 		docs []Document
 		err  error
@@ -195,6 +224,9 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string) ([]Document, erro
 	}
 	var docs []Document
 	for _, r := range results {
+		if r.err != nil && skipInvalid && errors.Is(r.err, ErrInvalid) {
+			continue
+		}
 		if r.err != nil {
 			return nil, r.err // the first failing file in tree order
 		}

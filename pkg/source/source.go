@@ -397,21 +397,20 @@ func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opts.Pull != PullAlways {
-			d, err := st.Resolve(ref.Name)
-			if err == nil {
-				return fromStore(st, ref, d, nil)
-			}
-			if !errors.Is(err, layout.ErrNotFound) || opts.Pull == PullNever {
-				return nil, err
-			}
+		// A short name is a local name: it never falls through to a
+		// registry (Docker Hub is reached only by docker.io/NAME), so a
+		// mistyped name neither leaks nor waits on the network.
+		if opts.Pull == PullAlways {
+			return nil, fmt.Errorf("%w: %s is a local name, there is no registry to pull it from (for Docker Hub write %s)", ErrShortName, ref.Name, DockerHubName(ref.Name))
 		}
-		// Not in the store: as docker does, try the registry.
-		a, err := open(ctx, Ref{Kind: KindRegistry, Name: ref.Name}, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: not in the local store, and from the registry: %w", ref.Name, err)
+		d, err := st.Resolve(ref.Name)
+		if err == nil {
+			return fromStore(st, ref, d, nil)
 		}
-		return a, nil
+		if !errors.Is(err, layout.ErrNotFound) {
+			return nil, err
+		}
+		return nil, notInStore(st, ref.Name)
 	case KindRegistry:
 		// As docker run does: a copy in the local store (a pull or a build
 		// tagged with the full name) wins, unless --pull always.

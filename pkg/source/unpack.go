@@ -44,6 +44,9 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		return nil, err
 	}
 	defer a.Close()
+	if uopts.Repository == "" {
+		uopts.Repository = a.Repository()
+	}
 	var ad *unpack.Addon
 	for try := 0; ; try++ {
 		if a.Index != nil {
@@ -83,6 +86,21 @@ func (a *Artifact) Pinned() string {
 		return repoOf(a.Ref.Name) + "@" + d
 	case KindLayout, KindArchive:
 		return string(a.Ref.Kind) + ":" + a.Ref.Path + "@" + d
+	}
+	return ""
+}
+
+// Repository is the repository name the artifact was read under
+// (REGISTRY/REPO for a registry, the name for the store, a
+// docker-archive's REFERENCE), without tag or digest; "" when the source
+// names none.
+func (a *Artifact) Repository() string {
+	switch a.Ref.Kind {
+	case KindRegistry, KindStore, KindDockerArchive:
+		if strings.HasPrefix(a.Ref.Name, "sha256:") {
+			return ""
+		}
+		return repoOf(a.Ref.Name)
 	}
 	return ""
 }

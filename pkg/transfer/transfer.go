@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -145,6 +146,9 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 		if a.Index != nil {
 			return nil, fmt.Errorf("%s: %w: a docker-archive holds one image, not an index", dst, ErrUnsupportedDestination)
 		}
+		if err := checkDockerImage(a.Image); err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", dst, ErrUnsupportedDestination, err)
+		}
 		if err := writeDockerArchive(a.Image, dst); err != nil {
 			return nil, err
 		}
@@ -213,6 +217,31 @@ func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref, progr
 	}
 	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
+}
+
+// checkDockerImage refuses what a docker-archive cannot carry: docker
+// load, skopeo and addonpkg read it as a container image, so an add-on
+// artifact (or any other artifact) written there would come back as
+// something else, or not at all.
+func checkDockerImage(img v1.Image) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	cfg := mediatypes.MediaType(m.Config.MediaType)
+	if cfg != mediatypes.OCIConfig && cfg != mediatypes.DockerConfig {
+		what := "an artifact"
+		if cfg == mediatypes.AddonConfig || mediatypes.MediaType(m.ArtifactType) == mediatypes.AddonConfig {
+			what = "an add-on in the artifact form"
+		}
+		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it with --format image", what, m.Config.MediaType)
+	}
+	for i, l := range m.Layers {
+		if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
+			return fmt.Errorf("a docker-archive holds only container images, and layer %d has media type %s", i+1, l.MediaType)
+		}
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// that writes the tree out (output.Writer) then writes while it reads.
 	// When Image fails, what the sink received is void.
 	Sink Sink
+	// Repository is the repository the image was read from
+	// (registry.example/addons/coredns): when neither a config nor a label
+	// names the add-on, its last segment does (spec 4.3).
+	Repository string
 	// SinkOnly makes the tree let go of each file's bytes once Sink has
 	// them: Addon.FS then holds the tree's shape, sizes and digests
 	// (reading a file fails with memfs.ErrDropped), and the memory an
@@ -84,10 +88,18 @@ type Addon struct {
 	// Form is the shape it travelled in.
 	Form mediatypes.Form
 	// Config is the add-on's config: read from the artifact's config blob
-	// or the image's label, else derived from the content (Derived is
-	// then true and the inventory is empty until rendered).
+	// or the image's label, with what it omits derived from the content;
+	// else derived from the content and labels alone (Derived is then
+	// true).
 	Config  *addon.Config
 	Derived bool
+	// NoInventory says the config carried no inventory: Config.Inventory
+	// is empty until DeriveInventory renders the tree.
+	NoInventory bool
+	// Stale says the image's identity label or config label describes
+	// another tree (labels inherited through FROM, spec 4.5): they were
+	// ignored, and the metadata derived from the content.
+	Stale bool
 	// Identity is the content identity computed from FS.
 	Identity string
 	// Digest is the manifest the add-on came from.
@@ -104,10 +116,37 @@ type Addon struct {
 
 // Render renders the add-on's tree (see package render).
 func (a *Addon) Render(ctx context.Context, opts render.Options) (*render.Result, error) {
+	if a.Form == mediatypes.FormHelm {
+		return nil, a.helmRenderError()
+	}
 	if opts.Kind == "" && a.Config != nil {
 		opts.Kind = a.Config.Kind
 	}
 	return render.Render(ctx, a.FS, opts)
+}
+
+// Raw lists the tree's manifests without rendering (render.Raw); a Helm
+// chart is refused (ErrHelmChart): its templates are not manifests.
+func (a *Addon) Raw(ctx context.Context) (*render.Result, error) {
+	if a.Form == mediatypes.FormHelm {
+		return nil, a.helmRenderError()
+	}
+	return render.Raw(ctx, a.FS)
+}
+
+// DeriveInventory renders the tree into Config.Inventory when the config
+// carried none (NoInventory); otherwise it does nothing.
+func (a *Addon) DeriveInventory(ctx context.Context, opts render.Options) error {
+	if !a.NoInventory {
+		return nil
+	}
+	res, err := a.Render(ctx, opts)
+	if err != nil {
+		return err
+	}
+	a.Config.Inventory = res.Inventory()
+	a.NoInventory = false
+	return nil
 }
 
 func (o Options) logger() *slog.Logger {
@@ -255,7 +294,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 			layers = append(layers, ls)
 		}
 	case mediatypes.FormArtifact, mediatypes.FormFlux:
-		content = "/"
+		content = orasDirRoot(m)
 		for i, l := range m.Layers {
 			mt := mediatypes.MediaType(l.MediaType)
 			if !mediatypes.IsAddonContent(mt) && mt != mediatypes.FluxContentGzip {
@@ -266,6 +305,14 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	case mediatypes.FormORAS:
 		content = "/"
 		layers, content = orasLayers(m)
+	case mediatypes.FormHelm:
+		chart, err := ParseHelmChart(rawCfg)
+		if err != nil {
+			return nil, err
+		}
+		if layers, content, err = helmLayers(m, chart); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
 	}
@@ -297,7 +344,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		return nil, err
 	}
 	a.Identity = id.String()
-	if err := a.loadConfig(form, rawCfg, ic, m, log); err != nil {
+	if err := a.loadConfig(form, rawCfg, ic, m, opts.Repository, log); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -354,68 +401,130 @@ func orasLayers(m *v1.Manifest) ([]layerSource, string) {
 	return out, "/"
 }
 
-// loadConfig finds the add-on config the form carries, checks its
-// identity against the content, or derives one.
-func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, log *slog.Logger) error {
+// orasDirRoot is the content directory of an artifact's layers: "/", or
+// "/DIR" when every layer is a directory that `oras push DIR/:MEDIATYPE`
+// made (a tar of DIR/... titled DIR, with oras's unpack annotation), so a
+// third-party artifact pushed that way reads as the tree inside DIR.
+func orasDirRoot(m *v1.Manifest) string {
+	title := ""
+	for i, l := range m.Layers {
+		t := strings.Trim(l.Annotations[mediatypes.AnnotationTitle], "/")
+		unsafe := path.Clean(t) != t || t == ".." || strings.HasPrefix(t, "../")
+		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" || t == "" || t == "." || unsafe || (i > 0 && t != title) {
+			return "/"
+		}
+		title = t
+	}
+	if title == "" {
+		return "/"
+	}
+	return "/" + title
+}
+
+// loadConfig finds the add-on config the form carries, completes what it
+// omits and checks what it states against the content, or derives one.
+func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
 	var cfg *addon.Config
+	labels := ic.Config.Labels
 	switch form {
 	case mediatypes.FormArtifact:
 		c, err := addon.Parse(rawCfg)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		if c.Identity != a.Identity {
+		if c.Identity != "" && c.Identity != a.Identity {
 			return fmt.Errorf("%w: the content's identity is %s, the config claims %s", ErrIdentityMismatch, a.Identity, c.Identity)
 		}
 		cfg = c
 	case mediatypes.FormImage:
-		if s := ic.Config.Labels[mediatypes.LabelConfig]; s != "" {
+		if id := labels[mediatypes.LabelIdentity]; id != "" && id != a.Identity {
+			a.Stale = true
+		}
+		if s := labels[mediatypes.LabelConfig]; s != "" {
 			c, err := addon.Parse([]byte(s))
 			switch {
 			case err != nil:
 				log.Debug("ignoring unreadable config label", "err", err)
-			case c.Identity != a.Identity:
-				// Labels inherited through FROM describe the base's tree.
-				log.Debug("ignoring stale config label", "label", c.Identity, "content", a.Identity)
+			case c.Identity != "" && c.Identity != a.Identity:
+				a.Stale = true
 			default:
 				cfg = c
 			}
 		}
+		if a.Stale {
+			// Labels inherited through FROM describe the base's tree.
+			log.Warn("stale labels: the identity label or config label describes another tree; using the content",
+				"label", firstOf(labels[mediatypes.LabelIdentity], identityOf(labels[mediatypes.LabelConfig])), "content", a.Identity)
+			cfg = nil
+		}
+	}
+	kind := render.DetectKind(a.FS)
+	if form == mediatypes.FormHelm {
+		chart, err := ParseHelmChart(rawCfg)
+		if err != nil {
+			return err
+		}
+		// A chart has no inventory before Helm renders it.
+		a.Derived = true
+		a.Config = &addon.Config{
+			SpecVersion: mediatypes.SpecVersion, Name: firstOf(chart.Name, lastSegment(repo)), Version: chart.Version,
+			Description: chart.Description, Kind: kind, ContentRoot: a.ContentDir, Identity: a.Identity,
+			Inventory: addon.Inventory{Objects: []addon.Object{}},
+		}
+		return nil
 	}
 	if cfg == nil {
-		a.Derived = true
+		a.Derived, a.NoInventory = true, true
 		cfg = &addon.Config{
 			SpecVersion: mediatypes.SpecVersion,
-			Name:        firstOf(ic.Config.Labels[mediatypes.LabelName], m.Annotations[mediatypes.LabelName], m.Annotations[mediatypes.AnnotationTitle], ic.Config.Labels[mediatypes.AnnotationTitle]),
-			Version:     firstOf(ic.Config.Labels[mediatypes.LabelVersion], m.Annotations[mediatypes.AnnotationVersion], ic.Config.Labels[mediatypes.AnnotationVersion]),
-			Description: firstOf(m.Annotations[mediatypes.AnnotationDescription], ic.Config.Labels[mediatypes.AnnotationDescription]),
-			Source:      firstOf(m.Annotations[mediatypes.AnnotationSource], ic.Config.Labels[mediatypes.AnnotationSource]),
-			Revision:    firstOf(m.Annotations[mediatypes.AnnotationRevision], ic.Config.Labels[mediatypes.AnnotationRevision]),
-			Created:     firstOf(m.Annotations[mediatypes.AnnotationCreated], ic.Config.Labels[mediatypes.AnnotationCreated]),
-			Kind:        render.DetectKind(a.FS),
+			Name:        firstOf(labels[mediatypes.LabelName], m.Annotations[mediatypes.LabelName], m.Annotations[mediatypes.AnnotationTitle], labels[mediatypes.AnnotationTitle], lastSegment(repo)),
+			Version:     firstOf(labels[mediatypes.LabelVersion], m.Annotations[mediatypes.AnnotationVersion], labels[mediatypes.AnnotationVersion]),
+			Description: firstOf(m.Annotations[mediatypes.AnnotationDescription], labels[mediatypes.AnnotationDescription]),
+			Source:      firstOf(m.Annotations[mediatypes.AnnotationSource], labels[mediatypes.AnnotationSource]),
+			Revision:    firstOf(m.Annotations[mediatypes.AnnotationRevision], labels[mediatypes.AnnotationRevision]),
+			Created:     firstOf(m.Annotations[mediatypes.AnnotationCreated], labels[mediatypes.AnnotationCreated]),
+			Kind:        kind,
 			ContentRoot: a.ContentDir,
 			Identity:    a.Identity,
 			Inventory:   addon.Inventory{Objects: []addon.Object{}},
 		}
+	} else if !cfg.HasInventory() {
+		// A minimal third-party config: the inventory is rendered on
+		// demand (DeriveInventory).
+		a.NoInventory = true
+		cfg.Inventory.Objects = []addon.Object{}
 	}
 	if form == mediatypes.FormImage && !a.Derived {
 		// The individual labels are what a Dockerfile LABEL line edits:
 		// they win over the config label (spec 4.3).
-		if v := ic.Config.Labels[mediatypes.LabelName]; v != "" {
+		if v := labels[mediatypes.LabelName]; v != "" {
 			cfg.Name = v
 		}
-		if v := ic.Config.Labels[mediatypes.LabelVersion]; v != "" {
+		if v := labels[mediatypes.LabelVersion]; v != "" {
 			cfg.Version = v
 		}
-		if v := ic.Config.Labels[mediatypes.AnnotationDescription]; v != "" {
+		if v := labels[mediatypes.AnnotationDescription]; v != "" {
 			cfg.Description = v
 		}
 	}
-	if kind := render.DetectKind(a.FS); cfg.Kind != kind {
-		return fmt.Errorf("%w: the config says the add-on is %s, its content is %s", ErrCorrupt, cfg.Kind, kind)
+	if err := cfg.Complete(kind, a.Identity, a.ContentDir); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	a.Config = cfg
 	return nil
+}
+
+// identityOf is the identity a config label states, "" if none.
+func identityOf(label string) string {
+	if c, err := addon.Parse([]byte(label)); err == nil {
+		return c.Identity
+	}
+	return ""
+}
+
+// lastSegment is the last path segment of a repository name, "" for none.
+func lastSegment(repo string) string {
+	return repo[strings.LastIndexByte(repo, '/')+1:]
 }
 
 func firstOf(ss ...string) string {

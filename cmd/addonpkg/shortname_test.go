@@ -1,0 +1,35 @@
+package main
+
+import (
+	"testing"
+)
+
+// A short name is a local name: when the store does not hold it, every
+// reader says so (suggesting the closest local names and the explicit
+// docker.io/ spelling), and push and pull refuse it rather than reach
+// Docker Hub.
+func TestCLIShortNamesStayLocal(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"unpack", "mss:1"}, []string{"mss:1: not in the local store", "docker.io/library/mss:1"}},
+		{[]string{"unpack", "coredns:1"}, []string{"coredns:1: not in the local store", "did you mean coredns:1.11?"}},
+		{[]string{"unpack", "coredns:1", "--pull", "always"}, []string{"coredns:1 is a local name", "docker.io/library/coredns:1"}},
+		{[]string{"inspect", "coredns:1.1"}, []string{"not in the local store", "did you mean coredns:1.11?"}},
+		{[]string{"diff", "coredns:1.11", "coredns"}, []string{"coredns:latest: not in the local store", "did you mean coredns:1.11?"}},
+		{[]string{"push", "coredns:1.11"}, []string{"a local name needs a destination", "addonpkg push coredns:1.11 REGISTRY/REPO[:TAG]", "docker.io/library/coredns:1.11"}},
+		{[]string{"push", "coredns:1.11", "coredns:2"}, []string{"coredns:2", "local name", "docker.io/library/coredns:2"}},
+		{[]string{"pull", "coredns:1.11"}, []string{"coredns:1.11", "local name", "docker.io/library/coredns:1.11"}},
+	} {
+		t.Run(tc.args[0]+" "+tc.args[1], func(t *testing.T) {
+			r := cliRun(t, tc.args...)
+			if tc.args[0] == "diff" && r.code == 2 {
+				r.code = 1 // diff exits 1 for "different", 2 for trouble
+			}
+			cliCheckError(t, r, tc.wants...)
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testregistry"
+)
+
+// orasPushAddon pushes dir (relative to work) as an add-on artifact with
+// oras, exactly as spec/addon-v1.md ("Making an add-on artifact with other
+// tools") tells a third party to, with cfg as the config document.
+func orasPushAddon(t *testing.T, oras, work, ref, cfg, dir string) {
+	t.Helper()
+	cfgFile := filepath.Join(writeTree(t, t.TempDir(), map[string]string{"cfg.json": cfg}), "cfg.json")
+	newCLI(t).tool(work, oras, "push", "--plain-http", ref,
+		"--artifact-type", "application/vnd.cncf.addon.config.v1+json",
+		"--config", cfgFile+":application/vnd.cncf.addon.config.v1+json",
+		dir+":application/vnd.cncf.addon.content.v1.tar+gzip")
+}
+
+// TestOrasPushedAddonMinimalConfig: an add-on artifact made with oras and
+// a minimal config ({"name","version"}) reads like one addonpkg built: the
+// same tree, the same identity, the inventory rendered; a config that
+// states something wrong is refused.
+func TestOrasPushedAddonMinimalConfig(t *testing.T) {
+	oras := needTool(t, "oras")
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	dir := example(t, "coredns")
+	built := c.build(dir, "-t", "built:1", "--format", "artifact").config(t)
+
+	for _, tc := range []struct {
+		name string
+		dir  string // what oras pushes, relative to the parent of the example
+	}{
+		// oras tars a directory under its own name (title "coredns").
+		{"dir", "coredns/"},
+		// pushed from inside the directory: title ".", as addonpkg does.
+		{"dot", "."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Dir(dir)
+			if tc.dir == "." {
+				work = dir
+			}
+			ref := r.Host + "/third-party/coredns-" + tc.name + ":1.11.3"
+			orasPushAddon(t, oras, work, ref, `{"name":"coredns","version":"1.11.3"}`, tc.dir)
+			cc := c.on(t)
+
+			out := filepath.Join(t.TempDir(), "out")
+			cc.ok("unpack", ref, "-o", out)
+			assertSameTree(t, out, dir)
+
+			var u unpackOutput
+			cc.okJSON(&u, "unpack", ref, "--json")
+			if u.Form != "artifact" || u.Config.Name != "coredns" || u.Config.SpecVersion != "v1" || u.Config.Kind != "manifests" {
+				t.Errorf("unpack --json: form %q, config %+v; want artifact, coredns, v1, manifests", u.Form, u.Config)
+			}
+			if u.Identity != built.Identity || u.Config.Identity != built.Identity {
+				t.Errorf("identity %s (config %s), want %s as addonpkg build computes", u.Identity, u.Config.Identity, built.Identity)
+			}
+			if len(u.Config.Inventory.Objects) != len(built.Inventory.Objects) {
+				t.Errorf("derived inventory has %d objects, want %d", len(u.Config.Inventory.Objects), len(built.Inventory.Objects))
+			}
+			for i, o := range u.Config.Inventory.Objects {
+				if i < len(built.Inventory.Objects) && o != built.Inventory.Objects[i] {
+					t.Errorf("inventory object %d: %+v, build has %+v", i, o, built.Inventory.Objects[i])
+				}
+			}
+			stream := cc.ok("unpack", ref)
+			if want := cc.ok("unpack", "built:1"); stream != want {
+				t.Errorf("the rendered stream differs from the one of addonpkg's own build")
+			}
+			var in inspectOutput
+			cc.okJSON(&in, "inspect", ref, "--json")
+			if in.Form != "artifact" || in.Config == nil || in.Config.Name != "coredns" {
+				t.Errorf("inspect --json: form %q, config %+v; want artifact, coredns", in.Form, in.Config)
+			}
+		})
+	}
+
+	// Present and wrong is refused, naming what is wrong.
+	for _, tc := range []struct {
+		name, cfg, want string
+	}{
+		{"spec version", `{"specVersion":"v2","name":"coredns"}`, `unsupported specVersion "v2"`},
+		{"identity", `{"name":"coredns","identity":"sha256:` + strings.Repeat("0", 64) + `"}`, "identity"},
+		{"kind", `{"name":"coredns","kind":"kustomize"}`, "kustomize"},
+		{"no name", `{"version":"1"}`, "missing name"},
+	} {
+		t.Run("refused/"+tc.name, func(t *testing.T) {
+			ref := r.Host + "/third-party/bad:" + strings.ReplaceAll(tc.name, " ", "-")
+			orasPushAddon(t, oras, filepath.Dir(dir), ref, tc.cfg, "coredns/")
+			line := mustFailOneLine(t, c.on(t).run("unpack", ref))
+			if !strings.Contains(line, tc.want) {
+				t.Errorf("error %q does not name %q", line, tc.want)
+			}
+		})
+	}
+}

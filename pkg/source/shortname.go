@@ -1,0 +1,137 @@
+package source
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+)
+
+// ErrNotInStore marks a short name (one without a registry host) that the
+// local store does not hold. A short name is a local name: addonpkg never
+// looks it up in a registry.
+var ErrNotInStore = errors.New("not in the local store")
+
+// ErrShortName marks a short name used where a registry reference is
+// needed: a short name never means Docker Hub.
+var ErrShortName = errors.New("not a registry reference")
+
+// NotInStoreError is the error of a short name the store does not hold,
+// with the closest names it does hold. It matches ErrNotInStore and
+// layout.ErrNotFound.
+type NotInStoreError struct {
+	// Name is the name looked up, with its tag.
+	Name string
+	// Closest are store names that look like Name, closest first (at most
+	// three).
+	Closest []string
+}
+
+func (e *NotInStoreError) Error() string {
+	msg := fmt.Sprintf("%s: not in the local store (a name without a registry host is a local name; for Docker Hub write %s)", e.Name, DockerHubName(e.Name))
+	if len(e.Closest) > 0 {
+		msg += "; did you mean " + strings.Join(e.Closest, ", ") + "?"
+	}
+	return msg
+}
+
+// Is makes errors.Is match ErrNotInStore and layout.ErrNotFound.
+func (e *NotInStoreError) Is(target error) bool {
+	return target == ErrNotInStore || target == layout.ErrNotFound
+}
+
+// DockerHubName is the explicit Docker Hub reference of a short name:
+// docker.io/library/NAME for a single path component, docker.io/NAME
+// otherwise.
+func DockerHubName(short string) string {
+	repo := short
+	if i := strings.IndexAny(repo, ":@"); i >= 0 {
+		repo = repo[:i]
+	}
+	if !strings.Contains(repo, "/") {
+		return "docker.io/library/" + short
+	}
+	return "docker.io/" + short
+}
+
+// maxSuggestions bounds how many store names an error suggests.
+const maxSuggestions = 3
+
+func notInStore(st *layout.Store, name string) error {
+	e := &NotInStoreError{Name: name}
+	entries, err := st.List()
+	if err != nil {
+		return e // the suggestions are a courtesy
+	}
+	names := make([]string, 0, len(entries))
+	for _, en := range entries {
+		names = append(names, en.Name)
+	}
+	e.Closest = ClosestNames(name, names)
+	return e
+}
+
+// ClosestNames picks from names those that look like name, closest first:
+// other tags of the same repository, then names within a few edits
+// (a typo), at most three.
+func ClosestNames(name string, names []string) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	repo := repoOf(name)
+	var cs []cand
+	for _, n := range names {
+		if n == name {
+			continue
+		}
+		d := editDistance(name, n)
+		switch {
+		case repoOf(n) == repo:
+			d = -2 // another tag of the same add-on comes first
+		case lastSegment(repoOf(n)) == lastSegment(repo):
+			d = -1 // then the same add-on under a registry name
+		case d > max(2, len(name)/3):
+			continue
+		}
+		cs = append(cs, cand{n, d})
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	for _, c := range cs[:min(len(cs), maxSuggestions)] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// lastSegment is the last path component of a repository name.
+func lastSegment(repo string) string { return repo[strings.LastIndexByte(repo, '/')+1:] }

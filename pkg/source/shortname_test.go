@@ -1,0 +1,129 @@
+package source_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// countingTransport fails every request and counts them: a short name
+// must not cause any.
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return nil, errors.New("test: no request may leave for " + r.URL.Host)
+}
+
+func TestShortNameStaysLocal(t *testing.T) {
+	st, err := layout.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := build.LoadDir(exampleDir(t, "coredns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build.Build(context.Background(), fsys, build.Options{Name: "coredns", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(context.Background(), res.Image, nil, "coredns:1.11", "coredns:1.12", "registry.example.com/addons/coredns:2", "metrics-server:1"); err != nil {
+		t.Fatal(err)
+	}
+	rt := &countingTransport{}
+	opts := source.Options{Store: st, Registry: registry.Options{Transport: rt}, StoreFirst: true}
+
+	for _, tc := range []struct {
+		src     string
+		pull    string
+		closest []string // nil: found
+		wantErr error
+	}{
+		{src: "coredns:1.11"},
+		{src: "coredns:1.11", pull: source.PullNever},
+		{src: "coredns:1", closest: []string{"coredns:1.11", "coredns:1.12", "registry.example.com/addons/coredns:2"}, wantErr: source.ErrNotInStore},
+		{src: "mss:1", closest: []string{}, wantErr: source.ErrNotInStore},
+		{src: "metrics-sever:1", closest: []string{"metrics-server:1"}, wantErr: source.ErrNotInStore},
+		{src: "library/coredns", closest: []string{"coredns:1.11", "coredns:1.12", "registry.example.com/addons/coredns:2"}, wantErr: source.ErrNotInStore},
+		{src: "coredns:1.11", pull: source.PullAlways, wantErr: source.ErrShortName},
+	} {
+		t.Run(tc.src+"/"+tc.pull, func(t *testing.T) {
+			ref, err := source.Parse(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref.Kind != source.KindStore {
+				t.Fatalf("%s parses as %s, want a store name", tc.src, ref.Kind)
+			}
+			o := opts
+			o.Pull = tc.pull
+			a, err := source.Open(context.Background(), ref, o)
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				a.Close()
+				return
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Open: %v, want %v", err, tc.wantErr)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, tc.src) || !strings.Contains(msg, "docker.io/") {
+				t.Errorf("error %q: want one line naming %s and the docker.io/ spelling", msg, tc.src)
+			}
+			var nis *source.NotInStoreError
+			if tc.wantErr == source.ErrNotInStore {
+				if !errors.As(err, &nis) || !errors.Is(err, layout.ErrNotFound) {
+					t.Fatalf("error %v is not a *NotInStoreError matching layout.ErrNotFound", err)
+				}
+				if !slices.Equal(nis.Closest, tc.closest) && (len(nis.Closest) > 0 || len(tc.closest) > 0) {
+					t.Errorf("closest %q, want %q", nis.Closest, tc.closest)
+				}
+				for _, c := range tc.closest {
+					if !strings.Contains(msg, c) {
+						t.Errorf("error %q does not suggest %s", msg, c)
+					}
+				}
+			}
+		})
+	}
+	if n := rt.n.Load(); n != 0 {
+		t.Errorf("%d registry requests for short names, want none", n)
+	}
+}
+
+func TestDockerHubName(t *testing.T) {
+	for in, want := range map[string]string{
+		"coredns":          "docker.io/library/coredns",
+		"coredns:1.11":     "docker.io/library/coredns:1.11",
+		"org/coredns:1":    "docker.io/org/coredns:1",
+		"coredns@sha256:0": "docker.io/library/coredns@sha256:0",
+	} {
+		if got := source.DockerHubName(in); got != want {
+			t.Errorf("DockerHubName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func ExampleClosestNames() {
+	store := []string{"coredns:1.11", "metrics-server:0.7", "registry.example.com/addons/coredns:1.12"}
+	for _, n := range []string{"coredns:1.1", "metric-server:0.7", "cilium:1"} {
+		fmt.Println(n, "->", source.ClosestNames(n, store))
+	}
+	// Output:
+	// coredns:1.1 -> [coredns:1.11 registry.example.com/addons/coredns:1.12]
+	// metric-server:0.7 -> [metrics-server:0.7]
+	// cilium:1 -> []
+}
