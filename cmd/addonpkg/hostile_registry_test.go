@@ -209,6 +209,7 @@ func TestHostileRegistry(t *testing.T) {
 		{"config claiming 1 GiB", []string{"unpack", "/evil:cfg1073741824", "-o", "out"}, []string{"config", "blob too large", "1073741824"}},
 		{"config claiming 7 MiB, endless body", []string{"unpack", "/evil:cfg7340032"}, []string{"config", "sha256"}},
 		{"pull: config of unknown size", []string{"pull", "/evil:cfg-1"}, []string{"config", "blob too large"}},
+		{"inspect: config of unknown size", []string{"inspect", "/evil:cfg-1"}, []string{"config", "blob too large"}},
 		{"unpack: 100,000 layers", []string{"unpack", "/evil:layers", "-o", "out"}, []string{"layer count limit of 1000 exceeded", "--max-layers"}},
 		{"pull: 100,000 layers", []string{"pull", "/evil:layers"}, []string{"layer count limit of 1000 exceeded", "--max-layers"}},
 		{"inspect-free copy: 100,000 layers", []string{"copy", "/evil:layers", "oci:copy:1"}, []string{"layer count limit of 1000 exceeded"}},

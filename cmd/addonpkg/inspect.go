@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -135,9 +136,9 @@ func inspectImage(img v1.Image, in *inspection) error {
 	in.MediaType = string(mt)
 	in.Layers = m.Layers
 	in.Annotations = m.Annotations
-	raw, err := img.RawConfigFile()
+	raw, err := verify.Config(img, addon.MaxConfigSize)
 	if err != nil {
-		return err
+		return fmt.Errorf("read config: %w", err)
 	}
 	var labels map[string]string
 	var ic v1.ConfigFile

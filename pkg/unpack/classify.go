@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -20,12 +21,9 @@ func Classify(img v1.Image) (mediatypes.Form, error) {
 	var labels map[string]string
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
 	if cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig {
-		raw, err := img.RawConfigFile()
+		raw, err := verify.Config(img, addon.MaxConfigSize)
 		if err != nil {
 			return "", fmt.Errorf("read config: %w", err)
-		}
-		if len(raw) > addon.MaxConfigSize {
-			return "", fmt.Errorf("config is %d bytes, over the %d byte limit", len(raw), addon.MaxConfigSize)
 		}
 		var ic v1.ConfigFile
 		if json.Unmarshal(raw, &ic) == nil {
