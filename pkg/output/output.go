@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/addonpkg/addonpkg/pkg/memfs"
@@ -50,10 +51,12 @@ type Writer struct {
 	stopped  bool
 	done     bool
 
-	// queued is the bytes handed to WriteFile and not written yet;
-	// drained signals that it went down.
-	queued  int64
-	drained *sync.Cond
+	// queued is the bytes handed to WriteFile and not written yet,
+	// inflight the jobs not finished; drained signals that either went
+	// down.
+	queued   int64
+	inflight int
+	drained  *sync.Cond
 	// spill is the directory of tmp that SpillDir made ("" until then).
 	spill string
 
@@ -136,6 +139,7 @@ func (w *Writer) WriteFile(name string, data []byte, perm fs.FileMode) {
 		w.drained.Wait()
 	}
 	w.queued += n
+	w.inflight++
 	w.mu.Unlock()
 	w.jobs <- writeJob{name: name, data: data, perm: filePerm(perm)}
 }
@@ -171,12 +175,14 @@ func (w *Writer) TakeFile(name, path string, mode fs.FileMode) {
 	w.mu.Lock()
 	w.written[name] = true
 	spill := w.spill
+	w.inflight++
 	w.mu.Unlock()
 	from := path
 	if rel, err := filepath.Rel(filepath.Join(w.tmp, spill), path); err == nil && spill != "" && filepath.IsLocal(rel) {
 		from = filepath.ToSlash(filepath.Join(spill, rel))
 	} else {
 		w.fail(fmt.Errorf("%s: %s is not in the spill directory", name, path))
+		w.written1(0)
 		return
 	}
 	w.jobs <- writeJob{name: name, from: from, perm: filePerm(mode)}
@@ -195,22 +201,32 @@ func (w *Writer) Copy(name, src string, mode fs.FileMode) {
 
 // copyFiles makes the copies Copy asked for; every write has finished.
 func (w *Writer) copyFiles() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for _, c := range w.copies {
-		from, err := w.dirOf(path.Dir(c.src))
-		if err != nil {
+		if err := w.copyLocked(c); err != nil {
 			return err
 		}
-		b, err := from.ReadFile(path.Base(c.src))
-		if err != nil {
-			return fmt.Errorf("%s: copy of %s: %w", c.name, c.src, err)
-		}
-		to, err := w.dirOf(path.Dir(c.name))
-		if err != nil {
-			return err
-		}
-		if err := to.WriteFile(path.Base(c.name), b, c.perm); err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
-		}
+	}
+	return nil
+}
+
+// copyLocked makes one copy; w.mu is held.
+func (w *Writer) copyLocked(c copyJob) error {
+	from, err := w.dirOfLocked(path.Dir(c.src))
+	if err != nil {
+		return err
+	}
+	b, err := from.ReadFile(path.Base(c.src))
+	if err != nil {
+		return fmt.Errorf("%s: copy of %s: %w", c.name, c.src, err)
+	}
+	to, err := w.dirOfLocked(path.Dir(c.name))
+	if err != nil {
+		return err
+	}
+	if err := to.WriteFile(path.Base(c.name), b, c.perm); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
 }
@@ -240,15 +256,54 @@ func (w *Writer) write(j writeJob) error {
 	return d.WriteFile(path.Base(j.name), j.data, j.perm)
 }
 
-// written1 takes a finished write's bytes off the queue.
+// written1 takes a finished write (of n bytes) off the queue.
 func (w *Writer) written1(n int64) {
-	if n == 0 {
-		return
-	}
 	w.mu.Lock()
 	w.queued -= n
+	w.inflight--
 	w.mu.Unlock()
 	w.drained.Broadcast()
+}
+
+// Remove takes back name, a file or directory handed over before, with
+// everything below it: the same path twice in one layer, the later entry
+// replaces the first (unpack.Remover). It waits for the queued writes;
+// a copy (a hard link) of a file it removes is made first, from the old
+// file, as the link was made before the file was replaced.
+func (w *Writer) Remove(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.inflight > 0 && w.firstErr == nil {
+		w.drained.Wait()
+	}
+	under := func(p string) bool { return p == name || strings.HasPrefix(p, name+"/") }
+	var keep []copyJob
+	for _, c := range w.copies {
+		switch {
+		case under(c.name):
+		case under(c.src):
+			if err := w.copyLocked(c); err != nil && w.firstErr == nil {
+				w.firstErr = err
+			}
+		default:
+			keep = append(keep, c)
+		}
+	}
+	w.copies = keep
+	for k, d := range w.dirs {
+		if k != "." && under(k) {
+			d.Close()
+			delete(w.dirs, k)
+		}
+	}
+	for k := range w.written {
+		if under(k) {
+			delete(w.written, k)
+		}
+	}
+	if err := w.root.RemoveAll(name); err != nil && w.firstErr == nil {
+		w.firstErr = fmt.Errorf("%s: %w", name, err)
+	}
 }
 
 // dirOf opens (making it if needed) a directory of the temp tree, once.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // Files handed over early end up in the tree exactly once, with the rest
@@ -60,5 +62,36 @@ func TestWriterNothingHalfWritten(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// Remove takes back a file handed over before: a later entry replaces it,
+// and a copy (hard link) made of it earlier keeps the old bytes.
+func TestWriterRemove(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFile("a", []byte("one"), 0o644)
+	w.Copy("b", "a", 0o644)
+	w.WriteFile("d/x", []byte("x"), 0o644)
+	w.Remove("a")
+	w.Remove("d")
+	w.WriteFile("a", []byte("two"), 0o644)
+	w.WriteFile("d", []byte("file now"), 0o644)
+	b := memfs.NewBuilder()
+	for name, body := range map[string]string{"a": "two", "b": "one", "d": "file now"} {
+		if err := b.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(b.FS()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": "two", "b": "one", "d": "file now"} {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q %v, want %q", name, got, err, want)
+		}
 	}
 }

@@ -431,7 +431,12 @@ func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error
 	delete(f.owner, tp)
 	delete(f.implied, tp)
 	if f.sink != nil && (mode.IsRegular() || (mode.IsDir() && before-f.b.Count() > 1)) {
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already streamed to the output, which cannot replace it", Err: ErrUnsupported}
+		// The first was handed to the sink already: take it back.
+		r, ok := f.sink.(Remover)
+		if !ok {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "the same path twice in one layer, after the first was already streamed to the output, which cannot replace it", Err: ErrUnsupported}
+		}
+		r.Remove(tp)
 	}
 	return nil
 }

@@ -61,6 +61,15 @@ type Options struct {
 // SpillThreshold is the size over which a file goes to Options.SpillDir.
 const SpillThreshold = 1 << 20
 
+// A Remover is a Sink that can take back what it was given (a file, or a
+// directory with everything below it): when a layer holds the same path
+// twice, the later entry replaces what the first handed over. A sink
+// that is no Remover makes such an image fail with ErrUnsupported.
+type Remover interface {
+	Sink
+	Remove(name string)
+}
+
 // A DiskSink is a Sink that can take a file the unpacker spilled to disk
 // (Options.SpillDir) by moving it, rather than be handed its bytes.
 type DiskSink interface {
