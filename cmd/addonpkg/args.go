@@ -23,7 +23,8 @@ func parseUse(use string) argSpec {
 		fields = fields[1:]
 	}
 	depth := 0 // inside [...]: optional
-	for _, f := range fields {
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
 		// Leading '[' open optional groups, unmatched trailing ']' close
 		// them; brackets inside a name (NAME[:TAG]) are part of it.
 		lead := len(f) - len(strings.TrimLeft(f, "["))
@@ -41,6 +42,16 @@ func parseUse(use string) argSpec {
 		}
 		switch {
 		case f == "--" || f == "":
+		case strings.HasPrefix(f, "-"):
+			// A flag, not an argument; the word after it is its value
+			// (--to REGISTRY), unless that opens a group or is a flag.
+			if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "[") && !strings.HasPrefix(fields[i+1], "-") && !strings.HasSuffix(fields[i], "]") {
+				i++
+				next := fields[i]
+				for closing := strings.Count(next, "]") - strings.Count(next, "["); closing > 0; closing-- {
+					depth--
+				}
+			}
 		case optional:
 			s.optional = append(s.optional, f)
 		default:

@@ -17,6 +17,10 @@ func TestParseUse(t *testing.T) {
 		{"rm NAME...", []string{"NAME"}, nil, true},
 		{"diff A B", []string{"A", "B"}, nil, false},
 		{"run [-- READER [ARG...]]", nil, []string{"READER", "ARG"}, true},
+		{"mirror [-f addons.yaml] --to REGISTRY/PREFIX|oci-archive:FILE [-o FILE]", nil, nil, false},
+		{"render [-f addons.yaml] [-o DIR]", nil, nil, false},
+		{"lock [-f addons.yaml] [--update [NAME...]] [--check]", nil, []string{"NAME"}, true},
+		{"x [--flag] ARG", []string{"ARG"}, nil, false},
 	} {
 		got := parseUse(tc.use)
 		if !slices.Equal(got.required, tc.required) || !slices.Equal(got.optional, tc.optional) || got.variadic != tc.variadic {

@@ -130,7 +130,7 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 		// A tag that is not there: say which tags are.
 		_ = a.reg.ExplainTags(ctx, re.Ref, re)
 	}
-	a.errorf("%s", err.Error())
+	a.errorf("%s", err.Error()+flagHint(err))
 	if a.verbose && re != nil && re.Detail() != "" {
 		a.errorf("detail: %s", re.Detail())
 	}

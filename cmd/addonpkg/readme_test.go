@@ -23,6 +23,7 @@ var readmeSkip = []struct {
 	{"README.md", "make test", "the test suite itself"},
 	{"README.md", "addonpkg unpack 'https://example.com/", "needs a host on the internet (example.com)"},
 	{"README.md", "addonpkg build 'git+https://github.com/", "needs a host on the internet (github.com)"},
+	{"README.md", "go run ./examples/installer", "needs the module's source, not this scratch directory; examples/installer's TestInstall runs the same program on the same set"},
 	{"examples/in-cluster/README.md", "make image", "builds in the clone; internal/selfimage's tests build, push and run the same image"},
 	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},
 }
