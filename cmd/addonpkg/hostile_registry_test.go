@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,9 +25,17 @@ import (
 // evilRegistry is a registry on 127.0.0.1 that serves what a test crafted:
 // manifests by tag or digest, and blobs that may be endless.
 type evilRegistry struct {
+	mu        sync.Mutex        // the server reads what the test writes
 	manifests map[string][]byte // "repo/tag" or "repo/sha256:..." -> manifest
 	blobs     map[string]http.HandlerFunc
 	srv       *httptest.Server
+}
+
+// blob serves h for digest d.
+func (r *evilRegistry) blob(d string, h http.HandlerFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.blobs[d] = h
 }
 
 func newEvilRegistry(t *testing.T) *evilRegistry {
@@ -45,6 +54,8 @@ func (r *evilRegistry) manifest(repo, tag string, m any) {
 	if err != nil {
 		panic(err)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.manifests[repo+"/"+tag] = b
 	r.manifests[repo+"/"+sha(b).String()] = b
 }
@@ -56,7 +67,9 @@ func (r *evilRegistry) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case strings.Contains(p, "/manifests/"):
 		repo, ref, _ := strings.Cut(p, "/manifests/")
+		r.mu.Lock()
 		b, ok := r.manifests[repo+"/"+ref]
+		r.mu.Unlock()
 		if !ok {
 			http.Error(w, `{"errors":[{"code":"MANIFEST_UNKNOWN"}]}`, http.StatusNotFound)
 			return
@@ -69,7 +82,9 @@ func (r *evilRegistry) serve(w http.ResponseWriter, req *http.Request) {
 		}
 	case strings.Contains(p, "/blobs/"):
 		_, d, _ := strings.Cut(p, "/blobs/")
+		r.mu.Lock()
 		h, ok := r.blobs[d]
+		r.mu.Unlock()
 		if !ok {
 			http.Error(w, `{"errors":[{"code":"BLOB_UNKNOWN"}]}`, http.StatusNotFound)
 			return
@@ -177,11 +192,11 @@ func TestHostileRegistry(t *testing.T) {
 	binary(t)
 	reg := newEvilRegistry(t)
 	cfg := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)
-	reg.blobs[sha(cfg).String()] = func(w http.ResponseWriter, _ *http.Request) { w.Write(cfg) }
+	reg.blob(sha(cfg).String(), func(w http.ResponseWriter, _ *http.Request) { w.Write(cfg) })
 	endlessCfg := fakeHash(-1)
-	reg.blobs[endlessCfg.String()] = endless
+	reg.blob(endlessCfg.String(), endless)
 	real := hostileCLIOne(t, hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"))
-	reg.blobs[real.digest.String()] = func(w http.ResponseWriter, _ *http.Request) { w.Write(real.blob) }
+	reg.blob(real.digest.String(), func(w http.ResponseWriter, _ *http.Request) { w.Write(real.blob) })
 	layer := v1.Descriptor{MediaType: types.OCILayer, Digest: real.digest, Size: real.size}
 	for _, size := range []int64{-1, 1 << 30, 7 << 20} {
 		reg.manifest("evil", fmt.Sprintf("cfg%d", size), v1.Manifest{
