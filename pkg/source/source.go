@@ -547,7 +547,13 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		return nil, registry.Explain(ref.Name, err)
 	}
 	a := &Artifact{Ref: ref, Digest: desc.Digest, remote: true}
-	if mediatypes.IsIndex(mediatypes.MediaType(desc.MediaType)) {
+	// Image or index, as the manifest's own bytes say: the media type of
+	// desc is the registry's Content-Type header.
+	mt := desc.MediaType
+	if own, err := layout.MediaTypeOf(desc.Manifest); err == nil {
+		mt = own
+	}
+	if mediatypes.IsIndex(mediatypes.MediaType(mt)) {
 		a.Index, err = desc.ImageIndex()
 	} else {
 		a.Image, err = desc.Image()
