@@ -68,10 +68,16 @@ func (l *LockFile) Marshal() ([]byte, error) {
 	if c.Addons == nil {
 		c.Addons = []Locked{}
 	}
+	return encodeYAML(lockHeader, &c)
+}
+
+// encodeYAML is header followed by v as YAML: the bytes of the lock files
+// and declarations addonpkg writes.
+func encodeYAML(header string, v any) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteString(lockHeader)
+	buf.WriteString(header)
 	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&c); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

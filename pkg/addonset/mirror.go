@@ -1,7 +1,6 @@
 package addonset
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -197,16 +195,7 @@ func (s *Set) Marshal() ([]byte, error) {
 	if c.Addons == nil {
 		c.Addons = []Addon{}
 	}
-	var buf bytes.Buffer
-	buf.WriteString(declHeader)
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&c); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encodeYAML(declHeader, &c)
 }
 
 // WriteDeclaration writes the declaration to file atomically.

@@ -69,13 +69,13 @@ func LoadTree(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 		name = strings.TrimSuffix(name, filepath.Ext(name))
 		return &Tree{Ref: ref, FS: fsys, Name: name, ContentDir: ref.Path}, nil
 	case KindHTTP:
-		t, err := loadHTTP(ctx, ref, opts, withDefaults(limits))
+		t, err := loadHTTP(ctx, ref, opts, limits.WithDefaults())
 		if err != nil {
 			return nil, sourceErr(ref, err)
 		}
 		return t, nil
 	case KindGit:
-		t, err := loadGit(ctx, ref, opts, withDefaults(limits))
+		t, err := loadGit(ctx, ref, opts, limits.WithDefaults())
 		if err != nil {
 			return nil, sourceErr(ref, err)
 		}
@@ -118,9 +118,6 @@ func oneLine(s string) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// withDefaults fills the zero fields of l, as the unpacker does.
-func withDefaults(l unpack.Limits) unpack.Limits { return l.WithDefaults() }
 
 // treeBuilder assembles a raw tree from archive entries or git objects,
 // enforcing the unpack limits and the safety rules of the unpacker: no
