@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/gitinfo"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -164,7 +164,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return fmt.Errorf("write to store %s: %w", st.Dir(), err)
 				}
 				if defaultTag {
-					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", oneline.Sanitize(names[0]))
+					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(names[0]))
 				}
 			}
 			for _, d := range dsts {

@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -200,7 +200,7 @@ func newLsCmd(a *app) *cobra.Command {
 				return a.printJSON(tags)
 			}
 			for _, t := range tags {
-				fmt.Fprintln(a.stdout, oneline.Sanitize(t)) // tags come from the registry
+				fmt.Fprintln(a.stdout, safetree.Sanitize(t)) // tags come from the registry
 			}
 			return nil
 		},

@@ -9,9 +9,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -237,11 +237,11 @@ func printList(a *app, ad *unpack.Addon) error {
 	for _, f := range files(ad) {
 		switch f.Type {
 		case "dir":
-			fmt.Fprintf(tw, "-\t %s/\t\n", oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "-\t %s/\t\n", safetree.Sanitize(f.Path))
 		case "symlink":
-			fmt.Fprintf(tw, "-\t %s -> %s\t\n", oneline.Sanitize(f.Path), oneline.Sanitize(f.Target))
+			fmt.Fprintf(tw, "-\t %s -> %s\t\n", safetree.Sanitize(f.Path), safetree.Sanitize(f.Target))
 		default:
-			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, safetree.Sanitize(f.Path))
 		}
 	}
 	return tw.Flush()

@@ -62,7 +62,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 	)
 	if p, ok := strings.CutPrefix(opts.To, "oci-archive:"); ok {
 		if p == "" {
-			return nil, fmt.Errorf("--to %q names no file", opts.To)
+			return nil, fmt.Errorf("mirror destination %q names no file", opts.To)
 		}
 		archive = p
 		var err error
@@ -78,7 +78,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		prefix = strings.TrimSuffix(opts.To, "/")
 		// Strict: a prefix without a registry host must not mean Docker Hub.
 		if _, err := name.NewRepository(prefix+"/x", name.StrictValidation); err != nil {
-			return nil, fmt.Errorf("--to %q: want REGISTRY/PREFIX or oci-archive:FILE", opts.To)
+			return nil, fmt.Errorf("mirror destination %q: want REGISTRY/PREFIX or oci-archive:FILE", opts.To)
 		}
 	}
 	archiveSrc := archive

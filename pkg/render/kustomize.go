@@ -147,7 +147,7 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode) error {
 	var bad error
 	_ = walkScalars(node.YNode(), func(s string, line int) {
 		if bad == nil && looksRemote(s) {
-			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree; pass --allow-remote to allow it)", ErrRemote, s)}
+			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 		}
 	})
 	if bad != nil {

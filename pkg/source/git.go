@@ -318,7 +318,7 @@ func (s *limitedStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Ha
 }
 
 func (s *limitedStorage) limitErr() error {
-	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Flag: unpack.FlagMaxImageBytes}
+	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Which: unpack.LimitImageBytes}
 }
 
 // gitRemote is a remote repository being fetched into memory.
@@ -339,7 +339,7 @@ func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limit
 		return nil, plumbing.ZeroHash, unwrapURLError(err)
 	}
 	if !plainHTTPAllowed(u, opts) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("plain http:// to %s is refused (only loopback hosts get it): use https://, or --plain-http", u.Host)
+		return nil, plumbing.ZeroHash, plainHTTPRefused(u)
 	}
 	g := &gitRemote{st: &limitedStorage{Storage: memory.NewStorage(), max: limits.MaxImageBytes}, ref: ref, opts: opts}
 	if g.auth, err = gitAuth(u, opts); err != nil {

@@ -312,10 +312,8 @@ const (
 	DefaultMaxDownloadBytes = 512 << 20
 )
 
-// Flags that change Options on the command line, named in errors.
-const (
-	FlagMaxDownloadBytes = "--max-download-bytes"
-)
+// LimitDownloadBytes identifies Options.MaxDownloadBytes in a LimitError.
+const LimitDownloadBytes = safetree.LimitDownloadBytes
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {
@@ -427,7 +425,7 @@ func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 				return nil, err
 			}
 			if opts.Pull == PullNever {
-				return nil, fmt.Errorf("%s: not in the local store (--pull never)", ref.Name)
+				return nil, fmt.Errorf("%s: not in the local store (and the pull policy is never)", ref.Name)
 			}
 		}
 		return openRemote(ctx, ref, opts)

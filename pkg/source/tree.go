@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -290,7 +289,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			st, err := f.raw.Stat(s)
 			if err != nil {
 				target, _ := f.raw.ReadLink(s)
-				return fmt.Errorf("%s -> %s: broken symlink", oneline.Sanitize(s), oneline.Sanitize(target))
+				return fmt.Errorf("%s -> %s: broken symlink", safetree.Sanitize(s), safetree.Sanitize(target))
 			}
 			mode = st.Mode().Type()
 		}
@@ -305,7 +304,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				depth++
 				if depth > maxLinkDepth {
-					return fmt.Errorf("%s: too many levels of directory symlinks", oneline.Sanitize(s))
+					return fmt.Errorf("%s: too many levels of directory symlinks", safetree.Sanitize(s))
 				}
 			}
 			if err := f.b.Mkdir(d, 0o755); err != nil {
@@ -331,7 +330,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			}
 			f.files++
 		default:
-			return fmt.Errorf("%s: unsupported file type (%v)", oneline.Sanitize(s), mode)
+			return fmt.Errorf("%s: unsupported file type (%v)", safetree.Sanitize(s), mode)
 		}
 	}
 	return nil

@@ -58,7 +58,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	if a.Index != nil && !opts.AllPlatforms {
 		img, err := unpack.SelectImage(a.Index, opts.Platform)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w (or copy every platform with --all-platforms)", src, err)
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 		a.Image, a.Index = img, nil
 	}
@@ -236,7 +236,7 @@ func checkDockerImage(img v1.Image) error {
 		if cfg == mediatypes.AddonConfig || mediatypes.MediaType(m.ArtifactType) == mediatypes.AddonConfig {
 			what = "an add-on in the artifact form"
 		}
-		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it with --format image", what, m.Config.MediaType)
+		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it in the image form", what, m.Config.MediaType)
 	}
 	for i, l := range m.Layers {
 		if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
