@@ -192,8 +192,13 @@ func inspectContent(ctx context.Context, img v1.Image, repo string, in *inspecti
 		return
 	}
 	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
-	if err := ad.DeriveInventory(ctx, render.Options{}); err != nil {
-		in.Problem = "render: " + err.Error()
+	if ad.NoInventory {
+		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{})
+		if err != nil {
+			in.Problem = "render: " + err.Error()
+			return
+		}
+		ad.SetInventory(res.Inventory())
 	}
 }
 

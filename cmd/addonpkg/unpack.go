@@ -122,21 +122,25 @@ the local store is read from there (see --pull).
 			case asJSON:
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
-				if err := ad.DeriveInventory(cmd.Context(), render.Options{AllowRemote: allowRemote}); err != nil {
-					return fmt.Errorf("render %s: %w", ref, err)
+				if ad.NoInventory {
+					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+					if err != nil {
+						return fmt.Errorf("render %s: %w", ref, err)
+					}
+					ad.SetInventory(res.Inventory())
 				}
 				return a.printJSON(describeAddon(ref, ad))
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := ad.Raw(cmd.Context())
+				res, err := render.RawAddon(cmd.Context(), ad.FS, ad.Form, ad.Config)
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 				_, err = res.WriteTo(a.stdout)
 				return err
 			}
-			res, err := ad.Render(cmd.Context(), render.Options{AllowRemote: allowRemote})
+			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}

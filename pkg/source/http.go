@@ -22,12 +22,12 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -121,7 +121,7 @@ func fileName(u *url.URL) string {
 	if name == "." || name == "/" || name == "" || strings.ContainsAny(name, "\\\x00") || !fs.ValidPath(name) {
 		name = "addon"
 	}
-	if !render.IsManifestFile(name) {
+	if !addon.IsManifestFile(name) {
 		name += ".yaml"
 	}
 	return name
@@ -296,7 +296,7 @@ func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
 		want = ".tar archive"
 	case strings.HasSuffix(p, ".zip"):
 		want = ".zip archive"
-	case render.IsManifestFile(p):
+	case addon.IsManifestFile(p):
 		want = "YAML file"
 	default:
 		want = "YAML file or archive"

@@ -11,7 +11,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -126,7 +125,7 @@ func (t *Tree) Addon() (*unpack.Addon, error) {
 	cfg := &addon.Config{
 		SpecVersion: mediatypes.SpecVersion,
 		Name:        t.Name,
-		Kind:        render.DetectKind(t.FS),
+		Kind:        addon.DetectKind(t.FS),
 		ContentRoot: "/",
 		Source:      t.Source,
 		Revision:    t.Revision,
