@@ -12,7 +12,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -105,7 +104,6 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		if tag == "" {
 			tag = strings.Replace(m.Identity, ":", "-", 1)
 		}
-		topts := transfer.Options{Options: opts.sourceOptions()}
 		var dst source.Ref
 		if archive != "" {
 			dst = source.Ref{Kind: source.KindLayout, Path: tmp, Name: a.Name}
@@ -114,7 +112,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 			dst = source.Ref{Kind: source.KindRegistry, Name: prefix + "/" + a.Name + ":" + tag}
 			ma.Source = dst.Name
 		}
-		res, err := transfer.Write(ctx, art, dst, topts)
+		res, err := source.Write(ctx, art, dst, opts.sourceOptions())
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: err}
 		}

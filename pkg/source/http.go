@@ -24,7 +24,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -34,6 +34,26 @@ import (
 
 // maxRedirects bounds the redirects an http source may follow.
 const maxRedirects = 10
+
+// httpLocation is an https:// (or loopback http://) download of a YAML
+// file or an archive: URL[//SUBDIR][?checksum=sha256:HEX].
+type httpLocation struct{}
+
+func (httpLocation) Kind() Kind { return KindHTTP }
+
+func (httpLocation) Claims(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+func (httpLocation) Parse(s string) (Ref, error) { return parseHTTP(s) }
+
+func (httpLocation) Format(r Ref) string {
+	return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
+}
+
+func (httpLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+	return loadHTTP(ctx, ref, opts, limits)
+}
 
 // ErrPlainHTTP marks an http:// (or git over http://) source to a host
 // that is not loopback, refused unless Options.Registry.PlainHTTP allows it.
@@ -90,7 +110,7 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 		if int64(len(body)) > limits.MaxFileBytes {
 			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: unpack.LimitFileBytes, Entry: name}
 		}
-		if t.FS, err = build.LoadBytes(name, body); err != nil {
+		if t.FS, err = folder.LoadBytes(name, body); err != nil {
 			return nil, err
 		}
 	case bodyTar:

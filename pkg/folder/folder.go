@@ -1,4 +1,9 @@
-package build
+// Package folder reads an add-on tree from the local file system (a
+// directory, one file, or a stream) into memory, applying .addonignore,
+// the default ignore rules and the tree rules of package safetree before
+// anything is read. Building and every tree source read folders this way,
+// so an add-on unpacks the same whether it was built or fetched.
+package folder
 
 import (
 	"errors"
