@@ -19,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // Progress is told how many bytes of a blob were copied. It may be nil.
@@ -96,20 +97,17 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 		// A blob that arrives wrong (cut short or changed on the way) is
-		// fetched again, twice at most; what is written is always verified.
-		for try := 0; ; try++ {
+		// fetched again (retry.Do); what is written is always verified.
+		err = retry.Do(ctx, func() error {
 			rc, err := l.Compressed()
 			if err == nil {
 				err = s.writeBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
 				rc.Close()
 			}
-			if err == nil {
-				break
-			}
-			err = fmt.Errorf("layer %s: %w", ld.Digest, err)
-			if try >= 2 || !transient(err) {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 	}
 	cfg, err := verify.Config(img, addon.MaxConfigSize)
@@ -493,12 +491,4 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 		}
 	}
 	return nil
-}
-
-// transient reports a blob that arrived wrong and may arrive right if
-// fetched again: a digest or size mismatch, or a body cut short (what
-// go-containerregistry reports untyped, as a size that does not match).
-func transient(err error) bool {
-	return errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "does not match")
 }
