@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -37,12 +38,11 @@ var (
 )
 
 const (
-	layoutFile   = "oci-layout"
-	indexFile    = "index.json"
-	indexLock    = ".addonpkg-index.lock"
-	gcLock       = ".addonpkg-gc.lock"
-	tmpPrefix    = ".tmp-"
-	layoutString = `{"imageLayoutVersion":"1.0.0"}`
+	layoutFile = ocispec.ImageLayoutFile
+	indexFile  = ocispec.ImageIndexFile
+	indexLock  = ".addonpkg-index.lock"
+	gcLock     = ".addonpkg-gc.lock"
+	tmpPrefix  = ".tmp-"
 )
 
 // Store is an OCI image layout directory.
@@ -87,7 +87,11 @@ func Init(dir string) (*Store, error) {
 		}
 		defer unlock()
 		if missing(layoutFile) {
-			if err := writeFileAtomic(filepath.Join(dir, layoutFile), []byte(layoutString)); err != nil {
+			b, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
+			if err == nil {
+				err = writeFileAtomic(filepath.Join(dir, layoutFile), b)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("create store %s: %w", dir, err)
 			}
 		}
@@ -110,9 +114,7 @@ func Open(dir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open layout %s: %w", dir, err)
 	}
-	var l struct {
-		Version string `json:"imageLayoutVersion"`
-	}
+	var l ocispec.ImageLayout
 	if err := json.Unmarshal(b, &l); err != nil || l.Version == "" {
 		return nil, fmt.Errorf("%s: %w (bad oci-layout file)", dir, ErrNotLayout)
 	}
