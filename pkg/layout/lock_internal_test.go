@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -267,5 +268,40 @@ func TestHoldThenWriteWhileGCWaits(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
+	}
+}
+
+// Init of a new store syncs the parent of every directory it creates,
+// and of none that was there already.
+func TestInitSyncsCreatedDirectories(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		synced []string
+	)
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(dir string) error {
+		mu.Lock()
+		synced = append(synced, dir)
+		mu.Unlock()
+		return orig(dir) // the real sync runs
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a", "store")
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{parent, filepath.Join(parent, "a"), dir, filepath.Join(dir, "blobs")} {
+		if !slices.Contains(synced, want) {
+			t.Errorf("%s not synced after a directory was created in it (synced %q)", want, synced)
+		}
+	}
+	// Opening it again creates nothing, and syncs no directory.
+	synced = nil
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 0 {
+		t.Errorf("Init of an existing store synced %q", synced)
 	}
 }

@@ -71,7 +71,7 @@ func DefaultDir() (string, error) {
 // Init opens the layout at dir, creating an empty one if dir does not
 // hold one yet.
 func Init(dir string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
+	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	s := &Store{dir: dir}
@@ -295,6 +295,31 @@ var syncDir = func(dir string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// mkdirDurable creates dir and its missing parents, and syncs the parent
+// of each directory it created, so that a blob synced into dir after a
+// crash is not lost with the directory entry that led to it.
+func mkdirDurable(dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
