@@ -159,6 +159,9 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 		if int64(len(b)) > max {
 			return nil, fmt.Errorf("config %s: %w: over %d bytes", d.Digest, ErrTooLarge, max)
 		}
+		if err := Bytes(b, d.Digest); err != nil {
+			return nil, err
+		}
 		return b, nil
 	}
 	rc, err := cl.Compressed()

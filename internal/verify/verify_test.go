@@ -224,6 +224,16 @@ func (s servesConfig) LayerByDigest(v1.Hash) (v1.Layer, error) {
 	return static.NewLayer(s.body, types.OCIConfigJSON), nil
 }
 
+// holdsConfig is an image that serves no blob but holds its config, as
+// images built in memory do.
+type holdsConfig struct {
+	v1.Image
+	config []byte
+}
+
+func (h holdsConfig) LayerByDigest(v1.Hash) (v1.Layer, error) { return nil, errors.New("no blobs") }
+func (h holdsConfig) RawConfigFile() ([]byte, error)          { return h.config, nil }
+
 // editManifest returns img with its manifest changed by edit.
 func editManifest(t *testing.T, img v1.Image, edit func(*v1.Manifest)) v1.Image {
 	t.Helper()
@@ -290,6 +300,9 @@ func TestConfig(t *testing.T) {
 		{"embedded data that does not match", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = tampered }), size, verify.ErrDigestMismatch},
 		{"streamed body that does not match", servesConfig{img, tampered}, size, verify.ErrDigestMismatch},
 		{"streamed body longer than described", servesConfig{img, bigger}, int64(len(bigger)), verify.ErrSizeMismatch},
+		{"held config", holdsConfig{img, want}, size, nil},
+		{"held config over the cap", holdsConfig{img, want}, size - 1, verify.ErrTooLarge},
+		{"held config that does not match", holdsConfig{img, tampered}, size, verify.ErrDigestMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := verify.Config(c.img, c.max)
