@@ -29,7 +29,10 @@ type Progress func(digest v1.Hash, done, total int64)
 // WriteIndex, Tag, Untag, Init, Hold) and exclusively by GC, so GC never
 // deletes the temp file or fresh blob of a write in progress, nor reads
 // index.json while a tag changes. Shared holders do not wait for each
-// other, and a shared holder may take it again (Hold, then WriteImage).
+// other, and a shared holder may take it again (Hold, then WriteImage):
+// each call opens the lock file anew, and flock(2) grants a shared lock
+// beside other shared ones even while GC waits. Lock order: this lock,
+// then the index lock (updateIndex); no path takes them the other way.
 func (s *Store) writeLock(exclusive bool) (func(), error) {
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
@@ -48,7 +51,8 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 // caller that writes in several steps (blobs with WriteBlob, then what
 // names them): without it, a GC between two steps may delete blobs that
 // nothing names yet. Writes made while holding do not wait. Call release
-// once, and soon: GC waits for it.
+// once, and soon: GC waits for it, so a goroutine that holds must not call
+// GC itself before release (it would wait for itself).
 func (s *Store) Hold() (release func(), err error) {
 	if s.archive != nil {
 		return nil, errReadOnly
