@@ -28,7 +28,7 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/addonset", "pkg/doctor", "pkg/conformance", "pkg/diff", "internal/selfimage"},
+	{"pkg/transfer", "pkg/addonset", "pkg/doctor", "pkg/conformance", "pkg/diff", "pkg/inspect", "internal/selfimage"},
 	// The commands.
 	{"cmd/addonpkg", "internal/vectorgen"},
 	{"internal/vectorgen/cmd/vectorgen"},
