@@ -33,7 +33,11 @@ type Progress func(digest v1.Hash, done, total int64)
 // each call opens the lock file anew, and flock(2) grants a shared lock
 // beside other shared ones even while GC waits. Lock order: this lock,
 // then the index lock (updateIndex); no path takes them the other way.
+// An archive's store is read-only: writeLock refuses it (errReadOnly).
 func (s *Store) writeLock(exclusive bool) (func(), error) {
+	if s.archive != nil {
+		return nil, errReadOnly
+	}
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
 	if exclusive {
@@ -54,9 +58,6 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 // once, and soon: GC waits for it, so a goroutine that holds must not call
 // GC itself before release (it would wait for itself).
 func (s *Store) Hold() (release func(), err error) {
-	if s.archive != nil {
-		return nil, errReadOnly
-	}
 	return s.writeLock(false)
 }
 
@@ -69,9 +70,6 @@ func (s *Store) Hold() (release func(), err error) {
 // comes from the manifest's own bytes (MediaTypeOf), never from what img
 // says, which for a registry is a Content-Type header.
 func (s *Store) WriteImage(ctx context.Context, img v1.Image, progress Progress, names ...string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -125,26 +123,17 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 	if err != nil {
 		return nil, err
 	}
-	mt, err := MediaTypeOf(raw)
-	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
-	}
-	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("manifest: %w: an index where an image manifest belongs", ErrNotManifest)
-	}
-	h, err := s.writeBytes(raw)
+	d, err := s.writeManifest(raw, false)
 	if err != nil {
 		return nil, err
 	}
-	return &v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: h, ArtifactType: m.ArtifactType}, nil
+	d.ArtifactType = m.ArtifactType
+	return d, nil
 }
 
 // WriteIndex writes an index and every manifest below it, then tags it,
 // as WriteImage does.
 func (s *Store) WriteIndex(ctx context.Context, idx v1.ImageIndex, progress Progress, names ...string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -195,12 +184,23 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 	if err != nil {
 		return nil, err
 	}
+	return s.writeManifest(raw, true)
+}
+
+// writeManifest writes a manifest's own bytes, refusing an index where an
+// image manifest belongs and the other way round; its media type is the
+// one the bytes give (MediaTypeOf).
+func (s *Store) writeManifest(raw []byte, index bool) (*v1.Descriptor, error) {
+	what, other := "manifest", "an index where an image manifest belongs"
+	if index {
+		what, other = "index", "an image manifest where an index belongs"
+	}
 	mt, err := MediaTypeOf(raw)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("index: %w: an image manifest where an index belongs", ErrNotManifest)
+	if mediatypes.IsIndex(mediatypes.MediaType(mt)) != index {
+		return nil, fmt.Errorf("%s: %w: %s", what, ErrNotManifest, other)
 	}
 	h, err := s.writeBytes(raw)
 	if err != nil {
@@ -353,9 +353,6 @@ func (x *storeIndex) child(h v1.Hash) v1.Descriptor {
 // cannot know what that entry needs, so it deletes nothing at all and
 // returns an *UnreadableError naming every such entry.
 func (s *Store) GC() (removed int, freed int64, err error) {
-	if s.archive != nil {
-		return 0, 0, errReadOnly
-	}
 	unlock, err := s.writeLock(true)
 	if err != nil {
 		return 0, 0, err

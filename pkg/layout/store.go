@@ -330,9 +330,6 @@ func mkdirDurable(dir string) error {
 // otherwise it is replaced by the verified bytes read from r. GC does not
 // run while WriteBlob does.
 func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
-	if s.archive != nil {
-		return errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return err
@@ -432,9 +429,6 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 // Tag points dst at the manifest src names, replacing any earlier dst.
 // GC does not run while Tag does.
 func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -477,9 +471,6 @@ func (s *Store) setTags(d v1.Descriptor, names ...string) error {
 // Untag removes a tag. Blobs stay until GC, which does not run while
 // Untag does.
 func (s *Store) Untag(name string) error {
-	if s.archive != nil {
-		return errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return err

@@ -54,28 +54,20 @@ const (
 
 // WithDefaults fills the zero (or negative) fields.
 func (l Limits) WithDefaults() Limits {
-	if l.MaxAddonBytes <= 0 {
-		l.MaxAddonBytes = DefaultMaxAddonBytes
-	}
-	if l.MaxImageBytes <= 0 {
-		l.MaxImageBytes = DefaultMaxImageBytes
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if l.MaxPathLength <= 0 {
-		l.MaxPathLength = DefaultMaxPathLength
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
-	if l.MaxLayers <= 0 {
-		l.MaxLayers = DefaultMaxLayers
-	}
+	orDefault(&l.MaxAddonBytes, DefaultMaxAddonBytes)
+	orDefault(&l.MaxImageBytes, DefaultMaxImageBytes)
+	orDefault(&l.MaxEntries, DefaultMaxEntries)
+	orDefault(&l.MaxFileBytes, DefaultMaxFileBytes)
+	orDefault(&l.MaxPathLength, DefaultMaxPathLength)
+	orDefault(&l.MaxDepth, DefaultMaxDepth)
+	orDefault(&l.MaxLayers, DefaultMaxLayers)
 	return l
+}
+
+func orDefault[T int | int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // MaxNameBytes is the longest path component a tree may hold: what

@@ -342,7 +342,7 @@ func (s *limitedStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Ha
 }
 
 func (s *limitedStorage) limitErr() error {
-	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Which: unpack.LimitImageBytes}
+	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Which: safetree.LimitImageBytes}
 }
 
 // gitRemote is a remote repository being fetched into memory.

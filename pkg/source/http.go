@@ -108,7 +108,7 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 		}
 		name := fileName(u)
 		if int64(len(body)) > limits.MaxFileBytes {
-			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: unpack.LimitFileBytes, Entry: name}
+			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: name}
 		}
 		if t.FS, err = folder.LoadBytes(name, body); err != nil {
 			return nil, err
@@ -401,7 +401,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.max {
-		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Which: unpack.LimitImageBytes}
+		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Which: safetree.LimitImageBytes}
 	}
 	return n, err
 }
@@ -553,7 +553,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 				return err
 			}
 			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
-				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Which: unpack.LimitFileBytes, Entry: safetree.Sanitize(tp)}
+				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
 			}
 			if err = t.checkSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
@@ -591,7 +591,7 @@ func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, erro
 		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)
 	}
 	if int64(len(data)) > max {
-		return nil, &unpack.LimitError{Name: "file size", Limit: max, Which: unpack.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
+		return nil, &unpack.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
 	}
 	return data, nil
 }

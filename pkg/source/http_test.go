@@ -21,6 +21,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -349,8 +350,8 @@ func TestHTTPBadInputs(t *testing.T) {
 			t.Fatalf("want a file size limit error, got %v", err)
 		}
 		checkOneLine(t, err, u, "file size limit")
-		if le.Which != unpack.LimitFileBytes {
-			t.Errorf("LimitError.Which = %q, want %q", le.Which, unpack.LimitFileBytes)
+		if le.Which != safetree.LimitFileBytes {
+			t.Errorf("LimitError.Which = %q, want %q", le.Which, safetree.LimitFileBytes)
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
