@@ -44,11 +44,6 @@ interrupted.`,
   addonpkg diff ./v1 ./v2 --json`,
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch pull {
-			case source.PullMissing, source.PullAlways, source.PullNever:
-			default:
-				return fmt.Errorf("--pull %q: want missing, always or never", pull)
-			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
 				return err

@@ -53,11 +53,6 @@ the local store is read from there (see --pull).
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch pull {
-			case source.PullMissing, source.PullAlways, source.PullNever:
-			default:
-				return fmt.Errorf("--pull %q: want missing, always or never", pull)
-			}
 			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
 			if platform != "" {

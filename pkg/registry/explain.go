@@ -137,21 +137,25 @@ func Explain(ref string, err error) error {
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
+		status := te.StatusCode
 		for _, d := range te.Errors {
 			switch d.Code {
 			case transport.UnauthorizedErrorCode:
-				return e.set(ErrUnauthorized, "authentication required", login)
+				status = http.StatusUnauthorized
 			case transport.DeniedErrorCode:
-				return e.set(ErrUnauthorized, "access denied", login+" as a user allowed to use it")
+				status = http.StatusForbidden
 			case transport.ManifestUnknownErrorCode:
-				return e.notFound()
+				status = http.StatusNotFound
 			case transport.NameUnknownErrorCode:
 				return e.set(ErrNotFound, "repository not found", "check the name")
 			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
 				return e.set(ErrRefused, "the registry refused the manifest", "if this is an artifact-form add-on, the registry may reject its media types: build it in the image form")
+			default:
+				continue
 			}
+			break
 		}
-		switch te.StatusCode {
+		switch status {
 		case http.StatusUnauthorized:
 			return e.set(ErrUnauthorized, "authentication required", login)
 		case http.StatusForbidden:
