@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -28,9 +29,12 @@ var (
 	// parse, or a DiffID or identity that does not match what the image
 	// claims.
 	ErrCorrupt = errors.New("corrupt add-on")
+	// ErrDigestMismatch: a blob (layer, config, manifest) whose bytes do
+	// not match its digest or size, as read from any source.
+	ErrDigestMismatch = verify.ErrDigestMismatch
 )
 
-// LimitError says which limit was crossed and how to raise it.
+// LimitError says which limit was crossed (its LimitID) and its bound.
 type LimitError = safetree.LimitError
 
 // EntryError names a refused layer entry.
