@@ -20,6 +20,12 @@ const (
 	AddonContentTar MediaType = "application/vnd.cncf.addon.content.v1.tar"
 )
 
+// ImagesLock is the image lock of an add-on copied with its images (spec
+// "Air-gapped sites"): the artifactType of the lock artifact, whose
+// subject is the add-on, and the media type of its one layer, the lock
+// document.
+const ImagesLock MediaType = "application/vnd.cncf.addon.images.lock.v1+json"
+
 // Standard OCI and Docker media types that readers meet.
 const (
 	OCIManifest     MediaType = "application/vnd.oci.image.manifest.v1+json"
