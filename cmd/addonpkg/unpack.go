@@ -22,6 +22,7 @@ func newUnpackCmd(a *app) *cobra.Command {
 		raw, list, asJSON, allowRemote  bool
 		limits                          unpack.Limits
 		fetch                           fetchFlags
+		reloc                           relocateFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
@@ -49,7 +50,8 @@ the local store is read from there (see --pull).
   addonpkg unpack oci:./layout:1 --list
   addonpkg unpack coredns:1.11 --json
   addonpkg unpack https://example.com/releases/addon.tar.gz//deploy --json
-  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'`,
+  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'
+  addonpkg unpack --relocate mirror.internal mirror.internal/addons/coredns:1.11`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +59,9 @@ the local store is read from there (see --pull).
 			case source.PullMissing, source.PullAlways, source.PullNever:
 			default:
 				return fmt.Errorf("--pull %q: want missing, always or never", pull)
+			}
+			if err := reloc.check(out, raw, list, asJSON); err != nil {
+				return err
 			}
 			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
@@ -140,6 +145,9 @@ the local store is read from there (see --pull).
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
+			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: allowRemote}); err != nil {
+				return err
+			}
 			_, err = res.WriteTo(a.stdout)
 			return err
 		},
@@ -161,6 +169,7 @@ the local store is read from there (see --pull).
 	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	fetch.add(cmd)
+	reloc.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd

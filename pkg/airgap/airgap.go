@@ -70,6 +70,8 @@ var (
 	ErrDigestChanged = errors.New("image digest changed")
 	// ErrNoImages marks an add-on whose images cannot be listed.
 	ErrNoImages = errors.New("cannot list the add-on's images")
+	// ErrNoTag marks a layout or archive destination without a tag.
+	ErrNoTag = errors.New("no tag")
 )
 
 // pending is one image to copy, with where to read it.
@@ -88,6 +90,9 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	case source.KindRegistry, source.KindLayout, source.KindArchive, source.KindStore:
 	default:
 		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, transfer.ErrUnsupportedDestination)
+	}
+	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
+		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
 	}
 	a, err := source.Open(ctx, src, opts.Options.Options)
 	if err != nil {

@@ -157,7 +157,10 @@ func FromRegistry(ctx context.Context, repo name.Repository, subject v1.Hash, op
 		return nil, err
 	}
 	ref := repo.Digest(subject.String())
-	idx, err := remote.Referrers(ref, append(ropts, remote.WithFilter("artifactType", string(mediatypes.ImagesLock)))...)
+	// No artifactType filter: some registries (go-containerregistry's
+	// own) list a referrer under its config media type, which for the lock
+	// is the OCI empty one, not under its manifest's artifactType.
+	idx, err := remote.Referrers(ref, ropts...)
 	if err != nil {
 		return nil, registry.Explain(ref.String(), fmt.Errorf("list referrers: %w", err))
 	}
@@ -167,7 +170,7 @@ func FromRegistry(ctx context.Context, repo name.Repository, subject v1.Hash, op
 	}
 	var out []*Lock
 	for _, d := range im.Manifests {
-		if d.ArtifactType != string(mediatypes.ImagesLock) {
+		if !maybeLock(d) {
 			continue
 		}
 		img, err := remote.Image(repo.Digest(d.Digest.String()), ropts...)
@@ -189,7 +192,18 @@ func FromRegistry(ctx context.Context, repo name.Repository, subject v1.Hash, op
 	return out, nil
 }
 
-var errOtherSubject = errors.New("lock of another subject")
+// maybeLock tells from a referrers list entry whether it may be a lock:
+// its artifactType is the lock's, or the OCI empty config's, or absent.
+func maybeLock(d v1.Descriptor) bool {
+	switch mediatypes.MediaType(d.ArtifactType) {
+	case mediatypes.ImagesLock, mediatypes.OCIEmpty, "":
+		return mediatypes.IsManifest(mediatypes.MediaType(d.MediaType)) || d.MediaType == ""
+	}
+	return false
+}
+
+// errOtherSubject marks a referrer that is no lock of the subject.
+var errOtherSubject = errors.New("not a lock of this subject")
 
 // read reads a lock artifact, checking its shape and that it belongs to
 // subject (both the manifest's subject and the document's).
@@ -198,11 +212,11 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Subject == nil || m.Subject.Digest != subject {
+	if m.Subject == nil || m.Subject.Digest != subject || m.ArtifactType != string(mediatypes.ImagesLock) {
 		return nil, errOtherSubject
 	}
-	if m.ArtifactType != string(mediatypes.ImagesLock) || len(m.Layers) != 1 || m.Layers[0].MediaType != types.MediaType(mediatypes.ImagesLock) {
-		return nil, fmt.Errorf("%w: want artifactType and one layer of %s", ErrInvalid, mediatypes.ImagesLock)
+	if len(m.Layers) != 1 || m.Layers[0].MediaType != types.MediaType(mediatypes.ImagesLock) {
+		return nil, fmt.Errorf("%w: want one layer of %s", ErrInvalid, mediatypes.ImagesLock)
 	}
 	if m.Layers[0].Size > MaxSize {
 		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, m.Layers[0].Size, MaxSize)
