@@ -9,7 +9,7 @@
 // object but CRDs). In plain manifests, and for what kustomize leaves
 // (ephemeral containers), the container, init-container and
 // ephemeral-container image fields of the core workload kinds (Pod,
-// Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+// PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
 // ReplicationController) are rewritten.
 //
 // Every image the stream references must be in the lock: otherwise

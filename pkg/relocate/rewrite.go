@@ -16,6 +16,7 @@ import (
 // podSpecPaths are where the core workload kinds keep their pod spec.
 var podSpecPaths = map[string][]string{
 	"v1/Pod":                   {"spec"},
+	"v1/PodTemplate":           {"template", "spec"},
 	"v1/ReplicationController": {"spec", "template", "spec"},
 	"apps/v1/Deployment":       {"spec", "template", "spec"},
 	"apps/v1/StatefulSet":      {"spec", "template", "spec"},
