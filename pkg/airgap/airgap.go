@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -70,6 +71,9 @@ var (
 	ErrDigestChanged = errors.New("image digest changed")
 	// ErrNoImages marks an add-on whose images cannot be listed.
 	ErrNoImages = errors.New("cannot list the add-on's images")
+	// ErrForeignMirror marks a registry add-on whose lock puts its images
+	// in another registry.
+	ErrForeignMirror = errors.New("image lock of another registry")
 	// ErrNoTag marks a layout or archive destination without a tag.
 	ErrNoTag = errors.New("no tag")
 )
@@ -179,17 +183,25 @@ func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending,
 		p := pending{image: im.Image, digest: im.Digest}
 		switch src.Kind {
 		case source.KindRegistry:
-			ref := im.Mirrored
-			if l.Mirror == "" {
-				// A lock written for a layout, copied into a registry:
-				// its images are under the add-on's registry host.
-				r, err := opts.Registry.ParseReference(src.Name)
-				if err != nil {
-					return nil, err
-				}
-				if ref, err = imagelock.MirrorReference(r.Context().RegistryStr(), im.Image, im.Digest); err != nil {
-					return nil, err
-				}
+			// Images are read from the add-on's own registry only: a lock
+			// naming another host is refused, not followed.
+			r, err := opts.Registry.ParseReference(src.Name)
+			if err != nil {
+				return nil, err
+			}
+			mirror := l.Mirror
+			if mirror == "" {
+				// A lock written for a layout, copied into a registry: its
+				// images are under the add-on's registry host.
+				mirror = r.Context().RegistryStr()
+			}
+			host, _, _ := strings.Cut(mirror, "/")
+			if host != r.Context().RegistryStr() {
+				return nil, fmt.Errorf("%s: %w: its image lock names mirror %s, another registry", src, ErrForeignMirror, l.Mirror)
+			}
+			ref, err := imagelock.MirrorReference(mirror, im.Image, im.Digest)
+			if err != nil {
+				return nil, err
 			}
 			p.from = source.Ref{Kind: source.KindRegistry, Name: ref, Explicit: true}
 		default:
@@ -280,7 +292,9 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
 	}
 	defer ia.Close()
-	if ia.Index != nil && opts.Platform != nil {
+	// With a platform asked for, an index resolved now gives that
+	// platform's manifest; an image listed in a lock is copied as it was.
+	if ia.Index != nil && opts.Platform != nil && p.digest == "" {
 		img, err := unpack.SelectImage(ia.Index, opts.Platform)
 		if err != nil {
 			return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)

@@ -43,7 +43,8 @@ type Image struct {
 	// MediaType is the media type of that manifest or index.
 	MediaType string `json:"mediaType,omitempty"`
 	// Mirrored is where the copy is: MIRROR/PATH@DIGEST in a registry,
-	// PATH@DIGEST in a layout or archive (see MirrorReference).
+	// PATH@DIGEST in a layout or archive; always MirrorReference(Lock.Mirror,
+	// Image, Digest), which Validate checks.
 	Mirrored string `json:"mirrored"`
 }
 
@@ -95,6 +96,15 @@ func (l *Lock) Validate() error {
 		}
 		if im.Mirrored == "" {
 			return fmt.Errorf("%w: images[%d] (%s): no mirrored reference", ErrInvalid, i, im.Image)
+		}
+		// The mirrored reference follows from the rest: a lock cannot send
+		// a reader anywhere else.
+		want, err := MirrorReference(l.Mirror, im.Image, im.Digest)
+		if err != nil {
+			return fmt.Errorf("%w: images[%d]: %w", ErrInvalid, i, err)
+		}
+		if im.Mirrored != want {
+			return fmt.Errorf("%w: images[%d] (%s): mirrored %q, want %q", ErrInvalid, i, im.Image, im.Mirrored, want)
 		}
 		if seen[im.Image] {
 			return fmt.Errorf("%w: %s is listed twice", ErrInvalid, im.Image)

@@ -93,7 +93,11 @@ func TestEncodeParse(t *testing.T) {
 
 func TestParseRefuses(t *testing.T) {
 	entry := func(image, digest string) string {
-		return fmt.Sprintf(`{"image":%q,"digest":%q,"mirrored":"m/x@%s"}`, image, digest, digest)
+		m, err := imagelock.MirrorReference("", image, digest)
+		if err != nil {
+			m = "x@" + digest
+		}
+		return fmt.Sprintf(`{"image":%q,"digest":%q,"mirrored":%q}`, image, digest, m)
 	}
 	doc := func(mt, subject string, images ...string) string {
 		return fmt.Sprintf(`{"mediaType":%q,"subject":%q,"images":[%s]}`, mt, subject, strings.Join(images, ","))
@@ -106,6 +110,8 @@ func TestParseRefuses(t *testing.T) {
 		{"sha512 digest", doc(lockMT, dA, entry("busybox", "sha512:"+strings.Repeat("a", 128))), "sha256"},
 		{"bad reference", doc(lockMT, dA, entry("Bad Name", dA)), "images[0]"},
 		{"no mirrored", fmt.Sprintf(`{"mediaType":%q,"subject":%q,"images":[{"image":"busybox","digest":%q}]}`, lockMT, dA, dA), "no mirrored"},
+		{"mirrored elsewhere", fmt.Sprintf(`{"mediaType":%q,"subject":%q,"images":[{"image":"busybox","digest":%q,"mirrored":"evil.example/library/busybox@%s"}]}`, lockMT, dA, dA, dA), "mirrored"},
+		{"mirrored under another mirror", fmt.Sprintf(`{"mediaType":%q,"subject":%q,"mirror":"m.example","images":[{"image":"busybox","digest":%q,"mirrored":"library/busybox@%s"}]}`, lockMT, dA, dA, dA), "mirrored"},
 		{"twice", doc(lockMT, dA, entry("busybox", dA), entry("busybox", dB)), "twice"},
 		{"unknown field", `{"mediaType":"` + lockMT + `","subject":"` + dA + `","images":[],"extra":1}`, "unknown field"},
 		{"two documents", doc(lockMT, dA) + doc(lockMT, dA), "after the document"},

@@ -127,6 +127,9 @@ func targetsOf(opts Options) (map[string]string, error) {
 	if opts.Lock == nil {
 		return nil, fmt.Errorf("%w: no lock", imagelock.ErrNoLock)
 	}
+	if err := opts.Lock.Validate(); err != nil {
+		return nil, err
+	}
 	t := map[string]string{}
 	for _, im := range opts.Lock.Images {
 		ref, err := imagelock.MirrorReference(m, im.Image, im.Digest)

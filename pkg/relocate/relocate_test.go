@@ -24,7 +24,11 @@ func lockOf(images ...string) *imagelock.Lock {
 	l := &imagelock.Lock{MediaType: mediatypes.ImagesLock, Subject: dC}
 	digests := []string{dA, dB, dC}
 	for i, im := range images {
-		l.Images = append(l.Images, imagelock.Image{Image: im, Digest: digests[i%3], Mirrored: "x@" + digests[i%3]})
+		m, err := imagelock.MirrorReference("", im, digests[i%3])
+		if err != nil {
+			panic(err)
+		}
+		l.Images = append(l.Images, imagelock.Image{Image: im, Digest: digests[i%3], Mirrored: m})
 	}
 	return l
 }
