@@ -72,7 +72,7 @@ type MissingError struct {
 }
 
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("%s: %s (copy the add-on again with --with-images)", ErrNotInLock, strings.Join(e.Images, ", "))
+	return fmt.Sprintf("%s: %s (copy the add-on with its images again)", ErrNotInLock, strings.Join(e.Images, ", "))
 }
 
 // Is makes errors.Is(err, ErrNotInLock) true.
