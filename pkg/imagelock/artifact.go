@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -116,19 +118,47 @@ func Store(ctx context.Context, l *Lock, subject v1.Descriptor, st *layout.Store
 
 // FromLayout finds the locks of subject in a layout: every entry of its
 // index.json whose artifactType is mediatypes.ImagesLock and whose
-// manifest's subject is subject. It reads no network; ErrNoLock when
+// manifest's subject is subject, and every lock listed in an index tagged
+// sha256-<hex> of the subject (the referrers tag schema, should a copy
+// have carried it into the layout). It reads no network; ErrNoLock when
 // there is none.
 func FromLayout(st *layout.Store, subject v1.Hash) ([]*Lock, error) {
 	ds, err := st.Descriptors()
 	if err != nil {
 		return nil, err
 	}
-	var out []*Lock
+	fallback := strings.Replace(subject.String(), ":", "-", 1)
+	var candidates []v1.Descriptor
 	for _, d := range ds {
-		if d.ArtifactType != string(mediatypes.ImagesLock) {
+		ref := d.Annotations[mediatypes.AnnotationRefName]
+		d.Annotations = nil
+		switch {
+		case d.ArtifactType == string(mediatypes.ImagesLock):
+			candidates = append(candidates, d)
+		case mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) && (ref == fallback || strings.HasSuffix(ref, ":"+fallback)):
+			idx, err := st.Index(d)
+			if err != nil {
+				return nil, fmt.Errorf("referrers index %s: %w", ref, err)
+			}
+			im, err := idx.IndexManifest()
+			if err != nil {
+				return nil, fmt.Errorf("referrers index %s: %w", ref, err)
+			}
+			for _, c := range im.Manifests {
+				if maybeLock(c) && !slices.ContainsFunc(candidates, func(x v1.Descriptor) bool { return x.Digest == c.Digest }) {
+					c.Annotations = nil
+					candidates = append(candidates, c)
+				}
+			}
+		}
+	}
+	var out []*Lock
+	seen := map[v1.Hash]bool{}
+	for _, d := range candidates {
+		if seen[d.Digest] {
 			continue
 		}
-		d.Annotations = nil
+		seen[d.Digest] = true
 		img, err := st.Image(d)
 		if err != nil {
 			return nil, fmt.Errorf("image lock %s: %w", d.Digest, err)

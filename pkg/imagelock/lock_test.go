@@ -15,8 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -277,5 +280,41 @@ func TestLayoutRoundTrip(t *testing.T) {
 		if string(b) != want {
 			t.Errorf("%s: lock =\n%s", ref, b)
 		}
+	}
+}
+
+// TestLayoutFallbackIndex finds a lock listed only in a sha256-<hex>
+// referrers index of a layout, as a copy that carries the tag schema
+// leaves it.
+func TestLayoutFallbackIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "layout")
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addonImg, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := st.WriteImage(ctx, addonImg, nil, "demo:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject.Annotations = nil
+	lockImg, err := imagelock.Artifact(sample(), subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := mutate.IndexMediaType(mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: lockImg}), types.OCIImageIndex)
+	if _, err := st.WriteIndex(ctx, idx, nil, "demo:"+strings.Replace(subject.Digest.String(), ":", "-", 1)); err != nil {
+		t.Fatal(err)
+	}
+	locks, err := imagelock.FromLayout(st, subject.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(locks) != 1 || locks[0].Subject != subject.Digest.String() {
+		t.Errorf("locks = %+v", locks)
 	}
 }
