@@ -44,7 +44,12 @@ the local store is read from there (see --pull).
 
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
-?checksum=sha256:...; empty for a local folder).`,
+?checksum=sha256:...; empty for a local folder).
+
+--relocate MIRROR renders the add-on with its container images at the mirror,
+MIRROR/PATH@DIGEST, from the image lock that 'copy --with-images' wrote beside
+it (read from the layout, archive or store without network, or from the
+registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Example: `  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
