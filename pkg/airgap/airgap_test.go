@@ -286,3 +286,37 @@ func TestCopyRefuses(t *testing.T) {
 		t.Error("a refused archive was written")
 	}
 }
+
+// TestCopyToStore copies an add-on with its images into a store: the
+// images are untagged entries beside the tagged add-on, and the lock is
+// found there.
+func TestCopyToStore(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, false)
+	st, err := layout.Init(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := airgap.Options{}
+	opts.Store = st
+	dst := source.Ref{Kind: source.KindStore, Name: "demo:1"}
+	if _, err := airgap.Copy(ctx, parse(t, f.addon), dst, opts); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name != "demo:1" || entries[0].Descriptor.Digest != f.addonD {
+		t.Errorf("tagged entries = %+v, want only demo:1", entries)
+	}
+	for _, d := range []v1.Hash{f.oneD, f.multiD} {
+		if _, err := st.Resolve(d.String()); err != nil {
+			t.Errorf("store: %v", err)
+		}
+	}
+	locks, err := imagelock.Find(ctx, dst, source.Options{Store: st})
+	if err != nil || len(locks) != 1 || locks[0].Mirror != "" || len(locks[0].Images) != 2 {
+		t.Fatalf("Find = %+v, %v", locks, err)
+	}
+}
