@@ -161,10 +161,27 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 // reference in a registry.
 func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending, error) {
 	l := locks[0]
-	for _, c := range locks {
-		if c.Mirror != "" && src.Kind == source.KindRegistry {
-			l = c
-			break
+	if src.Kind == source.KindRegistry {
+		// The lock written for this registry, else one written for a
+		// layout; any other is refused below.
+		r, err := opts.Registry.ParseReference(src.Name)
+		if err != nil {
+			return nil, err
+		}
+		rank := func(c *imagelock.Lock) int {
+			host, _, _ := strings.Cut(c.Mirror, "/")
+			switch {
+			case host == r.Context().RegistryStr():
+				return 2
+			case c.Mirror == "":
+				return 1
+			}
+			return 0
+		}
+		for _, c := range locks {
+			if rank(c) > rank(l) {
+				l = c
+			}
 		}
 	}
 	var out []pending
