@@ -9,13 +9,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/airgap"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/relocate"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
 // airgapFlags are copy's flags for carrying images (--with-images).
@@ -36,7 +35,7 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 		return err
 	}
 	sopts.StoreFirst = false // copy reads what it names
-	opts := airgap.Options{Options: transfer.Options{Options: sopts, AllPlatforms: all}, Mirror: f.mirror}
+	opts := airgap.Options{Options: sopts, AllPlatforms: all, Mirror: f.mirror}
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 			return fmt.Errorf("--platform %q: %w", platform, err)
@@ -44,7 +43,7 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 	}
 	if !a.quiet {
 		opts.Image = func(im imagelock.Image) {
-			fmt.Fprintf(a.stderr, "copied %s as %s\n", oneline.Sanitize(im.Image), oneline.Sanitize(im.Mirrored))
+			fmt.Fprintf(a.stderr, "copied %s as %s\n", safetree.Sanitize(im.Image), safetree.Sanitize(im.Mirrored))
 		}
 	}
 	// The lead wires the image referrers copy (issue 14, part A) here:
@@ -88,19 +87,19 @@ func (f *relocateFlag) apply(ctx context.Context, a *app, ref source.Ref, sopts 
 	if f.mirror == "" {
 		return res, nil
 	}
-	locks, err := imagelock.Find(ctx, ref, sopts)
+	locks, err := airgap.FindLocks(ctx, ref, sopts)
 	if errors.Is(err, imagelock.ErrNoLock) {
 		return nil, fmt.Errorf("%s: %w: copy it with --with-images first", ref, imagelock.ErrNoLock)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out, err := relocate.Relocate(ctx, res, fsys, relocate.Options{Mirror: f.mirror, Lock: imagelock.Select(locks, f.mirror), Render: ropts})
+	out, err := relocate.Relocate(ctx, res, fsys, relocate.Options{Mirror: f.mirror, Lock: airgap.SelectLock(locks, f.mirror), Render: ropts})
 	if err != nil {
 		return nil, fmt.Errorf("relocate %s: %w", ref, err)
 	}
 	for _, im := range out.Unrelocated {
-		fmt.Fprintf(a.stderr, "warning: %s: image %s is outside the fields relocated (core workload containers): left as it is\n", ref, oneline.Sanitize(im))
+		fmt.Fprintf(a.stderr, "warning: %s: image %s is outside the fields relocated (core workload containers): left as it is\n", ref, safetree.Sanitize(im))
 	}
 	return out.Result, nil
 }

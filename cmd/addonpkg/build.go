@@ -12,11 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/gitinfo"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -85,7 +86,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			)
 			switch {
 			case path == "-":
-				fsys, err = build.LoadReader("stdin.yaml", a.stdin)
+				fsys, err = folder.LoadReader("stdin.yaml", a.stdin)
 			case isURLSource(path):
 				var ref source.Ref
 				if ref, err = source.Parse(path); err != nil {
@@ -97,11 +98,11 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					fsys = tree.FS
 				}
 			default:
-				fsys, err = build.LoadDir(path)
+				fsys, err = folder.LoadDir(path)
 			}
 			if err != nil {
 				// A patch may only delete: an empty folder is fine then.
-				if base == "" || len(deletes) == 0 || !errors.Is(err, build.ErrEmpty) {
+				if base == "" || len(deletes) == 0 || !errors.Is(err, folder.ErrEmpty) {
 					return err
 				}
 				fsys = memfs.NewBuilder().FS()
@@ -164,7 +165,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return fmt.Errorf("write to store %s: %w", st.Dir(), err)
 				}
 				if defaultTag {
-					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", oneline.Sanitize(names[0]))
+					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(names[0]))
 				}
 			}
 			for _, d := range dsts {

@@ -10,11 +10,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -192,8 +192,13 @@ func inspectContent(ctx context.Context, img v1.Image, repo string, in *inspecti
 		return
 	}
 	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
-	if err := ad.DeriveInventory(ctx, render.Options{}); err != nil {
-		in.Problem = "render: " + err.Error()
+	if ad.NoInventory {
+		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{})
+		if err != nil {
+			in.Problem = "render: " + err.Error()
+			return
+		}
+		ad.SetInventory(res.Inventory())
 	}
 }
 
@@ -258,7 +263,7 @@ func printInspection(a *app, in *inspection) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(tw, "  %s\t%s\n", oneline.Sanitize(k), oneline.Sanitize(in.Annotations[k]))
+			fmt.Fprintf(tw, "  %s\t%s\n", safetree.Sanitize(k), safetree.Sanitize(in.Annotations[k]))
 		}
 	}
 	return tw.Flush()

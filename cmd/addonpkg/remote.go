@@ -8,9 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -75,20 +74,20 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 			if err != nil {
 				return err
 			}
-			if _, err := doctor.ParsePushFormat(format); err != nil {
+			if _, err := transfer.ParsePushFormat(format); err != nil {
 				return err
 			}
-			if format == doctor.FormatAuto {
+			if format == transfer.FormatAuto {
 				return a.pushAuto(cmd, src, dst, asJSON)
 			}
 			return a.copyCmd(cmd, src, dst, true, "", asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
-	cmd.Flags().StringVar(&format, "format", doctor.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
+	cmd.Flags().StringVar(&format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addRegistryFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(doctor.FormatKeep, doctor.FormatAuto))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(transfer.FormatKeep, transfer.FormatAuto))
 	return cmd
 }
 
@@ -217,7 +216,7 @@ func newLsCmd(a *app) *cobra.Command {
 				return a.printJSON(tags)
 			}
 			for _, t := range tags {
-				fmt.Fprintln(a.stdout, oneline.Sanitize(t)) // tags come from the registry
+				fmt.Fprintln(a.stdout, safetree.Sanitize(t)) // tags come from the registry
 			}
 			return nil
 		},

@@ -9,9 +9,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -50,7 +50,7 @@ func newImagesCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDIGEST\tFORM")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", oneline.Sanitize(r.Name), r.Digest, r.Form)
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", safetree.Sanitize(r.Name), r.Digest, r.Form)
 			}
 			return tw.Flush()
 		},
@@ -153,7 +153,7 @@ func newRmCmd(a *app) *cobra.Command {
 				if err := st.Untag(source.NormalizeName(n)); err != nil {
 					return err
 				}
-				a.infof("Removed %s (its blobs go with 'addonpkg gc')", oneline.Sanitize(source.NormalizeName(n)))
+				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(source.NormalizeName(n)))
 			}
 			return nil
 		},

@@ -9,9 +9,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -132,21 +132,25 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			case asJSON:
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
-				if err := ad.DeriveInventory(cmd.Context(), render.Options{AllowRemote: allowRemote}); err != nil {
-					return fmt.Errorf("render %s: %w", ref, err)
+				if ad.NoInventory {
+					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+					if err != nil {
+						return fmt.Errorf("render %s: %w", ref, err)
+					}
+					ad.SetInventory(res.Inventory())
 				}
 				return a.printJSON(describeAddon(ref, ad))
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := ad.Raw(cmd.Context())
+				res, err := render.RawAddon(cmd.Context(), ad.FS, ad.Form, ad.Config)
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 				_, err = res.WriteTo(a.stdout)
 				return err
 			}
-			res, err := ad.Render(cmd.Context(), render.Options{AllowRemote: allowRemote})
+			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
@@ -251,11 +255,11 @@ func printList(a *app, ad *unpack.Addon) error {
 	for _, f := range files(ad) {
 		switch f.Type {
 		case "dir":
-			fmt.Fprintf(tw, "-\t %s/\t\n", oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "-\t %s/\t\n", safetree.Sanitize(f.Path))
 		case "symlink":
-			fmt.Fprintf(tw, "-\t %s -> %s\t\n", oneline.Sanitize(f.Path), oneline.Sanitize(f.Target))
+			fmt.Fprintf(tw, "-\t %s -> %s\t\n", safetree.Sanitize(f.Path), safetree.Sanitize(f.Target))
 		default:
-			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, safetree.Sanitize(f.Path))
 		}
 	}
 	return tw.Flush()

@@ -15,17 +15,19 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Options change a copy with images.
 type Options struct {
-	// Options are the add-on copy's: source and registry choices,
-	// AllPlatforms and Platform for the add-on itself, BlobProgress.
+	// Options are the source and registry choices, and the blob progress.
+	source.Options
+	// AllPlatforms copies the add-on's whole index; otherwise one
+	// platform's image (Platform; nil: the running platform).
+	AllPlatforms bool
 	// Platform, when set, also picks that platform's manifest of every
 	// image that is an index; without it, indexes are copied whole.
-	transfer.Options
+	Platform *v1.Platform
 	// Mirror is the registry prefix (HOST[:PORT][/PATH]) images are copied
 	// under when the destination is a registry; empty means the
 	// destination's registry host.
@@ -44,7 +46,7 @@ type Options struct {
 // Result describes what a copy with images wrote.
 type Result struct {
 	// Addon is the add-on's copy.
-	Addon *transfer.Result `json:"addon"`
+	Addon *source.Written `json:"addon"`
 	// Lock is the lock written beside it.
 	Lock *imagelock.Lock `json:"lock"`
 	// LockDigest is the digest of the lock artifact's manifest.
@@ -82,12 +84,12 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	switch dst.Kind {
 	case source.KindRegistry, source.KindLayout, source.KindArchive, source.KindStore:
 	default:
-		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, transfer.ErrUnsupportedDestination)
+		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, source.ErrUnsupportedDestination)
 	}
 	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
 		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
 	}
-	a, err := source.Open(ctx, src, opts.Options.Options)
+	a, err := source.Open(ctx, src, opts.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +97,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	if a.Index != nil && !opts.AllPlatforms {
 		img, err := unpack.SelectImage(a.Index, opts.Platform)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w (or copy every platform with --all-platforms)", src, err)
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 		a.Image, a.Index = img, nil
 	}
@@ -125,7 +127,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 // imagesOf lists the images to copy: from a lock the source carries, else
 // from the add-on's inventory, resolved at their registries.
 func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Options) ([]pending, error) {
-	locks, err := imagelock.Find(ctx, src, opts.Options.Options)
+	locks, err := FindLocks(ctx, src, opts.Options)
 	switch {
 	case err == nil:
 		return fromLock(src, locks, opts)
@@ -142,8 +144,14 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", src, ErrNoImages, err)
 	}
-	if err := ad.DeriveInventory(ctx, opts.Render); err != nil {
-		return nil, fmt.Errorf("%s: %w: render: %w", src, ErrNoImages, err)
+	if ad.NoInventory {
+		// A config without an inventory (a foreign image, a minimal
+		// third-party config): render the tree for one.
+		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, opts.Render)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: render: %w", src, ErrNoImages, err)
+		}
+		ad.SetInventory(res.Inventory())
 	}
 	var out []pending
 	for _, im := range ad.Config.Inventory.Images {
@@ -224,7 +232,7 @@ func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending,
 func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst source.Ref, opts Options) (*Result, error) {
 	res := &Result{}
 	var err error
-	if res.Addon, err = transfer.Write(ctx, a, to, opts.Options); err != nil {
+	if res.Addon, err = source.Write(ctx, a, to, opts.Options); err != nil {
 		return nil, err
 	}
 	mirror := ""
@@ -291,7 +299,7 @@ func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst sour
 
 // copyImage copies one image, by digest, and checks the digest survived.
 func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opts Options) (imagelock.Image, int, error) {
-	sopts := opts.Options.Options
+	sopts := opts.Options
 	sopts.StoreFirst = false
 	ia, err := source.Open(ctx, p.from, sopts)
 	if err != nil {
@@ -324,7 +332,7 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 	} else {
 		target.Name = "" // untagged, beside the add-on
 	}
-	wr, err := transfer.Write(ctx, ia, target, opts.Options)
+	wr, err := source.Write(ctx, ia, target, sopts)
 	if err != nil {
 		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
 	}

@@ -24,10 +24,11 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/airgap"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
 // testRegistry is go-containerregistry's registry on 127.0.0.1.
@@ -101,7 +102,7 @@ func newFixture(t *testing.T, referrers bool, extraImages ...string) *fixture {
 		containers += fmt.Sprintf("      - name: c%d\n        image: %s\n", i, im)
 	}
 	doc := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n" + containers
-	tree, err := build.LoadBytes("deploy.yaml", []byte(doc))
+	tree, err := folder.LoadBytes("deploy.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +196,16 @@ func TestCopyAcrossTheGap(t *testing.T) {
 					t.Errorf("%s@%s in B: %v, %v", in.repo, in.d, got, err)
 				}
 			}
-			locks, err := imagelock.FromRegistry(ctx, mustRef(t, b+"/addons/demo:1").Context(), f.addonD, transfer.Options{}.Registry)
+			locks, err := imagelock.FromRegistry(ctx, mustRef(t, b+"/addons/demo:1").Context(), f.addonD, registry.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l := imagelock.Select(locks, b); l.Mirror != b || len(l.Images) != 2 {
+			if l := airgap.SelectLock(locks, b); l.Mirror != b || len(l.Images) != 2 {
 				t.Errorf("lock in B = %+v", l)
+			}
+			// Through a SOURCE, as unpack --relocate finds it.
+			if found, err := airgap.FindLocks(ctx, parse(t, b+"/addons/demo:1"), source.Options{}); err != nil || len(found) != 1 || found[0].Mirror != b {
+				t.Errorf("FindLocks = %+v, %v", found, err)
 			}
 			// And on from B to an OCI layout: the images come from B, as
 			// its lock says.
@@ -230,7 +235,7 @@ func TestCopyPlatform(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, false)
 	dir := filepath.Join(t.TempDir(), "layout")
-	opts := airgap.Options{Options: transfer.Options{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}}
+	opts := airgap.Options{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}
 	res, err := airgap.Copy(ctx, parse(t, f.addon), parse(t, "oci:"+dir+":1"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +264,7 @@ func TestCopyRefuses(t *testing.T) {
 	bad := &imagelock.Lock{Mirror: "evil.example", Images: []imagelock.Image{{Image: foreign.one, Digest: foreign.oneD.String()}}}
 	bad.Images[0].Mirrored, _ = imagelock.MirrorReference(bad.Mirror, foreign.one, foreign.oneD.String())
 	subject := v1.Descriptor{MediaType: types.OCIManifestSchema1, Size: 1, Digest: foreign.addonD}
-	if _, err := imagelock.Push(ctx, bad, subject, mustRef(t, foreign.addon).Context(), transfer.Options{}.Registry); err != nil {
+	if _, err := imagelock.Push(ctx, bad, subject, mustRef(t, foreign.addon).Context(), registry.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -268,7 +273,7 @@ func TestCopyRefuses(t *testing.T) {
 		want     error
 		msg      string
 	}{
-		{"docker-archive", f.addon, "docker-archive:" + filepath.Join(tmp, "x.tar"), transfer.ErrUnsupportedDestination, "docker-archive"},
+		{"docker-archive", f.addon, "docker-archive:" + filepath.Join(tmp, "x.tar"), source.ErrUnsupportedDestination, "docker-archive"},
 		{"archive without a tag", f.addon, "oci-archive:" + filepath.Join(tmp, "y.tar"), airgap.ErrNoTag, ":TAG"},
 		{"image out of reach", missing.addon, "oci:" + filepath.Join(tmp, "m") + ":1", nil, "127.0.0.1:1/nowhere/img:1"},
 		{"lock of another registry", foreign.addon, "oci:" + filepath.Join(tmp, "f") + ":1", airgap.ErrForeignMirror, "evil.example"},
@@ -315,7 +320,7 @@ func TestCopyToStore(t *testing.T) {
 			t.Errorf("store: %v", err)
 		}
 	}
-	locks, err := imagelock.Find(ctx, dst, source.Options{Store: st})
+	locks, err := airgap.FindLocks(ctx, dst, source.Options{Store: st})
 	if err != nil || len(locks) != 1 || locks[0].Mirror != "" || len(locks[0].Images) != 2 {
 		t.Fatalf("Find = %+v, %v", locks, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/airgap"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -35,7 +36,7 @@ func ExampleCopy() {
 		fmt.Println(err)
 		return
 	}
-	tree, _ := build.LoadBytes("pod.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: "+ref.String()+"\n"))
+	tree, _ := folder.LoadBytes("pod.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: "+ref.String()+"\n"))
 	built, err := build.Build(ctx, tree, build.Options{Name: "demo"})
 	if err != nil {
 		fmt.Println(err)

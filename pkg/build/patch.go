@@ -129,7 +129,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 		return nil, err
 	}
 	cfg.Created = created.Format(time.RFC3339)
-	cfg.Kind = render.DetectKind(merged)
+	cfg.Kind = addon.DetectKind(merged)
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
 		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote})

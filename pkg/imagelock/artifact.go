@@ -103,7 +103,7 @@ func Push(ctx context.Context, l *Lock, subject v1.Descriptor, repo name.Reposit
 
 // Store writes the lock artifact into an OCI layout (or the local store)
 // as an untagged entry of index.json, whose descriptor carries the
-// artifactType that Find looks for.
+// artifactType that FromLayout looks for.
 func Store(ctx context.Context, l *Lock, subject v1.Descriptor, st *layout.Store) (v1.Hash, error) {
 	img, err := Artifact(l, subject)
 	if err != nil {

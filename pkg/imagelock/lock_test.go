@@ -25,7 +25,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 const (
@@ -173,7 +172,7 @@ func descriptorOf(t *testing.T, img v1.Image) v1.Descriptor {
 // TestRegistryRoundTrip pushes a lock beside an add-on and finds it again,
 // on a registry with the referrers API and on one without it (where it is
 // listed in the sha256-<hex> tag's index), beside a referrer of another
-// type that Find must skip.
+// type that FromRegistry must skip.
 func TestRegistryRoundTrip(t *testing.T) {
 	for _, referrers := range []bool{true, false} {
 		t.Run(fmt.Sprintf("referrers=%v", referrers), func(t *testing.T) {
@@ -228,11 +227,6 @@ func TestRegistryRoundTrip(t *testing.T) {
 					t.Errorf("fallback index = %+v", im.Manifests)
 				}
 			}
-			// Through a SOURCE, as unpack --relocate finds it.
-			got, err := imagelock.Find(ctx, source.Ref{Kind: source.KindRegistry, Name: repo.Tag("1").String()}, source.Options{})
-			if err != nil || len(got) != 1 {
-				t.Fatalf("Find = %v, %v", got, err)
-			}
 		})
 	}
 }
@@ -264,13 +258,15 @@ func TestLayoutRoundTrip(t *testing.T) {
 	if err := layout.WriteArchive(dir, archive); err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []source.Ref{
-		{Kind: source.KindLayout, Path: dir, Name: "demo:1"},
-		{Kind: source.KindArchive, Path: archive, Name: "demo:1"},
-	} {
-		locks, err := imagelock.Find(ctx, ref, source.Options{})
+	arc, err := layout.OpenArchive(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arc.Close()
+	for name, in := range map[string]*layout.Store{"layout": st, "archive": arc} {
+		locks, err := imagelock.FromLayout(in, subject.Digest)
 		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		b, err := locks[0].Encode()
 		if err != nil {
@@ -278,7 +274,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 		}
 		want := strings.Replace(golden, dA, subject.Digest.String(), 1)
 		if string(b) != want {
-			t.Errorf("%s: lock =\n%s", ref, b)
+			t.Errorf("%s: lock =\n%s", name, b)
 		}
 	}
 }

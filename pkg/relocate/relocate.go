@@ -159,7 +159,7 @@ func checkInLock(res *render.Result, targets map[string]string) error {
 // kustomization's images: field.
 func kustomize(ctx context.Context, res *render.Result, fsys fs.FS, targets map[string]string, opts Options) (*render.Result, error) {
 	root := ""
-	for _, n := range render.KustomizationNames {
+	for _, n := range addon.KustomizationNames {
 		if st, err := fs.Stat(fsys, n); err == nil && st.Mode().IsRegular() {
 			root = n
 			break

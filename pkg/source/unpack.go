@@ -6,12 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -72,22 +69,11 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 // oci-archive:FILE@sha256:...; empty for a docker-archive (which cannot
 // name a manifest by digest).
 func (a *Artifact) Pinned() string {
-	if a.Digest.Hex == "" {
+	p, ok := LocationOf(a.Ref.Kind).(Pinner)
+	if !ok || a.Digest.Hex == "" {
 		return ""
 	}
-	d := a.Digest.String()
-	switch a.Ref.Kind {
-	case KindRegistry:
-		if r, err := name.ParseReference(a.Ref.Name); err == nil {
-			return r.Context().Name() + "@" + d
-		}
-		return repoOf(a.Ref.Name) + "@" + d
-	case KindStore:
-		return repoOf(a.Ref.Name) + "@" + d
-	case KindLayout, KindArchive:
-		return string(a.Ref.Kind) + ":" + a.Ref.Path + "@" + d
-	}
-	return ""
+	return p.Pinned(a)
 }
 
 // Repository is the repository name the artifact was read under
@@ -95,14 +81,18 @@ func (a *Artifact) Pinned() string {
 // docker-archive's REFERENCE), without tag or digest; "" when the source
 // names none.
 func (a *Artifact) Repository() string {
-	switch a.Ref.Kind {
-	case KindRegistry, KindStore, KindDockerArchive:
-		if strings.HasPrefix(a.Ref.Name, "sha256:") {
-			return ""
-		}
-		return repoOf(a.Ref.Name)
+	if p, ok := LocationOf(a.Ref.Kind).(Pinner); ok {
+		return p.Repository(a)
 	}
 	return ""
+}
+
+// namedRepository is the repository of a name that is not a bare digest.
+func namedRepository(name string) string {
+	if strings.HasPrefix(name, "sha256:") {
+		return ""
+	}
+	return repoOf(name)
 }
 
 // repoOf drops the :TAG or @DIGEST of a name.
@@ -126,7 +116,7 @@ func (t *Tree) Addon() (*unpack.Addon, error) {
 	cfg := &addon.Config{
 		SpecVersion: mediatypes.SpecVersion,
 		Name:        t.Name,
-		Kind:        render.DetectKind(t.FS),
+		Kind:        addon.DetectKind(t.FS),
 		ContentRoot: "/",
 		Source:      t.Source,
 		Revision:    t.Revision,

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/pkg/safetree"
-
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Sentinel errors; the concrete errors below wrap them.
@@ -59,13 +58,13 @@ func (e *PlatformError) Error() string {
 	for i, h := range e.Have {
 		have[i] = sanitize(h)
 	}
-	return fmt.Sprintf("no manifest for platform %s (the index has: %s; choose one with --platform)", sanitize(e.Want), strings.Join(have, ", "))
+	return fmt.Sprintf("no manifest for platform %s (the index has: %s)", sanitize(e.Want), strings.Join(have, ", "))
 }
 
 func (e *PlatformError) Unwrap() error { return ErrNoPlatform }
 
 // sanitize keeps hostile names from breaking the one-line error.
-func sanitize(s string) string { return oneline.Sanitize(s) }
+func sanitize(s string) string { return safetree.Sanitize(s) }
 
 func layerErr(layer int, h v1.Hash, err error) error {
 	return fmt.Errorf("layer %d (%s): %w", layer, h, err)

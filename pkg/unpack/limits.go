@@ -18,13 +18,16 @@ const (
 	DefaultMaxLayers     = safetree.DefaultMaxLayers
 )
 
-// Flag names the CLI flags that raise each limit.
+// LimitID identifies a limit in a LimitError (safetree.LimitID).
+type LimitID = safetree.LimitID
+
+// The identifiers of the limits.
 const (
-	FlagMaxAddonBytes = safetree.FlagMaxAddonBytes
-	FlagMaxImageBytes = safetree.FlagMaxImageBytes
-	FlagMaxEntries    = safetree.FlagMaxEntries
-	FlagMaxFileBytes  = safetree.FlagMaxFileBytes
-	FlagMaxPathLength = safetree.FlagMaxPathLength
-	FlagMaxDepth      = safetree.FlagMaxDepth
-	FlagMaxLayers     = safetree.FlagMaxLayers
+	LimitAddonBytes = safetree.LimitAddonBytes
+	LimitImageBytes = safetree.LimitImageBytes
+	LimitEntries    = safetree.LimitEntries
+	LimitFileBytes  = safetree.LimitFileBytes
+	LimitPathLength = safetree.LimitPathLength
+	LimitDepth      = safetree.LimitDepth
+	LimitLayers     = safetree.LimitLayers
 )
