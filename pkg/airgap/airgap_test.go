@@ -84,7 +84,13 @@ func newFixture(t *testing.T, referrers bool, extraImages ...string) *fixture {
 		}
 		return mutate.MediaType(i, types.OCIManifestSchema1)
 	}
-	one, arm := img(), img()
+	// one keeps go-containerregistry's Docker media types: a Docker
+	// schema 2 image travels byte for byte too.
+	one, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arm := img()
 	multi := mutate.IndexMediaType(mutate.AppendManifests(empty.Index,
 		mutate.IndexAddendum{Add: img(), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
