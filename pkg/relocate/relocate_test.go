@@ -135,6 +135,16 @@ func TestRelocate(t *testing.T) {
 			"kustomization.yaml": "resources:\n- d.yaml\nimages:\n- name: busybox\n  newTag: \"1.36\"\n",
 			"d.yaml":             strings.Replace(deployment, "busybox:1.36", "busybox:1.35", 1),
 		}, []string{bb, coredns}, nil},
+		{"kustomize with an empty images field", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\nimages:\n",
+			"d.yaml":             deployment,
+		}, nil, nil},
+		{"kustomize root named Kustomization", map[string]string{
+			"Kustomization": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- base\n",
+			"base/kustomization.yaml": "resources:\n- c.yaml\n",
+			"base/c.yaml":             cronJob,
+		}, nil, nil},
+		{"plain JSON manifest", map[string]string{"p.json": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}`}, []string{bb}, nil},
 		{"kustomize custom resource rewritten by kustomize", map[string]string{
 			"kustomization.yaml": "resources:\n- b.yaml\n",
 			"b.yaml":             custom,
