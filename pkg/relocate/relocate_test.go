@@ -140,7 +140,7 @@ func TestRelocate(t *testing.T) {
 			"d.yaml":             deployment,
 		}, nil, nil},
 		{"kustomize root named Kustomization", map[string]string{
-			"Kustomization": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- base\n",
+			"Kustomization":           "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- base\n",
 			"base/kustomization.yaml": "resources:\n- c.yaml\n",
 			"base/c.yaml":             cronJob,
 		}, nil, nil},
