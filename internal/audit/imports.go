@@ -19,15 +19,16 @@ var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
 	{"pkg/mediatypes", "pkg/safetree", "pkg/netguard", "pkg/ignore", "pkg/gitinfo",
 		"internal/verify", "internal/testregistry", "internal/faultproxy", "internal/audit"},
-	// The core data: configs, trees in memory, tar layers, registry access.
-	{"pkg/addon", "pkg/memfs", "pkg/archive", "pkg/registry"},
-	// What reads and writes trees and images: no network policy, and
-	// only render knows kustomize.
-	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "internal/benchdata"},
+	// The core data (configs, trees in memory, tar layers) and the retry
+	// policy.
+	{"pkg/addon", "pkg/memfs", "pkg/archive", "pkg/retry"},
+	// What reads and writes trees and images, and registry access: only
+	// render knows kustomize.
+	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "internal/benchdata"},
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/addonset", "pkg/doctor", "pkg/conformance", "pkg/diff", "internal/selfimage",
+	{"pkg/transfer", "pkg/addonset", "pkg/doctor", "pkg/conformance", "pkg/diff", "pkg/inspect", "internal/selfimage",
 		"pkg/airgap", "pkg/relocate"},
 	// The commands.
 	{"cmd/addonpkg", "internal/vectorgen"},

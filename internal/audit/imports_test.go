@@ -46,6 +46,7 @@ func TestImportDirectionsCatchWrongImports(t *testing.T) {
 	for _, tc := range []struct{ from, to, want string }{
 		{"pkg/unpack", "pkg/render", "pkg/unpack (layer 2) imports pkg/render (layer 2)"},
 		{"pkg/memfs", "pkg/transfer", "pkg/memfs (layer 1) imports pkg/transfer (layer 4)"},
+		{"pkg/registry", "pkg/layout", "pkg/registry (layer 2) imports pkg/layout (layer 2)"},
 		{"pkg/source", "pkg/build", "pkg/source (layer 3) imports pkg/build (layer 3)"},
 		{"pkg/newthing", "pkg/memfs", "pkg/newthing is in no layer"},
 	} {

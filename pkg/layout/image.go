@@ -19,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // Progress is told how many bytes of a blob were copied. It may be nil.
@@ -28,7 +29,10 @@ type Progress func(digest v1.Hash, done, total int64)
 // WriteIndex, Tag, Untag, Init, Hold) and exclusively by GC, so GC never
 // deletes the temp file or fresh blob of a write in progress, nor reads
 // index.json while a tag changes. Shared holders do not wait for each
-// other, and a shared holder may take it again (Hold, then WriteImage).
+// other, and a shared holder may take it again (Hold, then WriteImage):
+// each call opens the lock file anew, and flock(2) grants a shared lock
+// beside other shared ones even while GC waits. Lock order: this lock,
+// then the index lock (updateIndex); no path takes them the other way.
 func (s *Store) writeLock(exclusive bool) (func(), error) {
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
@@ -47,7 +51,8 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 // caller that writes in several steps (blobs with WriteBlob, then what
 // names them): without it, a GC between two steps may delete blobs that
 // nothing names yet. Writes made while holding do not wait. Call release
-// once, and soon: GC waits for it.
+// once, and soon: GC waits for it, so a goroutine that holds must not call
+// GC itself before release (it would wait for itself).
 func (s *Store) Hold() (release func(), err error) {
 	if s.archive != nil {
 		return nil, errReadOnly
@@ -96,20 +101,17 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 		// A blob that arrives wrong (cut short or changed on the way) is
-		// fetched again, twice at most; what is written is always verified.
-		for try := 0; ; try++ {
+		// fetched again (retry.Do); what is written is always verified.
+		err = retry.Do(ctx, func() error {
 			rc, err := l.Compressed()
 			if err == nil {
 				err = s.writeBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
 				rc.Close()
 			}
-			if err == nil {
-				break
-			}
-			err = fmt.Errorf("layer %s: %w", ld.Digest, err)
-			if try >= 2 || !transient(err) {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 	}
 	cfg, err := verify.Config(img, addon.MaxConfigSize)
@@ -493,12 +495,4 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 		}
 	}
 	return nil
-}
-
-// transient reports a blob that arrived wrong and may arrive right if
-// fetched again: a digest or size mismatch, or a body cut short (what
-// go-containerregistry reports untyped, as a size that does not match).
-func transient(err error) bool {
-	return errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "does not match")
 }

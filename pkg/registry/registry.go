@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // Version is reported in the user agent; the CLI sets it at link time.
@@ -123,7 +124,7 @@ func (o Options) transport() (http.RoundTripper, error) {
 		return nil, err
 	}
 	base = withLog(manifestCap{base}, o.Logger)
-	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: retry.Sleep}, nil
 }
 
 // idle is the idle timeout: Timeout, 60s by default.

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // registryLocation is a registry: REGISTRY/REPO[:TAG|@DIGEST], told by
@@ -66,8 +66,9 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 }
 
 // Write pushes a, then checks that the registry names what it stored as
-// what was sent: a manifest changed on the way is pushed again (blobs
-// already there are not); if it keeps changing, the push fails.
+// what was sent: a manifest changed on the way is pushed again (retry.Do;
+// blobs already there are not); if it keeps changing, the push fails
+// with registry.ErrDigestMismatch.
 func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
 	ref, err := opts.Registry.ParseReference(dst.Name)
 	if err != nil {
@@ -77,8 +78,8 @@ func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Op
 	if err != nil {
 		return "", err
 	}
-	var got *v1.Descriptor
-	for try := 0; try < 3; try++ {
+	err = retry.Do(ctx, func() error {
+		var err error
 		if a.Index != nil {
 			err = remote.WriteIndex(ref, a.Index, ropts...)
 		} else {
@@ -89,18 +90,19 @@ func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Op
 			err = remote.Write(ref, img, ropts...)
 		}
 		if err != nil {
-			return "", registry.Explain(dst.Name, err)
+			return registry.Explain(dst.Name, err)
 		}
-		got, err = remote.Head(ref, ropts...)
+		got, err := remote.Head(ref, ropts...)
 		if err != nil {
-			return "", registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
+			return registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
 		}
-		if got.Digest == a.Digest {
-			break
+		if got.Digest != a.Digest {
+			return fmt.Errorf("%s: %w: the registry holds %s, not the pushed %s: the manifest changed in transit", dst.Name, registry.ErrDigestMismatch, got.Digest, a.Digest)
 		}
-	}
-	if got.Digest != a.Digest {
-		return "", fmt.Errorf("%s: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, got.Digest, a.Digest)
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return ref.Context().Name() + "@" + a.Digest.String(), nil
 }
@@ -134,14 +136,12 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		r = r.Context().Digest(head.Digest.String())
 	}
 	// A manifest fetched by digest is verified; one that arrives changed
-	// or cut short is fetched again, twice at most.
+	// or cut short is fetched again (retry.Do).
 	var desc *remote.Descriptor
-	for try := 0; ; try++ {
+	err = retry.Do(ctx, func() (err error) {
 		desc, err = remote.Get(r, ropts...)
-		if err == nil || try >= 2 || !registry.IsTransient(err) {
-			break
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return nil, registry.Explain(ref.Name, err)
 	}

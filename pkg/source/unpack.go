@@ -8,7 +8,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -44,18 +44,22 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	if uopts.Repository == "" {
 		uopts.Repository = a.Repository()
 	}
+	// A registry blob that arrived changed or cut short is fetched again
+	// (the unpack starts over: it holds nothing on disk); a local file
+	// that does not match its digest is corrupt, and read once.
 	var ad *unpack.Addon
-	for try := 0; ; try++ {
+	unpackOnce := func() (err error) {
 		if a.Index != nil {
 			ad, err = unpack.Index(ctx, a.Index, uopts)
 		} else {
 			ad, err = unpack.Image(ctx, a.Image, uopts)
 		}
-		// A registry blob that arrived changed or cut short is fetched
-		// again (the unpack starts over: it holds nothing on disk).
-		if err == nil || try >= 2 || !a.remote || !registry.IsTransient(err) {
-			break
-		}
+		return err
+	}
+	if a.remote {
+		err = retry.Do(ctx, unpackOnce)
+	} else {
+		err = unpackOnce()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)

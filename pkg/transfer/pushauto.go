@@ -161,12 +161,5 @@ func PushAuto(ctx context.Context, src, dst source.Ref, opts Options, probe Form
 // isArtifact reports whether img's manifest is the artifact form.
 func isArtifact(img v1.Image) bool {
 	m, err := img.Manifest()
-	if err != nil {
-		return false
-	}
-	layers := make([]mediatypes.Layer, 0, len(m.Layers))
-	for _, l := range m.Layers {
-		layers = append(layers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType)})
-	}
-	return mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), layers, nil) == mediatypes.FormArtifact
+	return err == nil && mediatypes.ClassifyManifest(m, nil) == mediatypes.FormArtifact
 }
