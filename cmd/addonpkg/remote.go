@@ -140,6 +140,7 @@ func newCopyCmd(a *app) *cobra.Command {
 	var (
 		asJSON, all bool
 		platform    string
+		images      airgapFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
@@ -147,9 +148,18 @@ func newCopyCmd(a *app) *cobra.Command {
 		Long: `Copy copies an add-on, digests preserved, between any two of: a registry
 reference, oci:DIR[:TAG], oci-archive:FILE[:TAG], and a name in the local store.
 It is the air-gap path: copy to an oci-archive on the connected side, carry the
-file across, copy it into the mirror inside.`,
+file across, copy it into the mirror inside.
+
+--with-images also copies every container image the add-on runs, by digest,
+to MIRROR/PATH@DIGEST in a registry (PATH: the image's repository without its
+registry host) or beside the add-on in a layout or archive, and writes an image
+lock (a referrer of the add-on) that 'unpack --relocate MIRROR' reads. From an
+archive made this way, the images and their digests come from its lock: the
+original registries need not be reachable.`,
 		Example: `  addonpkg copy registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar
-  addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11`,
+  addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11
+  addonpkg copy --with-images registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar:1.11
+  addonpkg copy --with-images oci-archive:coredns.tar:1.11 mirror.internal/addons/coredns:1.11`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := source.Parse(args[0])
@@ -163,10 +173,17 @@ file across, copy it into the mirror inside.`,
 			if src.Kind == source.KindDir || dst.Kind == source.KindDir {
 				return fmt.Errorf("copy moves OCI content: to package a folder, use 'addonpkg build'")
 			}
+			if images.withImages {
+				return a.copyWithImages(cmd, src, dst, all, platform, asJSON, images)
+			}
+			if images.mirror != "" {
+				return fmt.Errorf("--image-mirror goes with --with-images")
+			}
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},
 	}
 	a.addCopyFlags(cmd, "copy", &asJSON, &all, &platform)
+	images.add(cmd)
 	a.addRegistryFlags(cmd)
 	return cmd
 }

@@ -22,6 +22,7 @@ func newUnpackCmd(a *app) *cobra.Command {
 		raw, list, asJSON, allowRemote  bool
 		limits                          unpack.Limits
 		fetch                           fetchFlags
+		reloc                           relocateFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
@@ -43,16 +44,25 @@ the local store is read from there (see --pull).
 
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
-?checksum=sha256:...; empty for a local folder).`,
+?checksum=sha256:...; empty for a local folder).
+
+--relocate MIRROR renders the add-on with its container images at the mirror,
+MIRROR/PATH@DIGEST, from the image lock that 'copy --with-images' wrote beside
+it (read from the layout, archive or store without network, or from the
+registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Example: `  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
   addonpkg unpack coredns:1.11 --json
   addonpkg unpack https://example.com/releases/addon.tar.gz//deploy --json
-  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'`,
+  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'
+  addonpkg unpack --relocate mirror.internal mirror.internal/addons/coredns:1.11`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := reloc.check(out, raw, list, asJSON); err != nil {
+				return err
+			}
 			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
 			if platform != "" {
@@ -139,6 +149,9 @@ the local store is read from there (see --pull).
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
+			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: allowRemote}); err != nil {
+				return err
+			}
 			_, err = res.WriteTo(a.stdout)
 			return err
 		},
@@ -160,6 +173,7 @@ the local store is read from there (see --pull).
 	f.IntVar(&limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	fetch.add(cmd)
+	reloc.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd

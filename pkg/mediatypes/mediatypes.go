@@ -22,6 +22,12 @@ const (
 	AddonContentTar MediaType = "application/vnd.cncf.addon.content.v1.tar"
 )
 
+// ImagesLock is the image lock of an add-on copied with its images
+// (spec/image-lock-v1.md): the artifactType of the lock artifact, whose
+// subject is the add-on, and the media type of its one layer, the lock
+// document.
+const ImagesLock MediaType = "application/vnd.cncf.addon.images.lock.v1+json"
+
 // Standard OCI media types that readers meet: image-spec's own constants
 // (github.com/opencontainers/image-spec/specs-go/v1), typed.
 const (
