@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"text/tabwriter"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -81,34 +79,15 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				return err
 			}
 			fetch.apply(&sopts)
-			var w *output.Writer
+			var ad *unpack.Addon
 			if out != "" {
-				// Files are written as the layers are read; the directory
-				// appears only once the whole add-on checked out.
-				if w, err = output.NewWriter(out); err != nil {
-					return err
-				}
-				// On any way out but Commit (an error, an interrupt, a
-				// panic), the temp directory goes; after Commit, this is
-				// a no-op.
-				defer w.Abort()
-				uopts.Sink, uopts.SinkOnly = w, true
-				// Large files stream into the temp tree and are moved into
-				// place: memory does not grow with their size.
-				if uopts.SpillDir, err = w.SpillDir(); err != nil {
-					w.Abort()
-					return err
-				}
+				ad, err = source.UnpackTo(cmd.Context(), ref, out, sopts, uopts)
 			} else {
-				// Large files wait on disk, not in memory, until rendered.
-				dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
-				if err != nil {
-					return err
+				var release func()
+				if ad, release, err = source.UnpackSpilled(cmd.Context(), ref, sopts, uopts); err == nil {
+					defer release()
 				}
-				defer os.RemoveAll(dir)
-				uopts.SpillDir = dir
 			}
-			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
 				return err
 			}
@@ -117,9 +96,6 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			}
 			switch {
 			case out != "":
-				if err := w.Commit(ad.FS); err != nil {
-					return err
-				}
 				if asJSON {
 					return a.printJSON(describeAddon(ref, ad))
 				}

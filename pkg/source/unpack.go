@@ -3,11 +3,13 @@ package source
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/retry"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -66,6 +68,52 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	}
 	ad.Pinned = a.Pinned()
 	return ad, nil
+}
+
+// UnpackTo unpacks ref into dir, which must not exist or be empty, all
+// or nothing (output.Writer): files are written while the layers are
+// read, large ones stream to a spill directory beside dir and are moved
+// into place, and dir appears only once the whole add-on checked out
+// (links and case collisions included). The returned Addon holds the
+// tree's shape, not its bytes (unpack.Options.SinkOnly); uopts' Sink and
+// SpillDir are set here.
+func UnpackTo(ctx context.Context, ref Ref, dir string, opts Options, uopts unpack.Options) (*unpack.Addon, error) {
+	w, err := output.NewWriter(dir)
+	if err != nil {
+		return nil, err
+	}
+	// On any way out but Commit (an error, an interrupt, a panic), the
+	// temp directory goes; after Commit, this is a no-op.
+	defer w.Abort()
+	uopts.Sink, uopts.SinkOnly = w, true
+	if uopts.SpillDir, err = w.SpillDir(); err != nil {
+		return nil, err
+	}
+	ad, err := Unpack(ctx, ref, opts, uopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Commit(ad.FS); err != nil {
+		return nil, err
+	}
+	return ad, nil
+}
+
+// UnpackSpilled is Unpack with files over unpack.SpillThreshold waiting
+// in a temporary directory rather than in memory until the tree is read
+// (rendered); release removes it, once the tree is no longer needed.
+func UnpackSpilled(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (ad *unpack.Addon, release func(), err error) {
+	dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	release = func() { os.RemoveAll(dir) }
+	uopts.SpillDir = dir
+	if ad, err = Unpack(ctx, ref, opts, uopts); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return ad, release, nil
 }
 
 // Pinned is the SOURCE of exactly this artifact: REGISTRY/REPO@sha256:...,
