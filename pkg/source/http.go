@@ -414,26 +414,16 @@ func extractTar(ctx context.Context, body []byte, t *treeBuilder) error {
 	}
 	defer zr.Close()
 	tr := tar.NewReader(&limitedReader{r: zr, max: t.limits.MaxImageBytes})
-	entries := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	entries, err := archive.Entries(ctx, tr, func(hdr *tar.Header) error { return tarEntry(tr, hdr, t) })
+	var he *archive.HeaderError
+	if errors.As(err, &he) {
+		if errors.Is(he.Err, safetree.ErrLimit) {
+			return he.Err
 		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var le *unpack.LimitError
-			if errors.As(err, &le) {
-				return err
-			}
-			return fmt.Errorf("not a valid tar archive: %w", err)
-		}
-		entries++
-		if err := tarEntry(tr, hdr, t); err != nil {
-			return err
-		}
+		return fmt.Errorf("not a valid tar archive: %w", he.Err)
+	}
+	if err != nil {
+		return err
 	}
 	if entries == 0 {
 		return fmt.Errorf("not a valid tar archive: no entries")

@@ -205,26 +205,14 @@ func (r *layerReader) read(ctx context.Context) error {
 	tarStream := prefetch(cr, 4)
 	defer tarStream.Close()
 	tr := tar.NewReader(tarStream)
-	last := "" // the entry before, to say where a broken header is
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			where := "the first tar entry"
-			if last != "" {
-				where = fmt.Sprintf("the tar entry after %q", sanitize(last))
-			}
-			return corruptOrLimit(ls, fmt.Errorf("read %s: %w", where, err))
-		}
-		last = hdr.Name
-		if err := r.entry(ctx, tr, hdr); err != nil {
-			return err
-		}
+	_, err = archive.Entries(ctx, tr, func(hdr *tar.Header) error { return r.entry(ctx, tr, hdr) })
+	var he *archive.HeaderError
+	if errors.As(err, &he) {
+		he.After = sanitize(he.After)
+		return corruptOrLimit(ls, he)
+	}
+	if err != nil {
+		return err
 	}
 	// Drain: the digest and DiffID checks happen at EOF, and tar stops
 	// before the padding.
