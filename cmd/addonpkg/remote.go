@@ -29,7 +29,10 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		return err
 	}
 	sopts.StoreFirst = false // copy and pull read what they name
-	opts := transfer.Options{Options: sopts, AllPlatforms: all}
+	if err := applyVerifyKeys(cmd, &sopts); err != nil {
+		return err
+	}
+	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 			return fmt.Errorf("--platform %q: %w", platform, err)
@@ -41,6 +44,9 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	wait()
 	if err != nil {
 		return err
+	}
+	if opts.Referrers {
+		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
 	}
 	return a.printResult(res, asJSON)
 }
@@ -231,4 +237,6 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	f.StringVar(platform, "platform", "", "platform to pick from an index")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addLayerLimit(cmd)
+	addVerifyKeyFlag(cmd)
+	addReferrersFlag(cmd)
 }

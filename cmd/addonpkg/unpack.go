@@ -76,6 +76,9 @@ the local store is read from there (see --pull).
 				return err
 			}
 			fetch.apply(&sopts)
+			if err := applyVerifyKeys(cmd, &sopts); err != nil {
+				return err
+			}
 			var w *output.Writer
 			if out != "" {
 				// Files are written as the layers are read; the directory
@@ -161,6 +164,7 @@ the local store is read from there (see --pull).
 	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	fetch.add(cmd)
+	addVerifyKeyFlag(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd

@@ -299,6 +299,10 @@ type Options struct {
 	// MaxLayers caps the layers of an image that Open returns, checked
 	// before any layer is fetched; 0 means safetree.DefaultMaxLayers.
 	MaxLayers int
+	// Verify, when set, checks every artifact Open returns (its manifest
+	// digest, before any layer is read): what fails is not returned. Tree
+	// sources (folders, http, git) are refused, having no digest to sign.
+	Verify Verifier
 	// Netrc is the netrc file read for https credentials (machine, login,
 	// password); "" means $NETRC, else ~/.netrc. Git over https also takes
 	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
@@ -341,6 +345,9 @@ type Artifact struct {
 	closer func() error
 	// remote is set for registry sources, whose blobs can be fetched again.
 	remote bool
+	// store is the layout the artifact was read from (store, oci:,
+	// oci-archive:); nil for a registry or a docker-archive.
+	store *layout.Store
 }
 
 // Close releases what Open holds open.
@@ -376,8 +383,15 @@ func DefaultStore() (*layout.Store, error) {
 // read.
 func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	a, err := open(ctx, ref, opts)
-	if err != nil || a.Image == nil {
+	if err != nil {
 		return a, err
+	}
+	if err := verifyArtifact(ctx, a, opts); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.Image == nil {
+		return a, nil
 	}
 	m, err := a.Image.Manifest()
 	if err == nil {
@@ -502,7 +516,7 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 }
 
 func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {
-	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer}
+	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer, store: st}
 	var err error
 	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
 		a.Index, err = st.Index(d)

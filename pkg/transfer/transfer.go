@@ -19,6 +19,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -33,6 +34,11 @@ type Options struct {
 	Platform *v1.Platform
 	// BlobProgress, when set, is told how far each blob's copy is.
 	BlobProgress layout.Progress
+	// Referrers also copies what refers to the add-on (package referrers:
+	// signatures, SBOMs, attestations), to any destination but a
+	// docker-archive; ReferrerLimits bound it.
+	Referrers      bool
+	ReferrerLimits referrers.Options
 }
 
 // Result describes what was written.
@@ -43,6 +49,8 @@ type Result struct {
 	Digest    string          `json:"digest"`
 	Size      int64           `json:"size"`
 	MediaType types.MediaType `json:"mediaType"`
+	// Referrers counts the referrers copied with it (Options.Referrers).
+	Referrers int `json:"referrers"`
 }
 
 // ErrUnsupportedDestination marks a destination that cannot hold the source.
@@ -117,6 +125,9 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 			return nil, fmt.Errorf("%s: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, got.Digest, res.Digest)
 		}
 		res.Reference = ref.Context().Name() + "@" + res.Digest
+		if err := opts.copyReferrers(ctx, a, res, referrers.Registry(ref.Context(), ropts...)); err != nil {
+			return nil, err
+		}
 	case source.KindStore:
 		st := opts.Store
 		if st == nil {
@@ -128,6 +139,9 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 			return nil, err
 		}
 		res.Reference = dst.Name + "@" + res.Digest
+		if err := opts.copyReferrers(ctx, a, res, referrers.Layout(st, repositoryOf(dst.Name))); err != nil {
+			return nil, err
+		}
 	case source.KindLayout:
 		st, err := layout.Init(dst.Path)
 		if err != nil {
@@ -137,8 +151,15 @@ func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options
 			return nil, err
 		}
 		res.Reference = "oci:" + dst.Path + "@" + res.Digest
+		if err := opts.copyReferrers(ctx, a, res, referrers.Layout(st, "")); err != nil {
+			return nil, err
+		}
 	case source.KindArchive:
-		if err := writeArchive(ctx, a, dst, opts.BlobProgress); err != nil {
+		// Referrers go into the archive's layout before it is packed.
+		withReferrers := func(st *layout.Store) error {
+			return opts.copyReferrers(ctx, a, res, referrers.Layout(st, ""))
+		}
+		if err := writeArchive(ctx, a, dst, opts.BlobProgress, withReferrers); err != nil {
 			return nil, err
 		}
 		res.Reference = "oci-archive:" + dst.Path + "@" + res.Digest
@@ -202,7 +223,7 @@ func writeLayout(ctx context.Context, st *layout.Store, a *source.Artifact, tag 
 
 // writeArchive writes a layout in a temp directory beside the file, then
 // packs it; the archive appears only when complete.
-func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref, progress layout.Progress) error {
+func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref, progress layout.Progress, extra func(*layout.Store) error) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(absOf(dst.Path)), ".addonpkg-archive-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
@@ -213,6 +234,9 @@ func writeArchive(ctx context.Context, a *source.Artifact, dst source.Ref, progr
 		return err
 	}
 	if err := writeLayout(ctx, st, a, dst.Name, progress); err != nil {
+		return err
+	}
+	if err := extra(st); err != nil {
 		return err
 	}
 	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
