@@ -54,6 +54,7 @@ kubectl() {
 func TestREADMECommands(t *testing.T) {
 	bin := binary(t)
 	bash := lookTool(t, "bash")
+	cosign := lookTool(t, "cosign") // the "Sign and verify" block compares with cosign
 	reg := testregistry.Start(t, testregistry.Options{DeleteEnabled: true})
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -108,7 +109,8 @@ func TestREADMECommands(t *testing.T) {
 			cmd := exec.Command(bash, "-c", script.String())
 			cmd.Dir = work
 			cmd.Env = append(os.Environ(),
-				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+filepath.Dir(cosign)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"TUF_ROOT="+filepath.Join(home, "tuf"),
 				"ADDONPKG_HOME="+filepath.Join(home, "store"),
 				"DOCKER_CONFIG="+filepath.Join(home, "docker"),
 				"XDG_CACHE_HOME="+filepath.Join(home, "cache"),

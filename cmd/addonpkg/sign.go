@@ -58,7 +58,7 @@ in $COSIGN_PASSWORD (empty when unset), or an unencrypted PEM private key.
 REF is a registry reference, a name in the local store, or oci:DIR[:TAG].
 It prints REF@sha256:... on stdout.`,
 		Example: `  COSIGN_PASSWORD=... addonpkg sign --key cosign.key registry.example.com/addons/coredns:1.11
-  addonpkg verify --key cosign.pub registry.example.com/addons/coredns:1.11`,
+  addonpkg sign --key cosign.key oci:./layout:1 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 
-	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
 )
 
 // PasswordEnv is the environment variable the private key's password is
