@@ -185,7 +185,13 @@ func TestSignaturesTravel(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(sbomDir, "sbom.spdx.json"), []byte(`{"spdxVersion":"SPDX-2.3"}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c.tool(sbomDir, oras, "attach", "--plain-http", "--artifact-type", sbomType, srcRef, "sbom.spdx.json:application/json")
+			var sbom struct {
+				Digest string `json:"digest"`
+			}
+			attached := c.tool(sbomDir, oras, "attach", "--plain-http", "--format", "json", "--artifact-type", sbomType, srcRef, "sbom.spdx.json:application/json").stdout
+			if err := json.Unmarshal([]byte(attached), &sbom); err != nil || !strings.HasPrefix(sbom.Digest, "sha256:") {
+				t.Fatalf("oras attach --format json: %v\n%s", err, attached)
+			}
 
 			// Verified at every stop, by addonpkg and by cosign; oras
 			// discover lists the SBOM.
@@ -204,8 +210,12 @@ func TestSignaturesTravel(t *testing.T) {
 					if r := cosignVerify(t, cc, cosign, env, pub, ref); r.code != 0 {
 						t.Errorf("%s: cosign verify refused addonpkg's signature:\n%s", where, r)
 					}
-					if out := orasReferrers(t, cc, oras, ref); !strings.Contains(out, sbomType) {
-						t.Errorf("%s: oras discover does not list the SBOM:\n%s", where, out)
+					// go-containerregistry's registry lists a referrer's config
+					// media type as its artifactType: look for the digest.
+					if out := orasReferrers(t, cc, oras, ref); !strings.Contains(out, sbom.Digest) {
+						t.Errorf("%s: oras discover does not list the SBOM %s:\n%s", where, sbom.Digest, out)
+					} else if kind.name == "distribution" && !strings.Contains(out, sbomType) {
+						t.Errorf("%s: oras discover lists the SBOM without its artifact type %s:\n%s", where, sbomType, out)
 					}
 				}
 			}
@@ -221,6 +231,11 @@ func TestSignaturesTravel(t *testing.T) {
 				t.Errorf("copy to B: %+v, want digest %s and 2 referrers (the signature, the SBOM)", toB, pushed.Digest)
 			}
 			check(t, "B", b.host+"/mirror/signed@"+pushed.Digest)
+
+			// Pulled into the store with its signature: verified there too,
+			// with the registry out of the way.
+			c.ok("pull", "--verify-key", pub, b.host+"/mirror/signed:1")
+			c.ok("unpack", "--pull", "never", "--verify-key", pub, b.host+"/mirror/signed:1")
 
 			// A to an oci-archive, and from it to a third registry.
 			archive := filepath.Join(t.TempDir(), "signed.tar")

@@ -203,7 +203,7 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 	tag := Tag(d)
 	desc, err := loc.Resolve(ctx, tag)
 	if errors.Is(err, referrers.ErrNotFound) {
-		return nil, fmt.Errorf("%s@%s: %w (no %s at %s)", loc, d, ErrNoSignature, tag, loc)
+		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it)", loc, d, ErrNoSignature, tag)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s@%s: look up the signature: %w", loc, d, err)

@@ -1,0 +1,92 @@
+package transfer_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
+)
+
+// Options.Referrers carries an SBOM (a subject referrer) and a cosign
+// .sig tag through a copy into an oci-archive and out of it into another
+// registry; without it, neither travels.
+func TestCopyReferrers(t *testing.T) {
+	ctx := context.Background()
+	art := testAddon(t, "a")
+	srcHost := testRegistry(t, "")
+	src := parse(t, srcHost+"/addons/a:1")
+	if _, err := transfer.Write(ctx, art, src, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := name.NewRepository(srcHost + "/addons/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := partial.Descriptor(art.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
+		mutate.Addendum{Layer: static.NewLayer([]byte(`{}`), "application/json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom = mutate.Subject(sbom, *subject).(v1.Image)
+	sbomDigest, err := sbom.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(repo.Digest(sbomDigest.String()), sbom); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte("sig"), "application/octet-stream")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigTag := referrers.CosignTag(art.Digest, ".sig")
+	if err := remote.Write(repo.Tag(sigTag), sig); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, on := range []bool{true, false} {
+		archive := parse(t, "oci-archive:"+filepath.Join(t.TempDir(), "a.tar")+":1")
+		dst := parse(t, testRegistry(t, "")+"/mirror/a:1")
+		want := 0
+		if on {
+			want = 2
+		}
+		opts := transfer.Options{Referrers: on, Options: source.Options{Store: newStore(t)}}
+		for _, hop := range [][2]source.Ref{{src, archive}, {archive, dst}} {
+			res, err := transfer.Copy(ctx, hop[0], hop[1], opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Referrers != want {
+				t.Errorf("Referrers=%v: %s to %s copied %d referrers, want %d", on, hop[0], hop[1], res.Referrers, want)
+			}
+		}
+		dstRepo, err := name.NewRepository(dst.Name[:len(dst.Name)-2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := referrers.Find(ctx, referrers.Registry(dstRepo), art.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) != want {
+			t.Errorf("Referrers=%v: at the destination: %+v, want %d", on, found, want)
+		}
+	}
+}
