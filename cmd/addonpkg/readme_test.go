@@ -117,7 +117,9 @@ func TestREADMECommands(t *testing.T) {
 				"SOURCE_DATE_EPOCH=1700000000",
 				"TOKEN=readme-token",
 				"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-				"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=",
+				// Nothing leaves 127.0.0.1: cosign verify looks for its TUF
+				// root on the internet, and meets a closed port instead.
+				"HTTP_PROXY="+deadProxy, "HTTPS_PROXY="+deadProxy, "http_proxy="+deadProxy, "https_proxy="+deadProxy,
 			)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -133,5 +135,8 @@ func TestREADMECommands(t *testing.T) {
 		}
 	}
 }
+
+// deadProxy is a proxy address where nothing listens (the discard port).
+const deadProxy = "http://127.0.0.1:9"
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

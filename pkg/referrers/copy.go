@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -136,19 +135,4 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 		level = next
 	}
 	return out, nil
-}
-
-// IsCosignTag reports whether tag is one of cosign's sha256-HEX.SUFFIX
-// tags, or the sha256-HEX referrers fallback tag.
-func IsCosignTag(tag string) bool {
-	rest, ok := strings.CutPrefix(tag, "sha256-")
-	if !ok || len(rest) < 64 {
-		return false
-	}
-	switch rest[64:] {
-	case "", ".sig", ".att", ".sbom":
-		_, err := v1.NewHash("sha256:" + rest[:64])
-		return err == nil
-	}
-	return false
 }

@@ -271,25 +271,3 @@ func TestCopyBounds(t *testing.T) {
 		})
 	}
 }
-
-func TestIsCosignTag(t *testing.T) {
-	hex := strings.Repeat("ab", 32)
-	tests := []struct {
-		tag  string
-		want bool
-	}{
-		{"sha256-" + hex, true},
-		{"sha256-" + hex + ".sig", true},
-		{"sha256-" + hex + ".att", true},
-		{"sha256-" + hex + ".sbom", true},
-		{"sha256-" + hex + ".other", false},
-		{"sha256-" + hex[:63], false},
-		{"v1.0", false},
-		{"sha512-" + hex, false},
-	}
-	for _, tt := range tests {
-		if got := referrers.IsCosignTag(tt.tag); got != tt.want {
-			t.Errorf("IsCosignTag(%q) = %v, want %v", tt.tag, got, tt.want)
-		}
-	}
-}

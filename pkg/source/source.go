@@ -502,6 +502,9 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 		if err != nil {
 			return nil, err
 		}
+		// What refers to an add-on (its signatures, an SBOM) travels
+		// beside it: the add-on is the one manifest left without them.
+		entries = withoutReferrers(st, entries)
 		if len(entries) != 1 {
 			return nil, fmt.Errorf("%s: the layout holds %d manifests: name one with :TAG or @DIGEST", ref, len(entries))
 		}

@@ -2,10 +2,14 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
 // ErrNotVerifiable marks a source that Options.Verify cannot check: a
@@ -35,4 +39,44 @@ func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
 		return fmt.Errorf("%s: %w: a docker-archive holds no signatures", a.Ref, ErrNotVerifiable)
 	}
 	return opts.Verify.VerifyArtifact(ctx, a, opts)
+}
+
+// withoutReferrers drops from a layout's entries those that refer to
+// another manifest: cosign's sha256-HEX.sig, .att and .sbom tags and the
+// sha256-HEX fallback tag (by ref name), and manifests with a subject.
+// An entry whose manifest cannot be read is kept (opening it will say
+// why).
+func withoutReferrers(st *layout.Store, entries []v1.Descriptor) []v1.Descriptor {
+	var out []v1.Descriptor
+	for _, e := range entries {
+		if mediatypes.IsReferrerTag(e.Annotations[mediatypes.AnnotationRefName]) {
+			continue
+		}
+		if hasSubject(st, e) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func hasSubject(st *layout.Store, d v1.Descriptor) bool {
+	var raw []byte
+	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
+		idx, err := st.Index(d)
+		if err != nil {
+			return false
+		}
+		raw, _ = idx.RawManifest()
+	} else {
+		img, err := st.Image(d)
+		if err != nil {
+			return false
+		}
+		raw, _ = img.RawManifest()
+	}
+	var doc struct {
+		Subject *v1.Descriptor `json:"subject"`
+	}
+	return json.Unmarshal(raw, &doc) == nil && doc.Subject != nil
 }
