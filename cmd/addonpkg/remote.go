@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,6 +43,9 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	opts.BlobProgress, wait = a.blobBars()
 	res, err := transfer.Copy(cmd.Context(), src, dst, opts)
 	wait()
+	if errors.Is(err, transfer.ErrReferrers) {
+		return fmt.Errorf("%w (--%s copies the add-on alone)", err, flagNoReferrers)
+	}
 	if err != nil {
 		return err
 	}
@@ -154,7 +158,14 @@ func newCopyCmd(a *app) *cobra.Command {
 		Long: `Copy copies an add-on, digests preserved, between any two of: a registry
 reference, oci:DIR[:TAG], oci-archive:FILE[:TAG], and a name in the local store.
 It is the air-gap path: copy to an oci-archive on the connected side, carry the
-file across, copy it into the mirror inside.`,
+file across, copy it into the mirror inside.
+
+What refers to the add-on travels with it (--no-referrers to leave it): its
+cosign signatures, attestations and SBOMs (sha256-HEX.sig, .att, .sbom tags)
+and the OCI referrers whose subject it is (an SBOM attached with oras attach),
+and what refers to those; a registry without the referrers API gets the
+sha256-HEX tag index that cosign and oras read. --verify-key checks the
+add-on's signature before anything is copied (spec/signatures.md).`,
 		Example: `  addonpkg copy registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar
   addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11`,
 		Args: cobra.ExactArgs(2),

@@ -12,6 +12,10 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
+// ErrReferrers marks a copy whose add-on was written but whose referrers
+// (Options.Referrers) could not all be copied.
+var ErrReferrers = errors.New("copy referrers")
+
 // copyReferrers copies what refers to the written manifest (res.Digest)
 // and, for an index, to each of its manifests, from where a was read to
 // dst, when o.Referrers is set; res.Referrers counts them.
@@ -43,7 +47,7 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 	copied, err := referrers.Copy(ctx, src, dst, subjects, o.ReferrerLimits)
 	res.Referrers = len(copied)
 	if err != nil {
-		return fmt.Errorf("copy the referrers of %s: %w", a.Ref, err)
+		return fmt.Errorf("%s: %w: %w", a.Ref, ErrReferrers, err)
 	}
 	return nil
 }

@@ -2,10 +2,17 @@ package transfer_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -88,5 +95,33 @@ func TestCopyReferrers(t *testing.T) {
 		if len(found) != want {
 			t.Errorf("Referrers=%v: at the destination: %+v, want %d", on, found, want)
 		}
+	}
+}
+
+// A registry that refuses to list referrers fails the copy with
+// ErrReferrers (the add-on itself was written).
+func TestCopyReferrersRefused(t *testing.T) {
+	ctx := context.Background()
+	reg := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/referrers/") {
+			http.Error(w, `{"errors":[{"code":"DENIED","message":"no"}]}`, http.StatusForbidden)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	src := parse(t, strings.TrimPrefix(srv.URL, "http://")+"/addons/a:1")
+	if _, err := transfer.Write(ctx, testAddon(t, "a"), src, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	dst := parse(t, "oci:"+filepath.Join(t.TempDir(), "out")+":1")
+	opts := transfer.Options{Referrers: true, Options: source.Options{Store: newStore(t)}}
+	if _, err := transfer.Copy(ctx, src, dst, opts); !errors.Is(err, transfer.ErrReferrers) {
+		t.Fatalf("err = %v, want ErrReferrers", err)
+	}
+	opts.Referrers = false
+	if _, err := transfer.Copy(ctx, src, dst, opts); err != nil {
+		t.Fatalf("without referrers: %v", err)
 	}
 }
