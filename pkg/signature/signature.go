@@ -227,45 +227,49 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 		if l.MediaType != SimpleSigningMediaType {
 			continue
 		}
-		sig, err := base64.StdEncoding.DecodeString(l.Annotations[AnnotationSignature])
-		if err != nil || len(sig) == 0 {
-			why = append(why, fmt.Sprintf("signature %d: no base64 %s annotation", i+1, AnnotationSignature))
-			continue
-		}
 		body, err := readPayload(m.Image, l)
 		if err != nil {
 			why = append(why, fmt.Sprintf("signature %d: %v", i+1, err))
 			continue
 		}
-		signedByKey := false
-		for _, k := range v.Keys {
-			if err := k.Verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
-				continue
-			}
-			signedByKey = true
-			var p payload.SimpleContainerImage
-			if err := json.Unmarshal(body, &p); err != nil {
-				why = append(why, fmt.Sprintf("signature %d (key %s): payload: %v", i+1, k.Name, err))
-				continue
-			}
-			if p.Critical.Type != payload.CosignSignatureType {
-				why = append(why, fmt.Sprintf("signature %d (key %s): payload type %q", i+1, k.Name, p.Critical.Type))
-				continue
-			}
-			if p.Critical.Image.DockerManifestDigest != d.String() {
-				why = append(why, fmt.Sprintf("signature %d (key %s) signs another manifest, %s", i+1, k.Name, p.Critical.Image.DockerManifestDigest))
-				continue
-			}
-			return &Verified{Digest: d.String(), Key: k.Name, Identity: p.Critical.Identity.DockerReference, Tag: tag, Location: loc.String()}, nil
+		p, k, err := v.check(body, l.Annotations[AnnotationSignature], d)
+		if err != nil {
+			why = append(why, fmt.Sprintf("signature %d%v", i+1, err))
+			continue
 		}
-		if !signedByKey {
-			why = append(why, fmt.Sprintf("signature %d: not made by %s", i+1, keyNames(v.Keys)))
-		}
+		return &Verified{Digest: d.String(), Key: k.Name, Identity: p.Critical.Identity.DockerReference, Tag: tag, Location: loc.String()}, nil
 	}
 	if len(why) == 0 {
 		why = append(why, "it holds no cosign signature layer")
 	}
 	return nil, fmt.Errorf("%s@%s: %w: %s", loc, d, ErrBadSignature, strings.Join(why, "; "))
+}
+
+// check verifies one signature layer: the base64 signature sigB64 of the
+// payload body, by one of the keys, of a payload naming d. Its errors
+// read after "signature N".
+func (v *KeyVerifier) check(body []byte, sigB64 string, d v1.Hash) (*payload.SimpleContainerImage, Key, error) {
+	sig, err := base64.StdEncoding.DecodeString(sigB64)
+	if err != nil || len(sig) == 0 {
+		return nil, Key{}, fmt.Errorf(": no base64 %s annotation", AnnotationSignature)
+	}
+	for _, k := range v.Keys {
+		if err := k.Verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
+			continue
+		}
+		var p payload.SimpleContainerImage
+		if err := json.Unmarshal(body, &p); err != nil {
+			return nil, k, fmt.Errorf(" (key %s): payload: %w", k.Name, err)
+		}
+		if p.Critical.Type != payload.CosignSignatureType {
+			return nil, k, fmt.Errorf(" (key %s): payload type %q", k.Name, p.Critical.Type)
+		}
+		if p.Critical.Image.DockerManifestDigest != d.String() {
+			return nil, k, fmt.Errorf(" (key %s) signs another manifest, %s", k.Name, p.Critical.Image.DockerManifestDigest)
+		}
+		return &p, k, nil
+	}
+	return nil, Key{}, fmt.Errorf(": not made by %s", keyNames(v.Keys))
 }
 
 func keyNames(keys []Key) string {
