@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -68,7 +69,7 @@ func main() {
 		check(w.Commit(ad.FS))
 		phase = fmt.Sprintf(phase, time.Since(mid).Seconds())
 	case "build":
-		fsys, err := build.LoadDir(*src)
+		fsys, err := folder.LoadDir(*src)
 		check(err)
 		res, err := build.Build(ctx, fsys, build.Options{Name: "addon"})
 		check(err)

@@ -4,19 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/gitinfo"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -79,41 +75,26 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				dsts = append(dsts, ref)
 			}
 			path := args[0]
-			var (
-				fsys *memfs.FS
-				tree *source.Tree
-			)
+			sopts := source.Options{Registry: a.reg}
+			fetch.apply(&sopts)
+			var fsys fs.FS
+			tree, err := source.ReadTree(cmd.Context(), path, a.stdin, sopts, source.Limits{})
 			switch {
-			case path == "-":
-				fsys, err = build.LoadReader("stdin.yaml", a.stdin)
-			case isURLSource(path):
-				var ref source.Ref
-				if ref, err = source.Parse(path); err != nil {
+			case err == nil:
+				fsys = tree.FS
+				if opts.Name == "" && base == "" {
+					opts.Name = tree.Name
+				}
+				if opts, err = opts.WithProvenance(build.Provenance{Source: tree.Source, Revision: tree.Revision, Time: tree.Time}); err != nil {
 					return err
 				}
-				sopts := source.Options{Registry: a.reg}
-				fetch.apply(&sopts)
-				if tree, err = source.LoadTree(cmd.Context(), ref, sopts, unpack.Limits{}); err == nil {
-					fsys = tree.FS
+			case base != "" && len(deletes) > 0 && errors.Is(err, folder.ErrEmpty):
+				// A patch may only delete: an empty folder is fine then.
+				fsys = memfs.NewBuilder().FS()
+				if opts, err = opts.WithProvenance(build.Provenance{}); err != nil {
+					return err
 				}
 			default:
-				fsys, err = build.LoadDir(path)
-			}
-			if err != nil {
-				// A patch may only delete: an empty folder is fine then.
-				if base == "" || len(deletes) == 0 || !errors.Is(err, build.ErrEmpty) {
-					return err
-				}
-				fsys = memfs.NewBuilder().FS()
-			}
-			if opts.Name == "" && base == "" {
-				if tree != nil {
-					opts.Name = tree.Name
-				} else {
-					opts.Name = defaultName(path)
-				}
-			}
-			if err := a.fillFromSource(cmd, path, tree, &opts); err != nil {
 				return err
 			}
 			var res *build.Result
@@ -164,7 +145,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return fmt.Errorf("write to store %s: %w", st.Dir(), err)
 				}
 				if defaultTag {
-					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", oneline.Sanitize(names[0]))
+					a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(names[0]))
 				}
 			}
 			for _, d := range dsts {
@@ -245,84 +226,6 @@ func keyValues(flag string, kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
-}
-
-func defaultName(path string) string {
-	if path == "-" {
-		return "addon"
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	base := filepath.Base(abs)
-	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-		base = strings.TrimSuffix(base, filepath.Ext(base))
-	}
-	return base
-}
-
-// isURLSource reports whether build reads PATH through the source
-// package: http downloads, git repositories and file:// URLs.
-func isURLSource(path string) bool {
-	for _, p := range []string{"https://", "http://", "git+", "file://"} {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// fillFromSource defaults --source, --revision and the build time from
-// SOURCE_DATE_EPOCH, then from what an http or git source recorded (the
-// URL; the repository, commit and commit time), else from the git work
-// tree a local PATH is in.
-func (a *app) fillFromSource(cmd *cobra.Command, path string, tree *source.Tree, opts *build.Options) error {
-	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a number of seconds", s)
-		}
-		opts.Created = time.Unix(sec, 0).UTC()
-	}
-	if tree == nil || tree.Ref.Kind == source.KindDir {
-		if tree != nil {
-			path = tree.Ref.Path
-		}
-		return a.fillFromGit(cmd, path, opts)
-	}
-	if !cmd.Flags().Changed("source") && tree.Source != "" {
-		opts.Source = tree.Source
-	}
-	if !cmd.Flags().Changed("revision") && tree.Revision != "" {
-		opts.Revision = tree.Revision
-	}
-	if opts.Created.IsZero() && !tree.Time.IsZero() {
-		opts.Created = tree.Time
-	}
-	return nil
-}
-
-// fillFromGit defaults --source, --revision and the build time from the
-// git work tree PATH is in.
-func (a *app) fillFromGit(cmd *cobra.Command, path string, opts *build.Options) error {
-	if path == "-" {
-		return nil
-	}
-	info, err := gitinfo.Read(path)
-	if err != nil || info == nil {
-		return nil // not in a work tree: nothing to default
-	}
-	if !cmd.Flags().Changed("source") {
-		opts.Source = info.URL
-	}
-	if !cmd.Flags().Changed("revision") {
-		opts.Revision = info.Commit
-	}
-	if opts.Created.IsZero() {
-		opts.Created = info.Time
-	}
-	return nil
 }
 
 // patchBase opens --base (a store name, a registry reference, oci:DIR...)

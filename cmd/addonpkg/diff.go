@@ -44,11 +44,6 @@ interrupted.`,
   addonpkg diff ./v1 ./v2 --json`,
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch pull {
-			case source.PullMissing, source.PullAlways, source.PullNever:
-			default:
-				return fmt.Errorf("--pull %q: want missing, always or never", pull)
-			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
 				return err
@@ -96,7 +91,7 @@ func renderSource(ctx context.Context, s string, sopts source.Options, allowRemo
 	if err != nil {
 		return nil, err
 	}
-	res, err := ad.Render(ctx, render.Options{AllowRemote: allowRemote})
+	res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", ref, err)
 	}

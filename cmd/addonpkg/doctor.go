@@ -85,7 +85,7 @@ func (a *app) pushAuto(cmd *cobra.Command, src, dst source.Ref, asJSON bool) err
 	opts := transfer.Options{Options: sopts, AllPlatforms: true}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
-	res, converted, err := doctor.PushAuto(cmd.Context(), src, dst, opts, cache)
+	res, converted, err := transfer.PushAuto(cmd.Context(), src, dst, opts, cache)
 	wait()
 	if err != nil {
 		return err

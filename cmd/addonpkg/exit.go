@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Exit codes. diff has its own: 0 same, 1 different, 2 trouble (as
@@ -120,7 +120,7 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 		}
 		a.errorf("%s%s", prefix, ue.msg)
 		for _, l := range ue.extra {
-			fmt.Fprintln(a.stderr, oneline.Sanitize(l))
+			fmt.Fprintln(a.stderr, safetree.Sanitize(l))
 		}
 		if ue.cmd != nil && ue.cmd.HasParent() {
 			fmt.Fprintln(a.stderr, "Usage: "+ue.cmd.UseLine())
@@ -129,8 +129,9 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 	case errors.As(err, &re):
 		// A tag that is not there: say which tags are.
 		_ = a.reg.ExplainTags(ctx, re.Ref, re)
+		re.Hint = registryHint(cmd, re)
 	}
-	a.errorf("%s", err.Error()+flagHint(err))
+	a.errorf("%s", err.Error()+flagHint(cmd, err))
 	if a.verbose && re != nil && re.Detail() != "" {
 		a.errorf("detail: %s", re.Detail())
 	}
@@ -145,12 +146,12 @@ func (a *app) errorf(format string, args ...any) {
 }
 
 // clean makes s one line of printable text: line breaks and tabs
-// become spaces, other control characters '?' (oneline.SanitizeN).
+// become spaces, other control characters '?' (safetree.SanitizeN).
 // Unlike an entry name in a message, an error is kept whole up to 4096
 // runes.
 func clean(s string) string {
 	s = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s))
-	return oneline.SanitizeN(s, 4096)
+	return safetree.SanitizeN(s, 4096)
 }
 
 // sanitizeLines sanitizes each line of s, keeping the line breaks.

@@ -94,20 +94,26 @@ func TestHostileFolderBomb(t *testing.T) {
 	must(t, err)
 	must(t, f.Truncate(1<<30))
 	must(t, f.Close())
+	// unpack names the flag that raises the limit; build has none (the
+	// hint names only flags the command has).
 	for _, tc := range []struct {
 		name string
 		args []string
+		hint string
 	}{
-		{"build DIR", []string{"build", folder, "-t", "x:1"}},
-		{"unpack DIR", []string{"unpack", folder}},
-		{"unpack DIR -o", []string{"unpack", folder, "-o", "out"}},
-		{"unpack FILE", []string{"unpack", big}},
-		{"build FILE", []string{"build", big, "-t", "x:1"}},
+		{"build DIR", []string{"build", folder, "-t", "x:1"}, ""},
+		{"unpack DIR", []string{"unpack", folder}, "(raise it with --max-file-bytes)"},
+		{"unpack DIR -o", []string{"unpack", folder, "-o", "out"}, "(raise it with --max-file-bytes)"},
+		{"unpack FILE", []string{"unpack", big}, "(raise it with --max-file-bytes)"},
+		{"build FILE", []string{"build", big, "-t", "x:1"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}, tc.args...)
-			checkRefused(t, r, 256<<20, "big.yaml", "file size limit of 134217728 exceeded", "--max-file-bytes")
+			checkRefused(t, r, 256<<20, "big.yaml", "file size limit of 134217728 exceeded", tc.hint)
+			if tc.hint == "" && strings.Contains(r.stderr, "raise it with") {
+				t.Errorf("build has no limit flags, but the error names one: %s", r.stderr)
+			}
 		})
 	}
 	t.Run("build - (stdin)", func(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"text/tabwriter"
@@ -10,36 +8,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/addon"
-	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/inspect"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
-
-// inspection is what inspect reports; it reads manifests and config only.
-type inspection struct {
-	Source      string            `json:"source"`
-	Digest      string            `json:"digest"`
-	MediaType   string            `json:"mediaType"`
-	Form        mediatypes.Form   `json:"form"`
-	Config      *addon.Config     `json:"config,omitempty"`
-	Layers      []v1.Descriptor   `json:"layers"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Platforms   []string          `json:"platforms,omitempty"`
-	// Derived says the config was derived from the content and labels
-	// (the image carries no add-on config, or only stale labels).
-	Derived bool `json:"derived,omitempty"`
-	// StaleLabels says the image's identity or config label describes
-	// another tree (spec 4.5): they were ignored.
-	StaleLabels bool `json:"staleLabels,omitempty"`
-	// Problem says why the content could not be read as an add-on.
-	Problem string `json:"problem,omitempty"`
-	// Chart is a Helm chart's name and version (form helm-chart).
-	Chart *unpack.HelmChart `json:"chart,omitempty"`
-}
 
 func newInspectCmd(a *app) *cobra.Command {
 	var (
@@ -68,45 +40,19 @@ are ignored with a warning.`,
 			if err != nil {
 				return err
 			}
-			if ref.Kind == source.KindDir {
-				return fmt.Errorf("%s is a folder: use 'addonpkg unpack %s --json'", ref, ref)
-			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
 				return err
 			}
-			art, err := source.Open(cmd.Context(), ref, sopts)
-			if err != nil {
-				return err
-			}
-			defer art.Close()
-			in := inspection{Source: ref.String(), Digest: art.Digest.String()}
-			img := art.Image
-			if art.Index != nil {
-				im, err := art.Index.IndexManifest()
-				if err != nil {
+			opts := inspect.Options{Source: sopts}
+			if platform != "" {
+				if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 					return err
 				}
-				for _, d := range im.Manifests {
-					if d.Platform != nil {
-						in.Platforms = append(in.Platforms, d.Platform.String())
-					}
-				}
-				var p *v1.Platform
-				if platform != "" {
-					if p, err = v1.ParsePlatform(platform); err != nil {
-						return err
-					}
-				}
-				if img, err = unpack.SelectImage(art.Index, p); err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
 			}
-			if err := inspectImage(img, &in); err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
-			}
-			if needsContent(&in) {
-				inspectContent(cmd.Context(), img, art.Repository(), &in)
+			in, err := inspect.Source(cmd.Context(), ref, opts)
+			if err != nil {
+				return err
 			}
 			if in.StaleLabels {
 				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
@@ -117,7 +63,7 @@ are ignored with a warning.`,
 			if asJSON {
 				return a.printJSON(in)
 			}
-			return printInspection(a, &in)
+			return printInspection(a, in)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -127,77 +73,7 @@ are ignored with a warning.`,
 	return cmd
 }
 
-func inspectImage(img v1.Image, in *inspection) error {
-	m, err := img.Manifest()
-	if err != nil {
-		return err
-	}
-	mt, _ := img.MediaType()
-	in.MediaType = string(mt)
-	in.Layers = m.Layers
-	in.Annotations = m.Annotations
-	raw, err := verify.Config(img, addon.MaxConfigSize)
-	if err != nil {
-		return fmt.Errorf("read config: %w", err)
-	}
-	var labels map[string]string
-	var ic v1.ConfigFile
-	if json.Unmarshal(raw, &ic) == nil {
-		labels = ic.Config.Labels
-	}
-	var ls []mediatypes.Layer
-	for _, l := range m.Layers {
-		ls = append(ls, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType), Annotations: l.Annotations})
-	}
-	in.Form = mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), ls, labels)
-	switch in.Form {
-	case mediatypes.FormHelm:
-		c, err := unpack.ParseHelmChart(raw)
-		if err != nil {
-			return err
-		}
-		in.Chart = c
-	case mediatypes.FormArtifact:
-		if c, err := addon.Parse(raw); err == nil {
-			in.Config = c
-		}
-	case mediatypes.FormImage:
-		if s := labels[mediatypes.LabelConfig]; s != "" {
-			if c, err := addon.Parse([]byte(s)); err == nil {
-				in.Config = c
-			}
-		}
-	}
-	return nil
-}
-
-// needsContent says whether the manifest and config leave something to
-// read from the content: everything but a complete artifact config.
-func needsContent(in *inspection) bool {
-	switch in.Form {
-	case mediatypes.FormArtifact:
-		return in.Config == nil || in.Config.Identity == "" || !in.Config.HasInventory()
-	case mediatypes.FormImage, mediatypes.FormFlux, mediatypes.FormOLM, mediatypes.FormORAS:
-		return true
-	}
-	return false
-}
-
-// inspectContent unpacks img in memory and takes its checked (or
-// derived) config, with the inventory rendered when it has none.
-func inspectContent(ctx context.Context, img v1.Image, repo string, in *inspection) {
-	ad, err := unpack.Image(ctx, img, unpack.Options{Repository: repo})
-	if err != nil {
-		in.Problem = err.Error()
-		return
-	}
-	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
-	if err := ad.DeriveInventory(ctx, render.Options{}); err != nil {
-		in.Problem = "render: " + err.Error()
-	}
-}
-
-func printInspection(a *app, in *inspection) error {
+func printInspection(a *app, in *inspect.Inspection) error {
 	tw := tabwriter.NewWriter(terminalSafe(a.stdout), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Source:\t%s\n", in.Source)
 	fmt.Fprintf(tw, "Digest:\t%s\n", in.Digest)
@@ -258,7 +134,7 @@ func printInspection(a *app, in *inspection) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(tw, "  %s\t%s\n", oneline.Sanitize(k), oneline.Sanitize(in.Annotations[k]))
+			fmt.Fprintf(tw, "  %s\t%s\n", safetree.Sanitize(k), safetree.Sanitize(in.Annotations[k]))
 		}
 	}
 	return tw.Flush()

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 func newLoginCmd(a *app) *cobra.Command {
@@ -56,7 +56,7 @@ from stdin with --password-stdin; it is never taken on the command line.`,
 			if err := registry.Login(cmd.Context(), args[0], user, pw, a.reg); err != nil {
 				return err
 			}
-			a.infof("Login succeeded: %s", oneline.Sanitize(args[0]))
+			a.infof("Login succeeded: %s", safetree.Sanitize(args[0]))
 			return nil
 		},
 	}

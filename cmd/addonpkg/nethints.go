@@ -3,16 +3,71 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
-// flagHint names the flag that changes what an error ran into: the
-// library's errors are typed and know no flag names.
-func flagHint(err error) string {
+// flagHint names the flag of cmd that changes what err ran into. The
+// library's errors are typed (a limit's LimitID, a sentinel) and know no
+// flag names: this is the one place that maps them to the command line,
+// and it names only flags that cmd has.
+func flagHint(cmd *cobra.Command, err error) string {
+	has := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil }
+	var le *safetree.LimitError
 	switch {
+	case errors.As(err, &le) && le.Which != "":
+		if flag := "max-" + string(le.Which); has(flag) {
+			return " (raise it with --" + flag + ")"
+		}
 	case errors.Is(err, netguard.ErrIdleTimeout), errors.Is(err, context.DeadlineExceeded):
-		return " (raise it with --timeout)"
+		if has("timeout") {
+			return " (raise it with --timeout)"
+		}
+	case errors.Is(err, source.ErrPlainHTTP):
+		if has("plain-http") {
+			return " (or pass --plain-http)"
+		}
+	case errors.Is(err, render.ErrRemote):
+		if has("allow-remote") {
+			return " (pass --allow-remote to allow it)"
+		}
+	case errors.Is(err, unpack.ErrNoPlatform):
+		var alts []string
+		if has("platform") {
+			alts = append(alts, "choose one with --platform")
+		}
+		if has("all-platforms") {
+			alts = append(alts, "copy every platform with --all-platforms")
+		}
+		if len(alts) > 0 {
+			return " (" + strings.Join(alts, ", or ") + ")"
+		}
 	}
 	return ""
+}
+
+// registryHints are the command line's words for what to do about a
+// registry error, by its kind: they replace the library's hint, which
+// names no flag.
+func registryHint(cmd *cobra.Command, e *registry.Error) string {
+	has := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil }
+	switch {
+	case errors.Is(e, registry.ErrUntrustedCertificate) && has("ca-file"):
+		return "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify"
+	case errors.Is(e, registry.ErrRefused) && strings.Contains(e.Hint, "image form"):
+		return strings.Replace(e.Hint, "build it in the image form", "build it with --format image", 1)
+	case errors.Is(e, registry.ErrPlainHTTP) && has("plain-http"):
+		return "add --plain-http"
+	case errors.Is(e, registry.ErrUnreachable) && errors.Is(e.Err, context.DeadlineExceeded) && has("timeout"):
+		return "check the registry, or allow more time with --timeout"
+	}
+	return e.Hint
 }

@@ -9,9 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -85,20 +84,20 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 			if err != nil {
 				return err
 			}
-			if _, err := doctor.ParsePushFormat(format); err != nil {
+			if _, err := transfer.ParsePushFormat(format); err != nil {
 				return err
 			}
-			if format == doctor.FormatAuto {
+			if format == transfer.FormatAuto {
 				return a.pushAuto(cmd, src, dst, asJSON)
 			}
 			return a.copyCmd(cmd, src, dst, true, "", asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
-	cmd.Flags().StringVar(&format, "format", doctor.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
+	cmd.Flags().StringVar(&format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addRegistryFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(doctor.FormatKeep, doctor.FormatAuto))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(transfer.FormatKeep, transfer.FormatAuto))
 	return cmd
 }
 
@@ -151,6 +150,7 @@ func newCopyCmd(a *app) *cobra.Command {
 	var (
 		asJSON, all bool
 		platform    string
+		images      airgapFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
@@ -165,9 +165,18 @@ cosign signatures, attestations and SBOMs (sha256-HEX.sig, .att, .sbom tags)
 and the OCI referrers whose subject it is (an SBOM attached with oras attach),
 and what refers to those; a registry without the referrers API gets the
 sha256-HEX tag index that cosign and oras read. --verify-key checks the
-add-on's signature before anything is copied (spec/signatures.md).`,
+add-on's signature before anything is copied (spec/signatures.md).
+
+--with-images also copies every container image the add-on runs, by digest,
+to MIRROR/PATH@DIGEST in a registry (PATH: the image's repository without its
+registry host) or beside the add-on in a layout or archive, and writes an image
+lock (a referrer of the add-on) that 'unpack --relocate MIRROR' reads. From an
+archive made this way, the images and their digests come from its lock: the
+original registries need not be reachable.`,
 		Example: `  addonpkg copy registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar
-  addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11`,
+  addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11
+  addonpkg copy --with-images registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar:1.11
+  addonpkg copy --with-images oci-archive:coredns.tar:1.11 mirror.internal/addons/coredns:1.11`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := source.Parse(args[0])
@@ -181,10 +190,17 @@ add-on's signature before anything is copied (spec/signatures.md).`,
 			if src.Kind == source.KindDir || dst.Kind == source.KindDir {
 				return fmt.Errorf("copy moves OCI content: to package a folder, use 'addonpkg build'")
 			}
+			if images.withImages {
+				return a.copyWithImages(cmd, src, dst, all, platform, asJSON, images)
+			}
+			if images.mirror != "" {
+				return fmt.Errorf("--image-mirror goes with --with-images")
+			}
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},
 	}
 	a.addCopyFlags(cmd, "copy", &asJSON, &all, &platform)
+	images.add(cmd)
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -217,7 +233,7 @@ func newLsCmd(a *app) *cobra.Command {
 				return a.printJSON(tags)
 			}
 			for _, t := range tags {
-				fmt.Fprintln(a.stdout, oneline.Sanitize(t)) // tags come from the registry
+				fmt.Fprintln(a.stdout, safetree.Sanitize(t)) // tags come from the registry
 			}
 			return nil
 		},

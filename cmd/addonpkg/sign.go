@@ -31,7 +31,8 @@ func (a *app) openSigned(cmd *cobra.Command, s string) (*source.Artifact, referr
 	if err != nil {
 		return nil, nil, err
 	}
-	loc, err := referrers.FromArtifact(cmd.Context(), art, sopts)
+	st, repo, r := art.Beside()
+	loc, err := referrers.Beside(cmd.Context(), st, repo, r, sopts.Registry)
 	if err != nil {
 		art.Close()
 		return nil, nil, err

@@ -6,14 +6,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/inspect"
 	"github.com/addonpkg/addonpkg/pkg/layout"
-	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 func newImagesCmd(a *app) *cobra.Command {
@@ -42,7 +40,7 @@ func newImagesCmd(a *app) *cobra.Command {
 			}
 			rows := []row{}
 			for _, e := range entries {
-				rows = append(rows, row{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: formOf(st, e.Descriptor)})
+				rows = append(rows, row{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: inspect.StoreForm(st, e.Descriptor)})
 			}
 			if asJSON {
 				return a.printJSON(rows)
@@ -50,45 +48,13 @@ func newImagesCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDIGEST\tFORM")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", oneline.Sanitize(r.Name), r.Digest, r.Form)
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", safetree.Sanitize(r.Name), r.Digest, r.Form)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// formOf classifies a store entry (the library's rules: a Helm chart is
-// no image); an index is shown as the form of its images, "index" when
-// they are unknown.
-func formOf(st *layout.Store, d v1.Descriptor) string {
-	if d.ArtifactType == string(mediatypes.AddonConfig) {
-		return string(mediatypes.FormArtifact)
-	}
-	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
-		idx, err := st.Index(d)
-		if err != nil {
-			return "index"
-		}
-		img, err := unpack.SelectImage(idx, nil)
-		if err != nil {
-			return "index"
-		}
-		if f, err := unpack.Classify(img); err == nil {
-			return string(f)
-		}
-		return "index"
-	}
-	img, err := st.Image(d)
-	if err != nil {
-		return string(mediatypes.FormUnknown)
-	}
-	f, err := unpack.Classify(img)
-	if err != nil {
-		return string(mediatypes.FormUnknown)
-	}
-	return string(f)
 }
 
 // storeNames completes names from the local store.
@@ -153,7 +119,7 @@ func newRmCmd(a *app) *cobra.Command {
 				if err := st.Untag(source.NormalizeName(n)); err != nil {
 					return err
 				}
-				a.infof("Removed %s (its blobs go with 'addonpkg gc')", oneline.Sanitize(source.NormalizeName(n)))
+				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(source.NormalizeName(n)))
 			}
 			return nil
 		},

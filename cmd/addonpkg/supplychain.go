@@ -57,3 +57,21 @@ func referrersOn(cmd *cobra.Command) bool {
 	off, err := cmd.Flags().GetBool(flagNoReferrers)
 	return err == nil && !off
 }
+
+// verifiedSource checks the signature of src when --verify-key is given,
+// and returns src pinned to the digest it checked (src itself without the
+// flag).
+func verifiedSource(cmd *cobra.Command, src source.Ref, sopts source.Options) (source.Ref, error) {
+	if err := applyVerifyKeys(cmd, &sopts); err != nil || sopts.Verify == nil {
+		return src, err
+	}
+	a, err := source.Open(cmd.Context(), src, sopts)
+	if err != nil {
+		return src, err
+	}
+	defer a.Close()
+	if p := a.Pinned(); p != "" {
+		return source.Parse(p)
+	}
+	return src, nil
+}

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // terminalSafe wraps w so that what a table prints cannot drive the
 // terminal: every control character but tab and newline (which the
 // table itself writes) becomes '?', C1 controls included, and invalid
 // UTF-8 becomes U+FFFD. Values that could also break a line are
-// sanitized before they reach the table (oneline.Sanitize).
+// sanitized before they reach the table (safetree.Sanitize).
 func terminalSafe(w io.Writer) io.Writer { return safeWriter{w} }
 
 type safeWriter struct{ w io.Writer }
@@ -40,12 +40,12 @@ func (s safeWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sanitizeAll is oneline.Sanitize of each string, for lists printed in
+// sanitizeAll is safetree.Sanitize of each string, for lists printed in
 // a table.
 func sanitizeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = oneline.Sanitize(s)
+		out[i] = safetree.Sanitize(s)
 	}
 	return out
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"text/tabwriter"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -22,6 +20,7 @@ func newUnpackCmd(a *app) *cobra.Command {
 		raw, list, asJSON, allowRemote  bool
 		limits                          unpack.Limits
 		fetch                           fetchFlags
+		reloc                           relocateFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
@@ -43,20 +42,24 @@ the local store is read from there (see --pull).
 
 --json prints "pinned": a SOURCE that resolves to exactly this content
 (REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
-?checksum=sha256:...; empty for a local folder).`,
+?checksum=sha256:...; empty for a local folder).
+
+--relocate MIRROR renders the add-on with its container images at the mirror,
+MIRROR/PATH@DIGEST, from the image lock that 'copy --with-images' wrote beside
+it (read from the layout, archive or store without network, or from the
+registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Example: `  addonpkg unpack metrics-server:0.7 | kubectl apply -f -
   addonpkg unpack registry.example.com/addons/coredns:1.11 -o ./coredns
   addonpkg unpack oci:./layout:1 --list
   addonpkg unpack coredns:1.11 --json
   addonpkg unpack https://example.com/releases/addon.tar.gz//deploy --json
-  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'`,
+  addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'
+  addonpkg unpack --relocate mirror.internal mirror.internal/addons/coredns:1.11`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch pull {
-			case source.PullMissing, source.PullAlways, source.PullNever:
-			default:
-				return fmt.Errorf("--pull %q: want missing, always or never", pull)
+			if err := reloc.check(out, raw, list, asJSON); err != nil {
+				return err
 			}
 			limits.MaxLayers = a.maxLayers
 			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
@@ -79,34 +82,15 @@ the local store is read from there (see --pull).
 			if err := applyVerifyKeys(cmd, &sopts); err != nil {
 				return err
 			}
-			var w *output.Writer
+			var ad *unpack.Addon
 			if out != "" {
-				// Files are written as the layers are read; the directory
-				// appears only once the whole add-on checked out.
-				if w, err = output.NewWriter(out); err != nil {
-					return err
-				}
-				// On any way out but Commit (an error, an interrupt, a
-				// panic), the temp directory goes; after Commit, this is
-				// a no-op.
-				defer w.Abort()
-				uopts.Sink, uopts.SinkOnly = w, true
-				// Large files stream into the temp tree and are moved into
-				// place: memory does not grow with their size.
-				if uopts.SpillDir, err = w.SpillDir(); err != nil {
-					w.Abort()
-					return err
-				}
+				ad, err = source.UnpackTo(cmd.Context(), ref, out, sopts, uopts)
 			} else {
-				// Large files wait on disk, not in memory, until rendered.
-				dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
-				if err != nil {
-					return err
+				var release func()
+				if ad, release, err = source.UnpackSpilled(cmd.Context(), ref, sopts, uopts); err == nil {
+					defer release()
 				}
-				defer os.RemoveAll(dir)
-				uopts.SpillDir = dir
 			}
-			ad, err := source.Unpack(cmd.Context(), ref, sopts, uopts)
 			if err != nil {
 				return err
 			}
@@ -115,9 +99,6 @@ the local store is read from there (see --pull).
 			}
 			switch {
 			case out != "":
-				if err := w.Commit(ad.FS); err != nil {
-					return err
-				}
 				if asJSON {
 					return a.printJSON(describeAddon(ref, ad))
 				}
@@ -125,23 +106,30 @@ the local store is read from there (see --pull).
 			case asJSON:
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
-				if err := ad.DeriveInventory(cmd.Context(), render.Options{AllowRemote: allowRemote}); err != nil {
-					return fmt.Errorf("render %s: %w", ref, err)
+				if ad.NoInventory {
+					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+					if err != nil {
+						return fmt.Errorf("render %s: %w", ref, err)
+					}
+					ad.SetInventory(res.Inventory())
 				}
 				return a.printJSON(describeAddon(ref, ad))
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := ad.Raw(cmd.Context())
+				res, err := render.RawAddon(cmd.Context(), ad.FS, ad.Form, ad.Config)
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 				_, err = res.WriteTo(a.stdout)
 				return err
 			}
-			res, err := ad.Render(cmd.Context(), render.Options{AllowRemote: allowRemote})
+			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
+			}
+			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: allowRemote}); err != nil {
+				return err
 			}
 			_, err = res.WriteTo(a.stdout)
 			return err
@@ -156,15 +144,16 @@ the local store is read from there (see --pull).
 	f.StringVar(&platform, "platform", "", "platform to pick from an index, os/arch[/variant]")
 	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
-	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", unpack.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
-	f.Int64Var(&limits.MaxImageBytes, "max-image-bytes", unpack.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
-	f.IntVar(&limits.MaxEntries, "max-entries", unpack.DefaultMaxEntries, "limit: entries in the add-on")
-	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", unpack.DefaultMaxFileBytes, "limit: bytes of one file")
-	f.IntVar(&limits.MaxPathLength, "max-path-length", unpack.DefaultMaxPathLength, "limit: bytes of one path")
-	f.IntVar(&limits.MaxDepth, "max-depth", unpack.DefaultMaxDepth, "limit: components of one path")
+	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
+	f.Int64Var(&limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
+	f.IntVar(&limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")
+	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", safetree.DefaultMaxFileBytes, "limit: bytes of one file")
+	f.IntVar(&limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
+	f.IntVar(&limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	fetch.add(cmd)
 	addVerifyKeyFlag(cmd)
+	reloc.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd
@@ -241,11 +230,11 @@ func printList(a *app, ad *unpack.Addon) error {
 	for _, f := range files(ad) {
 		switch f.Type {
 		case "dir":
-			fmt.Fprintf(tw, "-\t %s/\t\n", oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "-\t %s/\t\n", safetree.Sanitize(f.Path))
 		case "symlink":
-			fmt.Fprintf(tw, "-\t %s -> %s\t\n", oneline.Sanitize(f.Path), oneline.Sanitize(f.Target))
+			fmt.Fprintf(tw, "-\t %s -> %s\t\n", safetree.Sanitize(f.Path), safetree.Sanitize(f.Target))
 		default:
-			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, oneline.Sanitize(f.Path))
+			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, safetree.Sanitize(f.Path))
 		}
 	}
 	return tw.Flush()

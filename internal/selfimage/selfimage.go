@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
@@ -87,10 +88,10 @@ func Build(ctx context.Context, o Options) (v1.Image, error) {
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	labels := map[string]string{"org.opencontainers.image.title": "addonpkg"}
-	for k, v := range map[string]string{"version": o.Version, "revision": o.Revision, "source": o.Source} {
+	labels := map[string]string{ocispec.AnnotationTitle: "addonpkg"}
+	for k, v := range map[string]string{ocispec.AnnotationVersion: o.Version, ocispec.AnnotationRevision: o.Revision, ocispec.AnnotationSource: o.Source} {
 		if v != "" {
-			labels["org.opencontainers.image."+k] = v
+			labels[k] = v
 		}
 	}
 	img, err = mutate.ConfigFile(img, &v1.ConfigFile{
@@ -164,7 +165,7 @@ func rootfs(bin []byte, created time.Time) ([]byte, error) {
 // WriteLayout writes img to the OCI layout dir (created if needed),
 // tagged tag: the entry of that tag is replaced, others are kept.
 func WriteLayout(dir, tag string, img v1.Image) error {
-	const refName = "org.opencontainers.image.ref.name"
+	const refName = ocispec.AnnotationRefName
 	p, err := layout.FromPath(dir)
 	if err != nil {
 		if p, err = layout.Write(dir, empty.Index); err != nil {

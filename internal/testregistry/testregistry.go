@@ -126,6 +126,18 @@ type Registry struct {
 	// Dir is the storage root (storage.filesystem.rootdirectory), so that
 	// tests can inspect or corrupt what the registry stored.
 	Dir string
+
+	// stop stops the process (see Stop).
+	stop func()
+}
+
+// Stop stops the registry before the test ends, for tests of what happens
+// once it is out of reach (an air gap). It waits for the process to exit;
+// the cleanup's own stop is then a no-op.
+func (r *Registry) Stop() {
+	if r.stop != nil {
+		r.stop()
+	}
 }
 
 // Transport returns a fresh http.RoundTripper for talking to the registry.
@@ -302,6 +314,7 @@ func Start(t testing.TB, opts Options) *Registry {
 		err = waitReady(r, p)
 		if err == nil {
 			ready = true
+			r.stop = p.stop
 			return r
 		}
 		lastOut = p.out.tail(outputTail)

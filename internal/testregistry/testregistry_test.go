@@ -293,6 +293,28 @@ func TestCleanup(t *testing.T) {
 	}
 }
 
+// TestStop checks that Stop stops the registry while the test runs (the
+// air gap of e2e's TestAirgapWithImages), keeps its files, and that the
+// cleanup's own stop after it is harmless.
+func TestStop(t *testing.T) {
+	Require(t)
+	r := Start(t, Options{})
+	if c, err := net.DialTimeout("tcp", r.Host, time.Second); err != nil {
+		t.Fatalf("registry at %s does not accept connections: %v", r.Host, err)
+	} else {
+		c.Close()
+	}
+	r.Stop()
+	if c, err := net.DialTimeout("tcp", r.Host, time.Second); err == nil {
+		c.Close()
+		t.Errorf("registry at %s still accepts connections after Stop", r.Host)
+	}
+	if _, err := os.Stat(r.Dir); err != nil {
+		t.Errorf("storage gone after Stop: %v", err)
+	}
+	r.Stop() // a second Stop, then the cleanup's, do nothing
+}
+
 // TestStartFailureOutput checks that a registry that cannot start is
 // reported with its output instead of a bare timeout; the broken "binary"
 // is a shell script so no real registry is involved.

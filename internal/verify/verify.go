@@ -128,7 +128,10 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 		if int64(len(d.Data)) > max {
 			return nil, fmt.Errorf("config %s: %w: %d bytes, limit %d", d.Digest, ErrTooLarge, len(d.Data), max)
 		}
-		return d.Data, Bytes(d.Data, d.Digest)
+		if err := Bytes(d.Data, d.Digest); err != nil {
+			return nil, err
+		}
+		return d.Data, nil
 	}
 	if d.Size > max {
 		return nil, fmt.Errorf("config %s: %w: %d bytes described, limit %d", d.Digest, ErrTooLarge, d.Size, max)
@@ -155,6 +158,9 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 		}
 		if int64(len(b)) > max {
 			return nil, fmt.Errorf("config %s: %w: over %d bytes", d.Digest, ErrTooLarge, max)
+		}
+		if err := Bytes(b, d.Digest); err != nil {
+			return nil, err
 		}
 		return b, nil
 	}

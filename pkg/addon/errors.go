@@ -5,3 +5,8 @@ import "errors"
 // ErrUnsupportedVersion marks a config document whose specVersion this
 // package does not read (spec/addon-v1.md sections 6.5 and 12).
 var ErrUnsupportedVersion = errors.New("unsupported specVersion")
+
+// ErrHelmChart marks an attempt to render a Helm chart: its templates are
+// Helm's to render (helm template), not addonpkg's. Its files unpack like
+// any add-on's.
+var ErrHelmChart = errors.New("a Helm chart")

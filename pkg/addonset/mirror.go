@@ -12,7 +12,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -62,7 +61,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 	)
 	if p, ok := strings.CutPrefix(opts.To, "oci-archive:"); ok {
 		if p == "" {
-			return nil, fmt.Errorf("--to %q names no file", opts.To)
+			return nil, fmt.Errorf("mirror destination %q names no file", opts.To)
 		}
 		archive = p
 		var err error
@@ -78,7 +77,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		prefix = strings.TrimSuffix(opts.To, "/")
 		// Strict: a prefix without a registry host must not mean Docker Hub.
 		if _, err := name.NewRepository(prefix+"/x", name.StrictValidation); err != nil {
-			return nil, fmt.Errorf("--to %q: want REGISTRY/PREFIX or oci-archive:FILE", opts.To)
+			return nil, fmt.Errorf("mirror destination %q: want REGISTRY/PREFIX or oci-archive:FILE", opts.To)
 		}
 	}
 	archiveSrc := archive
@@ -105,7 +104,6 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		if tag == "" {
 			tag = strings.Replace(m.Identity, ":", "-", 1)
 		}
-		topts := transfer.Options{Options: opts.sourceOptions()}
 		var dst source.Ref
 		if archive != "" {
 			dst = source.Ref{Kind: source.KindLayout, Path: tmp, Name: a.Name}
@@ -114,7 +112,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 			dst = source.Ref{Kind: source.KindRegistry, Name: prefix + "/" + a.Name + ":" + tag}
 			ma.Source = dst.Name
 		}
-		res, err := transfer.Write(ctx, art, dst, topts)
+		res, err := source.Write(ctx, art, dst, opts.sourceOptions())
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: err}
 		}

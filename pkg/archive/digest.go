@@ -5,7 +5,7 @@ import (
 	"hash"
 	"io"
 
-	digest "github.com/opencontainers/go-digest"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // digestWriter passes bytes through and hashes them on the way.
@@ -24,4 +24,4 @@ func (d *digestWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (d *digestWriter) digest() digest.Digest { return sum(d.h) }
+func (d *digestWriter) digest() v1.Hash { return sum(d.h) }

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"sync"
 
-	digest "github.com/opencontainers/go-digest"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Entry types of the canonical tree encoding.
@@ -43,15 +43,13 @@ func (ih *identityHasher) add(typ byte, name string, mode fs.FileMode, payload s
 	fmt.Fprintf(ih.h, "%c\x00%s\x00%04o\x00%s\x00", typ, name, NormalMode(mode), payload)
 }
 
-func (ih *identityHasher) digest() digest.Digest {
-	return digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(ih.h.Sum(nil)))
-}
+func (ih *identityHasher) digest() v1.Hash { return sum(ih.h) }
 
 // Identity computes the content identity of the tree fsys: a SHA-256 over
 // the canonical tree encoding of spec/addon-v1.md. It is the same for both
 // forms of one add-on and does not depend on times, owners, compression or
 // how the tree was split into layers. Files are hashed on every core.
-func Identity(fsys fs.FS) (digest.Digest, error) {
+func Identity(fsys fs.FS) (v1.Hash, error) {
 	type entry struct {
 		typ    byte
 		name   string
@@ -74,7 +72,7 @@ func Identity(fsys fs.FS) (digest.Digest, error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return v1.Hash{}, err
 	}
 	sums := make([]string, len(entries))
 	errs := make([]error, len(entries))
@@ -133,7 +131,7 @@ func Identity(fsys fs.FS) (digest.Digest, error) {
 	ih := newIdentityHasher()
 	for i, e := range entries {
 		if errs[i] != nil {
-			return "", errs[i]
+			return v1.Hash{}, errs[i]
 		}
 		payload := e.target
 		if e.typ == typeFile {

@@ -46,15 +46,7 @@ func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediat
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("compress layer: %w", err)
 	}
-	diffID, err := v1.NewHash(res.DiffID.String())
-	if err != nil {
-		return nil, err
-	}
-	dg, err := v1.NewHash(digester.digest().String())
-	if err != nil {
-		return nil, err
-	}
-	return &Layer{compressed: buf, digest: dg, diffID: diffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
+	return &Layer{compressed: buf, digest: digester.digest(), diffID: res.DiffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
 }
 
 // Digest is the digest of the compressed bytes.

@@ -11,7 +11,7 @@ import (
 	"path"
 	"time"
 
-	digest "github.com/opencontainers/go-digest"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // TarOptions shape the tarball of a tree.
@@ -29,9 +29,9 @@ type TarOptions struct {
 // TarResult tells what WriteTar wrote.
 type TarResult struct {
 	// Identity is the content identity of the tree.
-	Identity digest.Digest
+	Identity v1.Hash
 	// DiffID is the digest of the uncompressed tar stream.
-	DiffID digest.Digest
+	DiffID v1.Hash
 	// Size is the uncompressed size of the tar stream.
 	Size int64
 	// Files and Bytes count the regular files and their bytes.
@@ -156,8 +156,9 @@ func WriteTar(w io.Writer, fsys fs.FS, opts TarOptions) (*TarResult, error) {
 	return res, nil
 }
 
-func sum(h hash.Hash) digest.Digest {
-	return digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil)))
+// sum is the digest of what h (a SHA-256) hashed.
+func sum(h hash.Hash) v1.Hash {
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 }
 
 type countWriter struct {

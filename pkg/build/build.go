@@ -111,7 +111,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		l, err := contentLayer(fsys, opts, created)
 		layerc <- built{l, err}
 	}()
-	kind := render.DetectKind(fsys)
+	kind := addon.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
 		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
@@ -119,7 +120,7 @@ func TestLoadDirIgnore(t *testing.T) {
 		"sub/deep/c.yml":   cm,
 		"sub/deep/.swp.ok": "a name that only looks like a swap file",
 	})
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestLoadDirIgnore(t *testing.T) {
 func TestLoadDirAddonignoreItself(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.yaml": cm, ".addonignore": "*.txt\n"})
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestLoadDirAddonignoreItself(t *testing.T) {
 		t.Errorf("tree %q, want only a.yaml", got)
 	}
 	writeTree(t, dir, map[string]string{".addonignore": "*.txt\n!.addonignore\n"})
-	fsys, err = build.LoadDir(dir)
+	fsys, err = folder.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestLoadDirSymlinkToFile(t *testing.T) {
 	writeTree(t, dir, map[string]string{"real.yaml": cm, "sub/x.yaml": cm})
 	symlink(t, "real.yaml", filepath.Join(dir, "link.yaml"))
 	symlink(t, "../real.yaml", filepath.Join(dir, "sub", "up.yaml"))
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestLoadDirSymlinkToDir(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"real/x.yaml": cm, "real/nested/y.yaml": cm})
 	symlink(t, "real", filepath.Join(dir, "alias"))
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestLoadDirManySiblingDirLinks(t *testing.T) {
 	for i := range n {
 		symlink(t, "data", filepath.Join(dir, fmt.Sprintf("v%02d", i)))
 	}
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatalf("%d sibling links to one directory: %v", n, err)
 	}
@@ -235,8 +236,8 @@ func TestLoadDirSymlinkOutside(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "tree")
 			writeTree(t, dir, map[string]string{"a.yaml": cm, "sub/b.yaml": cm})
 			symlink(t, tc.target, filepath.Join(dir, filepath.FromSlash(tc.link)))
-			_, err := build.LoadDir(dir)
-			if !errors.Is(err, build.ErrSymlinkOutside) {
+			_, err := folder.LoadDir(dir)
+			if !errors.Is(err, folder.ErrSymlinkOutside) {
 				t.Fatalf("link %s -> %s: err = %v, want ErrSymlinkOutside", tc.link, tc.target, err)
 			}
 			if !strings.Contains(err.Error(), filepath.Base(tc.link)) {
@@ -266,7 +267,7 @@ func TestLoadDirBadSymlinks(t *testing.T) {
 				symlink(t, target, filepath.Join(dir, filepath.FromSlash(link)))
 			}
 			start := time.Now()
-			_, err := build.LoadDir(dir)
+			_, err := folder.LoadDir(dir)
 			if err == nil {
 				t.Fatal("LoadDir accepted the tree")
 			}
@@ -279,21 +280,21 @@ func TestLoadDirBadSymlinks(t *testing.T) {
 
 func TestLoadDirEmpty(t *testing.T) {
 	t.Run("empty directory", func(t *testing.T) {
-		if _, err := build.LoadDir(t.TempDir()); !errors.Is(err, build.ErrEmpty) {
+		if _, err := folder.LoadDir(t.TempDir()); !errors.Is(err, folder.ErrEmpty) {
 			t.Errorf("err = %v, want ErrEmpty", err)
 		}
 	})
 	t.Run("only directories", func(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{"a/": "", "a/b/": ""})
-		if _, err := build.LoadDir(dir); !errors.Is(err, build.ErrEmpty) {
+		if _, err := folder.LoadDir(dir); !errors.Is(err, folder.ErrEmpty) {
 			t.Errorf("err = %v, want ErrEmpty", err)
 		}
 	})
 	t.Run("everything ignored", func(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{".git/HEAD": "x", "x.yaml": cm, ".addonignore": "*.yaml\n"})
-		if _, err := build.LoadDir(dir); !errors.Is(err, build.ErrEmpty) {
+		if _, err := folder.LoadDir(dir); !errors.Is(err, folder.ErrEmpty) {
 			t.Errorf("err = %v, want ErrEmpty", err)
 		}
 	})
@@ -302,7 +303,7 @@ func TestLoadDirEmpty(t *testing.T) {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := build.LoadDir(f); !errors.Is(err, build.ErrEmpty) {
+		if _, err := folder.LoadDir(f); !errors.Is(err, folder.ErrEmpty) {
 			t.Errorf("err = %v, want ErrEmpty", err)
 		}
 	})
@@ -310,7 +311,7 @@ func TestLoadDirEmpty(t *testing.T) {
 
 func TestLoadDirMissing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "nosuch")
-	_, err := build.LoadDir(p)
+	_, err := folder.LoadDir(p)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("err = %v, want a not-exist error naming the path", err)
 	}
@@ -322,7 +323,7 @@ func TestLoadDirRefusesSpecialFiles(t *testing.T) {
 	if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
 		t.Skip("mkfifo:", err)
 	}
-	if _, err := build.LoadDir(dir); err == nil || !strings.Contains(err.Error(), "fifo") {
+	if _, err := folder.LoadDir(dir); err == nil || !strings.Contains(err.Error(), "fifo") {
 		t.Errorf("err = %v, want a refusal naming the FIFO", err)
 	}
 }
@@ -378,7 +379,7 @@ func TestLoadDirRefusesReservedNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"a.yaml": cm, name: cm})
-			if _, err := build.LoadDir(dir); err == nil {
+			if _, err := folder.LoadDir(dir); err == nil {
 				t.Errorf("%q accepted", name)
 			}
 		})

@@ -27,13 +27,13 @@ func FluxWarnings(img v1.Image) []string {
 	if n := len(m.Layers); n > 1 {
 		msg := fmt.Sprintf("the %s has %d layers: Flux (flux pull artifact, OCIRepository) reads only the first, so it would miss the patch", what, n)
 		if what == "artifact" {
-			msg += ", and oras pull refuses it; build without --layered for one layer"
+			msg += ", and oras pull refuses it; build it as one layer"
 		}
 		out = append(out, msg)
 	}
 	for i, l := range m.Layers {
 		if c := mediatypes.LayerCompression(mediatypes.MediaType(l.MediaType)); c != mediatypes.Gzip {
-			out = append(out, fmt.Sprintf("layer %d is not gzip-compressed (%s): Flux reads only gzip layers; use --compression gzip (the default) for Flux", i+1, c))
+			out = append(out, fmt.Sprintf("layer %d is not gzip-compressed (%s): Flux reads only gzip layers; use gzip compression (the default) for Flux", i+1, c))
 			break
 		}
 	}

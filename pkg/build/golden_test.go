@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 )
 
 // update rewrites the golden files of this package instead of comparing
@@ -53,7 +54,7 @@ func fixedOptions(name string, f build.Format) build.Options {
 
 func buildDir(t *testing.T, dir, name string, f build.Format) *build.Result {
 	t.Helper()
-	fsys, err := build.LoadDir(dir)
+	fsys, err := folder.LoadDir(dir)
 	if err != nil {
 		t.Fatalf("LoadDir(%s): %v", dir, err)
 	}

@@ -50,18 +50,20 @@ func buildImage(layer *archive.Layer, cfg *addon.Config, opts Options, created t
 	if err != nil {
 		return nil, err
 	}
-	img, err = mutate.Append(img, mutate.Addendum{
-		Layer: layer,
-		History: v1.History{
-			Created:   v1.Time{Time: created},
-			CreatedBy: "addonpkg build",
-			Comment:   "add-on " + cfg.Name,
-		},
-	})
+	img, err = appendLayer(img, layer, created, "addonpkg build", "add-on "+cfg.Name)
 	if err != nil {
 		return nil, err
 	}
 	img = mutate.MediaType(img, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	return mutate.Annotations(img, ann).(v1.Image), nil
+}
+
+// appendLayer puts layer on top of img with its history entry (created
+// time, created_by, comment), as a Dockerfile step records one.
+func appendLayer(img v1.Image, layer v1.Layer, created time.Time, createdBy, comment string) (v1.Image, error) {
+	return mutate.Append(img, mutate.Addendum{
+		Layer:   layer,
+		History: v1.History{Created: v1.Time{Time: created}, CreatedBy: createdBy, Comment: comment},
+	})
 }

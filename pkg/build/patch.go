@@ -129,7 +129,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 		return nil, err
 	}
 	cfg.Created = created.Format(time.RFC3339)
-	cfg.Kind = render.DetectKind(merged)
+	cfg.Kind = addon.DetectKind(merged)
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
 		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote})
@@ -305,14 +305,7 @@ func patchImage(base v1.Image, ad *unpack.Addon, patch fs.FS, deletes []string, 
 		return nil, err
 	}
 
-	img, err := mutate.Append(base, mutate.Addendum{
-		Layer: layer,
-		History: v1.History{
-			Created:   v1.Time{Time: created},
-			CreatedBy: "addonpkg build --base",
-			Comment:   "patch of add-on " + cfg.Name,
-		},
-	})
+	img, err := appendLayer(base, layer, created, "addonpkg build --base", "patch of add-on "+cfg.Name)
 	if err != nil {
 		return nil, err
 	}

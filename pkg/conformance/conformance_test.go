@@ -10,6 +10,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/conformance"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -24,7 +25,7 @@ func TestClassify(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&unpack.LimitError{Name: "entry count", Limit: 1, Flag: unpack.FlagMaxEntries}, conformance.ReasonLimit},
+		{&unpack.LimitError{Name: "entry count", Limit: 1, Which: safetree.LimitEntries}, conformance.ReasonLimit},
 		{fmt.Errorf("read manifest: %w", verify.ErrTooLarge), conformance.ReasonLimit},
 		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("add-on config: %w", addon.ErrUnsupportedVersion)), conformance.ReasonUnsupportedVersion},
 		{fmt.Errorf("%w: x", unpack.ErrIdentityMismatch), conformance.ReasonIdentityMismatch},
@@ -96,7 +97,7 @@ func ExampleCompare() {
 
 // A reader error maps onto the spec's refusal classes by its sentinels.
 func ExampleClassify() {
-	err := fmt.Errorf("layer 1: %w", &unpack.LimitError{Name: "entry count", Limit: 100_000, Flag: unpack.FlagMaxEntries})
+	err := fmt.Errorf("layer 1: %w", &unpack.LimitError{Name: "entry count", Limit: 100_000, Which: safetree.LimitEntries})
 	fmt.Println(conformance.Classify(err))
 	// Output: limit
 }

@@ -22,7 +22,26 @@ type edit struct {
 
 // Unified returns a unified diff from a to b (texts split at newlines)
 // with context lines around each change, headed "--- fromName" and
-// "+++ toName"; empty when they are equal.
+// "+++ toName"; empty when they are equal. A last line without a newline
+// is marked "\ No newline at end of file", as diff(1) does.
+//
+// The edit script is hand-written (Myers' algorithm, below) because none
+// of the libraries at hand does all of: a shortest edit script, a cost
+// bounded by a count rather than a clock, and unified output:
+//   - github.com/sergi/go-diff (already in the module graph through
+//     go-git) finds a shortest script, but bounds its work only by a
+//     wall-clock DiffTimeout, so what it prints would depend on the
+//     machine's load; without the timeout its cost has no bound (two
+//     unrelated objects of 40,000 lines took 13 s). Its patch text is
+//     character-based and URL-escaped, not a unified diff.
+//   - github.com/pmezard/go-difflib (no release since v1.0.0) writes
+//     unified diffs, but its SequenceMatcher is not a shortest script
+//     (longer than the shortest on 827 of 2,000 random line pairs of
+//     TestEditScriptRandom's kind) and it never marks a missing final
+//     newline.
+//   - github.com/hexops/gotextdiff is a copy of a package gopls keeps
+//     internal, taking no changes of its own (its README sends them
+//     upstream): no package to keep up with.
 func Unified(fromName, toName, a, b string, context int) string {
 	if a == b {
 		return ""

@@ -162,6 +162,23 @@ func AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.O
 	return c.OK, nil
 }
 
+// AcceptsArtifact is the package's AcceptsArtifact with this cache, so
+// that a *Cache is the transfer.FormProbe of a push with --format auto.
+func (c *Cache) AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.Option) (bool, error) {
+	return AcceptsArtifact(ctx, repo, ropts, c)
+}
+
+// Refused reports whether err, from pushing the artifact form to repo,
+// is the registry refusing that form, and then remembers the refusal (a
+// probe may have been accepted where a repository's policy refuses).
+func (c *Cache) Refused(repo name.Repository, err error) bool {
+	if !isRefusal(err) {
+		return false
+	}
+	_ = c.record(repo, Check{Name: CheckArtifact, Detail: describe(err)})
+	return true
+}
+
 // Connect turns registry options into the remote options and the Probe
 // options of one registry connection: both go through the same base
 // transport (TLS choices, proxy) and keychain.

@@ -22,6 +22,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/doctor"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -266,7 +267,7 @@ func TestGitLabLikeRegistry(t *testing.T) {
 
 	// The artifact form is refused; converted, it goes through and reads
 	// back as the same tree.
-	src, err := build.LoadDir(filepath.Join("..", "..", "examples", "metrics-server"))
+	src, err := folder.LoadDir(filepath.Join("..", "..", "examples", "metrics-server"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestGitLabLikeRegistry(t *testing.T) {
 	if err := remote.Write(ref, art.Image, ropts...); err == nil || !strings.Contains(err.Error(), "MANIFEST_INVALID") {
 		t.Fatalf("artifact push: %v", err)
 	}
-	img, err := doctor.ConvertToImage(ctx, art.Image)
+	img, err := transfer.ConvertToImage(ctx, art.Image)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,14 +313,14 @@ func TestGitLabLikeRegistry(t *testing.T) {
 	}
 	topts := transfer.Options{Options: source.Options{Store: st, Registry: registry.Options{Retries: -1}}}
 	srcRef := source.Ref{Kind: source.KindStore, Name: "metrics-server:0.7.2"}
-	res, converted, err := doctor.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: host + "/group/project/auto:1"}, topts, cache)
+	res, converted, err := transfer.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: host + "/group/project/auto:1"}, topts, cache)
 	if err != nil || !converted {
 		t.Fatalf("PushAuto through the proxy: converted %v, %v", converted, err)
 	}
 	if d, _ := img.Digest(); res.Digest != d.String() {
 		t.Errorf("pushed %s, converted image is %s", res.Digest, d)
 	}
-	res, converted, err = doctor.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: reg.Host + "/plain/auto:1"}, topts, cache)
+	res, converted, err = transfer.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: reg.Host + "/plain/auto:1"}, topts, cache)
 	if err != nil || converted || res.Digest != art.Digest.String() {
 		t.Fatalf("PushAuto to the registry: converted %v, %v, %v", converted, res, err)
 	}
@@ -329,7 +330,7 @@ func TestGitLabLikeRegistry(t *testing.T) {
 	if err := stale.Store(&doctor.Report{Registry: host, Time: time.Now(), Checks: []doctor.Check{{Name: doctor.CheckArtifact, OK: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, converted, err = doctor.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: host + "/group/project/auto:2"}, topts, stale)
+	_, converted, err = transfer.PushAuto(ctx, srcRef, source.Ref{Kind: source.KindRegistry, Name: host + "/group/project/auto:2"}, topts, stale)
 	if err != nil || !converted {
 		t.Fatalf("PushAuto with a wrong cache: converted %v, %v", converted, err)
 	}
@@ -339,7 +340,7 @@ func TestGitLabLikeRegistry(t *testing.T) {
 }
 
 func TestConvertKeepsImageForm(t *testing.T) {
-	src, err := build.LoadDir(filepath.Join("..", "..", "examples", "coredns"))
+	src, err := folder.LoadDir(filepath.Join("..", "..", "examples", "coredns"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestConvertKeepsImageForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := doctor.ConvertToImage(context.Background(), res.Image)
+	img, err := transfer.ConvertToImage(context.Background(), res.Image)
 	if err != nil {
 		t.Fatal(err)
 	}

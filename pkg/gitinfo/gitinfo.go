@@ -9,6 +9,7 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Info is what a build records.
@@ -21,10 +22,17 @@ type Info struct {
 	Time time.Time
 }
 
-// Read returns the info of the work tree holding path, or nil, nil when
-// path is not inside one.
+// Read returns the info of the work tree holding path (path itself or a
+// directory above it, a main work tree or one made by "git worktree
+// add"), or nil, nil when path is not inside one or its HEAD names no
+// commit yet.
 func Read(path string) (*Info, error) {
-	repo, err := git.PlainOpenWithOptions(path, &git.PlainOpenOptions{DetectDotGit: true})
+	repo, err := git.PlainOpenWithOptions(path, &git.PlainOpenOptions{
+		DetectDotGit: true,
+		// A linked work tree keeps its objects and remotes in the main
+		// repository's .git, which its own names in "commondir".
+		EnableDotGitCommonDir: true,
+	})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, nil
 	}
@@ -32,8 +40,11 @@ func Read(path string) (*Info, error) {
 		return nil, fmt.Errorf("open git repository of %s: %w", path, err)
 	}
 	head, err := repo.Head()
-	if err != nil {
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return nil, nil // no commits yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read HEAD of %s: %w", path, err)
 	}
 	c, err := repo.CommitObject(head.Hash())
 	if err != nil {

@@ -5,7 +5,8 @@
 // Blobs are ingested into temp files beside their final place, verified
 // against their digest, synced, renamed, and the directory synced after
 // the rename. index.json is rewritten the same way under an exclusive file
-// lock, so concurrent writers never lose each other's tags.
+// lock, so concurrent writers never lose each other's tags. The
+// directories Init creates are synced into their parents.
 //
 // Every mutation (WriteBlob, WriteImage, WriteIndex, Tag, Untag, Init when
 // it writes, and Hold) holds a shared lock that GC takes exclusively: GC

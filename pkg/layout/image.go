@@ -19,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // Progress is told how many bytes of a blob were copied. It may be nil.
@@ -28,8 +29,15 @@ type Progress func(digest v1.Hash, done, total int64)
 // WriteIndex, Tag, Untag, Init, Hold) and exclusively by GC, so GC never
 // deletes the temp file or fresh blob of a write in progress, nor reads
 // index.json while a tag changes. Shared holders do not wait for each
-// other, and a shared holder may take it again (Hold, then WriteImage).
+// other, and a shared holder may take it again (Hold, then WriteImage):
+// each call opens the lock file anew, and flock(2) grants a shared lock
+// beside other shared ones even while GC waits. Lock order: this lock,
+// then the index lock (updateIndex); no path takes them the other way.
+// An archive's store is read-only: writeLock refuses it (errReadOnly).
 func (s *Store) writeLock(exclusive bool) (func(), error) {
+	if s.archive != nil {
+		return nil, errReadOnly
+	}
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
 	if exclusive {
@@ -47,11 +55,9 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 // caller that writes in several steps (blobs with WriteBlob, then what
 // names them): without it, a GC between two steps may delete blobs that
 // nothing names yet. Writes made while holding do not wait. Call release
-// once, and soon: GC waits for it.
+// once, and soon: GC waits for it, so a goroutine that holds must not call
+// GC itself before release (it would wait for itself).
 func (s *Store) Hold() (release func(), err error) {
-	if s.archive != nil {
-		return nil, errReadOnly
-	}
 	return s.writeLock(false)
 }
 
@@ -64,9 +70,6 @@ func (s *Store) Hold() (release func(), err error) {
 // comes from the manifest's own bytes (MediaTypeOf), never from what img
 // says, which for a registry is a Content-Type header.
 func (s *Store) WriteImage(ctx context.Context, img v1.Image, progress Progress, names ...string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -96,20 +99,17 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 		// A blob that arrives wrong (cut short or changed on the way) is
-		// fetched again, twice at most; what is written is always verified.
-		for try := 0; ; try++ {
+		// fetched again (retry.Do); what is written is always verified.
+		err = retry.Do(ctx, func() error {
 			rc, err := l.Compressed()
 			if err == nil {
 				err = s.writeBlob(ld.Digest, ld.Size, withProgress(rc, ld.Digest, ld.Size, progress))
 				rc.Close()
 			}
-			if err == nil {
-				break
-			}
-			err = fmt.Errorf("layer %s: %w", ld.Digest, err)
-			if try >= 2 || !transient(err) {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 	}
 	cfg, err := verify.Config(img, addon.MaxConfigSize)
@@ -123,26 +123,17 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 	if err != nil {
 		return nil, err
 	}
-	mt, err := MediaTypeOf(raw)
-	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
-	}
-	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("manifest: %w: an index where an image manifest belongs", ErrNotManifest)
-	}
-	h, err := s.writeBytes(raw)
+	d, err := s.writeManifest(raw, false)
 	if err != nil {
 		return nil, err
 	}
-	return &v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: h, ArtifactType: m.ArtifactType}, nil
+	d.ArtifactType = m.ArtifactType
+	return d, nil
 }
 
 // WriteIndex writes an index and every manifest below it, then tags it,
 // as WriteImage does.
 func (s *Store) WriteIndex(ctx context.Context, idx v1.ImageIndex, progress Progress, names ...string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -193,12 +184,23 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 	if err != nil {
 		return nil, err
 	}
+	return s.writeManifest(raw, true)
+}
+
+// writeManifest writes a manifest's own bytes, refusing an index where an
+// image manifest belongs and the other way round; its media type is the
+// one the bytes give (MediaTypeOf).
+func (s *Store) writeManifest(raw []byte, index bool) (*v1.Descriptor, error) {
+	what, other := "manifest", "an index where an image manifest belongs"
+	if index {
+		what, other = "index", "an image manifest where an index belongs"
+	}
 	mt, err := MediaTypeOf(raw)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("index: %w: an image manifest where an index belongs", ErrNotManifest)
+	if mediatypes.IsIndex(mediatypes.MediaType(mt)) != index {
+		return nil, fmt.Errorf("%s: %w: %s", what, ErrNotManifest, other)
 	}
 	h, err := s.writeBytes(raw)
 	if err != nil {
@@ -351,9 +353,6 @@ func (x *storeIndex) child(h v1.Hash) v1.Descriptor {
 // cannot know what that entry needs, so it deletes nothing at all and
 // returns an *UnreadableError naming every such entry.
 func (s *Store) GC() (removed int, freed int64, err error) {
-	if s.archive != nil {
-		return 0, 0, errReadOnly
-	}
 	unlock, err := s.writeLock(true)
 	if err != nil {
 		return 0, 0, err
@@ -493,12 +492,4 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 		}
 	}
 	return nil
-}
-
-// transient reports a blob that arrived wrong and may arrive right if
-// fetched again: a digest or size mismatch, or a body cut short (what
-// go-containerregistry reports untyped, as a size that does not match).
-func transient(err error) bool {
-	return errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "does not match")
 }

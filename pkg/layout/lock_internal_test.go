@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -191,4 +193,115 @@ func mustRandom(t *testing.T) v1.Image {
 		t.Fatal(err)
 	}
 	return img
+}
+
+// A caller that holds the store (Hold) and then writes does not deadlock
+// when GC started waiting in between: the write's own shared lock is
+// granted beside the held one, GC runs once release is called, and keeps
+// what the write tagged.
+func TestHoldThenWriteWhileGCWaits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("waiting flocks are visible in /proc/locks on Linux only")
+	}
+	ctx := context.Background()
+	st := internalStore(t)
+	release, err := st.Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(st.dir, gcLock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	type gcResult struct {
+		removed int
+		err     error
+	}
+	gcDone := make(chan gcResult, 1)
+	go func() {
+		n, _, err := st.GC()
+		gcDone <- gcResult{n, err}
+	}()
+	for !lockWaiter(t, ino) {
+		select {
+		case r := <-gcDone:
+			t.Fatalf("GC ran while the store was held (removed %d, err %v)", r.removed, r.err)
+		default:
+			time.Sleep(time.Millisecond) // polling /proc/locks, not a timing assertion
+		}
+	}
+	// GC waits now. Writes under the hold go through.
+	img := mustRandom(t)
+	if _, err := st.WriteImage(ctx, img, nil, "held:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Tag("held:1", "held:2"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-gcDone:
+		t.Fatalf("GC ran before release (removed %d, err %v)", r.removed, r.err)
+	default:
+	}
+	release()
+	if r := <-gcDone; r.err != nil || r.removed != 0 {
+		t.Fatalf("GC after release: removed %d, %v; want nothing removed", r.removed, r.err)
+	}
+	for _, name := range []string{"held:1", "held:2"} {
+		d, err := st.Resolve(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Image(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, _ := got.Layers()
+		for _, l := range ls {
+			rc, err := l.Compressed()
+			if err == nil {
+				_, err = io.Copy(io.Discard, rc)
+				rc.Close()
+			}
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// Init of a new store syncs the parent of every directory it creates,
+// and of none that was there already.
+func TestInitSyncsCreatedDirectories(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		synced []string
+	)
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(dir string) error {
+		mu.Lock()
+		synced = append(synced, dir)
+		mu.Unlock()
+		return orig(dir) // the real sync runs
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a", "store")
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{parent, filepath.Join(parent, "a"), dir, filepath.Join(dir, "blobs")} {
+		if !slices.Contains(synced, want) {
+			t.Errorf("%s not synced after a directory was created in it (synced %q)", want, synced)
+		}
+	}
+	// Opening it again creates nothing, and syncs no directory.
+	synced = nil
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 0 {
+		t.Errorf("Init of an existing store synced %q", synced)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -37,12 +38,11 @@ var (
 )
 
 const (
-	layoutFile   = "oci-layout"
-	indexFile    = "index.json"
-	indexLock    = ".addonpkg-index.lock"
-	gcLock       = ".addonpkg-gc.lock"
-	tmpPrefix    = ".tmp-"
-	layoutString = `{"imageLayoutVersion":"1.0.0"}`
+	layoutFile = ocispec.ImageLayoutFile
+	indexFile  = ocispec.ImageIndexFile
+	indexLock  = ".addonpkg-index.lock"
+	gcLock     = ".addonpkg-gc.lock"
+	tmpPrefix  = ".tmp-"
 )
 
 // Store is an OCI image layout directory.
@@ -71,7 +71,7 @@ func DefaultDir() (string, error) {
 // Init opens the layout at dir, creating an empty one if dir does not
 // hold one yet.
 func Init(dir string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
+	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	s := &Store{dir: dir}
@@ -87,7 +87,11 @@ func Init(dir string) (*Store, error) {
 		}
 		defer unlock()
 		if missing(layoutFile) {
-			if err := writeFileAtomic(filepath.Join(dir, layoutFile), []byte(layoutString)); err != nil {
+			b, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
+			if err == nil {
+				err = writeFileAtomic(filepath.Join(dir, layoutFile), b)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("create store %s: %w", dir, err)
 			}
 		}
@@ -110,9 +114,7 @@ func Open(dir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open layout %s: %w", dir, err)
 	}
-	var l struct {
-		Version string `json:"imageLayoutVersion"`
-	}
+	var l ocispec.ImageLayout
 	if err := json.Unmarshal(b, &l); err != nil || l.Version == "" {
 		return nil, fmt.Errorf("%s: %w (bad oci-layout file)", dir, ErrNotLayout)
 	}
@@ -297,15 +299,37 @@ var syncDir = func(dir string) error {
 	return nil
 }
 
+// mkdirDurable creates dir and its missing parents, and syncs the parent
+// of each directory it created, so that a blob synced into dir after a
+// crash is not lost with the directory entry that led to it.
+func mkdirDurable(dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteBlob ingests a blob: it is hashed while written to a temp file and
 // renamed into place only if it matches h (and size, when size >= 0).
 // A blob already present is kept only if it verifies (see HasBlob);
 // otherwise it is replaced by the verified bytes read from r. GC does not
 // run while WriteBlob does.
 func (s *Store) WriteBlob(h v1.Hash, size int64, r io.Reader) error {
-	if s.archive != nil {
-		return errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return err
@@ -405,9 +429,6 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 // Tag points dst at the manifest src names, replacing any earlier dst.
 // GC does not run while Tag does.
 func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
-	if s.archive != nil {
-		return v1.Descriptor{}, errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return v1.Descriptor{}, err
@@ -450,9 +471,6 @@ func (s *Store) setTags(d v1.Descriptor, names ...string) error {
 // Untag removes a tag. Blobs stay until GC, which does not run while
 // Untag does.
 func (s *Store) Untag(name string) error {
-	if s.archive != nil {
-		return errReadOnly
-	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return err

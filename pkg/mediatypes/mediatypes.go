@@ -3,6 +3,8 @@ package mediatypes
 import (
 	"slices"
 	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // MediaType is an OCI or Docker media type string.
@@ -20,18 +22,35 @@ const (
 	AddonContentTar MediaType = "application/vnd.cncf.addon.content.v1.tar"
 )
 
-// Standard OCI and Docker media types that readers meet.
+// ImagesLock is the image lock of an add-on copied with its images
+// (spec/image-lock-v1.md): the artifactType of the lock artifact, whose
+// subject is the add-on, and the media type of its one layer, the lock
+// document.
+const ImagesLock MediaType = "application/vnd.cncf.addon.images.lock.v1+json"
+
+// Standard OCI media types that readers meet: image-spec's own constants
+// (github.com/opencontainers/image-spec/specs-go/v1), typed.
 const (
-	OCIManifest     MediaType = "application/vnd.oci.image.manifest.v1+json"
-	OCIIndex        MediaType = "application/vnd.oci.image.index.v1+json"
-	OCIConfig       MediaType = "application/vnd.oci.image.config.v1+json"
-	OCIEmpty        MediaType = "application/vnd.oci.empty.v1+json"
-	OCILayerTar     MediaType = "application/vnd.oci.image.layer.v1.tar"
-	OCILayerGzip    MediaType = "application/vnd.oci.image.layer.v1.tar+gzip"
-	OCILayerZstd    MediaType = "application/vnd.oci.image.layer.v1.tar+zstd"
-	OCINondistTar   MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar"
-	OCINondistGzip  MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
-	OCINondistZstd  MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+	OCIManifest  MediaType = ocispec.MediaTypeImageManifest
+	OCIIndex     MediaType = ocispec.MediaTypeImageIndex
+	OCIConfig    MediaType = ocispec.MediaTypeImageConfig
+	OCIEmpty     MediaType = ocispec.MediaTypeEmptyJSON
+	OCILayerTar  MediaType = ocispec.MediaTypeImageLayer
+	OCILayerGzip MediaType = ocispec.MediaTypeImageLayerGzip
+	OCILayerZstd MediaType = ocispec.MediaTypeImageLayerZstd
+)
+
+// Non-distributable OCI layers. image-spec v1.1 deprecates its constants
+// for them (new images must not use them), but readers still meet old
+// images that do, so they are spelled out here.
+const (
+	OCINondistTar  MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar"
+	OCINondistGzip MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
+	OCINondistZstd MediaType = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+)
+
+// Docker and Flux media types, which image-spec does not define.
+const (
 	DockerManifest  MediaType = "application/vnd.docker.distribution.manifest.v2+json"
 	DockerList      MediaType = "application/vnd.docker.distribution.manifest.list.v2+json"
 	DockerConfig    MediaType = "application/vnd.docker.container.image.v1+json"
@@ -74,16 +93,17 @@ const (
 	LabelOLMManifests = "operators.operatorframework.io.bundle.manifests.v1"
 )
 
-// Standard annotation keys of the OCI image spec.
+// Standard annotation keys of the OCI image spec: image-spec's constants.
 const (
-	AnnotationTitle       = "org.opencontainers.image.title"
-	AnnotationVersion     = "org.opencontainers.image.version"
-	AnnotationDescription = "org.opencontainers.image.description"
-	AnnotationSource      = "org.opencontainers.image.source"
-	AnnotationRevision    = "org.opencontainers.image.revision"
-	AnnotationCreated     = "org.opencontainers.image.created"
-	AnnotationRefName     = "org.opencontainers.image.ref.name"
-	// AnnotationUnpack is set by oras on a layer that holds a directory tarball.
+	AnnotationTitle       = ocispec.AnnotationTitle
+	AnnotationVersion     = ocispec.AnnotationVersion
+	AnnotationDescription = ocispec.AnnotationDescription
+	AnnotationSource      = ocispec.AnnotationSource
+	AnnotationRevision    = ocispec.AnnotationRevision
+	AnnotationCreated     = ocispec.AnnotationCreated
+	AnnotationRefName     = ocispec.AnnotationRefName
+	// AnnotationORASUnpack is set by oras on a layer that holds a
+	// directory tarball.
 	AnnotationORASUnpack = "io.deis.oras.content.unpack"
 )
 

@@ -3,6 +3,8 @@ package mediatypes_test
 import (
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
@@ -67,6 +69,34 @@ func TestLayerCompression(t *testing.T) {
 		}
 		if got := mediatypes.LayerCompression(mediatypes.ImageLayer(c)); got != c {
 			t.Errorf("ImageLayer(%s) round trip: %s", c, got)
+		}
+	}
+}
+
+// The standard media types are the strings go-containerregistry, the
+// library addonpkg reads and writes images with, compares against.
+func TestStandardMediaTypesMatchGGCR(t *testing.T) {
+	for _, c := range []struct {
+		ours mediatypes.MediaType
+		ggcr types.MediaType
+	}{
+		{mediatypes.OCIManifest, types.OCIManifestSchema1},
+		{mediatypes.OCIIndex, types.OCIImageIndex},
+		{mediatypes.OCIConfig, types.OCIConfigJSON},
+		{mediatypes.OCIEmpty, types.OCIEmptyJSON},
+		{mediatypes.OCILayerTar, types.OCIUncompressedLayer},
+		{mediatypes.OCILayerGzip, types.OCILayer},
+		{mediatypes.OCILayerZstd, types.OCILayerZStd},
+		{mediatypes.OCINondistTar, types.OCIUncompressedRestrictedLayer},
+		{mediatypes.OCINondistGzip, types.OCIRestrictedLayer},
+		{mediatypes.DockerManifest, types.DockerManifestSchema2},
+		{mediatypes.DockerList, types.DockerManifestList},
+		{mediatypes.DockerConfig, types.DockerConfigJSON},
+		{mediatypes.DockerLayerGzip, types.DockerLayer},
+		{mediatypes.DockerForeignGz, types.DockerForeignLayer},
+	} {
+		if string(c.ours) != string(c.ggcr) {
+			t.Errorf("%q, go-containerregistry says %q", c.ours, c.ggcr)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // logTransport logs each request line and each response status line at
@@ -34,14 +34,14 @@ func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		slog.String("method", req.Method), slog.String("url", u))
 	resp, err := t.inner.RoundTrip(req)
 	if err != nil {
-		t.log.LogAttrs(ctx, slog.LevelDebug, "< "+req.Method+" "+u+": "+oneline.Sanitize(redactText(err.Error(), req.URL)),
+		t.log.LogAttrs(ctx, slog.LevelDebug, "< "+req.Method+" "+u+": "+safetree.Sanitize(redactText(err.Error(), req.URL)),
 			slog.String("method", req.Method), slog.String("url", u), slog.String("error", err.Error()))
 		return resp, err
 	}
-	line := "< " + oneline.Sanitize(resp.Status) + " " + req.Method + " " + u
+	line := "< " + safetree.Sanitize(resp.Status) + " " + req.Method + " " + u
 	attrs := []slog.Attr{slog.String("method", req.Method), slog.String("url", u), slog.Int("status", resp.StatusCode)}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		line += " (" + oneline.Sanitize(ct)
+		line += " (" + safetree.Sanitize(ct)
 		if resp.ContentLength >= 0 {
 			line += ", " + strconv.FormatInt(resp.ContentLength, 10) + " bytes"
 		}
@@ -88,7 +88,7 @@ func RedactURL(u *url.URL) string {
 			c.RawQuery = q.Encode()
 		}
 	}
-	return oneline.Sanitize(c.String())
+	return safetree.Sanitize(c.String())
 }
 
 // redactText removes u's password from an error text that may quote u.

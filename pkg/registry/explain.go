@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // The kinds of registry failure, for errors.Is on what Explain returns.
@@ -72,10 +72,10 @@ type Error struct {
 func (e *Error) Error() string {
 	msg := e.Message
 	if msg == "" && e.Err != nil {
-		msg = oneline.Sanitize(e.Err.Error())
+		msg = safetree.Sanitize(e.Err.Error())
 	}
 	var b strings.Builder
-	b.WriteString(oneline.Sanitize(e.Ref))
+	b.WriteString(safetree.Sanitize(e.Ref))
 	b.WriteString(": ")
 	b.WriteString(msg)
 	if len(e.Tags) > 0 {
@@ -84,10 +84,10 @@ func (e *Error) Error() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(oneline.Sanitize(t))
+			b.WriteString(safetree.Sanitize(t))
 		}
 		if e.MoreTags > 0 {
-			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, oneline.Sanitize(repositoryOf(e.Ref)))
+			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, safetree.Sanitize(repositoryOf(e.Ref)))
 		}
 	}
 	if e.Hint != "" {
@@ -109,7 +109,7 @@ func (e *Error) Detail() string {
 	if e.Err == nil {
 		return ""
 	}
-	return oneline.Sanitize(e.Err.Error())
+	return safetree.Sanitize(e.Err.Error())
 }
 
 // Explain turns a registry error about ref into an *Error that says, in
@@ -133,25 +133,29 @@ func Explain(ref string, err error) error {
 	var ue x509.UnknownAuthorityError
 	var he x509.HostnameError
 	if errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || strings.Contains(err.Error(), "x509:") {
-		return e.set(ErrUntrustedCertificate, fmt.Sprintf("the TLS certificate of %s is not trusted", oneline.Sanitize(host)), "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify")
+		return e.set(ErrUntrustedCertificate, fmt.Sprintf("the TLS certificate of %s is not trusted", safetree.Sanitize(host)), "trust the registry's CA, or skip TLS verification")
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
+		status := te.StatusCode
 		for _, d := range te.Errors {
 			switch d.Code {
 			case transport.UnauthorizedErrorCode:
-				return e.set(ErrUnauthorized, "authentication required", login)
+				status = http.StatusUnauthorized
 			case transport.DeniedErrorCode:
-				return e.set(ErrUnauthorized, "access denied", login+" as a user allowed to use it")
+				status = http.StatusForbidden
 			case transport.ManifestUnknownErrorCode:
-				return e.notFound()
+				status = http.StatusNotFound
 			case transport.NameUnknownErrorCode:
 				return e.set(ErrNotFound, "repository not found", "check the name")
 			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
-				return e.set(ErrRefused, "the registry refused the manifest", "if this is an artifact-form add-on, the registry may reject its media types: build it with --format image")
+				return e.set(ErrRefused, "the registry refused the manifest", "if this is an artifact-form add-on, the registry may reject its media types: build it in the image form")
+			default:
+				continue
 			}
+			break
 		}
-		switch te.StatusCode {
+		switch status {
 		case http.StatusUnauthorized:
 			return e.set(ErrUnauthorized, "authentication required", login)
 		case http.StatusForbidden:
@@ -163,10 +167,10 @@ func Explain(ref string, err error) error {
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
-		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", oneline.Sanitize(hostOnly(host))), "check the registry's host name")
+		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", safetree.Sanitize(hostOnly(host))), "check the registry's host name")
 	}
 	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", oneline.Sanitize(host)), "add --plain-http")
+		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", safetree.Sanitize(host)), "reach it over plain HTTP")
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -178,10 +182,10 @@ func Explain(ref string, err error) error {
 		case strings.Contains(op.Err.Error(), "connection refused"):
 			why = "connection refused"
 		}
-		return e.set(ErrUnreachable, fmt.Sprintf("cannot connect to %s (%s)", oneline.Sanitize(host), why), "check the host and port, and that the registry is running")
+		return e.set(ErrUnreachable, fmt.Sprintf("cannot connect to %s (%s)", safetree.Sanitize(host), why), "check the host and port, and that the registry is running")
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", oneline.Sanitize(host)), "check the registry, or allow more time with --timeout")
+		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", safetree.Sanitize(host)), "check the registry, or allow more time")
 	}
 	return e
 }
@@ -201,7 +205,7 @@ func (e *Error) notFound() *Error {
 		e.Hint = "check the repository and tag"
 		return e
 	}
-	repo := oneline.Sanitize(r.Context().Name())
+	repo := safetree.Sanitize(r.Context().Name())
 	if !explicitVersion(e.Ref) {
 		// A repository (ls, a referrers probe): the repository is missing.
 		e.Message = fmt.Sprintf("repository %s not found", repo)
@@ -210,9 +214,9 @@ func (e *Error) notFound() *Error {
 	}
 	switch r := r.(type) {
 	case name.Tag:
-		e.Message = fmt.Sprintf("tag %s not found in %s", oneline.Sanitize(r.TagStr()), repo)
+		e.Message = fmt.Sprintf("tag %s not found in %s", safetree.Sanitize(r.TagStr()), repo)
 	case name.Digest:
-		e.Message = fmt.Sprintf("manifest %s not found in %s", oneline.Sanitize(r.DigestStr()), repo)
+		e.Message = fmt.Sprintf("manifest %s not found in %s", safetree.Sanitize(r.DigestStr()), repo)
 	}
 	e.Hint = fmt.Sprintf("'addonpkg ls %s' lists its tags", repo)
 	return e
@@ -248,7 +252,7 @@ func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 	var te *transport.Error
 	switch {
 	case errors.As(lerr, &te) && te.StatusCode == http.StatusNotFound:
-		e.Message = fmt.Sprintf("repository %s not found", oneline.Sanitize(r.Context().Name()))
+		e.Message = fmt.Sprintf("repository %s not found", safetree.Sanitize(r.Context().Name()))
 		e.Hint = "check the registry and repository name"
 		return e
 	case lerr != nil:

@@ -129,7 +129,7 @@ func TestExplainAgainstARealRegistry(t *testing.T) {
 		{"wrong host", "nosuchhost.example/addons/x:1", registry.Options{Retries: -1, Transport: NoDNS()}, registry.ErrUnreachable,
 			[]string{"cannot resolve host nosuchhost.example; check the registry's host name"}, nil},
 		{"untrusted certificate", tlsReg.Host + "/addons/x:1", registry.Options{Retries: -1}, registry.ErrUntrustedCertificate,
-			[]string{"the TLS certificate of " + tlsReg.Host + " is not trusted; trust the registry's CA with --ca-file"}, nil},
+			[]string{"the TLS certificate of " + tlsReg.Host + " is not trusted; trust the registry's CA"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := get(ctx, tc.opts, tc.ref)

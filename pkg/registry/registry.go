@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // Version is reported in the user agent; the CLI sets it at link time.
@@ -123,7 +124,7 @@ func (o Options) transport() (http.RoundTripper, error) {
 		return nil, err
 	}
 	base = withLog(manifestCap{base}, o.Logger)
-	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: sleepCtx}, nil
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: retry.Sleep}, nil
 }
 
 // idle is the idle timeout: Timeout, 60s by default.
@@ -162,24 +163,36 @@ func (o Options) BaseTransport() (http.RoundTripper, error) {
 	t.ResponseHeaderTimeout = o.idle()
 	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	t.Proxy = http.ProxyFromEnvironment
+	tc, err := o.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	t.TLSClientConfig = tc
+	return &netguard.Transport{Base: t, Idle: o.idle()}, nil
+}
+
+// TLSConfig is the TLS client configuration the options ask for: the
+// system roots plus CAFile, and no verification only when
+// InsecureSkipTLSVerify says so. Every https client of addonpkg (the
+// registry's, an http source's) uses it.
+func (o Options) TLSConfig() (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("read --ca-file: %w", err)
+			return nil, fmt.Errorf("read CA file: %w", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s: no PEM certificates in it", o.CAFile)
+			return nil, fmt.Errorf("CA file %s: no PEM certificates in it", o.CAFile)
 		}
 		tc.RootCAs = pool
 	}
 	if o.InsecureSkipTLSVerify {
 		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
 	}
-	t.TLSClientConfig = tc
-	return &netguard.Transport{Base: t, Idle: o.idle()}, nil
+	return tc, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,10 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
-
-// maxRetryAfter caps how long a Retry-After header can make us wait.
-const maxRetryAfter = 30 * time.Second
 
 // retryTransport is the one retry budget of every registry request:
 //   - 429 and 5xx answers are retried with exponential backoff and jitter,
@@ -49,7 +46,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// A blob or manifest asked for by digest is verified here, below
 	// go-containerregistry's own (untyped) check, so that bytes that
-	// arrive wrong fail with ErrDigestMismatch, which IsTransient and
+	// arrive wrong fail with ErrDigestMismatch, which retry.Transient and
 	// library users recognise without reading the message.
 	if d, ok := requestedDigest(req); ok && req.Header.Get("Range") == "" {
 		vr, err := verify.NewReader(resp.Body, d, resp.ContentLength)
@@ -91,9 +88,10 @@ func requestedDigest(req *http.Request) (v1.Hash, bool) {
 	return h, true
 }
 
-// ErrRetriesExhausted marks a request that kept failing with 429 or 5xx
-// after every retry: nothing above should try it again.
-var ErrRetriesExhausted = errors.New("the registry kept failing")
+// ErrRetriesExhausted marks a request that failed after every retry the
+// transport allows (retry.ErrExhausted): nothing above should try it
+// again.
+var ErrRetriesExhausted = retry.ErrExhausted
 
 // roundTrip sends req, retrying answers that say "try again".
 func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
@@ -107,7 +105,7 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			if attempt >= t.retries || !replayable || !connectionError(err) || req.Context().Err() != nil {
 				return nil, err
 			}
-			if err := t.sleep(req.Context(), t.backoff(attempt)); err != nil {
+			if err := t.sleep(req.Context(), retry.Backoff(t.base, attempt)); err != nil {
 				return nil, err
 			}
 			if body != nil {
@@ -130,9 +128,9 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body.Close()
 			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
 		}
-		wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		wait, ok := retry.After(resp.Header.Get("Retry-After"), time.Now())
 		if !ok {
-			wait = t.backoff(attempt)
+			wait = retry.Backoff(t.base, attempt)
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -153,12 +151,6 @@ func retryable(code int) bool {
 		return true
 	}
 	return false
-}
-
-func (t *retryTransport) backoff(attempt int) time.Duration {
-	d := t.base << attempt
-	d += time.Duration(rand.Int64N(int64(d)/5 + 1)) // up to 20% jitter
-	return min(d, 10*time.Second)
 }
 
 // resumableBody continues a GET body that broke off, with a Range request
@@ -210,7 +202,7 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 
 func (r *resumableBody) resume() error {
 	r.body.Close()
-	if err := r.t.sleep(r.req.Context(), r.t.backoff(r.resumes-1)); err != nil {
+	if err := r.t.sleep(r.req.Context(), retry.Backoff(r.t.base, r.resumes-1)); err != nil {
 		return err
 	}
 	req := r.req.Clone(r.req.Context())
@@ -252,36 +244,6 @@ func rewind(req *http.Request) (io.ReadCloser, bool) {
 	return b, err == nil
 }
 
-// retryAfter parses a Retry-After value: seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	var d time.Duration
-	if s, err := strconv.Atoi(v); err == nil {
-		d = time.Duration(s) * time.Second
-	} else if at, err := http.ParseTime(v); err == nil {
-		d = at.Sub(now)
-	} else {
-		return 0, false
-	}
-	if d < 0 {
-		d = 0
-	}
-	return min(d, maxRetryAfter), true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // connectionError reports a connection that closed or reset under a request.
 func connectionError(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -298,24 +260,6 @@ var ErrDigestMismatch = verify.ErrDigestMismatch
 // ErrSizeMismatch marks a blob shorter or longer than described; it also
 // matches ErrDigestMismatch.
 var ErrSizeMismatch = verify.ErrSizeMismatch
-
-// IsTransient reports an error worth fetching a blob or manifest again
-// for, above this package: bytes that arrived whole but wrong
-// (ErrDigestMismatch, ErrSizeMismatch). Everything else a fetch again
-// could fix (429 and 5xx answers, dropped connections, bodies cut short or
-// stalled) the transport already retried or resumed, within the one
-// budget of Options.Retries; refetching on those would multiply it. It
-// reads types, not messages.
-func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, ErrRetriesExhausted) {
-		return false
-	}
-	var te *transport.Error
-	if errors.As(err, &te) {
-		return false
-	}
-	return errors.Is(err, ErrDigestMismatch)
-}
 
 // shouldRetry is go-containerregistry's retry predicate: only what this
 // transport could not retry itself, a broken connection or a streamed

@@ -13,29 +13,8 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 )
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false},
-		{"3", 3 * time.Second, true},
-		{"0", 0, true},
-		{"-5", 0, true},
-		{"9999", maxRetryAfter, true},
-		{now.Add(5 * time.Second).Format(http.TimeFormat), 5 * time.Second, true},
-		{"soon", 0, false},
-	} {
-		got, ok := retryAfter(tc.in, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
 
 // A 429 with Retry-After is waited out (as told) and the request replayed.
 func TestRetryAfterTransport(t *testing.T) {
@@ -104,7 +83,7 @@ func TestResumableBody(t *testing.T) {
 				conn.Close()
 			}))
 			defer srv.Close()
-			rt := &retryTransport{inner: &netguard.Transport{Idle: 300 * time.Millisecond}, retries: 3, base: time.Millisecond, sleep: sleepCtx}
+			rt := &retryTransport{inner: &netguard.Transport{Idle: 300 * time.Millisecond}, retries: 3, base: time.Millisecond, sleep: retry.Sleep}
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/x/blobs/sha256:00", nil)
 			resp, err := rt.RoundTrip(req)
 			if err != nil {

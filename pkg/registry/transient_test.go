@@ -3,16 +3,16 @@ package registry_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/retry"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
@@ -63,7 +63,7 @@ func corruptingRegistry(t *testing.T, kind, fault string) (*httptest.Server, *at
 }
 
 // Bytes that arrive changed are reported as ErrDigestMismatch (typed: a
-// library user tests for it with errors.Is), and IsTransient says so
+// library user tests for it with errors.Is), and retry.Transient says so
 // without reading the message.
 func TestDigestMismatchIsTyped(t *testing.T) {
 	for _, c := range []struct{ kind, fault string }{
@@ -106,31 +106,11 @@ func TestDigestMismatchIsTyped(t *testing.T) {
 			if !errors.Is(err, registry.ErrDigestMismatch) {
 				t.Fatalf("want ErrDigestMismatch, got %v", err)
 			}
-			if !registry.IsTransient(err) {
-				t.Errorf("IsTransient(%v) = false", err)
+			if !retry.Transient(err) {
+				t.Errorf("retry.Transient(%v) = false", err)
 			}
 		})
 	}
 }
 
 // What is not about bytes on the way is not transient.
-func TestIsTransient(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{nil, false},
-		{registry.ErrSizeMismatch, true},
-		{fmt.Errorf("layer: %w", registry.ErrDigestMismatch), true},
-		// Retried or resumed by the transport already, within its budget.
-		{io.ErrUnexpectedEOF, false},
-		{&url.Error{Op: "Get", URL: "x", Err: io.EOF}, false},
-		{registry.ErrRetriesExhausted, false},
-		{errors.New("sha256 does not match"), false}, // messages are not read
-		{errors.New("unauthorized"), false},
-	} {
-		if got := registry.IsTransient(c.err); got != c.want {
-			t.Errorf("IsTransient(%v) = %v, want %v", c.err, got, c.want)
-		}
-	}
-}

@@ -12,6 +12,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
 )
 
 // kustomizeMu serializes kustomize runs: kustomize keeps global state
@@ -70,12 +72,12 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 }
 
 func rootKustomization(fsys fs.FS) string {
-	for _, n := range KustomizationNames {
+	for _, n := range addon.KustomizationNames {
 		if _, err := fs.Stat(fsys, n); err == nil {
 			return n
 		}
 	}
-	return KustomizationNames[0]
+	return addon.KustomizationNames[0]
 }
 
 // checkKustomizations refuses any kustomization in the tree that names a
@@ -86,7 +88,7 @@ func checkKustomizations(fsys fs.FS) error {
 			return err
 		}
 		isK := false
-		for _, n := range KustomizationNames {
+		for _, n := range addon.KustomizationNames {
 			if path.Base(name) == n {
 				isK = true
 			}
@@ -110,7 +112,7 @@ func checkKustomizations(fsys fs.FS) error {
 // beyond reason, before kustomize expands them in memory.
 func checkBombs(fsys fs.FS) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !IsManifestFile(name) && !isKustomization(name) {
+		if err != nil || d.IsDir() || !addon.IsManifestFile(name) && !isKustomization(name) {
 			return err
 		}
 		b, err := fs.ReadFile(fsys, name)
@@ -130,7 +132,7 @@ func checkBombs(fsys fs.FS) error {
 }
 
 func isKustomization(name string) bool {
-	for _, n := range KustomizationNames {
+	for _, n := range addon.KustomizationNames {
 		if path.Base(name) == n {
 			return true
 		}
@@ -147,7 +149,7 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode) error {
 	var bad error
 	_ = walkScalars(node.YNode(), func(s string, line int) {
 		if bad == nil && looksRemote(s) {
-			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree; pass --allow-remote to allow it)", ErrRemote, s)}
+			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 		}
 	})
 	if bad != nil {

@@ -42,7 +42,7 @@ func TestDetectKind(t *testing.T) {
 		{map[string]string{"Kustomization": ""}, addon.KindKustomize},
 		{map[string]string{"sub/kustomization.yaml": "", "a.yaml": configMap}, addon.KindManifests},
 	} {
-		if got := render.DetectKind(tree(tc.files)); got != tc.want {
+		if got := addon.DetectKind(tree(tc.files)); got != tc.want {
 			t.Errorf("%v: %s, want %s", tc.files, got, tc.want)
 		}
 	}

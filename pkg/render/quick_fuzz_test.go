@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
 )
 
 // quickSnippets are seeds near the edges of the fast path's subset.
@@ -40,7 +42,7 @@ func FuzzQuickDocument(f *testing.F) {
 	// Real manifests: whole documents, and the head of large ones (a large
 	// seed makes every run of the fuzzer slow).
 	err := filepath.WalkDir("../../examples", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !IsManifestFile(p) {
+		if err != nil || d.IsDir() || !addon.IsManifestFile(p) {
 			return err
 		}
 		b, err := os.ReadFile(p)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,30 +13,39 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
-// KustomizationNames are the file names that make a directory a kustomize
-// root, in kustomize's order of preference.
-var KustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
-// DetectKind says whether the tree's root is a kustomization.
-func DetectKind(fsys fs.FS) addon.Kind {
-	for _, n := range KustomizationNames {
-		if st, err := fs.Stat(fsys, n); err == nil && st.Mode().IsRegular() {
-			return addon.KindKustomize
-		}
+// Addon renders an unpacked add-on's tree (unpack.Addon's FS, Form and
+// Config): a Helm chart is refused (addon.ErrHelmChart), and the config's
+// kind is used unless opts names one.
+func Addon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config, opts Options) (*Result, error) {
+	if form == mediatypes.FormHelm {
+		return nil, helmError(cfg)
 	}
-	return addon.KindManifests
+	if opts.Kind == "" && cfg != nil {
+		opts.Kind = cfg.Kind
+	}
+	return Render(ctx, fsys, opts)
 }
 
-// IsManifestFile reports whether a plain-manifest tree renders this file.
-func IsManifestFile(name string) bool {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".yaml", ".yml", ".json":
-		return true
+// RawAddon lists an unpacked add-on's manifests without rendering (Raw);
+// a Helm chart is refused (addon.ErrHelmChart): its templates are not
+// manifests.
+func RawAddon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config) (*Result, error) {
+	if form == mediatypes.FormHelm {
+		return nil, helmError(cfg)
 	}
-	return false
+	return Raw(ctx, fsys)
+}
+
+func helmError(cfg *addon.Config) error {
+	what := "this add-on"
+	if cfg != nil {
+		what = strings.TrimSpace(cfg.Name + " " + cfg.Version)
+	}
+	return fmt.Errorf("%w: %s renders with Helm's templates, which addonpkg does not run: use helm template (unpack -o DIR writes the chart's files)", addon.ErrHelmChart, what)
 }
 
 // Options change how a tree renders.
@@ -116,7 +124,7 @@ var ErrOutsideRoot = errors.New("path outside the add-on root")
 func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	kind := opts.Kind
 	if kind == "" {
-		kind = DetectKind(fsys)
+		kind = addon.DetectKind(fsys)
 	}
 	var (
 		docs []Document
@@ -144,7 +152,7 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 // transformer configurations): those are kustomize's inputs, not
 // manifests.
 func Raw(ctx context.Context, fsys fs.FS) (*Result, error) {
-	lenient := DetectKind(fsys) == addon.KindKustomize
+	lenient := addon.DetectKind(fsys) == addon.KindKustomize
 	docs, err := manifestDocuments(ctx, fsys, lenient)
 	if err != nil {
 		return nil, err
@@ -166,7 +174,7 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient bool) ([]Documen
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !IsManifestFile(name) || lenient && isKustomization(name) {
+		if d.IsDir() || !addon.IsManifestFile(name) || lenient && isKustomization(name) {
 			return nil
 		}
 		files = append(files, name)

@@ -3,8 +3,6 @@ package safetree
 import (
 	"errors"
 	"fmt"
-
-	"github.com/addonpkg/addonpkg/internal/oneline"
 )
 
 // ErrUnsafe matches every refusal of an entry (errors.Is), whatever its
@@ -43,7 +41,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("entry %q: %s", oneline.Sanitize(e.Entry), oneline.Sanitize(e.Reason))
+	return fmt.Sprintf("entry %q: %s", Sanitize(e.Entry), Sanitize(e.Reason))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -61,8 +59,9 @@ type LimitError struct {
 	Name string
 	// Limit is the bound that was crossed.
 	Limit int64
-	// Flag is the command-line flag that raises it.
-	Flag string
+	// Which identifies the limit; empty for a fixed bound that no option
+	// raises (a docker-archive's manifest size).
+	Which LimitID
 	// Entry is the entry that crossed it, if any (sanitized when printed).
 	Entry string
 }
@@ -70,10 +69,7 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	s := fmt.Sprintf("%s limit of %d exceeded", e.Name, e.Limit)
 	if e.Entry != "" {
-		s = fmt.Sprintf("%s: %s", oneline.Sanitize(e.Entry), s)
-	}
-	if e.Flag != "" {
-		s += " (raise it with " + e.Flag + ")"
+		s = fmt.Sprintf("%s: %s", Sanitize(e.Entry), s)
 	}
 	return s
 }

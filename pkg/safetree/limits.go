@@ -34,41 +34,40 @@ const (
 	DefaultMaxLayers     = 1000
 )
 
-// Flags that raise each limit on the command line, named in LimitError.
+// A LimitID names the limit a LimitError crossed, so that a caller can
+// say how to raise it (the command line maps each to its --max-ID flag;
+// a library caller to its Limits field) without parsing the message.
+type LimitID string
+
+// The limits of Limits, and the ones other readers add (a download's
+// size).
 const (
-	FlagMaxAddonBytes = "--max-addon-bytes"
-	FlagMaxImageBytes = "--max-image-bytes"
-	FlagMaxEntries    = "--max-entries"
-	FlagMaxFileBytes  = "--max-file-bytes"
-	FlagMaxPathLength = "--max-path-length"
-	FlagMaxDepth      = "--max-depth"
-	FlagMaxLayers     = "--max-layers"
+	LimitAddonBytes    LimitID = "addon-bytes"
+	LimitImageBytes    LimitID = "image-bytes"
+	LimitEntries       LimitID = "entries"
+	LimitFileBytes     LimitID = "file-bytes"
+	LimitPathLength    LimitID = "path-length"
+	LimitDepth         LimitID = "depth"
+	LimitLayers        LimitID = "layers"
+	LimitDownloadBytes LimitID = "download-bytes"
 )
 
 // WithDefaults fills the zero (or negative) fields.
 func (l Limits) WithDefaults() Limits {
-	if l.MaxAddonBytes <= 0 {
-		l.MaxAddonBytes = DefaultMaxAddonBytes
-	}
-	if l.MaxImageBytes <= 0 {
-		l.MaxImageBytes = DefaultMaxImageBytes
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if l.MaxPathLength <= 0 {
-		l.MaxPathLength = DefaultMaxPathLength
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
-	if l.MaxLayers <= 0 {
-		l.MaxLayers = DefaultMaxLayers
-	}
+	orDefault(&l.MaxAddonBytes, DefaultMaxAddonBytes)
+	orDefault(&l.MaxImageBytes, DefaultMaxImageBytes)
+	orDefault(&l.MaxEntries, DefaultMaxEntries)
+	orDefault(&l.MaxFileBytes, DefaultMaxFileBytes)
+	orDefault(&l.MaxPathLength, DefaultMaxPathLength)
+	orDefault(&l.MaxDepth, DefaultMaxDepth)
+	orDefault(&l.MaxLayers, DefaultMaxLayers)
 	return l
+}
+
+func orDefault[T int | int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // MaxNameBytes is the longest path component a tree may hold: what
@@ -80,10 +79,10 @@ const MaxNameBytes = 255
 // and refuses a component longer than MaxNameBytes.
 func (l Limits) CheckPath(p string) error {
 	if len(p) > l.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(l.MaxPathLength), Flag: FlagMaxPathLength, Entry: p}
+		return &LimitError{Name: "path length", Limit: int64(l.MaxPathLength), Which: LimitPathLength, Entry: p}
 	}
 	if depth := strings.Count(p, "/") + 1; depth > l.MaxDepth {
-		return &LimitError{Name: "path depth", Limit: int64(l.MaxDepth), Flag: FlagMaxDepth, Entry: p}
+		return &LimitError{Name: "path depth", Limit: int64(l.MaxDepth), Which: LimitDepth, Entry: p}
 	}
 	for rest := p; rest != ""; {
 		var part string
@@ -98,7 +97,7 @@ func (l Limits) CheckPath(p string) error {
 // CheckEntries refuses the entry that would make count exceed the limit.
 func (l Limits) CheckEntries(count int) error {
 	if count > l.MaxEntries {
-		return &LimitError{Name: "entry count", Limit: int64(l.MaxEntries), Flag: FlagMaxEntries}
+		return &LimitError{Name: "entry count", Limit: int64(l.MaxEntries), Which: LimitEntries}
 	}
 	return nil
 }
@@ -107,10 +106,10 @@ func (l Limits) CheckEntries(count int) error {
 // tree size limits, given the bytes the tree already holds.
 func (l Limits) CheckFile(name string, size, treeBytes int64) error {
 	if size > l.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: l.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: name}
+		return &LimitError{Name: "file size", Limit: l.MaxFileBytes, Which: LimitFileBytes, Entry: name}
 	}
 	if treeBytes+size > l.MaxAddonBytes {
-		return &LimitError{Name: "add-on size", Limit: l.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: name}
+		return &LimitError{Name: "add-on size", Limit: l.MaxAddonBytes, Which: LimitAddonBytes, Entry: name}
 	}
 	return nil
 }
@@ -118,7 +117,7 @@ func (l Limits) CheckFile(name string, size, treeBytes int64) error {
 // CheckLayers refuses an image with more than MaxLayers layers.
 func (l Limits) CheckLayers(n int) error {
 	if n > l.MaxLayers {
-		return &LimitError{Name: "layer count", Limit: int64(l.MaxLayers), Flag: FlagMaxLayers}
+		return &LimitError{Name: "layer count", Limit: int64(l.MaxLayers), Which: LimitLayers}
 	}
 	return nil
 }

@@ -182,17 +182,17 @@ func TestLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
-		flag string
+		flag safetree.LimitID
 	}{
-		{"path", l.CheckPath("abcdefghi"), safetree.FlagMaxPathLength},
-		{"depth", l.CheckPath("a/b/c"), safetree.FlagMaxDepth},
-		{"entries", l.CheckEntries(4), safetree.FlagMaxEntries},
-		{"file", l.CheckFile("f", 11, 0), safetree.FlagMaxFileBytes},
-		{"tree", l.CheckFile("f", 10, 6), safetree.FlagMaxAddonBytes},
-		{"layers", l.CheckLayers(3), safetree.FlagMaxLayers},
+		{"path", l.CheckPath("abcdefghi"), safetree.LimitPathLength},
+		{"depth", l.CheckPath("a/b/c"), safetree.LimitDepth},
+		{"entries", l.CheckEntries(4), safetree.LimitEntries},
+		{"file", l.CheckFile("f", 11, 0), safetree.LimitFileBytes},
+		{"tree", l.CheckFile("f", 10, 6), safetree.LimitAddonBytes},
+		{"layers", l.CheckLayers(3), safetree.LimitLayers},
 	} {
 		var le *safetree.LimitError
-		if !errors.As(tc.err, &le) || le.Flag != tc.flag || !errors.Is(tc.err, safetree.ErrLimit) {
+		if !errors.As(tc.err, &le) || le.Which != tc.flag || !errors.Is(tc.err, safetree.ErrLimit) {
 			t.Errorf("%s: %v, want a LimitError for %s", tc.name, tc.err, tc.flag)
 		}
 	}

@@ -184,7 +184,8 @@ var _ source.Verifier = (*KeyVerifier)(nil)
 // VerifyArtifact verifies the artifact's manifest digest where it was
 // read from.
 func (v *KeyVerifier) VerifyArtifact(ctx context.Context, a *source.Artifact, opts source.Options) error {
-	loc, err := referrers.FromArtifact(ctx, a, opts)
+	st, repo, ref := a.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
 	if err != nil {
 		return fmt.Errorf("%w: %w", source.ErrNotVerifiable, err)
 	}

@@ -2,14 +2,22 @@ package source
 
 import (
 	"archive/tar"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -31,6 +39,72 @@ type dockerEntry struct {
 	size int64
 	link string
 }
+
+// dockerArchiveLocation is a `docker save` tarball:
+// docker-archive:FILE[:REFERENCE], as skopeo reads it.
+type dockerArchiveLocation struct{}
+
+func (dockerArchiveLocation) Kind() Kind { return KindDockerArchive }
+
+func (dockerArchiveLocation) Claims(s string) bool { return strings.HasPrefix(s, "docker-archive:") }
+
+func (dockerArchiveLocation) Parse(s string) (Ref, error) {
+	// The path ends at the first colon.
+	p, n, _ := strings.Cut(strings.TrimPrefix(s, "docker-archive:"), ":")
+	if n != "" {
+		if _, err := name.NewTag(n); err != nil {
+			return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
+		}
+	}
+	return Ref{Kind: KindDockerArchive, Path: p, Name: n}, nonEmpty(s, p)
+}
+
+func (dockerArchiveLocation) Format(r Ref) string {
+	if r.Name == "" {
+		return "docker-archive:" + r.Path
+	}
+	return "docker-archive:" + r.Path + ":" + r.Name
+}
+
+func (dockerArchiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	var tag *name.Tag
+	if ref.Name != "" {
+		t, err := name.NewTag(ref.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		tag = &t
+	}
+	if err := checkDockerArchive(ref.Path, opts.MaxLayers); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	img, err := tarball.ImageFromPath(ref.Path, tag)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return &Artifact{Ref: ref, Image: img, Digest: d}, nil
+}
+
+func (dockerArchiveLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
+	if a.Index != nil {
+		return "", fmt.Errorf("%s: %w: a docker-archive holds one image, not an index", dst, ErrUnsupportedDestination)
+	}
+	if err := checkDockerImage(a.Image); err != nil {
+		return "", fmt.Errorf("%s: %w: %w", dst, ErrUnsupportedDestination, err)
+	}
+	if err := writeDockerArchive(a.Image, dst); err != nil {
+		return "", err
+	}
+	return "docker-archive:" + dst.Path, nil
+}
+
+// Pinned is empty: a docker-archive cannot name a manifest by digest.
+func (dockerArchiveLocation) Pinned(*Artifact) string       { return "" }
+func (dockerArchiveLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }
 
 // checkDockerArchive reads the headers of a `docker save` tarball (never
 // a file's bytes, but manifest.json's) and refuses it unless
@@ -154,4 +228,58 @@ func readDockerEntry(r io.Reader, name string, max int64) ([]byte, error) {
 		}
 		return b, nil
 	}
+}
+
+// checkDockerImage refuses what a docker-archive cannot carry: docker
+// load, skopeo and addonpkg read it as a container image, so an add-on
+// artifact (or any other artifact) written there would come back as
+// something else, or not at all.
+func checkDockerImage(img v1.Image) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	cfg := mediatypes.MediaType(m.Config.MediaType)
+	if cfg != mediatypes.OCIConfig && cfg != mediatypes.DockerConfig {
+		what := "an artifact"
+		if cfg == mediatypes.AddonConfig || mediatypes.MediaType(m.ArtifactType) == mediatypes.AddonConfig {
+			what = "an add-on in the artifact form"
+		}
+		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it in the image form", what, m.Config.MediaType)
+	}
+	for i, l := range m.Layers {
+		if !mediatypes.IsImageLayer(mediatypes.MediaType(l.MediaType)) {
+			return fmt.Errorf("a docker-archive holds only container images, and layer %d has media type %s", i+1, l.MediaType)
+		}
+	}
+	return nil
+}
+
+// writeDockerArchive writes a `docker load` tarball, atomically.
+func writeDockerArchive(img v1.Image, dst Ref) error {
+	tag := dst.Name
+	if tag == "" {
+		tag = "addon:latest"
+	}
+	ref, err := name.NewTag(tag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dst, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(absPath(dst.Path)), filepath.Base(dst.Path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	defer os.Remove(f.Name())
+	if err := tarball.Write(ref, img, f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dst.Path)
 }

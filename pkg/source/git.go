@@ -40,6 +40,30 @@ const (
 // wantRef is the local name the fetched commit is stored under.
 const wantRef = "refs/addonpkg/want"
 
+// gitLocation is a git repository:
+// git+https://HOST/REPO.git[//SUBDIR][?ref=REF], also git+http://,
+// git+ssh:// and git+file://.
+type gitLocation struct{}
+
+func (gitLocation) Kind() Kind           { return KindGit }
+func (gitLocation) Claims(s string) bool { return strings.HasPrefix(s, "git+") }
+
+func (gitLocation) Parse(s string) (Ref, error) {
+	ref, err := parseGit(s)
+	if err != nil && exists(s) {
+		return Ref{Kind: KindDir, Path: s}, nil // a folder named git+...
+	}
+	return ref, err
+}
+
+func (gitLocation) Format(r Ref) string {
+	return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
+}
+
+func (gitLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+	return loadGit(ctx, ref, opts, limits)
+}
+
 // loadGit reads the tree of a git source at its ref: from a local
 // repository directly, from a remote one by a shallow fetch into memory.
 func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
@@ -318,7 +342,7 @@ func (s *limitedStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Ha
 }
 
 func (s *limitedStorage) limitErr() error {
-	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Flag: unpack.FlagMaxImageBytes}
+	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Which: safetree.LimitImageBytes}
 }
 
 // gitRemote is a remote repository being fetched into memory.
@@ -339,7 +363,7 @@ func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limit
 		return nil, plumbing.ZeroHash, unwrapURLError(err)
 	}
 	if !plainHTTPAllowed(u, opts) {
-		return nil, plumbing.ZeroHash, fmt.Errorf("plain http:// to %s is refused (only loopback hosts get it): use https://, or --plain-http", u.Host)
+		return nil, plumbing.ZeroHash, plainHTTPRefused(u)
 	}
 	g := &gitRemote{st: &limitedStorage{Storage: memory.NewStorage(), max: limits.MaxImageBytes}, ref: ref, opts: opts}
 	if g.auth, err = gitAuth(u, opts); err != nil {

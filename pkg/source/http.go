@@ -6,19 +6,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"io"
 	"io/fs"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -26,18 +22,52 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // maxRedirects bounds the redirects an http source may follow.
 const maxRedirects = 10
+
+// httpLocation is an https:// (or loopback http://) download of a YAML
+// file or an archive: URL[//SUBDIR][?checksum=sha256:HEX].
+type httpLocation struct{}
+
+func (httpLocation) Kind() Kind { return KindHTTP }
+
+func (httpLocation) Claims(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+func (httpLocation) Parse(s string) (Ref, error) { return parseHTTP(s) }
+
+func (httpLocation) Format(r Ref) string {
+	return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
+}
+
+func (httpLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+	return loadHTTP(ctx, ref, opts, limits)
+}
+
+// ErrPlainHTTP marks an http:// (or git over http://) source to a host
+// that is not loopback, refused unless Options.Registry.PlainHTTP allows it.
+var ErrPlainHTTP = errors.New("plain http:// refused")
+
+type plainHTTPError struct{ host string }
+
+func (e *plainHTTPError) Error() string {
+	return fmt.Sprintf("plain http:// to %s is refused (only loopback hosts get it): use https://", safetree.Sanitize(e.host))
+}
+
+func (e *plainHTTPError) Is(target error) bool { return target == ErrPlainHTTP }
+
+func plainHTTPRefused(u *url.URL) error { return &plainHTTPError{host: u.Host} }
 
 // loadHTTP downloads an http source and reads its tree.
 func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
@@ -46,7 +76,7 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 		return nil, unwrapURLError(err)
 	}
 	if !plainHTTPAllowed(u, opts) {
-		return nil, fmt.Errorf("plain http:// to %s is refused (only loopback hosts get it): use https://, or --plain-http", u.Host)
+		return nil, plainHTTPRefused(u)
 	}
 	body, ctype, err := download(ctx, u, opts)
 	if err != nil {
@@ -78,9 +108,9 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 		}
 		name := fileName(u)
 		if int64(len(body)) > limits.MaxFileBytes {
-			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: name}
+			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: name}
 		}
-		if t.FS, err = build.LoadBytes(name, body); err != nil {
+		if t.FS, err = folder.LoadBytes(name, body); err != nil {
 			return nil, err
 		}
 	case bodyTar:
@@ -111,7 +141,7 @@ func fileName(u *url.URL) string {
 	if name == "." || name == "/" || name == "" || strings.ContainsAny(name, "\\\x00") || !fs.ValidPath(name) {
 		name = "addon"
 	}
-	if !render.IsManifestFile(name) {
+	if !addon.IsManifestFile(name) {
 		name += ".yaml"
 	}
 	return name
@@ -157,7 +187,7 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
 	}
 	max := opts.maxDownload()
-	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Flag: FlagMaxDownloadBytes}
+	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: LimitDownloadBytes}
 	if resp.ContentLength > max {
 		return nil, "", tooBig
 	}
@@ -257,34 +287,12 @@ func (o Options) transport() (http.RoundTripper, error) {
 	t.Proxy = http.ProxyFromEnvironment
 	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = connect
-	tc, err := o.tlsConfig()
+	tc, err := o.Registry.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
 	t.TLSClientConfig = tc
 	return t, nil
-}
-
-func (o Options) tlsConfig() (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.Registry.CAFile != "" {
-		pem, err := os.ReadFile(o.Registry.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --ca-file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s: no PEM certificates in it", o.Registry.CAFile)
-		}
-		tc.RootCAs = pool
-	}
-	if o.Registry.InsecureSkipTLSVerify {
-		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
-	}
-	return tc, nil
 }
 
 // What an http body holds.
@@ -308,7 +316,7 @@ func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
 		want = ".tar archive"
 	case strings.HasSuffix(p, ".zip"):
 		want = ".zip archive"
-	case render.IsManifestFile(p):
+	case addon.IsManifestFile(p):
 		want = "YAML file"
 	default:
 		want = "YAML file or archive"
@@ -393,7 +401,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.max {
-		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Flag: unpack.FlagMaxImageBytes}
+		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Which: safetree.LimitImageBytes}
 	}
 	return n, err
 }
@@ -471,10 +479,10 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 			if errors.As(err, &le) {
 				return err
 			}
-			return fmt.Errorf("not a valid tar archive: %s: %w", oneline.Sanitize(hdr.Name), err)
+			return fmt.Errorf("not a valid tar archive: %s: %w", safetree.Sanitize(hdr.Name), err)
 		}
 		if int64(len(data)) != hdr.Size {
-			return fmt.Errorf("not a valid tar archive: %s: %w", oneline.Sanitize(hdr.Name), io.ErrUnexpectedEOF)
+			return fmt.Errorf("not a valid tar archive: %s: %w", safetree.Sanitize(hdr.Name), io.ErrUnexpectedEOF)
 		}
 		return t.file(tp, hdr.Name, data, fs.FileMode(hdr.Mode).Perm())
 	case tar.TypeSymlink:
@@ -545,7 +553,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 				return err
 			}
 			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
-				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(tp)}
+				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
 			}
 			if err = t.checkSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
@@ -569,7 +577,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("not a valid zip archive: %s: %w", oneline.Sanitize(f.Name), err)
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)
 	}
 	defer rc.Close()
 	lr := &limitedReader{r: io.LimitReader(rc, max+1), n: *total, max: t.limits.MaxImageBytes}
@@ -580,10 +588,10 @@ func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, erro
 		if errors.As(err, &le) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("not a valid zip archive: %s: %w", oneline.Sanitize(f.Name), err)
+		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)
 	}
 	if int64(len(data)) > max {
-		return nil, &unpack.LimitError{Name: "file size", Limit: max, Flag: unpack.FlagMaxFileBytes, Entry: oneline.Sanitize(f.Name)}
+		return nil, &unpack.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
 	}
 	return data, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -310,7 +311,7 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"not a zip", "/text.zip", f.opts, []string{"not a .zip archive"}, nil},
 		{"binary yaml", "/binary.yaml", f.opts, []string{"not a YAML file: the body is binary data"}, nil},
 		{"empty", "/empty.yaml", f.opts, []string{"the body is empty"}, nil},
-		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded", source.FlagMaxDownloadBytes}, unpack.ErrLimit},
+		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded"}, unpack.ErrLimit},
 		{"too large chunked", "/big-chunked.yaml", small, []string{"download size limit of 1024 exceeded"}, unpack.ErrLimit},
 		{"stall", "/stall.yaml", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
 		{"stall in body", "/stall-body.tar.gz", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
@@ -348,7 +349,10 @@ func TestHTTPBadInputs(t *testing.T) {
 		if !errors.As(err, &le) || le.Name != "file size" {
 			t.Fatalf("want a file size limit error, got %v", err)
 		}
-		checkOneLine(t, err, u, unpack.FlagMaxFileBytes)
+		checkOneLine(t, err, u, "file size limit")
+		if le.Which != safetree.LimitFileBytes {
+			t.Errorf("LimitError.Which = %q, want %q", le.Which, safetree.LimitFileBytes)
+		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
 		u := "https://" + closedPort(t) + "/coredns.yaml"

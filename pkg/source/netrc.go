@@ -65,6 +65,17 @@ type netrcEntry struct {
 
 // parseNetrc reads the machine, default, login, password, account and
 // macdef tokens of a netrc file (macro bodies are skipped).
+//
+// It is hand-written because the netrc libraries at hand misread files
+// that can hold credentials (each case is in TestNetrcLookup):
+//   - github.com/jdx/go-netrc v1.0.0 panics on a "machine" keyword at the
+//     end of the file (an index out of range), reads the lines of a
+//     macdef body as machine entries, and runs gpg on a file whose name
+//     ends in .gpg (the name comes from $NETRC).
+//   - github.com/bgentry/go-netrc (no release, last change in 2014) also
+//     reads a macdef body's lines as machine entries, and makes a bare
+//     "machine" keyword a default entry, whose login then goes to every
+//     host.
 func parseNetrc(b []byte) []netrcEntry {
 	var out []netrcEntry
 	var cur *netrcEntry

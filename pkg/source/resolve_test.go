@@ -20,6 +20,7 @@ import (
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -78,7 +79,7 @@ func checkOneLine(t testing.TB, err error, source string, wants ...string) {
 
 func renderYAML(t testing.TB, ad *unpack.Addon) string {
 	t.Helper()
-	res, err := ad.Render(context.Background(), render.Options{})
+	res, err := render.Addon(context.Background(), ad.FS, ad.Form, ad.Config, render.Options{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -247,14 +248,14 @@ func TestEveryKindSameTree(t *testing.T) {
 	} {
 		t.Run(ex.name, func(t *testing.T) {
 			dir := exampleDir(t, ex.name)
-			folder := resolve(t, dir, source.Options{})
-			if folder.Pinned != "" {
-				t.Errorf("a folder's pinned SOURCE is %q, want none", folder.Pinned)
+			dirAd := resolve(t, dir, source.Options{})
+			if dirAd.Pinned != "" {
+				t.Errorf("a folder's pinned SOURCE is %q, want none", dirAd.Pinned)
 			}
 
 			// OCI kinds: build once, write to a layout, an archive, the
 			// store and a registry.
-			fsys, err := build.LoadDir(dir)
+			fsys, err := folder.LoadDir(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +306,7 @@ func TestEveryKindSameTree(t *testing.T) {
 			}
 			for _, c := range cases {
 				ad := resolve(t, c.src, c.opts)
-				sameAsFolder(t, c.src, ad, folder)
+				sameAsFolder(t, c.src, ad, dirAd)
 				if c.pinned != "" && ad.Pinned != c.pinned {
 					t.Errorf("%s: pinned %q, want %q", c.src, ad.Pinned, c.pinned)
 				}

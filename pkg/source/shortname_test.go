@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -30,7 +31,7 @@ func TestShortNameStaysLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := build.LoadDir(exampleDir(t, "coredns"))
+	fsys, err := folder.LoadDir(exampleDir(t, "coredns"))
 	if err != nil {
 		t.Fatal(err)
 	}

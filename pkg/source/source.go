@@ -22,8 +22,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -83,41 +81,6 @@ type Ref struct {
 	GitRef string
 }
 
-func (r Ref) String() string {
-	switch r.Kind {
-	case KindLayout, KindArchive, KindDockerArchive:
-		if r.Name == "" {
-			return string(r.Kind) + ":" + r.Path
-		}
-		sep := ":"
-		if r.Kind != KindDockerArchive && strings.HasPrefix(r.Name, "sha256:") {
-			sep = "@"
-		}
-		return string(r.Kind) + ":" + r.Path + sep + r.Name
-	case KindDir:
-		return r.Path
-	case KindHTTP:
-		return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
-	case KindGit:
-		return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
-	case KindStore:
-		// "oci:latest" would read back as a layout: the default tag is
-		// implied by the bare name.
-		for _, p := range []string{"oci:", "oci-archive:", "docker-archive:"} {
-			if strings.HasPrefix(r.Name, p) && strings.TrimPrefix(r.Name, p) == "latest" {
-				return strings.TrimSuffix(p, ":")
-			}
-		}
-	case KindRegistry:
-		if !hasRegistryHost(r.Name) {
-			// docker://NAME without a host: without the prefix it would
-			// read back as a store name.
-			return "docker://" + r.Name
-		}
-	}
-	return r.Name
-}
-
 // remoteString rebuilds an http or git SOURCE, credentials removed.
 func remoteString(prefix, u, sub, key, val string) string {
 	base, query, _ := strings.Cut(redactURL(u), "?")
@@ -140,52 +103,10 @@ func remoteString(prefix, u, sub, key, val string) string {
 // ErrBadSource marks a SOURCE that does not parse.
 var ErrBadSource = errors.New("invalid source")
 
-// Parse classifies a SOURCE string without touching the network.
-func Parse(s string) (Ref, error) {
-	if s == "" {
-		return Ref{}, fmt.Errorf("%w: empty", ErrBadSource)
-	}
-	if strings.ContainsAny(s, "\x00\n") {
-		return Ref{}, fmt.Errorf("%w: %q has control characters", ErrBadSource, s)
-	}
-	switch {
-	case strings.HasPrefix(s, "oci:"):
-		p, n := splitPathName(strings.TrimPrefix(s, "oci:"))
-		return Ref{Kind: KindLayout, Path: p, Name: n}, nonEmpty(s, p)
-	case strings.HasPrefix(s, "oci-archive:"):
-		p, n := splitPathName(strings.TrimPrefix(s, "oci-archive:"))
-		return Ref{Kind: KindArchive, Path: p, Name: n}, nonEmpty(s, p)
-	case strings.HasPrefix(s, "docker-archive:"):
-		// As skopeo reads it: docker-archive:PATH[:REFERENCE], the path
-		// ending at the first colon.
-		p, n, _ := strings.Cut(strings.TrimPrefix(s, "docker-archive:"), ":")
-		if n != "" {
-			if _, err := name.NewTag(n); err != nil {
-				return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
-			}
-		}
-		return Ref{Kind: KindDockerArchive, Path: p, Name: n}, nonEmpty(s, p)
-	case strings.HasPrefix(s, "docker://"), strings.HasPrefix(s, "oci://"):
-		r := s[strings.Index(s, "://")+3:]
-		if _, err := name.ParseReference(r); err != nil {
-			return Ref{}, fmt.Errorf("%w: %q: %w", ErrBadSource, s, err)
-		}
-		return Ref{Kind: KindRegistry, Name: r, Explicit: true}, nil
-	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "http://"):
-		return parseHTTP(s)
-	case strings.HasPrefix(s, "git+"):
-		ref, err := parseGit(s)
-		if err != nil {
-			if _, serr := os.Stat(s); serr == nil {
-				return Ref{Kind: KindDir, Path: s}, nil // a folder named git+...
-			}
-		}
-		return ref, err
-	case strings.HasPrefix(s, "file://"):
-		return Ref{Kind: KindDir, Path: strings.TrimPrefix(s, "file://")}, nonEmpty(s, strings.TrimPrefix(s, "file://"))
-	case strings.HasPrefix(s, "./"), strings.HasPrefix(s, "../"), strings.HasPrefix(s, "/"), s == ".", s == "..":
-		return Ref{Kind: KindDir, Path: s}, nil
-	}
+// parseByLook tells apart what no kind claims by syntax: an existing
+// manifest file or path, a registry reference (its first component is a
+// host), or a name in the local store.
+func parseByLook(s string) (Ref, error) {
 	// An existing manifest file (coredns.yaml) is a file, not a store
 	// name, though it would parse as one.
 	if isManifestName(s) {
@@ -269,6 +190,9 @@ type Options struct {
 	// Pull is PullMissing (default), PullAlways or PullNever, for names
 	// that may be in the store or a registry.
 	Pull string
+	// BlobProgress, when set, is told how far each blob's copy is when
+	// Write writes to a registry, the store or a layout.
+	BlobProgress layout.Progress
 	// StoreFirst makes a registry reference without docker:// or oci://
 	// resolve to the local store when it is there (see Pull). Readers
 	// (unpack, inspect, diff) set it; copy and pull do not.
@@ -316,10 +240,8 @@ const (
 	DefaultMaxDownloadBytes = 512 << 20
 )
 
-// Flags that change Options on the command line, named in errors.
-const (
-	FlagMaxDownloadBytes = "--max-download-bytes"
-)
+// LimitDownloadBytes identifies Options.MaxDownloadBytes in a LimitError.
+const LimitDownloadBytes = safetree.LimitDownloadBytes
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {
@@ -405,180 +327,11 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 }
 
 func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	switch ref.Kind {
-	case KindStore:
-		st, err := storeOf(opts)
-		if err != nil {
-			return nil, err
-		}
-		// A short name is a local name: it never falls through to a
-		// registry (Docker Hub is reached only by docker.io/NAME), so a
-		// mistyped name neither leaks nor waits on the network.
-		if opts.Pull == PullAlways {
-			return nil, fmt.Errorf("%w: %s is a local name, there is no registry to pull it from (for Docker Hub write %s)", ErrShortName, ref.Name, DockerHubName(ref.Name))
-		}
-		d, err := st.Resolve(ref.Name)
-		if err == nil {
-			return fromStore(st, ref, d, nil)
-		}
-		if !errors.Is(err, layout.ErrNotFound) {
-			return nil, err
-		}
-		return nil, notInStore(st, ref.Name)
-	case KindRegistry:
-		// As docker run does: a copy in the local store (a pull or a build
-		// tagged with the full name) wins, unless --pull always.
-		if opts.StoreFirst && !ref.Explicit && opts.Pull != PullAlways {
-			st, err := storeOf(opts)
-			if err != nil {
-				return nil, err
-			}
-			d, err := st.Resolve(NormalizeName(ref.Name))
-			if err == nil {
-				return fromStore(st, ref, d, nil)
-			}
-			if !errors.Is(err, layout.ErrNotFound) {
-				return nil, err
-			}
-			if opts.Pull == PullNever {
-				return nil, fmt.Errorf("%s: not in the local store (--pull never)", ref.Name)
-			}
-		}
-		return openRemote(ctx, ref, opts)
-	case KindLayout:
-		st, err := layout.Open(ref.Path)
-		if err != nil {
-			return nil, err
-		}
-		return openInLayout(st, ref, nil)
-	case KindArchive:
-		st, err := layout.OpenArchive(ref.Path)
-		if err != nil {
-			return nil, err
-		}
-		a, err := openInLayout(st, ref, st.Close)
-		if err != nil {
-			st.Close()
-		}
-		return a, err
-	case KindDockerArchive:
-		var tag *name.Tag
-		if ref.Name != "" {
-			t, err := name.NewTag(ref.Name)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ref, err)
-			}
-			tag = &t
-		}
-		if err := checkDockerArchive(ref.Path, opts.MaxLayers); err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		img, err := tarball.ImageFromPath(ref.Path, tag)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		return &Artifact{Ref: ref, Image: img, Digest: d}, nil
+	o, ok := LocationOf(ref.Kind).(Opener)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %s is not an OCI source", ref, ref.Kind)
 	}
-	return nil, fmt.Errorf("%s: a %s is not an OCI source", ref, ref.Kind)
-}
-
-func storeOf(opts Options) (*layout.Store, error) {
-	if opts.Store != nil {
-		return opts.Store, nil
-	}
-	return DefaultStore()
-}
-
-// openInLayout resolves the tag or digest inside a layout; without one, the
-// layout must hold exactly one manifest.
-func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, error) {
-	var d v1.Descriptor
-	if ref.Name == "" {
-		entries, err := st.Descriptors()
-		if err != nil {
-			return nil, err
-		}
-		// What refers to an add-on (its signatures, an SBOM) travels
-		// beside it: the add-on is the one manifest left without them.
-		entries = withoutReferrers(st, entries)
-		if len(entries) != 1 {
-			return nil, fmt.Errorf("%s: the layout holds %d manifests: name one with :TAG or @DIGEST", ref, len(entries))
-		}
-		d = entries[0]
-	} else {
-		var err error
-		if d, err = st.Resolve(ref.Name); err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-	}
-	return fromStore(st, ref, d, closer)
-}
-
-func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {
-	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer, store: st}
-	var err error
-	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
-		a.Index, err = st.Index(d)
-	} else {
-		a.Image, err = st.Image(d)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	return a, nil
-}
-
-func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	r, err := opts.Registry.ParseReference(ref.Name)
-	if err != nil {
-		return nil, err
-	}
-	ropts, err := opts.Registry.Remote(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Resolve a tag to its digest first, then fetch by digest: go-
-	// containerregistry verifies a manifest fetched by digest, not one
-	// fetched by tag, so a manifest changed in transit would go unnoticed.
-	if _, isTag := r.(name.Tag); isTag {
-		head, err := remote.Head(r, ropts...)
-		if err != nil {
-			return nil, registry.Explain(ref.Name, err)
-		}
-		r = r.Context().Digest(head.Digest.String())
-	}
-	// A manifest fetched by digest is verified; one that arrives changed
-	// or cut short is fetched again, twice at most.
-	var desc *remote.Descriptor
-	for try := 0; ; try++ {
-		desc, err = remote.Get(r, ropts...)
-		if err == nil || try >= 2 || !registry.IsTransient(err) {
-			break
-		}
-	}
-	if err != nil {
-		return nil, registry.Explain(ref.Name, err)
-	}
-	a := &Artifact{Ref: ref, Digest: desc.Digest, remote: true}
-	// Image or index, as the manifest's own bytes say: the media type of
-	// desc is the registry's Content-Type header.
-	mt := desc.MediaType
-	if own, err := layout.MediaTypeOf(desc.Manifest); err == nil {
-		mt = own
-	}
-	if mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-		a.Index, err = desc.ImageIndex()
-	} else {
-		a.Image, err = desc.Image()
-	}
-	if err != nil {
-		return nil, registry.Explain(ref.Name, err)
-	}
-	return a, nil
+	return o.Open(ctx, ref, opts)
 }
 
 // absPath is for messages: relative paths stay as the user wrote them.

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/addonpkg/addonpkg/internal/oneline"
 	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -25,7 +23,7 @@ import (
 // folder or file, an http download, or a git commit.
 type Tree struct {
 	Ref Ref
-	// FS is the add-on tree, read the way build.LoadDir reads a folder:
+	// FS is the add-on tree, read the way folder.LoadDir reads a folder:
 	// .addonignore and the default ignore rules applied, symlinks inside
 	// the tree stored as their targets' content.
 	FS *memfs.FS
@@ -49,39 +47,19 @@ type Tree struct {
 	ContentDir string
 }
 
-// IsTree reports whether sources of kind k are plain trees (LoadTree),
-// not OCI images (Open).
-func IsTree(k Kind) bool {
-	return k == KindDir || k == KindHTTP || k == KindGit
-}
-
 // LoadTree reads a folder, file, http or git source into memory. limits
 // bound the tree as they bound an unpacked image (zero fields take the
 // defaults); opts.MaxDownloadBytes bounds an http body.
-func LoadTree(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
-	switch ref.Kind {
-	case KindDir:
-		fsys, err := build.Load(ref.Path, limits)
-		if err != nil {
-			return nil, err
-		}
-		name := filepath.Base(filepath.Clean(absPath(ref.Path)))
-		name = strings.TrimSuffix(name, filepath.Ext(name))
-		return &Tree{Ref: ref, FS: fsys, Name: name, ContentDir: ref.Path}, nil
-	case KindHTTP:
-		t, err := loadHTTP(ctx, ref, opts, limits.WithDefaults())
-		if err != nil {
-			return nil, sourceErr(ref, err)
-		}
-		return t, nil
-	case KindGit:
-		t, err := loadGit(ctx, ref, opts, limits.WithDefaults())
-		if err != nil {
-			return nil, sourceErr(ref, err)
-		}
-		return t, nil
+func LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+	l, ok := LocationOf(ref.Kind).(TreeLoader)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %s source is an OCI image, not a tree: use Open", ref, ref.Kind)
 	}
-	return nil, fmt.Errorf("%s: a %s source is an OCI image, not a tree: use Open", ref, ref.Kind)
+	t, err := l.LoadTree(ctx, ref, opts, limits.WithDefaults())
+	if err != nil && ref.Kind != KindDir {
+		return nil, sourceErr(ref, err)
+	}
+	return t, err
 }
 
 // Error is the error of an http or git source: one line that names the
@@ -248,7 +226,7 @@ func (t *treeBuilder) done() (*memfs.FS, error) {
 // maxLinkDepth bounds directory symlinks followed while finishing a tree.
 const maxLinkDepth = 32
 
-// finishTree reads a raw tree the way build.LoadDir reads a folder:
+// finishTree reads a raw tree the way folder.LoadDir reads a folder:
 // .addonignore and the default ignore rules apply, and symlinks (already
 // known to stay inside) are replaced by their targets' content.
 func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
@@ -265,7 +243,7 @@ func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
 		return nil, err
 	}
 	if f.files == 0 {
-		return nil, fmt.Errorf("%w (the tree is empty or every file is ignored)", build.ErrEmpty)
+		return nil, fmt.Errorf("%w (the tree is empty or every file is ignored)", folder.ErrEmpty)
 	}
 	return f.b.FS(), nil
 }
@@ -290,7 +268,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			st, err := f.raw.Stat(s)
 			if err != nil {
 				target, _ := f.raw.ReadLink(s)
-				return fmt.Errorf("%s -> %s: broken symlink", oneline.Sanitize(s), oneline.Sanitize(target))
+				return fmt.Errorf("%s -> %s: broken symlink", safetree.Sanitize(s), safetree.Sanitize(target))
 			}
 			mode = st.Mode().Type()
 		}
@@ -305,7 +283,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				depth++
 				if depth > maxLinkDepth {
-					return fmt.Errorf("%s: too many levels of directory symlinks", oneline.Sanitize(s))
+					return fmt.Errorf("%s: too many levels of directory symlinks", safetree.Sanitize(s))
 				}
 			}
 			if err := f.b.Mkdir(d, 0o755); err != nil {
@@ -331,7 +309,7 @@ func (f *finisher) walk(src, dst string, depth int) error {
 			}
 			f.files++
 		default:
-			return fmt.Errorf("%s: unsupported file type (%v)", oneline.Sanitize(s), mode)
+			return fmt.Errorf("%s: unsupported file type (%v)", safetree.Sanitize(s), mode)
 		}
 	}
 	return nil

@@ -3,15 +3,14 @@ package source
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/retry"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -50,18 +49,22 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	if uopts.Repository == "" {
 		uopts.Repository = a.Repository()
 	}
+	// A registry blob that arrived changed or cut short is fetched again
+	// (the unpack starts over: it holds nothing on disk); a local file
+	// that does not match its digest is corrupt, and read once.
 	var ad *unpack.Addon
-	for try := 0; ; try++ {
+	unpackOnce := func() (err error) {
 		if a.Index != nil {
 			ad, err = unpack.Index(ctx, a.Index, uopts)
 		} else {
 			ad, err = unpack.Image(ctx, a.Image, uopts)
 		}
-		// A registry blob that arrived changed or cut short is fetched
-		// again (the unpack starts over: it holds nothing on disk).
-		if err == nil || try >= 2 || !a.remote || !registry.IsTransient(err) {
-			break
-		}
+		return err
+	}
+	if a.remote {
+		err = retry.Do(ctx, unpackOnce)
+	} else {
+		err = unpackOnce()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
@@ -70,27 +73,62 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	return ad, nil
 }
 
+// UnpackTo unpacks ref into dir, which must not exist or be empty, all
+// or nothing (output.Writer): files are written while the layers are
+// read, large ones stream to a spill directory beside dir and are moved
+// into place, and dir appears only once the whole add-on checked out
+// (links and case collisions included). The returned Addon holds the
+// tree's shape, not its bytes (unpack.Options.SinkOnly); uopts' Sink and
+// SpillDir are set here.
+func UnpackTo(ctx context.Context, ref Ref, dir string, opts Options, uopts unpack.Options) (*unpack.Addon, error) {
+	w, err := output.NewWriter(dir)
+	if err != nil {
+		return nil, err
+	}
+	// On any way out but Commit (an error, an interrupt, a panic), the
+	// temp directory goes; after Commit, this is a no-op.
+	defer w.Abort()
+	uopts.Sink, uopts.SinkOnly = w, true
+	if uopts.SpillDir, err = w.SpillDir(); err != nil {
+		return nil, err
+	}
+	ad, err := Unpack(ctx, ref, opts, uopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Commit(ad.FS); err != nil {
+		return nil, err
+	}
+	return ad, nil
+}
+
+// UnpackSpilled is Unpack with files over unpack.SpillThreshold waiting
+// in a temporary directory rather than in memory until the tree is read
+// (rendered); release removes it, once the tree is no longer needed.
+func UnpackSpilled(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (ad *unpack.Addon, release func(), err error) {
+	dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	release = func() { os.RemoveAll(dir) }
+	uopts.SpillDir = dir
+	if ad, err = Unpack(ctx, ref, opts, uopts); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return ad, release, nil
+}
+
 // Pinned is the SOURCE of exactly this artifact: REGISTRY/REPO@sha256:...,
 // NAME@sha256:... in the store, oci:DIR@sha256:...,
 // oci-archive:FILE@sha256:...; empty for a docker-archive (which cannot
 // name a manifest by digest).
 func (a *Artifact) Pinned() string {
-	if a.Digest.Hex == "" {
+	p, ok := LocationOf(a.Ref.Kind).(Pinner)
+	if !ok || a.Digest.Hex == "" {
 		return ""
 	}
-	d := a.Digest.String()
-	switch a.Ref.Kind {
-	case KindRegistry:
-		if r, err := name.ParseReference(a.Ref.Name); err == nil {
-			return r.Context().Name() + "@" + d
-		}
-		return repoOf(a.Ref.Name) + "@" + d
-	case KindStore:
-		return repoOf(a.Ref.Name) + "@" + d
-	case KindLayout, KindArchive:
-		return string(a.Ref.Kind) + ":" + a.Ref.Path + "@" + d
-	}
-	return ""
+	return p.Pinned(a)
 }
 
 // Repository is the repository name the artifact was read under
@@ -98,14 +136,18 @@ func (a *Artifact) Pinned() string {
 // docker-archive's REFERENCE), without tag or digest; "" when the source
 // names none.
 func (a *Artifact) Repository() string {
-	switch a.Ref.Kind {
-	case KindRegistry, KindStore, KindDockerArchive:
-		if strings.HasPrefix(a.Ref.Name, "sha256:") {
-			return ""
-		}
-		return repoOf(a.Ref.Name)
+	if p, ok := LocationOf(a.Ref.Kind).(Pinner); ok {
+		return p.Repository(a)
 	}
 	return ""
+}
+
+// namedRepository is the repository of a name that is not a bare digest.
+func namedRepository(name string) string {
+	if strings.HasPrefix(name, "sha256:") {
+		return ""
+	}
+	return repoOf(name)
 }
 
 // repoOf drops the :TAG or @DIGEST of a name.
@@ -129,7 +171,7 @@ func (t *Tree) Addon() (*unpack.Addon, error) {
 	cfg := &addon.Config{
 		SpecVersion: mediatypes.SpecVersion,
 		Name:        t.Name,
-		Kind:        render.DetectKind(t.FS),
+		Kind:        addon.DetectKind(t.FS),
 		ContentRoot: "/",
 		Source:      t.Source,
 		Revision:    t.Revision,

@@ -31,6 +31,24 @@ type Verifier interface {
 // docker-archive.
 func (a *Artifact) Layout() *layout.Store { return a.store }
 
+// Beside says where what refers to the artifact lives (package
+// referrers): the layout it was read from, with, in the local store, the
+// repository its tags are prefixed with; or, for a registry, the
+// reference it was read under. A docker-archive has none of them.
+func (a *Artifact) Beside() (st *layout.Store, repo, registryRef string) {
+	if a.store != nil {
+		switch a.Ref.Kind {
+		case KindStore, KindRegistry:
+			return a.store, a.Repository(), ""
+		}
+		return a.store, "", ""
+	}
+	if a.Ref.Kind == KindRegistry {
+		return nil, "", a.Ref.Name
+	}
+	return nil, "", ""
+}
+
 func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
 	if opts.Verify == nil {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -20,7 +21,7 @@ import (
 // written (and reads back as the same add-on), the artifact form is
 // refused and nothing is written.
 func TestWriteDockerArchive(t *testing.T) {
-	fsys, err := build.LoadDir(filepath.Join("..", "..", "examples", "coredns"))
+	fsys, err := folder.LoadDir(filepath.Join("..", "..", "examples", "coredns"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,38 +5,55 @@ import (
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
+// Header is what an image's manifest and config say about it, read
+// without any layer: enough to classify it (spec/addon-v1.md section 10,
+// and Helm charts) and to describe it.
+type Header struct {
+	Manifest  *v1.Manifest
+	MediaType types.MediaType
+	// Config is the config blob, read within addon.MaxConfigSize.
+	Config []byte
+	// Labels are an image config's labels (nil for an artifact).
+	Labels map[string]string
+	Form   mediatypes.Form
+}
+
+// ReadHeader reads img's manifest and config (capped) and classifies it.
+func ReadHeader(img v1.Image) (*Header, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	mt, _ := img.MediaType()
+	raw, err := verify.Config(img, addon.MaxConfigSize)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	h := &Header{Manifest: m, MediaType: mt, Config: raw}
+	cfgType := mediatypes.MediaType(m.Config.MediaType)
+	if cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig {
+		var ic v1.ConfigFile
+		if json.Unmarshal(raw, &ic) == nil {
+			h.Labels = ic.Config.Labels
+		}
+	}
+	h.Form = mediatypes.ClassifyManifest(m, h.Labels)
+	return h, nil
+}
+
 // Classify tells the form of img from its manifest and config, reading no
 // layer (spec/addon-v1.md section 10, and Helm charts).
 func Classify(img v1.Image) (mediatypes.Form, error) {
-	m, err := img.Manifest()
+	h, err := ReadHeader(img)
 	if err != nil {
-		return "", fmt.Errorf("read manifest: %w", err)
+		return "", err
 	}
-	var labels map[string]string
-	cfgType := mediatypes.MediaType(m.Config.MediaType)
-	if cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig {
-		raw, err := verify.Config(img, addon.MaxConfigSize)
-		if err != nil {
-			return "", fmt.Errorf("read config: %w", err)
-		}
-		var ic v1.ConfigFile
-		if json.Unmarshal(raw, &ic) == nil {
-			labels = ic.Config.Labels
-		}
-	}
-	return mediatypes.Classify(cfgType, mediatypes.MediaType(m.ArtifactType), layersOf(m), labels), nil
-}
-
-func layersOf(m *v1.Manifest) []mediatypes.Layer {
-	var out []mediatypes.Layer
-	for _, l := range m.Layers {
-		out = append(out, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType), Annotations: l.Annotations})
-	}
-	return out
+	return h.Form, nil
 }

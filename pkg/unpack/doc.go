@@ -12,4 +12,15 @@
 // the tree keep only their sizes and digests. Every blob is verified as it is read, DiffIDs are
 // checked against the config, and limits stop hostile images (bombs,
 // path tricks, escaping links) with typed errors.
+//
+// # Errors
+//
+// Every failure matches a sentinel with errors.Is, and never needs its
+// message read: ErrLimit (errors.As gives the *LimitError, whose Which
+// names the limit), ErrUnsafeEntry and its classes (ErrPathEscape,
+// ErrLinkEscape, ErrEntryType), ErrDigestMismatch, ErrCorrupt (with
+// ErrDiffIDMismatch and ErrIdentityMismatch), ErrUnsupported,
+// ErrNoContent and ErrNoPlatform. Registry failures keep their own
+// sentinels (registry.ErrNotFound, registry.ErrUnauthorized...), and a
+// signature check its own.
 package unpack

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/addonpkg/addonpkg/internal/oneline"
-	"github.com/addonpkg/addonpkg/pkg/safetree"
-
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Sentinel errors; the concrete errors below wrap them.
@@ -29,9 +29,12 @@ var (
 	// parse, or a DiffID or identity that does not match what the image
 	// claims.
 	ErrCorrupt = errors.New("corrupt add-on")
+	// ErrDigestMismatch: a blob (layer, config, manifest) whose bytes do
+	// not match its digest or size, as read from any source.
+	ErrDigestMismatch = verify.ErrDigestMismatch
 )
 
-// LimitError says which limit was crossed and how to raise it.
+// LimitError says which limit was crossed (its LimitID) and its bound.
 type LimitError = safetree.LimitError
 
 // EntryError names a refused layer entry.
@@ -59,13 +62,13 @@ func (e *PlatformError) Error() string {
 	for i, h := range e.Have {
 		have[i] = sanitize(h)
 	}
-	return fmt.Sprintf("no manifest for platform %s (the index has: %s; choose one with --platform)", sanitize(e.Want), strings.Join(have, ", "))
+	return fmt.Sprintf("no manifest for platform %s (the index has: %s)", sanitize(e.Want), strings.Join(have, ", "))
 }
 
 func (e *PlatformError) Unwrap() error { return ErrNoPlatform }
 
 // sanitize keeps hostile names from breaking the one-line error.
-func sanitize(s string) string { return oneline.Sanitize(s) }
+func sanitize(s string) string { return safetree.Sanitize(s) }
 
 func layerErr(layer int, h v1.Hash, err error) error {
 	return fmt.Errorf("layer %d (%s): %w", layer, h, err)

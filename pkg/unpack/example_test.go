@@ -29,7 +29,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := a.Render(ctx, render.Options{})
+	res, err := render.Addon(ctx, a.FS, a.Form, a.Config, render.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

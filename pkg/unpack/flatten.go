@@ -228,7 +228,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.h.Write(p[:n])
 	if c.count.bytes.Add(int64(n)) > c.limit {
-		return n, &LimitError{Name: "decompressed image size", Limit: c.limit, Flag: FlagMaxImageBytes}
+		return n, &LimitError{Name: "decompressed image size", Limit: c.limit, Which: safetree.LimitImageBytes}
 	}
 	return n, err
 }
@@ -327,7 +327,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		return f.shadow(e, tp)
 	}
 	if f.b.Count() >= f.limits.MaxEntries {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
+		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
 	}
 
 	var werr error
@@ -336,10 +336,10 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		werr = f.b.Mkdir(tp, 0o755)
 	case tar.TypeReg, tar.TypeRegA:
 		if e.tooBig {
-			return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(tp)}
+			return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(tp)}
 		}
 		if f.b.Size()+hdr.Size > f.limits.MaxAddonBytes {
-			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Flag: FlagMaxAddonBytes, Entry: sanitize(tp)}
+			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Which: safetree.LimitAddonBytes, Entry: sanitize(tp)}
 		}
 		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
 		werr = f.keepFile(tp, e.data, e.spill, hdr.Size, mode, e.sum)

@@ -2,20 +2,18 @@ package unpack
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
-// ErrHelmChart marks an attempt to render a Helm chart: its templates are
-// Helm's to render (helm template), not addonpkg's. Its files unpack like
-// any add-on's.
-var ErrHelmChart = errors.New("a Helm chart")
+// ErrHelmChart marks an attempt to render a Helm chart (addon.ErrHelmChart).
+var ErrHelmChart = addon.ErrHelmChart
 
 // HelmChart is what a Helm chart's config blob says about it (the fields
 // of its Chart.yaml that addonpkg shows).
@@ -58,13 +56,4 @@ func helmLayers(m *v1.Manifest, chart *HelmChart) ([]layerSource, string, error)
 		return out, "/", nil
 	}
 	return out, "/" + name, nil
-}
-
-// helmRenderError is the error of rendering a Helm chart.
-func (a *Addon) helmRenderError() error {
-	what := "this add-on"
-	if a.Config != nil {
-		what = strings.TrimSpace(a.Config.Name + " " + a.Config.Version)
-	}
-	return fmt.Errorf("%w: %s renders with Helm's templates, which addonpkg does not run: use helm template (unpack -o DIR writes the chart's files)", ErrHelmChart, what)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -69,15 +70,15 @@ func entryErr(t *testing.T, err error) {
 	}
 }
 
-func limitErr(flag string) func(t *testing.T, err error) {
+func limitErr(flag safetree.LimitID) func(t *testing.T, err error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
 		var le *unpack.LimitError
 		if !errors.As(err, &le) {
 			t.Fatalf("err %T %v: want an *unpack.LimitError", err, err)
 		}
-		if le.Flag != flag {
-			t.Errorf("LimitError.Flag = %q, want %q", le.Flag, flag)
+		if le.Which != flag {
+			t.Errorf("LimitError.Which = %q, want %q", le.Which, flag)
 		}
 	}
 }
@@ -121,9 +122,9 @@ func bombLimits() unpack.Limits {
 // unless under -race.
 func bombErr(t *testing.T, err error) {
 	t.Helper()
-	limitErr(unpack.FlagMaxImageBytes)(t, err)
+	limitErr(safetree.LimitImageBytes)(t, err)
 	var le *unpack.LimitError
-	if errors.As(err, &le) && le.Limit != cmp.Or(bombLimits().MaxImageBytes, unpack.DefaultMaxImageBytes) {
+	if errors.As(err, &le) && le.Limit != cmp.Or(bombLimits().MaxImageBytes, safetree.DefaultMaxImageBytes) {
 		t.Errorf("LimitError.Limit = %d", le.Limit)
 	}
 }
@@ -200,7 +201,7 @@ func hostileCases() []hostileCase {
 					return err
 				}
 			},
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxFileBytes), within: big, maxAlloc: 256 << 20,
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitFileBytes), within: big, maxAlloc: 256 << 20,
 		},
 		{
 			name: "MaxEntries crossed",
@@ -211,7 +212,7 @@ func hostileCases() []hostileCase {
 				}
 				return imageOf(t, imageOpts{}, ociLayer(e...))
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			// spec 4.4: entries outside the content directory "still count
@@ -225,23 +226,23 @@ func hostileCases() []hostileCase {
 				}
 				return imageOf(t, imageOpts{}, ociLayer(e...))
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			name:  "MaxPathLength crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("p", 150), "x"))),
-			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+			is:    unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			name:  "MaxDepth crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("d/", 12)+"f", "x"))),
-			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxDepth),
+			is:    unpack.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
 		{
 			name: "MaxAddonBytes crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, oneLayer(
 				file("addon/a", strings.Repeat("a", 1000)), file("addon/b", strings.Repeat("b", 1000)), file("addon/c", strings.Repeat("c", 1000)))),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxAddonBytes),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
 			name: "MaxAddonBytes crossed by ORAS file layers",
@@ -254,7 +255,7 @@ func hostileCases() []hostileCase {
 				}
 				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxAddonBytes),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
 			name: "MaxEntries crossed by ORAS file layers",
@@ -267,7 +268,7 @@ func hostileCases() []hostileCase {
 				}
 				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxEntries),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			// spec 6.3: "when the metadata that they are using ... states
@@ -297,7 +298,7 @@ func hostileCases() []hostileCase {
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("d/", 12) + "cm.yaml"}
 				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxDepth),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
 		{
 			name: "MaxPathLength crossed by an ORAS file title",
@@ -306,7 +307,7 @@ func hostileCases() []hostileCase {
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("n", 150) + ".yaml"}
 				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
 			}),
-			is: unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+			is: unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			// No limit counts layers, and an empty layer crosses none: each
@@ -460,7 +461,7 @@ func hostileCases() []hostileCase {
 		{
 			name:  "long multi-byte name over MaxPathLength",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 300}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("€", 200), "x"))),
-			is:    unpack.ErrLimit, check: limitErr(unpack.FlagMaxPathLength),
+			is:    unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			name:  "control characters in a refused name",

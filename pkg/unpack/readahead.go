@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Layers are read in parallel and merged top-down. Each layer has a reader
@@ -257,14 +258,14 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	// Every entry counts, kept or not: whiteout and outside entries cost
 	// work and bookkeeping too.
 	if r.count.headers.Add(1) > int64(f.limits.MaxEntries) {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Flag: FlagMaxEntries}
+		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
 	}
 	p, err := cleanName(ls, hdr.Name)
 	if err != nil {
 		return err
 	}
 	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
+		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
 	if p == "." || !f.mayMatter(p) {
 		return nil
@@ -346,10 +347,10 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 		return err
 	}
 	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Flag: FlagMaxPathLength, Entry: sanitize(p)}
+		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
 	if ls.desc.Size > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
+		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
 	}
 	if f.spillDir != "" && ls.desc.Size > SpillThreshold {
 		// The blob's size is verified: past it, or short of it, the
@@ -372,7 +373,7 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
 	if int64(len(data)) > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Flag: FlagMaxFileBytes, Entry: sanitize(p)}
+		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
 	}
 	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: int64(len(data)), Mode: 0o644}
 	return r.send(ctx, layerEntry{hdr: hdr, path: p, data: data, sum: sha256.Sum256(data)})

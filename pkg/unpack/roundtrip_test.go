@@ -8,6 +8,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -17,7 +18,7 @@ func TestExamplesRoundTrip(t *testing.T) {
 		for _, f := range []build.Format{build.FormatImage, build.FormatArtifact} {
 			t.Run(ex+"/"+string(f), func(t *testing.T) {
 				ctx := context.Background()
-				src, err := build.LoadDir(filepath.Join("..", "..", "examples", ex))
+				src, err := folder.LoadDir(filepath.Join("..", "..", "examples", ex))
 				if err != nil {
 					t.Fatal(err)
 				}

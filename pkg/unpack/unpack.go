@@ -17,7 +17,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
-	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
 // Options change how an add-on is unpacked. The zero value is ready to use.
@@ -123,39 +122,11 @@ type Addon struct {
 	Pinned string
 }
 
-// Render renders the add-on's tree (see package render).
-func (a *Addon) Render(ctx context.Context, opts render.Options) (*render.Result, error) {
-	if a.Form == mediatypes.FormHelm {
-		return nil, a.helmRenderError()
-	}
-	if opts.Kind == "" && a.Config != nil {
-		opts.Kind = a.Config.Kind
-	}
-	return render.Render(ctx, a.FS, opts)
-}
-
-// Raw lists the tree's manifests without rendering (render.Raw); a Helm
-// chart is refused (ErrHelmChart): its templates are not manifests.
-func (a *Addon) Raw(ctx context.Context) (*render.Result, error) {
-	if a.Form == mediatypes.FormHelm {
-		return nil, a.helmRenderError()
-	}
-	return render.Raw(ctx, a.FS)
-}
-
-// DeriveInventory renders the tree into Config.Inventory when the config
-// carried none (NoInventory); otherwise it does nothing.
-func (a *Addon) DeriveInventory(ctx context.Context, opts render.Options) error {
-	if !a.NoInventory {
-		return nil
-	}
-	res, err := a.Render(ctx, opts)
-	if err != nil {
-		return err
-	}
-	a.Config.Inventory = res.Inventory()
+// SetInventory records an inventory rendered from the tree (see
+// render.Addon) when the config carried none (NoInventory).
+func (a *Addon) SetInventory(inv addon.Inventory) {
+	a.Config.Inventory = inv
 	a.NoInventory = false
-	return nil
 }
 
 func (o Options) logger() *slog.Logger {
@@ -467,7 +438,7 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			cfg = nil
 		}
 	}
-	kind := render.DetectKind(a.FS)
+	kind := addon.DetectKind(a.FS)
 	if form == mediatypes.FormHelm {
 		chart, err := ParseHelmChart(rawCfg)
 		if err != nil {
@@ -499,7 +470,7 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 		}
 	} else if !cfg.HasInventory() {
 		// A minimal third-party config: the inventory is rendered on
-		// demand (DeriveInventory).
+		// demand (SetInventory).
 		a.NoInventory = true
 		cfg.Inventory.Objects = []addon.Object{}
 	}

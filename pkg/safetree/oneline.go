@@ -1,6 +1,8 @@
-// Package oneline makes untrusted text (entry names, platform strings,
-// URLs from a hostile image or server) safe to put in a one-line error.
-package oneline
+package safetree
+
+// Untrusted names are shown as well as written: Sanitize and SanitizeN
+// make untrusted text (entry names, platform strings, URLs from a hostile
+// image or server) safe to put in a one-line error.
 
 import "strings"
 

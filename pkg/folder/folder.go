@@ -1,4 +1,9 @@
-package build
+// Package folder reads an add-on tree from the local file system (a
+// directory, one file, or a stream) into memory, applying .addonignore,
+// the default ignore rules and the tree rules of package safetree before
+// anything is read. Building and every tree source read folders this way,
+// so an add-on unpacks the same whether it was built or fetched.
+package folder
 
 import (
 	"errors"
@@ -96,7 +101,7 @@ func loadFile(file string, limits safetree.Limits) (*memfs.FS, error) {
 	defer f.Close()
 	name := filepath.Base(file)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limits.MaxFileBytes {
-		return nil, &safetree.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Flag: safetree.FlagMaxFileBytes, Entry: name}
+		return nil, &safetree.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: name}
 	}
 	return loadCapped(name, f, limits.MaxFileBytes)
 }
@@ -115,7 +120,7 @@ func loadCapped(name string, r io.Reader, max int64) (*memfs.FS, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if int64(len(b)) > max {
-		return nil, &safetree.LimitError{Name: "file size", Limit: max, Flag: safetree.FlagMaxFileBytes, Entry: name}
+		return nil, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: name}
 	}
 	return LoadBytes(name, b)
 }
@@ -301,7 +306,7 @@ func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
 		return nil, 0, err
 	}
 	if st.Size() > max {
-		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Flag: safetree.FlagMaxFileBytes, Entry: name}
+		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: name}
 	}
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, data); err != nil {

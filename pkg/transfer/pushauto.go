@@ -1,4 +1,4 @@
-package doctor
+package transfer
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"maps"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -94,12 +95,25 @@ func ParsePushFormat(s string) (string, error) {
 	return "", fmt.Errorf("unknown push format %q (want %q or %q)", s, FormatAuto, FormatKeep)
 }
 
-// PushAuto copies src to the registry reference dst as transfer.Copy
-// does, except that an artifact-form add-on goes as the image form
-// (ConvertToImage) when the registry does not accept the artifact form:
-// as the cache or a probe says (AcceptsArtifact), or as the push itself
-// finds out. Converted tells whether it did. An index is copied as it is.
-func PushAuto(ctx context.Context, src, dst source.Ref, opts transfer.Options, cache *Cache) (res *transfer.Result, converted bool, err error) {
+// A FormProbe knows which registries take the artifact form: it answers
+// from what it learnt before or by asking the registry (doctor.Cache
+// probes once and caches the answer). PushAuto asks it; transfer does not
+// probe registries itself.
+type FormProbe interface {
+	// AcceptsArtifact tells whether the registry of repo takes the
+	// artifact form; it fails only when that cannot be found out.
+	AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.Option) (bool, error)
+	// Refused reports whether err, from pushing the artifact form to
+	// repo, is the registry refusing that form (and remembers it).
+	Refused(repo name.Repository, err error) bool
+}
+
+// PushAuto copies src to the registry reference dst as Copy does, except
+// that an artifact-form add-on goes as the image form (ConvertToImage)
+// when the registry does not accept the artifact form: as probe says, or
+// as the push itself finds out. Converted tells whether it did. An index
+// is copied as it is.
+func PushAuto(ctx context.Context, src, dst source.Ref, opts Options, probe FormProbe) (res *Result, converted bool, err error) {
 	if dst.Kind != source.KindRegistry {
 		return nil, false, fmt.Errorf("%s: want a registry reference", dst)
 	}
@@ -109,7 +123,7 @@ func PushAuto(ctx context.Context, src, dst source.Ref, opts transfer.Options, c
 	}
 	defer art.Close()
 	if art.Image == nil || !isArtifact(art.Image) {
-		res, err := transfer.Write(ctx, art, dst, opts)
+		res, err := Write(ctx, art, dst, opts)
 		return res, false, err
 	}
 	ref, err := opts.Registry.ParseReference(dst.Name)
@@ -120,18 +134,17 @@ func PushAuto(ctx context.Context, src, dst source.Ref, opts transfer.Options, c
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := AcceptsArtifact(ctx, ref.Context(), ropts, cache)
+	ok, err := probe.AcceptsArtifact(ctx, ref.Context(), ropts)
 	if err != nil {
 		return nil, false, err
 	}
 	if ok {
-		res, err := transfer.Write(ctx, art, dst, opts)
-		if err == nil || !isRefusal(err) {
+		res, err := Write(ctx, art, dst, opts)
+		// Accepted in the probe, refused here (a policy of this
+		// repository?): the image form then.
+		if err == nil || !probe.Refused(ref.Context(), err) {
 			return res, false, err
 		}
-		// Accepted in the probe, refused here (a policy of this
-		// repository?): the image form then, and remember.
-		_ = cache.record(ref.Context(), Check{Name: CheckArtifact, Detail: describe(err)})
 	}
 	img, err := ConvertToImage(ctx, art.Image)
 	if err != nil {
@@ -141,19 +154,12 @@ func PushAuto(ctx context.Context, src, dst source.Ref, opts transfer.Options, c
 	if err != nil {
 		return nil, false, err
 	}
-	res, err = transfer.Write(ctx, &source.Artifact{Ref: art.Ref, Image: img, Digest: d}, dst, opts)
+	res, err = Write(ctx, &source.Artifact{Ref: art.Ref, Image: img, Digest: d}, dst, opts)
 	return res, true, err
 }
 
 // isArtifact reports whether img's manifest is the artifact form.
 func isArtifact(img v1.Image) bool {
 	m, err := img.Manifest()
-	if err != nil {
-		return false
-	}
-	layers := make([]mediatypes.Layer, 0, len(m.Layers))
-	for _, l := range m.Layers {
-		layers = append(layers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType)})
-	}
-	return mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), layers, nil) == mediatypes.FormArtifact
+	return err == nil && mediatypes.ClassifyManifest(m, nil) == mediatypes.FormArtifact
 }

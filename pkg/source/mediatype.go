@@ -1,4 +1,4 @@
-package transfer
+package source
 
 import (
 	"fmt"
@@ -8,14 +8,13 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // typedByContent returns a with its image or index reporting the media
 // type its manifest's bytes give. A registry that answers with a
 // Content-Type such as text/plain would otherwise have that string
 // copied into every place the manifest goes.
-func typedByContent(a *source.Artifact) (*source.Artifact, error) {
+func typedByContent(a *Artifact) (*Artifact, error) {
 	out := *a
 	if a.Index != nil {
 		raw, err := a.Index.RawManifest()

@@ -1,0 +1,380 @@
+package airgap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/imagelock"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+)
+
+// Options change a copy with images.
+type Options struct {
+	// Options are the source and registry choices, and the blob progress.
+	source.Options
+	// AllPlatforms copies the add-on's whole index; otherwise one
+	// platform's image (Platform; nil: the running platform).
+	AllPlatforms bool
+	// Platform, when set, also picks that platform's manifest of every
+	// image that is an index; without it, indexes are copied whole.
+	Platform *v1.Platform
+	// Mirror is the registry prefix (HOST[:PORT][/PATH]) images are copied
+	// under when the destination is a registry; empty means the
+	// destination's registry host.
+	Mirror string
+	// Render is used when the add-on's config carries no inventory and
+	// its tree must be rendered to find its images.
+	Render render.Options
+	// Referrers, when set, is called after each image is copied, with the
+	// image's source and copy pinned by digest, to copy what refers to it
+	// (signatures, attestations, SBOMs); it returns how many it copied.
+	Referrers func(ctx context.Context, src, dst source.Ref) (int, error)
+	// Image, when set, is told of each image once it is copied.
+	Image func(imagelock.Image)
+}
+
+// Result describes what a copy with images wrote.
+type Result struct {
+	// Addon is the add-on's copy.
+	Addon *source.Written `json:"addon"`
+	// Lock is the lock written beside it.
+	Lock *imagelock.Lock `json:"lock"`
+	// LockDigest is the digest of the lock artifact's manifest.
+	LockDigest string `json:"lockDigest"`
+	// Referrers counts what Options.Referrers copied.
+	Referrers int `json:"referrers,omitempty"`
+}
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrDigestChanged marks an image whose digest differs from its
+	// lock's: the source does not hold what the lock says.
+	ErrDigestChanged = errors.New("image digest changed")
+	// ErrNoImages marks an add-on whose images cannot be listed.
+	ErrNoImages = errors.New("cannot list the add-on's images")
+	// ErrForeignMirror marks a registry add-on whose lock puts its images
+	// in another registry.
+	ErrForeignMirror = errors.New("image lock of another registry")
+	// ErrNoTag marks a layout or archive destination without a tag.
+	ErrNoTag = errors.New("no tag")
+)
+
+// pending is one image to copy, with where to read it.
+type pending struct {
+	image  string     // as the manifests write it
+	from   source.Ref // where to read it
+	digest string     // expected digest, "" when a tag is resolved now
+}
+
+// Copy copies the add-on at src and its images to dst (a registry
+// reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or a store name), and
+// writes the image lock there. An archive is written whole to a temp
+// file first and appears only when complete.
+func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, error) {
+	switch dst.Kind {
+	case source.KindRegistry, source.KindLayout, source.KindArchive, source.KindStore:
+	default:
+		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, source.ErrUnsupportedDestination)
+	}
+	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
+		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
+	}
+	a, err := source.Open(ctx, src, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	if a.Index != nil && !opts.AllPlatforms {
+		img, err := unpack.SelectImage(a.Index, opts.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+		a.Image, a.Index = img, nil
+	}
+	todo, err := imagesOf(ctx, src, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	if dst.Kind != source.KindArchive {
+		return write(ctx, a, todo, dst, dst, opts)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(absOf(dst.Path)), ".addonpkg-archive-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", dst, err)
+	}
+	defer os.RemoveAll(tmp)
+	res, err := write(ctx, a, todo, source.Ref{Kind: source.KindLayout, Path: tmp, Name: dst.Name}, dst, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
+		return nil, fmt.Errorf("write %s: %w", dst, err)
+	}
+	res.Addon.Reference = "oci-archive:" + dst.Path + "@" + res.Addon.Digest
+	return res, nil
+}
+
+// imagesOf lists the images to copy: from a lock the source carries, else
+// from the add-on's inventory, resolved at their registries.
+func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Options) ([]pending, error) {
+	locks, err := FindLocks(ctx, src, opts.Options)
+	switch {
+	case err == nil:
+		return fromLock(src, locks, opts)
+	case !errors.Is(err, imagelock.ErrNoLock):
+		return nil, err
+	}
+	uopts := unpack.Options{Platform: opts.Platform, Repository: a.Repository()}
+	var ad *unpack.Addon
+	if a.Index != nil {
+		ad, err = unpack.Index(ctx, a.Index, uopts)
+	} else {
+		ad, err = unpack.Image(ctx, a.Image, uopts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", src, ErrNoImages, err)
+	}
+	if ad.NoInventory {
+		// A config without an inventory (a foreign image, a minimal
+		// third-party config): render the tree for one.
+		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, opts.Render)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: render: %w", src, ErrNoImages, err)
+		}
+		ad.SetInventory(res.Inventory())
+	}
+	var out []pending
+	for _, im := range ad.Config.Inventory.Images {
+		r, err := source.Parse("docker://" + im)
+		if err != nil {
+			return nil, fmt.Errorf("%s: image %q: %w", src, im, err)
+		}
+		out = append(out, pending{image: im, from: r})
+	}
+	return out, nil
+}
+
+// fromLock reads each image where the source's lock says its copy is:
+// beside the add-on in a layout, archive or the store; at its mirrored
+// reference in a registry.
+func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending, error) {
+	l := locks[0]
+	if src.Kind == source.KindRegistry {
+		// The lock written for this registry, else one written for a
+		// layout; any other is refused below.
+		r, err := opts.Registry.ParseReference(src.Name)
+		if err != nil {
+			return nil, err
+		}
+		rank := func(c *imagelock.Lock) int {
+			host, _, _ := strings.Cut(c.Mirror, "/")
+			switch {
+			case host == r.Context().RegistryStr():
+				return 2
+			case c.Mirror == "":
+				return 1
+			}
+			return 0
+		}
+		for _, c := range locks {
+			if rank(c) > rank(l) {
+				l = c
+			}
+		}
+	}
+	var out []pending
+	for _, im := range l.Images {
+		p := pending{image: im.Image, digest: im.Digest}
+		switch src.Kind {
+		case source.KindRegistry:
+			// Images are read from the add-on's own registry only: a lock
+			// naming another host is refused, not followed.
+			r, err := opts.Registry.ParseReference(src.Name)
+			if err != nil {
+				return nil, err
+			}
+			mirror := l.Mirror
+			if mirror == "" {
+				// A lock written for a layout, copied into a registry: its
+				// images are under the add-on's registry host.
+				mirror = r.Context().RegistryStr()
+			}
+			host, _, _ := strings.Cut(mirror, "/")
+			if host != r.Context().RegistryStr() {
+				return nil, fmt.Errorf("%s: %w: its image lock names mirror %s, another registry", src, ErrForeignMirror, l.Mirror)
+			}
+			ref, err := imagelock.MirrorReference(mirror, im.Image, im.Digest)
+			if err != nil {
+				return nil, err
+			}
+			p.from = source.Ref{Kind: source.KindRegistry, Name: ref, Explicit: true}
+		default:
+			p.from = source.Ref{Kind: src.Kind, Path: src.Path, Name: im.Digest}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// write copies the add-on, then each image, then writes the lock. ref is
+// where things are written (a temp layout for an archive), dst what the
+// user named.
+func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst source.Ref, opts Options) (*Result, error) {
+	res := &Result{}
+	var err error
+	if res.Addon, err = source.Write(ctx, a, to, opts.Options); err != nil {
+		return nil, err
+	}
+	mirror := ""
+	if to.Kind == source.KindRegistry {
+		mirror = opts.Mirror
+		if mirror == "" {
+			r, err := opts.Registry.ParseReference(to.Name)
+			if err != nil {
+				return nil, err
+			}
+			mirror = r.Context().RegistryStr()
+		}
+	}
+	lock := &imagelock.Lock{Mirror: mirror, Images: []imagelock.Image{}}
+	for _, p := range todo {
+		im, n, err := copyImage(ctx, p, to, mirror, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Referrers += n
+		lock.Images = append(lock.Images, im)
+		if opts.Image != nil {
+			opts.Image(im)
+		}
+	}
+	slices.SortFunc(lock.Images, func(x, y imagelock.Image) int {
+		switch {
+		case x.Image < y.Image:
+			return -1
+		case x.Image > y.Image:
+			return 1
+		}
+		return 0
+	})
+	h, err := v1.NewHash(res.Addon.Digest)
+	if err != nil {
+		return nil, err
+	}
+	subject := v1.Descriptor{MediaType: res.Addon.MediaType, Size: res.Addon.Size, Digest: h}
+	lock.Subject = h.String()
+	var ld v1.Hash
+	switch to.Kind {
+	case source.KindRegistry:
+		r, err := opts.Registry.ParseReference(to.Name)
+		if err != nil {
+			return nil, err
+		}
+		ld, err = imagelock.Push(ctx, lock, subject, r.Context(), opts.Registry)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		st, err := layoutOf(to, opts)
+		if err != nil {
+			return nil, err
+		}
+		if ld, err = imagelock.Store(ctx, lock, subject, st); err != nil {
+			return nil, err
+		}
+	}
+	res.Lock, res.LockDigest = lock, ld.String()
+	return res, nil
+}
+
+// copyImage copies one image, by digest, and checks the digest survived.
+func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opts Options) (imagelock.Image, int, error) {
+	sopts := opts.Options
+	sopts.StoreFirst = false
+	ia, err := source.Open(ctx, p.from, sopts)
+	if err != nil {
+		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+	}
+	defer ia.Close()
+	// With a platform asked for, an index resolved now gives that
+	// platform's manifest; an image listed in a lock is copied as it was.
+	if ia.Index != nil && opts.Platform != nil && p.digest == "" {
+		img, err := unpack.SelectImage(ia.Index, opts.Platform)
+		if err != nil {
+			return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+		}
+		ia.Image, ia.Index = img, nil
+		if ia.Digest, err = img.Digest(); err != nil {
+			return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+		}
+	}
+	dg := ia.Digest.String()
+	if p.digest != "" && dg != p.digest {
+		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w: the lock says %s, the source holds %s", p.image, ErrDigestChanged, p.digest, dg)
+	}
+	mirrored, err := imagelock.MirrorReference(mirror, p.image, dg)
+	if err != nil {
+		return imagelock.Image{}, 0, err
+	}
+	target := to
+	if to.Kind == source.KindRegistry {
+		target = source.Ref{Kind: source.KindRegistry, Name: mirrored, Explicit: true}
+	} else {
+		target.Name = "" // untagged, beside the add-on
+	}
+	wr, err := source.Write(ctx, ia, target, sopts)
+	if err != nil {
+		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+	}
+	if wr.Digest != dg {
+		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w: read %s, wrote %s", p.image, ErrDigestChanged, dg, wr.Digest)
+	}
+	n := 0
+	if opts.Referrers != nil {
+		from := p.from
+		if from.Kind == source.KindRegistry {
+			r, err := opts.Registry.ParseReference(from.Name)
+			if err != nil {
+				return imagelock.Image{}, 0, err
+			}
+			from.Name = r.Context().Name() + "@" + dg
+		} else {
+			from.Name = dg
+		}
+		pinned := target
+		if pinned.Kind != source.KindRegistry {
+			pinned.Name = dg
+		}
+		if n, err = opts.Referrers(ctx, from, pinned); err != nil {
+			return imagelock.Image{}, 0, fmt.Errorf("image %s: referrers: %w", p.image, err)
+		}
+	}
+	return imagelock.Image{Image: p.image, Digest: dg, MediaType: string(wr.MediaType), Mirrored: mirrored}, n, nil
+}
+
+func layoutOf(ref source.Ref, opts Options) (*layout.Store, error) {
+	if ref.Kind == source.KindStore {
+		if opts.Store != nil {
+			return opts.Store, nil
+		}
+		return source.DefaultStore()
+	}
+	return layout.Init(ref.Path)
+}
+
+func absOf(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,242 @@
+package relocate_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/addonpkg/addonpkg/pkg/imagelock"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/relocate"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+const (
+	dA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	dB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	dC = "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+)
+
+func lockOf(images ...string) *imagelock.Lock {
+	l := &imagelock.Lock{MediaType: mediatypes.ImagesLock, Subject: dC}
+	digests := []string{dA, dB, dC}
+	for i, im := range images {
+		m, err := imagelock.MirrorReference("", im, digests[i%3])
+		if err != nil {
+			panic(err)
+		}
+		l.Images = append(l.Images, imagelock.Image{Image: im, Digest: digests[i%3], Mirrored: m})
+	}
+	return l
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: init
+        image: busybox:1.36
+      containers:
+      - name: web
+        image: registry.k8s.io/coredns/coredns:v1.11.1
+`
+
+const cronJob = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: tick
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: tick
+            image: ghcr.io/example/tick@` + dB + `
+          restartPolicy: Never
+`
+
+const pod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: debug
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+  ephemeralContainers:
+  - name: dbg
+    image: ghcr.io/example/tick@` + dB + `
+`
+
+// A custom resource with a containers list: its image is in the
+// inventory, but plain relocation leaves it.
+const custom = `apiVersion: example.com/v1
+kind: Runner
+metadata:
+  name: r
+spec:
+  containers:
+  - name: x
+    image: busybox:1.36
+`
+
+func renderTree(t *testing.T, files map[string]string) (*render.Result, fstest.MapFS) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for n, s := range files {
+		fsys[n] = &fstest.MapFile{Data: []byte(s), Mode: 0o644}
+	}
+	res, err := render.Render(context.Background(), fsys, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, fsys
+}
+
+func imagesOf(res *render.Result) []string {
+	var out []string
+	for _, d := range res.Documents {
+		out = append(out, d.Images...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestRelocate(t *testing.T) {
+	const mirror = "127.0.0.1:5000/mirror"
+	lock := lockOf("busybox:1.36", "ghcr.io/example/tick@"+dB, "registry.k8s.io/coredns/coredns:v1.11.1")
+	bb := mirror + "/library/busybox@" + dA
+	tick := mirror + "/example/tick@" + dB
+	coredns := mirror + "/coredns/coredns@" + dC
+	tests := []struct {
+		name        string
+		files       map[string]string
+		want        []string // images of the relocated stream
+		unrelocated []string
+	}{
+		{"plain deployment", map[string]string{"d.yaml": deployment}, []string{bb, coredns}, nil},
+		{"plain cronjob", map[string]string{"c.yaml": cronJob}, []string{tick}, nil},
+		{"plain pod with an ephemeral container", map[string]string{"p.yaml": pod}, []string{bb, tick}, nil},
+		{"plain custom resource left", map[string]string{"a.yaml": deployment, "b.yaml": custom}, []string{bb, coredns, "busybox:1.36"}, []string{"busybox:1.36"}},
+		{"kustomize", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\n- c.yaml\n- p.yaml\n",
+			"d.yaml":             deployment, "c.yaml": cronJob, "p.yaml": pod,
+		}, nil, nil},
+		{"kustomize with its own images entry", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\nimages:\n- name: busybox\n  newTag: \"1.36\"\n",
+			"d.yaml":             strings.Replace(deployment, "busybox:1.36", "busybox:1.35", 1),
+		}, []string{bb, coredns}, nil},
+		{"kustomize with an empty images field", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\nimages:\n",
+			"d.yaml":             deployment,
+		}, nil, nil},
+		{"kustomize root named Kustomization", map[string]string{
+			"Kustomization":           "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- base\n",
+			"base/kustomization.yaml": "resources:\n- c.yaml\n",
+			"base/c.yaml":             cronJob,
+		}, nil, nil},
+		{"plain JSON manifest", map[string]string{"p.json": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}`}, []string{bb}, nil},
+		{"kustomize custom resource rewritten by kustomize", map[string]string{
+			"kustomization.yaml": "resources:\n- b.yaml\n",
+			"b.yaml":             custom,
+		}, []string{bb}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, fsys := renderTree(t, tc.files)
+			before := string(res.YAML())
+			got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: mirror, Lock: lock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.YAML()) != before {
+				t.Error("the input result changed")
+			}
+			want := tc.want
+			if want == nil { // every image relocated
+				for _, im := range imagesOf(res) {
+					r, err := imagelock.MirrorReference(mirror, im, digestOf(lock, im))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, r)
+				}
+			}
+			slices.Sort(want)
+			if g := imagesOf(got.Result); !slices.Equal(want, g) {
+				t.Errorf("images = %q, want %q\n%s", g, want, got.YAML())
+			}
+			if !slices.Equal(tc.unrelocated, got.Unrelocated) {
+				t.Errorf("unrelocated = %q, want %q", got.Unrelocated, tc.unrelocated)
+			}
+			// The stream names the images it was given only where they
+			// were left.
+			out := string(got.YAML())
+			for _, im := range []string{"image: registry.k8s.io/", "image: ghcr.io/"} {
+				if strings.Contains(out, im) {
+					t.Errorf("%q left in:\n%s", im, out)
+				}
+			}
+		})
+	}
+}
+
+func digestOf(l *imagelock.Lock, im string) string {
+	e, _ := l.Lookup(im)
+	return e.Digest
+}
+
+func TestRelocateRefuses(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		lock   *imagelock.Lock
+		mirror string
+		want   error
+		msg    string
+	}{
+		{"plain image missing", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror.example", relocate.ErrNotInLock, "registry.k8s.io/coredns/coredns:v1.11.1"},
+		{"custom resource image missing", map[string]string{"b.yaml": custom}, lockOf("nginx"), "mirror.example", relocate.ErrNotInLock, "busybox:1.36"},
+		{"kustomize image missing", map[string]string{"kustomization.yaml": "resources:\n- d.yaml\n", "d.yaml": deployment}, lockOf("registry.k8s.io/coredns/coredns:v1.11.1"), "mirror.example", relocate.ErrNotInLock, "busybox:1.36"},
+		{"kustomize two tags of one name", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\n- p.yaml\n", "d.yaml": deployment,
+			"p.yaml": strings.Replace(pod, "busybox:1.36", "busybox:1.37", 1),
+		}, lockOf("busybox:1.36", "busybox:1.37", "ghcr.io/example/tick@"+dB, "registry.k8s.io/coredns/coredns:v1.11.1"), "mirror.example", relocate.ErrAmbiguous, "busybox"},
+		{"no host in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror", relocate.ErrBadMirror, "mirror"},
+		{"digest in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror.example/x@" + dA, relocate.ErrBadMirror, "mirror"},
+		{"no lock", map[string]string{"d.yaml": deployment}, nil, "mirror.example", imagelock.ErrNoLock, "lock"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, fsys := renderTree(t, tc.files)
+			got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: tc.mirror, Lock: tc.lock})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v (result %v)", err, tc.want, got)
+			}
+			if !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line naming %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestRelocateKeepsUntouchedBytes(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c   # a comment\ndata:\n  k: v\n"
+	res, fsys := renderTree(t, map[string]string{"a.yaml": cm, "d.yaml": deployment})
+	got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: "m.example", Lock: lockOf("busybox:1.36", "x.example/y", "registry.k8s.io/coredns/coredns:v1.11.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Documents[0].Raw) != cm {
+		t.Errorf("config map changed:\n%s", got.Documents[0].Raw)
+	}
+}

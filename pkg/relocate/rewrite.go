@@ -1,0 +1,143 @@
+package relocate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// podSpecPaths are where the core workload kinds keep their pod spec.
+var podSpecPaths = map[string][]string{
+	"v1/Pod":                   {"spec"},
+	"v1/PodTemplate":           {"template", "spec"},
+	"v1/ReplicationController": {"spec", "template", "spec"},
+	"apps/v1/Deployment":       {"spec", "template", "spec"},
+	"apps/v1/StatefulSet":      {"spec", "template", "spec"},
+	"apps/v1/DaemonSet":        {"spec", "template", "spec"},
+	"apps/v1/ReplicaSet":       {"spec", "template", "spec"},
+	"batch/v1/Job":             {"spec", "template", "spec"},
+	"batch/v1/CronJob":         {"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+// containerLists are the pod spec fields whose entries carry an image.
+var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
+
+// rewriteDocument rewrites the image fields of a core workload document
+// whose image the lock lists. A document it changes is encoded again
+// (YAML); the others keep their bytes.
+func rewriteDocument(d *render.Document, targets map[string]string) error {
+	path, ok := podSpecPaths[d.Object.APIVersion+"/"+d.Object.Kind]
+	if !ok {
+		return nil
+	}
+	if !slices.ContainsFunc(d.Images, func(im string) bool { _, ok := targets[im]; return ok }) {
+		return nil
+	}
+	node, err := yaml.Parse(string(d.Raw))
+	if err != nil {
+		return err
+	}
+	spec, err := node.Pipe(yaml.Lookup(path...))
+	if err != nil || spec == nil {
+		return err
+	}
+	changed := false
+	for _, list := range containerLists {
+		seq := spec.Field(list)
+		if seq == nil || seq.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range seq.Value.YNode().Content {
+			if c.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(c.Content); i += 2 {
+				k, v := c.Content[i], c.Content[i+1]
+				if k.Value != "image" || v.Kind != yaml.ScalarNode {
+					continue
+				}
+				if t, ok := targets[v.Value]; ok {
+					v.Value, v.Style, v.Tag = t, 0, yaml.NodeTagString
+					changed = true
+				}
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	s, err := node.String()
+	if err != nil {
+		return err
+	}
+	// The images as the renderer reads them, from the new bytes.
+	docs, err := render.SplitDocuments(d.File, []byte(s))
+	if err != nil {
+		return err
+	}
+	if len(docs) != 1 {
+		return fmt.Errorf("relocate %s: re-encoding gave %d documents", d.Object, len(docs))
+	}
+	d.Raw, d.Images = docs[0].Raw, docs[0].Images
+	return nil
+}
+
+// overlayFS is fsys with one file's bytes replaced.
+type overlayFS struct {
+	fs.FS
+	name string
+	data []byte
+}
+
+func (o *overlayFS) Open(name string) (fs.File, error) {
+	if name != o.name {
+		return o.FS.Open(name)
+	}
+	st, err := fs.Stat(o.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	return &overlayFile{Reader: bytes.NewReader(o.data), info: overlayInfo{FileInfo: st, size: int64(len(o.data))}}, nil
+}
+
+func (o *overlayFS) ReadFile(name string) ([]byte, error) {
+	if name == o.name {
+		return slices.Clone(o.data), nil
+	}
+	return fs.ReadFile(o.FS, name)
+}
+
+func (o *overlayFS) Stat(name string) (fs.FileInfo, error) {
+	st, err := fs.Stat(o.FS, name)
+	if err != nil || name != o.name {
+		return st, err
+	}
+	return overlayInfo{FileInfo: st, size: int64(len(o.data))}, nil
+}
+
+func (o *overlayFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(o.FS, name) }
+
+type overlayFile struct {
+	*bytes.Reader
+	info overlayInfo
+}
+
+func (f *overlayFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *overlayFile) Close() error               { return nil }
+
+var _ io.ReaderAt = (*overlayFile)(nil)
+
+type overlayInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (i overlayInfo) Size() int64        { return i.size }
+func (i overlayInfo) ModTime() time.Time { return i.FileInfo.ModTime() }

@@ -1,0 +1,162 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// layoutLocation is an OCI image layout directory: oci:DIR[:TAG|@DIGEST].
+type layoutLocation struct{}
+
+func (layoutLocation) Kind() Kind                  { return KindLayout }
+func (layoutLocation) Claims(s string) bool        { return strings.HasPrefix(s, "oci:") }
+func (layoutLocation) Parse(s string) (Ref, error) { return parseInLayout(KindLayout, s) }
+func (layoutLocation) Format(r Ref) string         { return formatInLayout(r) }
+
+func (layoutLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	st, err := layout.Open(ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	return openInLayout(st, ref, nil)
+}
+
+func (layoutLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
+	st, err := layout.Init(dst.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
+		return "", err
+	}
+	return "oci:" + dst.Path + "@" + a.Digest.String(), nil
+}
+
+func (layoutLocation) Pinned(a *Artifact) string   { return pinnedInLayout(a) }
+func (layoutLocation) Repository(*Artifact) string { return "" }
+
+// archiveLocation is an OCI layout in a tar file:
+// oci-archive:FILE[:TAG|@DIGEST].
+type archiveLocation struct{}
+
+func (archiveLocation) Kind() Kind                  { return KindArchive }
+func (archiveLocation) Claims(s string) bool        { return strings.HasPrefix(s, "oci-archive:") }
+func (archiveLocation) Parse(s string) (Ref, error) { return parseInLayout(KindArchive, s) }
+func (archiveLocation) Format(r Ref) string         { return formatInLayout(r) }
+
+func (archiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	st, err := layout.OpenArchive(ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := openInLayout(st, ref, st.Close)
+	if err != nil {
+		st.Close()
+	}
+	return a, err
+}
+
+// Write writes a layout in a temp directory beside the file, then packs
+// it: the archive appears only when complete.
+func (archiveLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(absPath(dst.Path)), ".addonpkg-archive-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", dst, err)
+	}
+	defer os.RemoveAll(tmp)
+	st, err := layout.Init(tmp)
+	if err != nil {
+		return "", err
+	}
+	if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
+		return "", err
+	}
+	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
+		return "", fmt.Errorf("write %s: %w", dst, err)
+	}
+	return "oci-archive:" + dst.Path + "@" + a.Digest.String(), nil
+}
+
+func (archiveLocation) Pinned(a *Artifact) string   { return pinnedInLayout(a) }
+func (archiveLocation) Repository(*Artifact) string { return "" }
+
+func parseInLayout(k Kind, s string) (Ref, error) {
+	p, n := splitPathName(strings.TrimPrefix(s, string(k)+":"))
+	return Ref{Kind: k, Path: p, Name: n}, nonEmpty(s, p)
+}
+
+func formatInLayout(r Ref) string {
+	if r.Name == "" {
+		return string(r.Kind) + ":" + r.Path
+	}
+	sep := ":"
+	if strings.HasPrefix(r.Name, "sha256:") {
+		sep = "@"
+	}
+	return string(r.Kind) + ":" + r.Path + sep + r.Name
+}
+
+func pinnedInLayout(a *Artifact) string {
+	return string(a.Ref.Kind) + ":" + a.Ref.Path + "@" + a.Digest.String()
+}
+
+func writeLayout(ctx context.Context, st *layout.Store, a *Artifact, tag string, progress layout.Progress) error {
+	var names []string
+	if tag != "" {
+		names = append(names, tag)
+	}
+	var err error
+	if a.Index != nil {
+		_, err = st.WriteIndex(ctx, a.Index, progress, names...)
+	} else {
+		_, err = st.WriteImage(ctx, a.Image, progress, names...)
+	}
+	return err
+}
+
+// openInLayout resolves the tag or digest inside a layout; without one, the
+// layout must hold exactly one manifest.
+func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, error) {
+	var d v1.Descriptor
+	if ref.Name == "" {
+		entries, err := st.Descriptors()
+		if err != nil {
+			return nil, err
+		}
+		// What refers to an add-on (its signatures, an SBOM) travels
+		// beside it: the add-on is the one manifest left without them.
+		entries = withoutReferrers(st, entries)
+		if len(entries) != 1 {
+			return nil, fmt.Errorf("%s: the layout holds %d manifests: name one with :TAG or @DIGEST", ref, len(entries))
+		}
+		d = entries[0]
+	} else {
+		var err error
+		if d, err = st.Resolve(ref.Name); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+	}
+	return fromStore(st, ref, d, closer)
+}
+
+func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {
+	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer, store: st}
+	var err error
+	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
+		a.Index, err = st.Index(d)
+	} else {
+		a.Image, err = st.Image(d)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}

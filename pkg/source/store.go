@@ -1,0 +1,73 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+)
+
+// storeLocation is the local store: NAME[:TAG] or NAME@DIGEST, a name
+// without a registry host (told by look, not by a prefix).
+type storeLocation struct{}
+
+func (storeLocation) Kind() Kind         { return KindStore }
+func (storeLocation) Claims(string) bool { return false }
+func (storeLocation) Parse(s string) (Ref, error) {
+	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+}
+
+func (storeLocation) Format(r Ref) string {
+	// "oci:latest" would read back as a layout: the default tag is
+	// implied by the bare name.
+	for _, p := range []string{"oci:", "oci-archive:", "docker-archive:"} {
+		if strings.HasPrefix(r.Name, p) && strings.TrimPrefix(r.Name, p) == "latest" {
+			return strings.TrimSuffix(p, ":")
+		}
+	}
+	return r.Name
+}
+
+func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	st, err := storeOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	// A short name is a local name: it never falls through to a
+	// registry (Docker Hub is reached only by docker.io/NAME), so a
+	// mistyped name neither leaks nor waits on the network.
+	if opts.Pull == PullAlways {
+		return nil, fmt.Errorf("%w: %s is a local name, there is no registry to pull it from (for Docker Hub write %s)", ErrShortName, ref.Name, DockerHubName(ref.Name))
+	}
+	d, err := st.Resolve(ref.Name)
+	if err == nil {
+		return fromStore(st, ref, d, nil)
+	}
+	if !errors.Is(err, layout.ErrNotFound) {
+		return nil, err
+	}
+	return nil, notInStore(st, ref.Name)
+}
+
+func (storeLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
+	st, err := storeOf(opts)
+	if err != nil {
+		return "", err
+	}
+	if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
+		return "", err
+	}
+	return dst.Name + "@" + a.Digest.String(), nil
+}
+
+func (storeLocation) Pinned(a *Artifact) string     { return repoOf(a.Ref.Name) + "@" + a.Digest.String() }
+func (storeLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }
+
+func storeOf(opts Options) (*layout.Store, error) {
+	if opts.Store != nil {
+		return opts.Store, nil
+	}
+	return DefaultStore()
+}
