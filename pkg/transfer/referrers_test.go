@@ -125,3 +125,40 @@ func TestCopyReferrersRefused(t *testing.T) {
 		t.Fatalf("without referrers: %v", err)
 	}
 }
+
+// CopyReferrers copies what refers to a manifest already copied another
+// way (copy --with-images, image by image), to a registry or a layout.
+func TestCopyReferrersOfCopied(t *testing.T) {
+	ctx := context.Background()
+	art := testAddon(t, "img")
+	srcHost := testRegistry(t, "")
+	src := parse(t, srcHost+"/lib/img@"+art.Digest.String())
+	if _, err := transfer.Write(ctx, art, parse(t, srcHost+"/lib/img:1"), transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := name.NewRepository(srcHost + "/lib/img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte("sig"), "application/octet-stream")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(repo.Tag(referrers.CosignTag(art.Digest, ".sig")), sig); err != nil {
+		t.Fatal(err)
+	}
+	layoutDir := filepath.Join(t.TempDir(), "out")
+	for _, dst := range []source.Ref{
+		parse(t, testRegistry(t, "")+"/mirror/img@"+art.Digest.String()),
+		parse(t, "oci:"+layoutDir+"@"+art.Digest.String()),
+	} {
+		opts := transfer.Options{Options: source.Options{Store: newStore(t)}}
+		if _, err := transfer.Copy(ctx, src, dst, opts); err != nil {
+			t.Fatal(err)
+		}
+		n, err := transfer.CopyReferrers(ctx, src, dst, opts)
+		if err != nil || n != 1 {
+			t.Errorf("%s: CopyReferrers = %d, %v; want 1", dst, n, err)
+		}
+	}
+}
