@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 )
 
 // LockFile pins every member of a set. Its bytes (Marshal) are
@@ -150,29 +151,7 @@ func WriteLock(l *LockFile, file string) error {
 }
 
 func writeAtomic(file string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.Rename(f.Name(), file); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	return nil
+	return atomicfile.WriteBytes(file, "."+filepath.Base(file)+".tmp-", 0o644, b)
 }
 
 // Stale compares a lock with the declaration and returns a *StaleError

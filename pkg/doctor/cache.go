@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -101,19 +102,7 @@ func (c *Cache) Store(r *Report) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(c.Dir, ".report-*")
-	if err != nil {
-		return fmt.Errorf("registry capability cache: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("registry capability cache: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("registry capability cache: %w", err)
-	}
-	if err := os.Rename(f.Name(), c.path(r.Registry)); err != nil {
+	if err := atomicfile.WriteBytes(c.path(r.Registry), ".report-", 0o600, append(b, '\n')); err != nil {
 		return fmt.Errorf("registry capability cache: %w", err)
 	}
 	return nil

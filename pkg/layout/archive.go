@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 )
 
 // maxArchiveEntries bounds the entries an oci-archive may hold.
@@ -114,56 +116,40 @@ func WriteArchive(dir, file string) error {
 		return err
 	}
 	sort.Strings(names)
-	out, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".tmp-*")
+	return atomicfile.Write(file, filepath.Base(file)+".tmp-", 0o644, func(out io.Writer) error {
+		tw := tar.NewWriter(out)
+		for _, rel := range names {
+			if err := addToArchive(tw, dir, rel); err != nil {
+				return err
+			}
+		}
+		return tw.Close()
+	})
+}
+
+// addToArchive writes the file or directory rel of dir into tw, with the
+// fixed mode and time that make an archive of the same layout the same
+// bytes.
+func addToArchive(tw *tar.Writer, dir, rel string) error {
+	p := filepath.Join(dir, rel)
+	st, err := os.Lstat(p)
 	if err != nil {
-		return fmt.Errorf("write oci-archive %s: %w", file, err)
-	}
-	defer os.Remove(out.Name())
-	tw := tar.NewWriter(out)
-	for _, rel := range names {
-		p := filepath.Join(dir, rel)
-		st, err := os.Lstat(p)
-		if err != nil {
-			out.Close()
-			return err
-		}
-		h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
-		if st.IsDir() {
-			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
-		} else {
-			h.Typeflag, h.Size = tar.TypeReg, st.Size()
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			out.Close()
-			return err
-		}
-		if !st.IsDir() {
-			f, err := os.Open(p)
-			if err != nil {
-				out.Close()
-				return err
-			}
-			_, err = io.Copy(tw, f)
-			f.Close()
-			if err != nil {
-				out.Close()
-				return err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		out.Close()
 		return err
 	}
-	if err := out.Sync(); err != nil {
-		out.Close()
+	h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+	if st.IsDir() {
+		h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
+	} else {
+		h.Typeflag, h.Size = tar.TypeReg, st.Size()
+	}
+	if err := tw.WriteHeader(h); err != nil || st.IsDir() {
 		return err
 	}
-	if err := out.Close(); err != nil {
+	f, err := os.Open(p)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(out.Name(), file); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(out.Name()))
+	defer f.Close()
+	_, err = io.Copy(tw, f)
+	return err
 }

@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/gofrs/flock"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -278,26 +278,9 @@ func commit(f *os.File, name string) error {
 	return syncDir(filepath.Dir(name))
 }
 
-// syncDir makes the entries of dir (a rename into it) durable. File
-// systems that cannot sync a directory say so with EINVAL or ENOTSUP:
-// there is nothing more to do on those. A variable so a test can watch it.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
+// syncDir makes the entries of dir durable (atomicfile.SyncDir); a
+// variable so a test can watch it.
+var syncDir = atomicfile.SyncDir
 
 // mkdirDurable creates dir and its missing parents, and syncs the parent
 // of each directory it created, so that a blob synced into dir after a

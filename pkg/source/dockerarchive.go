@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -265,21 +266,7 @@ func writeDockerArchive(img v1.Image, dst Ref) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", dst, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(absPath(dst.Path)), filepath.Base(dst.Path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	defer os.Remove(f.Name())
-	if err := tarball.Write(ref, img, f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), dst.Path)
+	return atomicfile.Write(absPath(dst.Path), filepath.Base(dst.Path)+".tmp-", 0o644, func(w io.Writer) error {
+		return tarball.Write(ref, img, w)
+	})
 }
