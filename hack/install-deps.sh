@@ -2,7 +2,7 @@
 # Installs what the tests need, idempotently:
 #  - Debian packages (the Distribution registry, umoci, skopeo, git) with
 #    apt-get when run as root;
-#  - the Go peers crane and oras into ./bin, pinned.
+#  - the Go peers crane, oras and cosign into ./bin, pinned.
 # Under CI (CI non-empty) anything missing afterwards fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ mkdir -p "$BIN"
 
 CRANE_VERSION=v0.22.1
 ORAS_VERSION=v1.3.6
+COSIGN_VERSION=v2.6.5
 DEBS=(docker-registry umoci skopeo git)
 
 missing=()
@@ -41,6 +42,7 @@ install_go_tool() { # name module version
 }
 install_go_tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 install_go_tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
+install_go_tool cosign github.com/sigstore/cosign/v2/cmd/cosign "$COSIGN_VERSION"
 
 status=0
 for tool in docker-registry umoci skopeo git; do
@@ -49,7 +51,7 @@ for tool in docker-registry umoci skopeo git; do
     status=1
   fi
 done
-for tool in crane oras; do
+for tool in crane oras cosign; do
   [[ -x "$BIN/$tool" ]] || { echo "install-deps: $BIN/$tool is missing" >&2; status=1; }
 done
 if [[ -n "${CI:-}" && $status != 0 ]]; then

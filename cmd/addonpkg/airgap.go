@@ -15,6 +15,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
 // airgapFlags are copy's flags for carrying images (--with-images).
@@ -46,8 +47,19 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 			fmt.Fprintf(a.stderr, "copied %s as %s\n", safetree.Sanitize(im.Image), safetree.Sanitize(im.Mirrored))
 		}
 	}
-	// The lead wires the image referrers copy (issue 14, part A) here:
-	// opts.Referrers = ...
+	// Each image's signatures and other referrers travel with it.
+	if referrersOn(cmd) {
+		ropts := transfer.Options{Options: sopts}
+		opts.Referrers = func(ctx context.Context, src, dst source.Ref) (int, error) {
+			return transfer.CopyReferrers(ctx, src, dst, ropts)
+		}
+	}
+	// --verify-key checks the add-on (not its images, which their
+	// publishers sign) before anything is copied, and the copy reads
+	// exactly the manifest that was checked.
+	if src, err = verifiedSource(cmd, src, sopts); err != nil {
+		return err
+	}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
 	res, err := airgap.Copy(cmd.Context(), src, dst, opts)

@@ -57,6 +57,7 @@ kubectl() {
 func TestREADMECommands(t *testing.T) {
 	bin := binary(t)
 	bash := lookTool(t, "bash")
+	cosign := lookTool(t, "cosign") // the "Sign and verify" block compares with cosign
 	reg := testregistry.Start(t, testregistry.Options{DeleteEnabled: true})
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -111,14 +112,17 @@ func TestREADMECommands(t *testing.T) {
 			cmd := exec.Command(bash, "-c", script.String())
 			cmd.Dir = work
 			cmd.Env = append(os.Environ(),
-				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+filepath.Dir(cosign)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"TUF_ROOT="+filepath.Join(home, "tuf"),
 				"ADDONPKG_HOME="+filepath.Join(home, "store"),
 				"DOCKER_CONFIG="+filepath.Join(home, "docker"),
 				"XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 				"SOURCE_DATE_EPOCH=1700000000",
 				"TOKEN=readme-token",
 				"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
-				"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=",
+				// Nothing leaves 127.0.0.1: cosign verify looks for its TUF
+				// root on the internet, and meets a closed port instead.
+				"HTTP_PROXY="+deadProxy, "HTTPS_PROXY="+deadProxy, "http_proxy="+deadProxy, "https_proxy="+deadProxy,
 			)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -134,5 +138,8 @@ func TestREADMECommands(t *testing.T) {
 		}
 	}
 }
+
+// deadProxy is a proxy address where nothing listens (the discard port).
+const deadProxy = "http://127.0.0.1:9"
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,10 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		return err
 	}
 	sopts.StoreFirst = false // copy and pull read what they name
-	opts := transfer.Options{Options: sopts, AllPlatforms: all}
+	if err := applyVerifyKeys(cmd, &sopts); err != nil {
+		return err
+	}
+	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 			return fmt.Errorf("--platform %q: %w", platform, err)
@@ -38,8 +42,14 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	opts.BlobProgress, wait = a.blobBars()
 	res, err := transfer.Copy(cmd.Context(), src, dst, opts)
 	wait()
+	if errors.Is(err, transfer.ErrReferrers) {
+		return fmt.Errorf("%w (--%s copies the add-on alone)", err, flagNoReferrers)
+	}
 	if err != nil {
 		return err
+	}
+	if opts.Referrers {
+		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
 	}
 	return a.printResult(res, asJSON)
 }
@@ -150,6 +160,13 @@ reference, oci:DIR[:TAG], oci-archive:FILE[:TAG], and a name in the local store.
 It is the air-gap path: copy to an oci-archive on the connected side, carry the
 file across, copy it into the mirror inside.
 
+What refers to the add-on travels with it (--no-referrers to leave it): its
+cosign signatures, attestations and SBOMs (sha256-HEX.sig, .att, .sbom tags)
+and the OCI referrers whose subject it is (an SBOM attached with oras attach),
+and what refers to those; a registry without the referrers API gets the
+sha256-HEX tag index that cosign and oras read. --verify-key checks the
+add-on's signature before anything is copied (spec/signatures.md).
+
 --with-images also copies every container image the add-on runs, by digest,
 to MIRROR/PATH@DIGEST in a registry (PATH: the image's repository without its
 registry host) or beside the add-on in a layout or archive, and writes an image
@@ -247,4 +264,6 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	f.StringVar(platform, "platform", "", "platform to pick from an index")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addLayerLimit(cmd)
+	addVerifyKeyFlag(cmd)
+	addReferrersFlag(cmd)
 }

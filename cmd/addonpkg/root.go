@@ -82,6 +82,7 @@ container image holding the add-on under /addon) and the artifact form
 		newLockCmd(a),
 		newRenderCmd(a),
 		newMirrorCmd(a),
+		newSignCmd(a), newVerifyCmd(a),
 		newDocsCmd(root),
 	)
 	checkArgsFromUse(root)

@@ -79,6 +79,9 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				return err
 			}
 			fetch.apply(&sopts)
+			if err := applyVerifyKeys(cmd, &sopts); err != nil {
+				return err
+			}
 			var ad *unpack.Addon
 			if out != "" {
 				ad, err = source.UnpackTo(cmd.Context(), ref, out, sopts, uopts)
@@ -149,6 +152,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.IntVar(&limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	fetch.add(cmd)
+	addVerifyKeyFlag(cmd)
 	reloc.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)

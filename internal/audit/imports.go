@@ -26,10 +26,10 @@ var Layers = [][]string{
 	// render knows kustomize.
 	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "internal/benchdata"},
 	// Where add-ons live, and how they are built.
-	{"pkg/source", "pkg/build", "pkg/imagelock"},
+	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
 	// What the commands do.
 	{"pkg/transfer", "pkg/addonset", "pkg/doctor", "pkg/conformance", "pkg/diff", "pkg/inspect", "internal/selfimage",
-		"pkg/airgap", "pkg/relocate"},
+		"pkg/airgap", "pkg/relocate", "pkg/signature"},
 	// The commands.
 	{"cmd/addonpkg", "internal/vectorgen"},
 	{"internal/vectorgen/cmd/vectorgen"},

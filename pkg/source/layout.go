@@ -131,6 +131,9 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 		if err != nil {
 			return nil, err
 		}
+		// What refers to an add-on (its signatures, an SBOM) travels
+		// beside it: the add-on is the one manifest left without them.
+		entries = withoutReferrers(st, entries)
 		if len(entries) != 1 {
 			return nil, fmt.Errorf("%s: the layout holds %d manifests: name one with :TAG or @DIGEST", ref, len(entries))
 		}
@@ -145,7 +148,7 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 }
 
 func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {
-	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer}
+	a := &Artifact{Ref: ref, Digest: d.Digest, closer: closer, store: st}
 	var err error
 	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
 		a.Index, err = st.Index(d)

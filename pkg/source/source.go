@@ -223,6 +223,10 @@ type Options struct {
 	// MaxLayers caps the layers of an image that Open returns, checked
 	// before any layer is fetched; 0 means safetree.DefaultMaxLayers.
 	MaxLayers int
+	// Verify, when set, checks every artifact Open returns (its manifest
+	// digest, before any layer is read): what fails is not returned. Tree
+	// sources (folders, http, git) are refused, having no digest to sign.
+	Verify Verifier
 	// Netrc is the netrc file read for https credentials (machine, login,
 	// password); "" means $NETRC, else ~/.netrc. Git over https also takes
 	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
@@ -263,6 +267,9 @@ type Artifact struct {
 	closer func() error
 	// remote is set for registry sources, whose blobs can be fetched again.
 	remote bool
+	// store is the layout the artifact was read from (store, oci:,
+	// oci-archive:); nil for a registry or a docker-archive.
+	store *layout.Store
 }
 
 // Close releases what Open holds open.
@@ -298,8 +305,15 @@ func DefaultStore() (*layout.Store, error) {
 // read.
 func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	a, err := open(ctx, ref, opts)
-	if err != nil || a.Image == nil {
+	if err != nil {
 		return a, err
+	}
+	if err := verifyArtifact(ctx, a, opts); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.Image == nil {
+		return a, nil
 	}
 	m, err := a.Image.Manifest()
 	if err == nil {

@@ -32,6 +32,9 @@ func Resolve(ctx context.Context, s string, opts Options, uopts unpack.Options) 
 // pinned SOURCE of what it read in Addon.Pinned.
 func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*unpack.Addon, error) {
 	if IsTree(ref.Kind) {
+		if opts.Verify != nil {
+			return nil, fmt.Errorf("%s: %w: a %s source has no manifest digest to sign", ref, ErrNotVerifiable, ref.Kind)
+		}
 		t, err := LoadTree(ctx, ref, opts, uopts.Limits)
 		if err != nil {
 			return nil, err

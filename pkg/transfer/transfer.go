@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -21,10 +22,20 @@ type Options struct {
 	AllPlatforms bool
 	// Platform picks the image of an index (nil: running platform).
 	Platform *v1.Platform
+	// Referrers also copies what refers to the add-on (package referrers:
+	// signatures, SBOMs, attestations), to any destination but a
+	// docker-archive; ReferrerLimits bound it.
+	Referrers      bool
+	ReferrerLimits referrers.Options
 }
 
-// Result describes what was written (source.Written).
-type Result = source.Written
+// Result describes what was written (source.Written) and how many
+// referrers came with it.
+type Result struct {
+	source.Written
+	// Referrers counts the referrers copied with it (Options.Referrers).
+	Referrers int `json:"referrers"`
+}
 
 // ErrUnsupportedDestination marks a destination that cannot hold the
 // source (source.ErrUnsupportedDestination).
@@ -47,7 +58,23 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	return Write(ctx, a, dst, opts)
 }
 
-// Write writes an opened image or index to dst (source.Write).
+// Write writes an opened image or index to dst (source.Write) and, with
+// Options.Referrers, what refers to it (an archive is packed with them).
 func Write(ctx context.Context, a *source.Artifact, dst source.Ref, opts Options) (*Result, error) {
-	return source.Write(ctx, a, dst, opts.Options)
+	if opts.Referrers && dst.Kind == source.KindArchive {
+		return writeArchiveWithReferrers(ctx, a, dst, opts)
+	}
+	w, err := source.Write(ctx, a, dst, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Written: *w}
+	if !opts.Referrers {
+		return res, nil
+	}
+	loc, err := destination(ctx, dst, opts)
+	if err != nil || loc == nil {
+		return res, err
+	}
+	return res, opts.copyReferrers(ctx, a, res, loc)
 }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/signature"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// openSigned opens REF for sign and verify: a registry reference (never
+// the store copy of it), a name in the store, or oci:/oci-archive:.
+func (a *app) openSigned(cmd *cobra.Command, s string) (*source.Artifact, referrers.Location, error) {
+	ref, err := source.Parse(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch ref.Kind {
+	case source.KindRegistry, source.KindStore, source.KindLayout, source.KindArchive:
+	default:
+		return nil, nil, fmt.Errorf("%s: %w: signatures live beside a manifest in a registry, the local store, or an OCI layout", ref, source.ErrNotVerifiable)
+	}
+	sopts, err := a.sourceOptions(source.PullNever)
+	if err != nil {
+		return nil, nil, err
+	}
+	sopts.StoreFirst = false
+	art, err := source.Open(cmd.Context(), ref, sopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, repo, r := art.Beside()
+	loc, err := referrers.Beside(cmd.Context(), st, repo, r, sopts.Registry)
+	if err != nil {
+		art.Close()
+		return nil, nil, err
+	}
+	return art, loc, nil
+}
+
+func newSignCmd(a *app) *cobra.Command {
+	var (
+		key    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sign --key FILE REF",
+		Short: "Sign an add-on with a key, as cosign sign --key does",
+		Long: `Sign signs the manifest digest of the add-on REF with a private key and stores
+the signature as cosign does, offline (nothing goes to a transparency log):
+the simple-signing payload, in an image tagged sha256-HEX.sig beside the
+add-on. 'cosign verify --key cosign.pub --insecure-ignore-tlog' accepts it,
+and so do 'addonpkg verify' and --verify-key of unpack, pull and copy.
+
+FILE is a cosign key (cosign generate-key-pair), decrypted with the password
+in $COSIGN_PASSWORD (empty when unset), or an unencrypted PEM private key.
+REF is a registry reference, a name in the local store, or oci:DIR[:TAG].
+It prints REF@sha256:... on stdout.`,
+		Example: `  COSIGN_PASSWORD=... addonpkg sign --key cosign.key registry.example.com/addons/coredns:1.11
+  addonpkg sign --key cosign.key oci:./layout:1 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if key == "" {
+				return fmt.Errorf("--key is required: a private key file (cosign generate-key-pair)")
+			}
+			signer, err := signature.LoadPrivateKeyFile(key)
+			if err != nil {
+				return err
+			}
+			art, loc, err := a.openSigned(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer art.Close()
+			res, err := signature.Sign(cmd.Context(), loc, art.Digest, signer, signature.SignOptions{Identity: art.Repository()})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(res)
+			}
+			fmt.Fprintln(a.stdout, pinnedOr(art, args[0]))
+			a.infof("signed %s: signature at %s:%s", res.Digest, res.Location, res.Tag)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&key, "key", "", "private key file (cosign's format; password in $COSIGN_PASSWORD)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print digest, signature tag, location and signature as JSON")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no messages on stderr")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var (
+		keys   []string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "verify --key FILE REF",
+		Short: "Verify an add-on's signature with a public key, as cosign verify --key does",
+		Long: `Verify checks that the manifest digest of the add-on REF is signed by one of
+the public keys (--key, repeatable: any one suffices), as 'cosign verify --key
+--insecure-ignore-tlog' does: it reads the signatures tagged sha256-HEX.sig
+beside the add-on, checks each against the keys, and checks that the signed
+payload names this digest. A missing or bad signature is an error.
+
+REF is a registry reference, a name in the local store, or
+oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
+		Example: `  addonpkg verify --key cosign.pub registry.example.com/addons/coredns:1.11
+  addonpkg verify --key old.pub --key new.pub oci-archive:coredns.tar --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(keys) == 0 {
+				return fmt.Errorf("--key is required: a public key file (cosign.pub)")
+			}
+			v, err := loadKeyVerifier(keys)
+			if err != nil {
+				return err
+			}
+			art, loc, err := a.openSigned(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer art.Close()
+			res, err := v.Verify(cmd.Context(), loc, art.Digest)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(res)
+			}
+			fmt.Fprintln(a.stdout, pinnedOr(art, args[0]))
+			a.infof("verified %s: signed by %s", res.Digest, res.Key)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "public key file (cosign.pub); repeatable: any one key suffices")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the digest, the key that verified it and where the signature is as JSON")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no messages on stderr")
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+// pinnedOr is the artifact's pinned SOURCE, else what the user wrote.
+func pinnedOr(art *source.Artifact, s string) string {
+	if p := art.Pinned(); p != "" {
+		return p
+	}
+	return s
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/signature"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// Flags of the commands that read add-ons (unpack, pull, copy): signature
+// checks and referrers. copyCmd is shared with push, which has neither:
+// a flag a command lacks reads as unset.
+const (
+	flagVerifyKey   = "verify-key"
+	flagNoReferrers = "no-referrers"
+)
+
+// addVerifyKeyFlag adds --verify-key.
+func addVerifyKeyFlag(cmd *cobra.Command) {
+	cmd.Flags().StringArray(flagVerifyKey, nil, "refuse the add-on, before any layer is read, unless its manifest digest is signed (as cosign sign --key does) by this public key; repeatable: any one key suffices")
+}
+
+// applyVerifyKeys sets o.Verify from --verify-key.
+func applyVerifyKeys(cmd *cobra.Command, o *source.Options) error {
+	files, err := cmd.Flags().GetStringArray(flagVerifyKey)
+	if err != nil || len(files) == 0 {
+		return nil
+	}
+	v, err := loadKeyVerifier(files)
+	if err != nil {
+		return err
+	}
+	o.Verify = v
+	return nil
+}
+
+func loadKeyVerifier(files []string) (*signature.KeyVerifier, error) {
+	v := &signature.KeyVerifier{}
+	for _, f := range files {
+		k, err := signature.LoadPublicKeyFile(f)
+		if err != nil {
+			return nil, err
+		}
+		v.Keys = append(v.Keys, k)
+	}
+	return v, nil
+}
+
+// addReferrersFlag adds --no-referrers.
+func addReferrersFlag(cmd *cobra.Command) {
+	cmd.Flags().Bool(flagNoReferrers, false, "copy only the add-on, not what refers to it (signatures, SBOMs, attestations)")
+}
+
+// referrersOn reports whether referrers are copied: on unless
+// --no-referrers, off for commands without the flag.
+func referrersOn(cmd *cobra.Command) bool {
+	off, err := cmd.Flags().GetBool(flagNoReferrers)
+	return err == nil && !off
+}
+
+// verifiedSource checks the signature of src when --verify-key is given,
+// and returns src pinned to the digest it checked (src itself without the
+// flag).
+func verifiedSource(cmd *cobra.Command, src source.Ref, sopts source.Options) (source.Ref, error) {
+	if err := applyVerifyKeys(cmd, &sopts); err != nil || sopts.Verify == nil {
+		return src, err
+	}
+	a, err := source.Open(cmd.Context(), src, sopts)
+	if err != nil {
+		return src, err
+	}
+	defer a.Close()
+	if p := a.Pinned(); p != "" {
+		return source.Parse(p)
+	}
+	return src, nil
+}

@@ -1,0 +1,138 @@
+package referrers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxDepth: referrers, their referrers, and so on, four levels.
+	DefaultMaxDepth = 4
+	// DefaultMaxCount bounds the manifests one Copy writes.
+	DefaultMaxCount = 256
+)
+
+// CosignTagSuffixes are the suffixes of cosign's tags: a signature, an
+// attestation and an SBOM of the manifest sha256:HEX are tagged
+// sha256-HEX.sig, sha256-HEX.att and sha256-HEX.sbom.
+var CosignTagSuffixes = []string{".sig", ".att", ".sbom"}
+
+// CosignTag is cosign's tag for what refers to d: sha256-HEX + suffix.
+func CosignTag(d v1.Hash, suffix string) string {
+	return d.Algorithm + "-" + d.Hex + suffix
+}
+
+// Options change a Copy.
+type Options struct {
+	// MaxDepth bounds the levels copied: 1 copies only what refers to the
+	// subjects, 2 also what refers to those, and so on. 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxCount caps the manifests written; more is an error wrapping
+	// ErrTooMany (and what was written stays). 0 means DefaultMaxCount.
+	MaxCount int
+}
+
+// Copied is one manifest a Copy wrote.
+type Copied struct {
+	// Subject is the manifest it refers to.
+	Subject string `json:"subject"`
+	// Digest is its own manifest digest.
+	Digest string `json:"digest"`
+	// ArtifactType is what it is (for a subject referrer), as listed.
+	ArtifactType string `json:"artifactType,omitempty"`
+	// Tag is the cosign tag it was found (and written) under; "" for a
+	// referrer found through its subject.
+	Tag string `json:"tag,omitempty"`
+}
+
+// Find lists what refers to d at loc: the referrers whose subject is d
+// (Tag empty) and the manifests cosign's tags of d name.
+func Find(ctx context.Context, loc Location, d v1.Hash) ([]Copied, error) {
+	var out []Copied
+	refs, err := loc.Referrers(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		out = append(out, Copied{Subject: d.String(), Digest: r.Digest.String(), ArtifactType: r.ArtifactType})
+	}
+	for _, suffix := range CosignTagSuffixes {
+		tag := CosignTag(d, suffix)
+		desc, err := loc.Resolve(ctx, tag)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up %s: %w", tag, err)
+		}
+		out = append(out, Copied{Subject: d.String(), Digest: desc.Digest.String(), Tag: tag})
+	}
+	return out, nil
+}
+
+// Copy copies from src to dst what refers to each of subjects (see Find),
+// then what refers to those, down to Options.MaxDepth levels, each
+// manifest once. The subjects themselves must be copied already (or be
+// copied after): Copy writes only what refers to them. A referrer listed
+// at src but gone from it is skipped.
+func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Options) ([]Copied, error) {
+	maxDepth, maxCount := opts.MaxDepth, opts.MaxCount
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	if maxCount <= 0 {
+		maxCount = DefaultMaxCount
+	}
+	visited := map[string]bool{}
+	for _, s := range subjects {
+		visited[s.String()] = true
+	}
+	written := map[string]bool{} // digest+tag
+	var out []Copied
+	level := subjects
+	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
+		var next []v1.Hash
+		for _, s := range level {
+			found, err := Find(ctx, src, s)
+			if err != nil {
+				return out, fmt.Errorf("referrers of %s at %s: %w", s, src, err)
+			}
+			for _, f := range found {
+				key := f.Digest + "\x00" + f.Tag
+				if written[key] {
+					continue
+				}
+				if len(out) >= maxCount {
+					return out, fmt.Errorf("%s at %s: %w: more than %d", s, src, ErrTooMany, maxCount)
+				}
+				h, err := v1.NewHash(f.Digest)
+				if err != nil {
+					return out, fmt.Errorf("referrer of %s at %s: %w", s, src, err)
+				}
+				m, err := src.Open(ctx, h)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return out, fmt.Errorf("read referrer %s of %s: %w", h, s, err)
+				}
+				if err := dst.Write(ctx, m, f.Tag); err != nil {
+					return out, fmt.Errorf("copy referrer %s of %s to %s: %w", h, s, dst, err)
+				}
+				written[key] = true
+				out = append(out, f)
+				if !visited[f.Digest] {
+					visited[f.Digest] = true
+					next = append(next, h)
+				}
+			}
+		}
+		level = next
+	}
+	return out, nil
+}

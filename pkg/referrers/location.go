@@ -1,0 +1,331 @@
+package referrers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrNotFound: no manifest of that tag or digest at the location.
+	ErrNotFound = errors.New("not found")
+	// ErrUnsupported: the location cannot hold or list referrers (a
+	// docker-archive).
+	ErrUnsupported = errors.New("referrers unsupported")
+	// ErrTooMany: more referrers than Options.MaxCount.
+	ErrTooMany = errors.New("too many referrers")
+)
+
+// Manifest is an opened manifest: an image or an index (exactly one is
+// set), and its descriptor, whose media type is the one its bytes give.
+type Manifest struct {
+	Descriptor v1.Descriptor
+	Image      v1.Image
+	Index      v1.ImageIndex
+}
+
+// Location is where manifests and what refers to them live.
+type Location interface {
+	// String names the location in messages.
+	String() string
+	// Resolve gives the descriptor of the manifest a tag names, or an
+	// error wrapping ErrNotFound.
+	Resolve(ctx context.Context, tag string) (v1.Descriptor, error)
+	// Referrers lists the manifests whose subject is d, sorted by digest.
+	Referrers(ctx context.Context, d v1.Hash) ([]v1.Descriptor, error)
+	// Open opens the manifest d, or fails with an error wrapping
+	// ErrNotFound.
+	Open(ctx context.Context, d v1.Hash) (*Manifest, error)
+	// Write writes m (its blobs, then the manifest), tagged tag, or only
+	// by digest when tag is "".
+	Write(ctx context.Context, m *Manifest, tag string) error
+}
+
+// Registry is the repository repo of a registry, reached with opts.
+func Registry(repo name.Repository, opts ...remote.Option) Location {
+	return &registryLocation{repo: repo, opts: opts}
+}
+
+type registryLocation struct {
+	repo name.Repository
+	opts []remote.Option
+}
+
+func (r *registryLocation) String() string { return r.repo.Name() }
+
+func (r *registryLocation) options(ctx context.Context) []remote.Option {
+	return append(slices.Clip(r.opts), remote.WithContext(ctx))
+}
+
+func isNotFound(err error) bool {
+	var terr *transport.Error
+	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
+}
+
+func (r *registryLocation) Resolve(ctx context.Context, tag string) (v1.Descriptor, error) {
+	ref := r.repo.Tag(tag)
+	d, err := remote.Head(ref, r.options(ctx)...)
+	if err != nil {
+		if isNotFound(err) {
+			return v1.Descriptor{}, fmt.Errorf("%s: %w", ref, ErrNotFound)
+		}
+		return v1.Descriptor{}, registry.Explain(ref.String(), err)
+	}
+	return *d, nil
+}
+
+func (r *registryLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descriptor, error) {
+	ref := r.repo.Digest(d.String())
+	idx, err := remote.Referrers(ref, r.options(ctx)...)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, registry.Explain(ref.String(), fmt.Errorf("list referrers: %w", err))
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, registry.Explain(ref.String(), fmt.Errorf("list referrers: %w", err))
+	}
+	return sorted(im.Manifests), nil
+}
+
+func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, error) {
+	ref := r.repo.Digest(d.String())
+	desc, err := remote.Get(ref, r.options(ctx)...)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, fmt.Errorf("%s: %w", ref, ErrNotFound)
+		}
+		return nil, registry.Explain(ref.String(), err)
+	}
+	mt, err := layout.MediaTypeOf(desc.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	m := &Manifest{Descriptor: v1.Descriptor{MediaType: mt, Size: desc.Size, Digest: desc.Digest}}
+	if mediatypes.IsIndex(mediatypes.MediaType(mt)) {
+		idx, err := desc.ImageIndex()
+		if err != nil {
+			return nil, registry.Explain(ref.String(), err)
+		}
+		m.Index = typedIndex{imageIndex: idx, mt: mt}
+	} else {
+		img, err := desc.Image()
+		if err != nil {
+			return nil, registry.Explain(ref.String(), err)
+		}
+		m.Image = typedImage{Image: img, mt: mt}
+	}
+	return m, nil
+}
+
+func (r *registryLocation) Write(ctx context.Context, m *Manifest, tag string) error {
+	var ref name.Reference = r.repo.Digest(m.Descriptor.Digest.String())
+	if tag != "" {
+		ref = r.repo.Tag(tag)
+	}
+	// go-containerregistry updates the subject's sha256-HEX fallback index
+	// when the manifest has a subject and the registry has no referrers API.
+	var err error
+	if m.Index != nil {
+		err = remote.WriteIndex(ref, m.Index, r.options(ctx)...)
+	} else {
+		err = remote.Write(ref, m.Image, r.options(ctx)...)
+	}
+	if err != nil {
+		return registry.Explain(ref.String(), err)
+	}
+	return nil
+}
+
+// Layout is an OCI image layout. With repo set (the local store), a tag
+// T is the layout's ref name REPO:T; without, the ref name is T.
+func Layout(st *layout.Store, repo string) Location {
+	return &layoutLocation{st: st, repo: repo}
+}
+
+type layoutLocation struct {
+	st   *layout.Store
+	repo string
+}
+
+func (l *layoutLocation) String() string {
+	if l.repo != "" {
+		return l.repo
+	}
+	return "oci:" + l.st.Dir()
+}
+
+func (l *layoutLocation) refName(tag string) string {
+	if l.repo != "" {
+		return l.repo + ":" + tag
+	}
+	return tag
+}
+
+func (l *layoutLocation) Resolve(_ context.Context, tag string) (v1.Descriptor, error) {
+	d, err := l.st.Resolve(l.refName(tag))
+	if errors.Is(err, layout.ErrNotFound) {
+		return v1.Descriptor{}, fmt.Errorf("%s: %w", l.refName(tag), ErrNotFound)
+	}
+	return d, err
+}
+
+// Referrers reads every manifest of index.json (each once) and keeps
+// those whose subject is d. Entries that cannot be read are skipped: they
+// could not be copied or verified either.
+func (l *layoutLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descriptor, error) {
+	all, err := l.st.Descriptors()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[v1.Hash]bool{}
+	var out []v1.Descriptor
+	for _, e := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if seen[e.Digest] || e.Digest == d {
+			continue
+		}
+		seen[e.Digest] = true
+		m, err := l.open(e)
+		if err != nil {
+			continue
+		}
+		raw, err := m.raw()
+		if err != nil {
+			continue
+		}
+		sub, art, ann := subjectOf(raw)
+		if sub == nil || sub.Digest != d {
+			continue
+		}
+		rd := v1.Descriptor{MediaType: m.Descriptor.MediaType, Size: m.Descriptor.Size, Digest: e.Digest, ArtifactType: art, Annotations: ann}
+		out = append(out, rd)
+	}
+	return sorted(out), nil
+}
+
+func (l *layoutLocation) Open(_ context.Context, d v1.Hash) (*Manifest, error) {
+	desc, err := l.st.Resolve(d.String())
+	if errors.Is(err, layout.ErrNotFound) {
+		return nil, fmt.Errorf("%s@%s: %w", l, d, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.open(desc)
+}
+
+func (l *layoutLocation) open(desc v1.Descriptor) (*Manifest, error) {
+	desc.Annotations = nil
+	m := &Manifest{Descriptor: desc}
+	var err error
+	if mediatypes.IsIndex(mediatypes.MediaType(desc.MediaType)) {
+		m.Index, err = l.st.Index(desc)
+	} else {
+		m.Image, err = l.st.Image(desc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", l, desc.Digest, err)
+	}
+	return m, nil
+}
+
+func (l *layoutLocation) Write(ctx context.Context, m *Manifest, tag string) error {
+	var names []string
+	if tag != "" {
+		names = append(names, l.refName(tag))
+	}
+	var err error
+	if m.Index != nil {
+		_, err = l.st.WriteIndex(ctx, m.Index, nil, names...)
+	} else {
+		_, err = l.st.WriteImage(ctx, m.Image, nil, names...)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s@%s: %w", l, m.Descriptor.Digest, err)
+	}
+	return nil
+}
+
+func (m *Manifest) raw() ([]byte, error) {
+	if m.Index != nil {
+		return m.Index.RawManifest()
+	}
+	return m.Image.RawManifest()
+}
+
+// subjectOf reads the subject, artifact type and annotations of a
+// manifest's bytes; the artifact type defaults to the config's media type,
+// as the distribution spec says for the referrers list.
+func subjectOf(raw []byte) (*v1.Descriptor, string, map[string]string) {
+	var doc struct {
+		Subject      *v1.Descriptor    `json:"subject"`
+		ArtifactType string            `json:"artifactType"`
+		Annotations  map[string]string `json:"annotations"`
+		Config       struct {
+			MediaType string `json:"mediaType"`
+		} `json:"config"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil {
+		return nil, "", nil
+	}
+	art := doc.ArtifactType
+	if art == "" {
+		art = doc.Config.MediaType
+	}
+	return doc.Subject, art, doc.Annotations
+}
+
+// sorted drops descriptors that are not manifests of a valid sha256
+// digest, and sorts the rest by digest: registries list referrers in any
+// order.
+func sorted(ds []v1.Descriptor) []v1.Descriptor {
+	out := make([]v1.Descriptor, 0, len(ds))
+	for _, d := range ds {
+		if d.Digest.Algorithm != "sha256" || len(d.Digest.Hex) != 64 {
+			continue
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.Hex, b.Digest.Hex) })
+	return slices.CompactFunc(out, func(a, b v1.Descriptor) bool { return a.Digest == b.Digest })
+}
+
+// typedImage is an image whose MediaType is the one its manifest's bytes
+// give, not a registry's Content-Type header.
+type typedImage struct {
+	v1.Image
+	mt types.MediaType
+}
+
+func (i typedImage) MediaType() (types.MediaType, error) { return i.mt, nil }
+
+type imageIndex = v1.ImageIndex
+
+// typedIndex is typedImage for an index.
+type typedIndex struct {
+	imageIndex
+	mt types.MediaType
+}
+
+func (i typedIndex) MediaType() (types.MediaType, error) { return i.mt, nil }

@@ -1,0 +1,14 @@
+// Package signature signs add-ons and verifies their signatures the way
+// cosign does with a key pair, offline (no transparency log): the same
+// key files, the same payload (sigstore's simple-signing "cosign container
+// image signature"), the same storage (an image tagged sha256-HEX.sig
+// beside the signed manifest, one layer per signature, the signature in
+// the layer's dev.cosignproject.cosign/signature annotation). cosign
+// verify --key --insecure-ignore-tlog accepts what Sign writes, and
+// Verify accepts what cosign sign --key --tlog-upload=false writes.
+//
+// The keys, the payload and the signing algorithms are sigstore's own
+// (github.com/sigstore/sigstore). Verification is behind the Verifier
+// interface, so keyless verification (Fulcio certificates, Rekor) can be
+// added without changing its callers.
+package signature

@@ -1,0 +1,88 @@
+package signature
+
+import (
+	"crypto"
+	"crypto/elliptic"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
+)
+
+// PasswordEnv is the environment variable the private key's password is
+// read from, as cosign reads it.
+const PasswordEnv = "COSIGN_PASSWORD"
+
+// ErrBadKey marks a key file that cannot be read or decrypted.
+var ErrBadKey = errors.New("unusable key")
+
+// Key is a public key that signatures are checked against.
+type Key struct {
+	// Name says which key in messages (the file name).
+	Name     string
+	Verifier sigsig.Verifier
+}
+
+// LoadPublicKey reads a PEM public key (cosign.pub: ECDSA, RSA or
+// Ed25519).
+func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+	if err != nil {
+		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+	}
+	v, err := sigsig.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+	}
+	return Key{Name: name, Verifier: v}, nil
+}
+
+// LoadPublicKeyFile is LoadPublicKey of a file.
+func LoadPublicKeyFile(file string) (Key, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Key{}, fmt.Errorf("%w: %w", ErrBadKey, err)
+	}
+	return LoadPublicKey(file, b)
+}
+
+// LoadPrivateKey reads a private key: cosign's encrypted format (ENCRYPTED
+// SIGSTORE PRIVATE KEY, or the older ENCRYPTED COSIGN PRIVATE KEY),
+// decrypted with password, or an unencrypted PKCS#8, PKCS#1 or SEC 1 PEM
+// key.
+func LoadPrivateKey(name string, pemBytes, password []byte) (sigsig.SignerVerifier, error) {
+	if password == nil {
+		password = []byte{}
+	}
+	pk, err := cryptoutils.UnmarshalPEMToPrivateKey(pemBytes, cryptoutils.StaticPasswordFunc(password))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w (is %s right?)", name, ErrBadKey, err, PasswordEnv)
+	}
+	sv, err := sigsig.LoadSignerVerifier(pk, crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+	}
+	return sv, nil
+}
+
+// LoadPrivateKeyFile is LoadPrivateKey of a file, with the password from
+// $COSIGN_PASSWORD (empty when unset, as for a key generated without one).
+func LoadPrivateKeyFile(file string) (sigsig.SignerVerifier, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadKey, err)
+	}
+	return LoadPrivateKey(file, b, []byte(os.Getenv(PasswordEnv)))
+}
+
+// GenerateKeyPair makes an ECDSA P-256 key pair in cosign's format (what
+// cosign generate-key-pair writes): the private key encrypted with
+// password, and the PEM public key.
+func GenerateKeyPair(password []byte) (privatePEM, publicPEM []byte, err error) {
+	if password == nil {
+		password = []byte{}
+	}
+	return cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc(password))
+}

@@ -1,0 +1,311 @@
+package signature
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+
+	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// Where and how cosign stores a signature.
+const (
+	// TagSuffix ends the tag of a manifest's signatures: sha256-HEX.sig.
+	TagSuffix = ".sig"
+	// SimpleSigningMediaType is the media type of a signature's layer,
+	// which holds the signed payload.
+	SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// AnnotationSignature is the layer annotation holding the base64
+	// signature of the payload.
+	AnnotationSignature = "dev.cosignproject.cosign/signature"
+)
+
+// Caps on what is read from a signature image: it is input like any other.
+const (
+	MaxSignatures  = 64
+	MaxPayloadSize = 1 << 20
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrNoSignature: the manifest has no signature at the location.
+	ErrNoSignature = errors.New("no signature")
+	// ErrBadSignature: signatures are there, and none is a valid signature
+	// of this manifest by one of the keys.
+	ErrBadSignature = errors.New("no valid signature")
+)
+
+// Tag is the tag of the signatures of the manifest d: sha256-HEX.sig.
+func Tag(d v1.Hash) string { return referrers.CosignTag(d, TagSuffix) }
+
+// Payload is the simple-signing payload cosign signs for the manifest d
+// claimed to be identity (a repository name, as cosign writes it; it is
+// informative: verification checks the digest).
+func Payload(d v1.Hash, identity string, annotations map[string]any) ([]byte, error) {
+	return json.Marshal(payload.SimpleContainerImage{
+		Critical: payload.Critical{
+			Identity: payload.Identity{DockerReference: identity},
+			Image:    payload.Image{DockerManifestDigest: d.String()},
+			Type:     payload.CosignSignatureType,
+		},
+		Optional: annotations,
+	})
+}
+
+// SignOptions change a Sign.
+type SignOptions struct {
+	// Identity is the docker-reference the payload claims (cosign writes
+	// the repository name); "" for none.
+	Identity string
+	// Annotations go into the payload's "optional" object, as cosign
+	// sign -a KEY=VALUE puts them.
+	Annotations map[string]any
+}
+
+// Signed describes a signature Sign wrote.
+type Signed struct {
+	// Digest is the signed manifest's.
+	Digest string `json:"digest"`
+	// Tag is where the signature is: sha256-HEX.sig beside the manifest.
+	Tag string `json:"tag"`
+	// Location names where that tag is (a repository, a layout).
+	Location string `json:"location"`
+	// Signature is the base64 signature of the payload.
+	Signature string `json:"signature"`
+}
+
+// Sign signs the manifest d at loc with signer and stores the signature
+// as cosign does: a layer appended to the image tagged sha256-HEX.sig (the
+// image is created if there is none).
+func Sign(ctx context.Context, loc referrers.Location, d v1.Hash, signer sigsig.Signer, opts SignOptions) (*Signed, error) {
+	body, err := Payload(d, opts.Identity, opts.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := signer.SignMessage(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("sign %s: %w", d, err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(sig)
+	tag := Tag(d)
+	base, err := existing(ctx, loc, tag)
+	if err != nil {
+		return nil, err
+	}
+	layer := static.NewLayer(body, SimpleSigningMediaType)
+	img, err := mutate.Append(base, mutate.Addendum{
+		Layer:       layer,
+		MediaType:   SimpleSigningMediaType,
+		Annotations: map[string]string{AnnotationSignature: b64},
+	})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return nil, err
+	}
+	h, size, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	m := &referrers.Manifest{Descriptor: v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: size}, Image: img}
+	if err := loc.Write(ctx, m, tag); err != nil {
+		return nil, fmt.Errorf("store the signature of %s: %w", d, err)
+	}
+	return &Signed{Digest: d.String(), Tag: tag, Location: loc.String(), Signature: b64}, nil
+}
+
+// existing is the signature image at tag, or a new empty one, OCI-typed.
+func existing(ctx context.Context, loc referrers.Location, tag string) (v1.Image, error) {
+	desc, err := loc.Resolve(ctx, tag)
+	if errors.Is(err, referrers.ErrNotFound) {
+		img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+		return mutate.ConfigMediaType(img, types.OCIConfigJSON), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := loc.Open(ctx, desc.Digest)
+	if err != nil {
+		return nil, err
+	}
+	if m.Image == nil {
+		return nil, fmt.Errorf("%s at %s: an index, not a signature image", tag, loc)
+	}
+	return m.Image, nil
+}
+
+// Verified says which signature verified.
+type Verified struct {
+	// Digest is the verified manifest's.
+	Digest string `json:"digest"`
+	// Key names the key that verified it.
+	Key string `json:"key"`
+	// Identity is the docker-reference the payload claims.
+	Identity string `json:"identity"`
+	// Tag and Location are where the signature was found.
+	Tag      string `json:"tag"`
+	Location string `json:"location"`
+}
+
+// Verifier checks that a manifest is signed. KeyVerifier checks with
+// public keys; a keyless verifier (certificates, a transparency log) can
+// implement it too.
+type Verifier interface {
+	Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error)
+}
+
+// KeyVerifier accepts a manifest signed by any one of Keys. It is a
+// source.Verifier too: set it as source.Options.Verify to check every
+// add-on before it is read.
+type KeyVerifier struct {
+	Keys []Key
+}
+
+var _ source.Verifier = (*KeyVerifier)(nil)
+
+// VerifyArtifact verifies the artifact's manifest digest where it was
+// read from.
+func (v *KeyVerifier) VerifyArtifact(ctx context.Context, a *source.Artifact, opts source.Options) error {
+	st, repo, ref := a.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
+	if err != nil {
+		return fmt.Errorf("%w: %w", source.ErrNotVerifiable, err)
+	}
+	_, err = v.Verify(ctx, loc, a.Digest)
+	return err
+}
+
+// Verify finds the signatures of d at loc (the image tagged
+// sha256-HEX.sig) and returns the first that one of the keys verifies and
+// whose payload names d. No signature is an error wrapping
+// ErrNoSignature; signatures that all fail, one wrapping ErrBadSignature.
+func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error) {
+	if len(v.Keys) == 0 {
+		return nil, fmt.Errorf("verify %s: %w: no key given", d, ErrBadKey)
+	}
+	tag := Tag(d)
+	desc, err := loc.Resolve(ctx, tag)
+	if errors.Is(err, referrers.ErrNotFound) {
+		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it)", loc, d, ErrNoSignature, tag)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: look up the signature: %w", loc, d, err)
+	}
+	m, err := loc.Open(ctx, desc.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
+	}
+	if m.Image == nil {
+		return nil, fmt.Errorf("%s@%s: %w: %s is an index, not a signature image", loc, d, ErrBadSignature, tag)
+	}
+	man, err := m.Image.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
+	}
+	if len(man.Layers) > MaxSignatures {
+		return nil, fmt.Errorf("%s@%s: %w: %s holds %d signatures, over %d", loc, d, ErrBadSignature, tag, len(man.Layers), MaxSignatures)
+	}
+	var why []string
+	for i, l := range man.Layers {
+		if l.MediaType != SimpleSigningMediaType {
+			continue
+		}
+		body, err := readPayload(m.Image, l)
+		if err != nil {
+			why = append(why, fmt.Sprintf("signature %d: %v", i+1, err))
+			continue
+		}
+		p, k, err := v.check(body, l.Annotations[AnnotationSignature], d)
+		if err != nil {
+			why = append(why, fmt.Sprintf("signature %d%v", i+1, err))
+			continue
+		}
+		return &Verified{Digest: d.String(), Key: k.Name, Identity: p.Critical.Identity.DockerReference, Tag: tag, Location: loc.String()}, nil
+	}
+	if len(why) == 0 {
+		why = append(why, "it holds no cosign signature layer")
+	}
+	return nil, fmt.Errorf("%s@%s: %w: %s", loc, d, ErrBadSignature, strings.Join(why, "; "))
+}
+
+// check verifies one signature layer: the base64 signature sigB64 of the
+// payload body, by one of the keys, of a payload naming d. Its errors
+// read after "signature N".
+func (v *KeyVerifier) check(body []byte, sigB64 string, d v1.Hash) (*payload.SimpleContainerImage, Key, error) {
+	sig, err := base64.StdEncoding.DecodeString(sigB64)
+	if err != nil || len(sig) == 0 {
+		return nil, Key{}, fmt.Errorf(": no base64 %s annotation", AnnotationSignature)
+	}
+	for _, k := range v.Keys {
+		if err := k.Verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
+			continue
+		}
+		var p payload.SimpleContainerImage
+		if err := json.Unmarshal(body, &p); err != nil {
+			return nil, k, fmt.Errorf(" (key %s): payload: %w", k.Name, err)
+		}
+		if p.Critical.Type != payload.CosignSignatureType {
+			return nil, k, fmt.Errorf(" (key %s): payload type %q", k.Name, p.Critical.Type)
+		}
+		if p.Critical.Image.DockerManifestDigest != d.String() {
+			return nil, k, fmt.Errorf(" (key %s) signs another manifest, %s", k.Name, p.Critical.Image.DockerManifestDigest)
+		}
+		return &p, k, nil
+	}
+	return nil, Key{}, fmt.Errorf(": not made by %s", keyNames(v.Keys))
+}
+
+func keyNames(keys []Key) string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	if len(names) == 1 {
+		return "the key " + names[0]
+	}
+	return "any of the keys " + strings.Join(names, ", ")
+}
+
+// readPayload reads a signature layer's bytes, capped and checked against
+// the layer's digest.
+func readPayload(img v1.Image, l v1.Descriptor) ([]byte, error) {
+	if l.Size < 0 || l.Size > MaxPayloadSize {
+		return nil, fmt.Errorf("payload of %d bytes, over %d", l.Size, MaxPayloadSize)
+	}
+	layer, err := img.LayerByDigest(l.Digest)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := layer.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	body, err := io.ReadAll(io.LimitReader(rc, MaxPayloadSize+1))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	if int64(len(body)) != l.Size || l.Digest.Algorithm != "sha256" || hex.EncodeToString(sum[:]) != l.Digest.Hex {
+		return nil, fmt.Errorf("payload does not match its digest %s", l.Digest)
+	}
+	return body, nil
+}

@@ -1,0 +1,76 @@
+package source_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// A layout named without a tag opens its one add-on even when what refers
+// to it travels beside it: an SBOM with a subject, cosign's .sig tag.
+// Two add-ons are still ambiguous.
+func TestOpenLayoutBesideReferrers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addon, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.WriteImage(ctx, addon, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := partial.Descriptor(addon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
+		mutate.Addendum{Layer: static.NewLayer([]byte("{}"), "application/json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, mutate.Subject(sbom, *sub).(v1.Image), nil); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := random.Image(32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, sig, nil, strings.Replace(d.Digest.String(), ":", "-", 1)+".sig"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := source.Open(ctx, source.Ref{Kind: source.KindLayout, Path: dir}, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if a.Digest != d.Digest {
+		t.Errorf("opened %s, want the add-on %s", a.Digest, d.Digest)
+	}
+
+	other, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := source.Open(ctx, source.Ref{Kind: source.KindLayout, Path: dir}, source.Options{}); err == nil || !strings.Contains(err.Error(), "holds 2 manifests") {
+		t.Errorf("two add-ons: err = %v, want \"holds 2 manifests\"", err)
+	}
+}

@@ -1,0 +1,100 @@
+package source
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+)
+
+// ErrNotVerifiable marks a source that Options.Verify cannot check: a
+// folder, an http download or a git tree (no manifest digest), or a
+// docker-archive (no place for signatures).
+var ErrNotVerifiable = errors.New("cannot verify a signature")
+
+// Verifier checks an opened artifact before any of its layers is read:
+// that its manifest digest (Artifact.Digest) is signed. pkg/signature
+// implements it with public keys; other kinds of verification (keyless)
+// can be added behind the same interface.
+type Verifier interface {
+	VerifyArtifact(ctx context.Context, a *Artifact, opts Options) error
+}
+
+// Layout is the OCI image layout the artifact was read from (the local
+// store, an oci: directory, an oci-archive's contents), where its
+// signatures and referrers are too; nil for a registry or a
+// docker-archive.
+func (a *Artifact) Layout() *layout.Store { return a.store }
+
+// Beside says where what refers to the artifact lives (package
+// referrers): the layout it was read from, with, in the local store, the
+// repository its tags are prefixed with; or, for a registry, the
+// reference it was read under. A docker-archive has none of them.
+func (a *Artifact) Beside() (st *layout.Store, repo, registryRef string) {
+	if a.store != nil {
+		switch a.Ref.Kind {
+		case KindStore, KindRegistry:
+			return a.store, a.Repository(), ""
+		}
+		return a.store, "", ""
+	}
+	if a.Ref.Kind == KindRegistry {
+		return nil, "", a.Ref.Name
+	}
+	return nil, "", ""
+}
+
+func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
+	if opts.Verify == nil {
+		return nil
+	}
+	if a.Ref.Kind == KindDockerArchive {
+		return fmt.Errorf("%s: %w: a docker-archive holds no signatures", a.Ref, ErrNotVerifiable)
+	}
+	return opts.Verify.VerifyArtifact(ctx, a, opts)
+}
+
+// withoutReferrers drops from a layout's entries those that refer to
+// another manifest: cosign's sha256-HEX.sig, .att and .sbom tags and the
+// sha256-HEX fallback tag (by ref name), and manifests with a subject.
+// An entry whose manifest cannot be read is kept (opening it will say
+// why).
+func withoutReferrers(st *layout.Store, entries []v1.Descriptor) []v1.Descriptor {
+	var out []v1.Descriptor
+	for _, e := range entries {
+		if mediatypes.IsReferrerTag(e.Annotations[mediatypes.AnnotationRefName]) {
+			continue
+		}
+		if hasSubject(st, e) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func hasSubject(st *layout.Store, d v1.Descriptor) bool {
+	var raw []byte
+	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
+		idx, err := st.Index(d)
+		if err != nil {
+			return false
+		}
+		raw, _ = idx.RawManifest()
+	} else {
+		img, err := st.Image(d)
+		if err != nil {
+			return false
+		}
+		raw, _ = img.RawManifest()
+	}
+	var doc struct {
+		Subject *v1.Descriptor `json:"subject"`
+	}
+	return json.Unmarshal(raw, &doc) == nil && doc.Subject != nil
+}
