@@ -97,7 +97,7 @@ func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Op
 			return registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
 		}
 		if got.Digest != a.Digest {
-			return fmt.Errorf("%s: %w: the registry holds %s, not the pushed %s: the manifest changed in transit", dst.Name, registry.ErrDigestMismatch, got.Digest, a.Digest)
+			return fmt.Errorf("%s: %w: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, registry.ErrDigestMismatch, got.Digest, a.Digest)
 		}
 		return nil
 	})
