@@ -1,6 +1,6 @@
 //go:build unix
 
-package build_test
+package folder_test
 
 import "syscall"
 
