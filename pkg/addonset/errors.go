@@ -29,7 +29,7 @@ var (
 	// ErrLockMismatch marks a pinned source that no longer yields what the
 	// lock recorded: a tag that moved, or different content.
 	ErrLockMismatch = errors.New("content differs from the lock")
-	// ErrUnknownMember marks a name (of --update, say) that is not a
+	// ErrUnknownMember marks a name (of an update, say) that is not a
 	// member of the set.
 	ErrUnknownMember = errors.New("unknown member")
 )

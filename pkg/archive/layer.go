@@ -141,7 +141,7 @@ func Compressor(w io.Writer, c mediatypes.Compression) (io.WriteCloser, error) {
 // changing it changes every layer digest.
 const gzipBlockSize = 1 << 20
 
-// ParseCompression checks a --compression value.
+// ParseCompression parses the name of a compression ("gzip", "zstd", "none").
 func ParseCompression(s string) (mediatypes.Compression, error) {
 	switch c := mediatypes.Compression(s); c {
 	case mediatypes.Gzip, mediatypes.Zstd, mediatypes.None:

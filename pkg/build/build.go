@@ -26,7 +26,7 @@ const (
 	FormatArtifact Format = "artifact"
 )
 
-// ParseFormat checks a --format value.
+// ParseFormat parses the name of a form ("image" or "artifact").
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
 	case FormatImage, FormatArtifact:

@@ -152,7 +152,7 @@ func AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.O
 }
 
 // AcceptsArtifact is the package's AcceptsArtifact with this cache, so
-// that a *Cache is the transfer.FormProbe of a push with --format auto.
+// that a *Cache is the transfer.FormProbe of transfer.PushAuto.
 func (c *Cache) AcceptsArtifact(ctx context.Context, repo name.Repository, ropts []remote.Option) (bool, error) {
 	return AcceptsArtifact(ctx, repo, ropts, c)
 }

@@ -5,7 +5,7 @@
 // It pushes small throwaway manifests to scratch tags and deletes them
 // afterwards where the registry allows deletes.
 //
-// Results are cached per registry (Cache), so that `push --format auto`
+// Results are cached per registry (Cache), so that transfer.PushAuto
 // asks a registry once a day, not on every push.
 package doctor
 

@@ -45,7 +45,7 @@ const MaxTagsShown = 10
 
 // Error is a registry failure in addonpkg's words: the reference, what
 // went wrong, and what to do. The registry's own answer is kept as Err
-// (and Detail) for --verbose and for errors.As on go-containerregistry's
+// (and Detail) for a verbose log and for errors.As on go-containerregistry's
 // types; Kind is one of the sentinels above (nil when the failure fits
 // none), matched by errors.Is.
 type Error struct {
@@ -104,7 +104,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool { return e.Kind != nil && target == e.Kind }
 
 // Detail is the underlying error's text, sanitized: what the registry or
-// the network said, for --verbose.
+// the network said, for a verbose log.
 func (e *Error) Detail() string {
 	if e.Err == nil {
 		return ""

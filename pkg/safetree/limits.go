@@ -35,7 +35,7 @@ const (
 )
 
 // A LimitID names the limit a LimitError crossed, so that a caller can
-// say how to raise it (the command line maps each to its --max-ID flag;
+// say how to raise it (the command line maps each to its flag;
 // a library caller to its Limits field) without parsing the message.
 type LimitID string
 

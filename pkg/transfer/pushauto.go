@@ -77,7 +77,7 @@ func extraAnnotations(ann map[string]string) map[string]string {
 	return out
 }
 
-// Push formats of `push --format`.
+// Push formats: what PushAuto is asked to do with an artifact.
 const (
 	// FormatKeep pushes the add-on as it is.
 	FormatKeep = "keep"
@@ -86,7 +86,7 @@ const (
 	FormatAuto = "auto"
 )
 
-// ParsePushFormat checks a --format value of push.
+// ParsePushFormat parses the name of a push format.
 func ParsePushFormat(s string) (string, error) {
 	switch s {
 	case FormatKeep, FormatAuto:
