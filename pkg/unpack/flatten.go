@@ -136,7 +136,7 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		ahead.release(e.held)
+		ahead.release(e.held, e.cur)
 		if e.end {
 			if e.err != nil {
 				return e.err

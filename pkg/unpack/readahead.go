@@ -59,8 +59,11 @@ type layerEntry struct {
 	// tooBig marks a regular file over MaxFileBytes, not read: an error
 	// only if the merge keeps it.
 	tooBig bool
-	// held is what the entry counts against the read-ahead budget.
+	// held is what the entry counts against the read-ahead budget, or,
+	// when cur is set, against the layer being merged's own (with a spill
+	// directory only).
 	held int64
+	cur  bool
 	// end marks the layer's last message; err is its outcome.
 	end bool
 	err error
@@ -72,6 +75,7 @@ type readAhead struct {
 	cond     sync.Cond
 	current  int // the layer being merged
 	pending  int64
+	curHeld  int64 // bytes of the layer being merged sent and not merged yet, when spilling
 	stopped  bool
 	spilling bool // past the budget, readers spill to disk: they never wait
 }
@@ -103,21 +107,28 @@ func (r *readAhead) acquire(layer int, n int64) (int64, bool) {
 
 // tryAcquire is acquire without the wait: ok is false when the bytes
 // are not free now (or the merge has stopped), and nothing is reserved.
-func (r *readAhead) tryAcquire(layer int, n int64) (held int64, ok bool) {
+//
+// The layer being merged has a budget of its own, the same size: when the
+// merge falls behind (the writer is slower than the readers), what its
+// reader sends ahead goes to disk too. cur reports that budget.
+func (r *readAhead) tryAcquire(layer int, n int64) (held int64, cur, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case r.stopped:
-		return 0, false
+		return 0, false, false
+	case layer == r.current && r.curHeld > 0 && r.curHeld+n > r.budget():
+		return 0, false, false
 	case layer == r.current:
-		return 0, true
+		r.curHeld += n
+		return n, true, true
 	case r.pending+n > r.budget():
 		// No entry over the budget: the reader spills it, and the merge
 		// still progresses.
-		return 0, false
+		return 0, false, false
 	}
 	r.pending += n
-	return n, true
+	return n, false, true
 }
 
 // budget is what lower layers may hold in memory: readAheadBudget, or
@@ -129,12 +140,16 @@ func (r *readAhead) budget() int64 {
 	return readAheadBudget
 }
 
-func (r *readAhead) release(n int64) {
+func (r *readAhead) release(n int64, cur bool) {
 	if n == 0 {
 		return
 	}
 	r.mu.Lock()
-	r.pending -= n
+	if cur {
+		r.curHeld -= n
+	} else {
+		r.pending -= n
+	}
 	r.mu.Unlock()
 	r.cond.Broadcast()
 }
@@ -207,7 +222,7 @@ func (r *layerReader) send(ctx context.Context, e layerEntry) error {
 	case r.out <- e:
 		return nil
 	case <-ctx.Done():
-		r.ahead.release(e.held)
+		r.ahead.release(e.held, e.cur)
 		return ctx.Err()
 	}
 }
@@ -320,9 +335,9 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			return r.spillEntry(ctx, tr, e)
 		case hdr.Size > 0:
 			var held int64
-			ok := true
+			cur, ok := false, true
 			if f.spillDir != "" {
-				if held, ok = r.ahead.tryAcquire(ls.index, hdr.Size); !ok {
+				if held, cur, ok = r.ahead.tryAcquire(ls.index, hdr.Size); !ok {
 					// No room in memory: to disk, at no cost in memory.
 					return r.spillEntry(ctx, tr, e)
 				}
@@ -332,10 +347,10 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			if !ok {
 				return context.Canceled
 			}
-			e.held = held
+			e.held, e.cur = held, cur
 			e.data, err = readExactly(tr, hdr.Size, r.alloc)
 			if err != nil {
-				r.ahead.release(held)
+				r.ahead.release(held, cur)
 				var le *LimitError
 				if errors.As(err, &le) {
 					return le
