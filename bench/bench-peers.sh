@@ -56,7 +56,7 @@ median() { sort -n | awk '{a[NR]=$1} END{ if(NR==0){print "NaN"} else if(NR%2){p
 op() {
   local id="$1" cat="$2" check="$3" title="$4" inb="$5" cmd="$6" prep="${7:-}"
   [[ "$id" =~ $OPS ]] || return 0
-  local n="$RUNS"; [[ "$S" == large ]] && n="$RUNS_LARGE"
+  local n="$RUNS"; [[ "$S" == large || "$S" == bomb || "$S" == huge ]] && n="$RUNS_LARGE"
   local status="-" walls=() i tf log load
   printf '  %-28s' "$id"
   # the exact command (and untimed prep) of this op, for the report; once per op id
@@ -222,6 +222,47 @@ for S in $SIZES; do
        "DST=\"\$REG/push-addonpkg-bp-\$S-\$BENCH_ID-\$RUN:v1\"; $ADDONPKG_BUILD_CMD && $ADDONPKG_PUSH_CMD"
   fi
 done
+
+# ---------------------------------------------------------------- adversarial inputs (memory rows)
+# Only addonpkg rows, from OCI layouts that make-images.sh writes with tools/adversarial:
+#   bomb  1 gzip layer, 40 files of 128 MiB of zeros under addon/ (5 GiB in 5 MB): every
+#         mode must refuse it at the add-on size limit (512 MiB), in constant memory. The
+#         command succeeds only when addonpkg exits non-zero with that limit's message.
+#   huge  a 1 GiB add-on of 16,384 files of 64 KiB, 4 gzip layers; unpacked with
+#         --max-addon-bytes 2 GiB. `addonpkg build` has no limit flags: it refuses the tree
+#         at its 512 MiB default, which is what its row measures.
+# ADVERSARIAL=0 leaves them out.
+if [[ -n "${ADDONPKG:-}" && "${ADVERSARIAL:-1}" == 1 ]]; then
+  AP='ADDONPKG_HOME="$TMPDIR/home" "$ADDONPKG"'
+  refused() { # CMD: succeeds only when CMD fails with the add-on size limit's message
+    printf 'if %s 2> "$TMPDIR/err"; then echo "not refused"; exit 1; fi; grep -q "add-on size limit" "$TMPDIR/err" || { cat "$TMPDIR/err"; exit 1; }' "$1"
+  }
+  for S in bomb huge; do
+    export S W="$WORK_DIR/$S"
+    [[ -f "$W/layout/index.json" ]] || { echo "missing $W/layout; run bench/make-images.sh (ADVERSARIAL=1)" >&2; continue; }
+    mapfile -t ADVB < <(layout_blobs "$W/layout")
+    ADV_BYTES=$(blobsum "${ADVB[@]}")
+    ADV_FILES=$(find "$W/tree/addon" -type f | wc -l)
+    ADV_ADDON=$(find "$W/tree/addon" -type f -printf '%s\n' | awk '{t+=$1} END{printf "%.0f", t}')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$S" "$ADV_FILES" "$ADV_ADDON" "$ADV_BYTES" "" "" "" >> "$TSV/datasets.tsv"
+    echo "=== $S (adversarial: $ADV_FILES files, $((ADV_ADDON / 1000000)) MB add-on; layout $((ADV_BYTES / 1000000)) MB)"
+    if [[ "$S" == bomb ]]; then
+      op addonpkg-unpack-layout extract - "addonpkg unpack LAYOUT -o DIR, refused at the add-on size limit" "$ADV_BYTES" \
+         "$(refused "$AP"' unpack "oci:$W/layout:bomb" -o "$OUT/out"')"
+      op addonpkg-unpack-stdout extract - "addonpkg unpack LAYOUT > /dev/null, refused at the add-on size limit" "$ADV_BYTES" \
+         "$(refused "$AP"' unpack "oci:$W/layout:bomb" > /dev/null')"
+      op addonpkg-build push - "addonpkg build DIR -t REF (sparse files), refused at the add-on size limit" "$ADV_BYTES" \
+         "$(refused "$AP"' build "$W/tree/addon" -t bomb:1')"
+    else
+      op addonpkg-unpack-layout extract - "addonpkg unpack LAYOUT -o DIR --max-addon-bytes 2 GiB" "$ADV_BYTES" \
+         "$AP"' unpack "oci:$W/layout:huge" -o "$OUT/out" --max-addon-bytes 2147483648 && test "$(find "$OUT/out" -type f | wc -l)" = 16384'
+      op addonpkg-unpack-stdout extract - "addonpkg unpack LAYOUT > /dev/null --max-addon-bytes 2 GiB" "$ADV_BYTES" \
+         "$AP"' unpack "oci:$W/layout:huge" --max-addon-bytes 2147483648 > /dev/null'
+      op addonpkg-build push - "addonpkg build DIR -t REF, refused at its 512 MiB add-on size limit (no flag raises it)" "$ADV_BYTES" \
+         "$(refused "$AP"' build "$W/tree/addon" -t huge:1')"
+    fi
+  done
+fi
 
 { "$REPORT" -in "$TSV"
 } > "$RESULTS.tmp" && mv "$RESULTS.tmp" "$RESULTS"

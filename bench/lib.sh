@@ -22,7 +22,7 @@ REPORT="$PEERS_BIN/report"
 # `go test ./...` never compile it.
 build_tools() {
   local t
-  for t in gen report benchdoc; do
+  for t in gen report benchdoc adversarial; do
     if [[ ! -x "$PEERS_BIN/$t" || -n "$(find "$HERE/tools/$t" "$HERE/tools/go.mod" -newer "$PEERS_BIN/$t")" ]]; then
       mkdir -p "$PEERS_BIN"; (cd "$HERE/tools" && "$GO" build -trimpath -o "$PEERS_BIN/$t" "./$t")
     fi

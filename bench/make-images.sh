@@ -78,3 +78,13 @@ for S in $SIZES; do
   done
   jq -c '{final_addon_files, final_addon_bytes, modified, deleted}' "$W/src/stats.json"
 done
+
+# the adversarial inputs of the memory rows (bench-peers.sh): OCI layouts only, no registry
+if [[ "${ADVERSARIAL:-1}" == 1 ]]; then
+  for K in bomb huge; do
+    if [[ ! -f "$WORK_DIR/$K/layout/index.json" ]]; then
+      echo "=== $K (adversarial)"
+      "$PEERS_BIN/adversarial" -kind "$K" -out "$WORK_DIR/$K"
+    fi
+  done
+fi

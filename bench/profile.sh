@@ -69,7 +69,7 @@ run_profile() { # name mode src [extra args]
   local name="$1" mode="$2" src="$3"; shift 3
   rm -rf "$SCR/$name"; mkdir -p "$SCR/$name"
   "$PEERS_BIN/profile" -mode "$mode" -src "$src" -store "$SCR/$name/home" "$@" \
-     -cpuprofile "$P/$name.cpu.prof" -memprofile "$P/$name.alloc.prof" | tee "$P/$name.txt"
+     -cpuprofile "$P/$name.cpu.prof" -memprofile "$P/$name.alloc.prof" -peakprofile "$P/$name.peak.prof" | tee "$P/$name.txt"
   if [[ "$mode" == unpack ]]; then
     diff -r "$EXP/addon/" "$SCR/$name/out/" > "$P/$name.diff" 2>&1 && echo "tree ✔" >> "$P/$name.txt" \
       || echo "tree ✘ ($(wc -l < "$P/$name.diff") diff lines, $P/$name.diff)" >> "$P/$name.txt"
@@ -97,10 +97,11 @@ fi
   echo
   echo "### \`addonpkg unpack $R:docker-gz -o DIR\` ($S)"
   echo
-  echo "$(head -1 "$P/unpack-gz.txt"); $(tail -1 "$P/unpack-gz.txt")."
+  echo "$(head -1 "$P/unpack-gz.txt"); $(grep -h "heap peak" "$P/unpack-gz.txt"); $(tail -1 "$P/unpack-gz.txt")."
   top "CPU, top $NODES by flat time:" "$P/unpack-gz.cpu.prof"
   top "CPU, top $NODES by cumulative time:" "$P/unpack-gz.cpu.prof" -cum
   top "Allocations (alloc_space), top $NODES:" "$P/unpack-gz.alloc.prof" -sample_index=alloc_space
+  top "Heap in use at the GC before the largest heap seen (inuse_space), top $NODES:" "$P/unpack-gz.peak.prof" -sample_index=inuse_space
   echo
   echo "### \`addonpkg unpack $R:addonpkg-artifact -o DIR\` ($S)"
   echo
@@ -109,10 +110,11 @@ fi
   echo
   echo "### \`addonpkg build \$EXP/rootfs/addon -t NAME\` ($S)"
   echo
-  echo "$(head -1 "$P/build.txt")."
+  echo "$(head -1 "$P/build.txt"); $(grep -h "heap peak" "$P/build.txt")."
   top "CPU, top $NODES by flat time:" "$P/build.cpu.prof"
   top "CPU, top $NODES by cumulative time:" "$P/build.cpu.prof" -cum
   top "Allocations (alloc_space), top $NODES:" "$P/build.alloc.prof" -sample_index=alloc_space
+  top "Heap in use at the GC before the largest heap seen (inuse_space), top $NODES:" "$P/build.peak.prof" -sample_index=inuse_space
   echo
   echo "### \`go test -bench BenchmarkUnpackLarge ./pkg/unpack/\` (in-memory image, 20,000 files; -benchtime $BENCHTIME)"
   echo

@@ -32,6 +32,7 @@ func main() {
 	store := flag.String("store", "", "store directory (ADDONPKG_HOME); must be fresh")
 	cpu := flag.String("cpuprofile", "", "CPU profile file")
 	mem := flag.String("memprofile", "", "allocation profile file")
+	peak := flag.String("peakprofile", "", "heap profile (in use) taken when the heap was at its largest")
 	flag.Parse()
 	if *mem != "" {
 		runtime.MemProfileRate = 64 << 10 // the large buffers are what matters
@@ -45,6 +46,10 @@ func main() {
 		check(err)
 		check(pprof.StartCPUProfile(f))
 	}
+	if *peak != "" {
+		stop := watchPeak(*peak)
+		defer stop()
+	}
 	start := time.Now()
 	phase := ""
 	ctx := context.Background()
@@ -56,7 +61,9 @@ func main() {
 		check(err)
 		w, err := output.NewWriter(*out)
 		check(err)
-		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{Sink: w, SinkOnly: true})
+		spill, err := w.SpillDir()
+		check(err)
+		ad, err := source.Unpack(ctx, ref, source.Options{Store: st, Pull: source.PullMissing}, unpack.Options{Sink: w, SinkOnly: true, SpillDir: spill})
 		check(err)
 		if os.Getenv("PROFILE_LIVE") != "" {
 			var m runtime.MemStats
@@ -99,6 +106,43 @@ func main() {
 		float64(after.HeapAlloc)/(1<<20), float64(after.HeapInuse)/(1<<20))
 	fmt.Printf("%s %s: %.2fs wall%s, %.0f MiB allocated in total, %d GC cycles, %.0f MiB heap in use at the end\n",
 		*mode, *src, wall.Seconds(), phase, float64(ms.TotalAlloc)/(1<<20), ms.NumGC, float64(ms.HeapInuse)/(1<<20))
+}
+
+// watchPeak samples the heap every few milliseconds and writes an in-use
+// heap profile to file each time it finds the heap larger than before
+// (at most every 50 ms), so that the profile shows what the peak held.
+// stop ends the sampling and reports the peak.
+func watchPeak(file string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var top uint64
+	go func() {
+		defer close(finished)
+		var last time.Time
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc <= top || time.Since(last) < 50*time.Millisecond {
+				top = max(top, ms.HeapAlloc)
+				continue
+			}
+			top, last = ms.HeapAlloc, time.Now()
+			f, err := os.Create(file)
+			check(err)
+			check(pprof.Lookup("heap").WriteTo(f, 0))
+			check(f.Close())
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		fmt.Printf("heap peak (sampled): %.0f MiB\n", float64(top)/(1<<20))
+	}
 }
 
 func check(err error) {

@@ -437,12 +437,20 @@ func (n *node) read() ([]byte, error) {
 	if n.disk == "" {
 		return n.data, nil
 	}
-	b, err := os.ReadFile(n.disk)
+	f, err := os.Open(n.disk)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) != n.size {
-		return nil, fmt.Errorf("%s changed on disk: %d bytes, %d expected", n.disk, len(b), n.size)
+	defer f.Close()
+	// Exactly the size it had: a tree read whole from disk (a render of a
+	// spilled unpack) holds every byte of it, none more.
+	b := make([]byte, n.size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s changed on disk: %w", n.disk, err)
+	}
+	var one [1]byte
+	if m, _ := f.Read(one[:]); m != 0 {
+		return nil, fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
 	}
 	return b, nil
 }

@@ -66,7 +66,7 @@ type Writer struct {
 // maxQueued bounds the bytes WriteFile holds for the writers: past it,
 // WriteFile waits, so a reader faster than the disk cannot pile the tree
 // up in memory.
-const maxQueued = 32 << 20
+const maxQueued = 8 << 20
 
 type copyJob struct {
 	name, src string

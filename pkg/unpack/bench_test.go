@@ -3,8 +3,12 @@ package unpack_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -14,6 +18,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -72,3 +77,70 @@ func benchUnpack(b *testing.B, n, size int) {
 func BenchmarkUnpackSmall(b *testing.B)  { benchUnpack(b, 50, 4<<10) }
 func BenchmarkUnpackMedium(b *testing.B) { benchUnpack(b, 2000, 10<<10) }
 func BenchmarkUnpackLarge(b *testing.B)  { benchUnpack(b, 20000, 10<<10) }
+
+// benchUnpackToDir unpacks img as `addonpkg unpack -o` does (output.Writer
+// as a DiskSink, SinkOnly, its spill directory) on every iteration, and
+// reports, besides the allocations, the largest heap seen while it ran
+// (peak-heap-MiB): the memory-critical path, whose heap must not grow
+// with the add-on or its files.
+func benchUnpackToDir(b *testing.B, img v1.Image) {
+	dir := b.TempDir()
+	b.ReportAllocs()
+	runtime.GC() // what making the image left behind is not the unpack's
+	stop := watchHeap()
+	i := 0
+	for b.Loop() {
+		i++
+		w, err := output.NewWriter(filepath.Join(dir, fmt.Sprint(i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		spill, err := w.SpillDir()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ad, err := unpack.Image(context.Background(), img, unpack.Options{Sink: w, SinkOnly: true, SpillDir: spill})
+		if err != nil {
+			w.Abort()
+			b.Fatal(err)
+		}
+		if err := w.Commit(ad.FS); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MiB")
+}
+
+// watchHeap samples the heap's objects (live and not yet swept) every
+// millisecond until the returned function is called, which reports the
+// largest.
+func watchHeap() func() uint64 {
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var top uint64
+		for {
+			metrics.Read(s)
+			top = max(top, s[0].Value.Uint64())
+			select {
+			case <-done:
+				peak <- top
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-peak }
+}
+
+// BenchmarkUnpackLargeToDir is BenchmarkUnpackLarge written to disk as
+// `unpack -o` does: 20,000 files of 10 KiB in four layers.
+func BenchmarkUnpackLargeToDir(b *testing.B) { benchUnpackToDir(b, benchImage(b, 20000, 10<<10)) }
+
+// BenchmarkUnpackBigFileToDir unpacks an add-on with a 64 MiB file to
+// disk: the file streams to the spill directory and is moved into place,
+// so the heap stays far below its size.
+func BenchmarkUnpackBigFileToDir(b *testing.B) {
+	benchUnpackToDir(b, imageOf(b, imageOpts{}, zeroFileLayer(b, 64<<20)))
+}

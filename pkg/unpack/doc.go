@@ -6,10 +6,14 @@
 // directories), merged top layer first, so content that an upper layer
 // deletes is never kept. Layers are read in parallel: readers of lower
 // layers run ahead of the merge, holding at most 32 MiB of entries it has
-// not reached yet. Entries outside the content directory are streamed past
-// and only counted. With Options.Sink, kept files go to the sink as soon
-// as they are final (output.Writer writes them to disk), and SinkOnly lets
-// the tree keep only their sizes and digests. Every blob is verified as it is read, DiffIDs are
+// not reached yet (8 MiB with Options.SpillDir, past which they write
+// what they read ahead there instead of waiting). Entries outside the
+// content directory are streamed past and only counted. With
+// Options.Sink, kept files go to the sink as soon as they are final
+// (output.Writer writes them to disk), and SinkOnly lets the tree keep
+// only their sizes and digests: with a DiskSink and a SpillDir too, an
+// unpack's memory holds the tree's shape, not its bytes, whatever the
+// size of the add-on, its files or its layers. Every blob is verified as it is read, DiffIDs are
 // checked against the config, and limits stop hostile images (bombs,
 // path tricks, escaping links) with typed errors.
 //

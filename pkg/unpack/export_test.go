@@ -6,3 +6,11 @@ func SetReadAheadBudget(n int64) (restore func()) {
 	readAheadBudget = n
 	return func() { readAheadBudget = old }
 }
+
+// SetShadowMemBytes lets tests send every hidden file held for hard links
+// to the spill directory.
+func SetShadowMemBytes(n int64) (restore func()) {
+	old := shadowMemBytes
+	shadowMemBytes = n
+	return func() { shadowMemBytes = old }
+}

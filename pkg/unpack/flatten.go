@@ -74,7 +74,7 @@ func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
 // layer, top first, and merges their entries one layer at a time.
 func (f *flattener) apply(ctx context.Context, layers []layerSource) (*memfs.FS, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	ahead := newReadAhead(layers[len(layers)-1].index)
+	ahead := newReadAhead(layers[len(layers)-1].index, f.spillDir != "")
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
@@ -136,7 +136,7 @@ func (f *flattener) mergeLayer(ctx context.Context, ls layerSource, in <-chan la
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		ahead.release(e.held)
+		ahead.release(e.held, e.cur)
 		if e.end {
 			if e.err != nil {
 				return e.err
@@ -358,11 +358,15 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		switch {
 		case src == "":
 			// A hidden file of this layer, held for links like this one.
-			werr = f.keepFile(tp, hid.data, hid.spill, hid.size, hid.mode, hid.sum)
-			if hid.spill != "" {
-				// Its file on disk now belongs to tp.
-				delete(f.shadowed, hid.name)
+			spilled := hid.spill
+			if spilled != "" {
+				// tp gets a file of its own (the tree or the sink may move
+				// it); the hidden one stays for more links.
+				if spilled, err = linkSpill(f.spillDir, hid.spill); err != nil {
+					return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: err.Error(), Err: ErrUnsafeEntry}
+				}
 			}
+			werr = f.keepFile(tp, hid.data, spilled, hid.size, hid.mode, hid.sum)
 		default:
 			mode, _ := f.b.Lookup(src)
 			if werr = f.b.CopyFile(src, tp, mode); werr == nil && f.sink != nil {
@@ -442,7 +446,11 @@ func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error
 }
 
 // maxShadowBytes bounds the hidden bytes held per layer for hardlinks.
+// With a spill directory, only shadowMemBytes of them stay in memory and
+// the rest go there, without a bound but the image's own limits.
 const maxShadowBytes = 64 << 20
+
+var shadowMemBytes int64 = 4 << 20 // a variable for tests
 
 // shadow holds, until this layer is done, the bytes of a regular file
 // that an upper layer hid: a hardlink later in this layer may still name
@@ -451,15 +459,32 @@ const maxShadowBytes = 64 << 20
 // hardlink to one of those is refused.
 func (f *flattener) shadow(e layerEntry, tp string) error {
 	mode := archive.NormalMode(fs.FileMode(e.hdr.Mode))
+	if old, ok := f.shadowed[tp]; ok && old.spill != "" {
+		os.Remove(old.spill) // the same path hidden twice: the later wins
+	}
 	if e.spill != "" {
 		// On disk already: held at no cost in memory.
 		f.shadowed[tp] = shadowFile{name: tp, spill: e.spill, size: e.hdr.Size, sum: e.sum, mode: mode}
 		return nil
 	}
-	if e.data == nil || f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
+	if e.data == nil {
 		return nil
 	}
-	f.shadowed[tp] = shadowFile{name: tp, data: e.data, size: int64(len(e.data)), sum: e.sum, mode: mode}
+	if f.spillDir != "" && f.shadowBytes+int64(len(e.data)) > shadowMemBytes {
+		name, err := spillBytes(f.spillDir, e.data)
+		if err != nil {
+			return fmt.Errorf("hold %s: %w", sanitize(tp), err)
+		}
+		f.shadowed[tp] = shadowFile{name: tp, spill: name, size: int64(len(e.data)), sum: e.sum, mode: mode}
+		return nil
+	}
+	if f.shadowBytes+int64(len(e.data)) > maxShadowBytes {
+		return nil
+	}
+	// A copy: a small file's bytes share a slab with the files read next
+	// to it, which are written and let go long before this layer ends.
+	data := append([]byte(nil), e.data...)
+	f.shadowed[tp] = shadowFile{name: tp, data: data, size: int64(len(e.data)), sum: e.sum, mode: mode}
 	f.shadowBytes += int64(len(e.data))
 	return nil
 }

@@ -32,7 +32,15 @@ import (
 // so it is held only up to readAheadBudget bytes in all; past that, the
 // lower readers wait for the merge to reach them. The layer being merged
 // never waits, so the merge always progresses.
+//
+// With a spill directory (Options.SpillDir) the lower readers never wait:
+// past spillBudget, what they read ahead goes to a file there, so the
+// layers are read at full speed and memory stays flat whatever the size
+// of the layers below.
 var readAheadBudget int64 = 32 << 20 // a variable for tests
+
+// spillBudget is the read-ahead held in memory when the rest can spill.
+const spillBudget = 8 << 20
 
 const (
 	// maxLayerReaders bounds the layers read at once (and so the registry
@@ -52,8 +60,11 @@ type layerEntry struct {
 	// tooBig marks a regular file over MaxFileBytes, not read: an error
 	// only if the merge keeps it.
 	tooBig bool
-	// held is what the entry counts against the read-ahead budget.
+	// held is what the entry counts against the read-ahead budget, or,
+	// when cur is set, against the layer being merged's own (with a spill
+	// directory only).
 	held int64
+	cur  bool
 	// end marks the layer's last message; err is its outcome.
 	end bool
 	err error
@@ -61,15 +72,17 @@ type layerEntry struct {
 
 // readAhead is the byte budget that lower layers' readers share.
 type readAhead struct {
-	mu      sync.Mutex
-	cond    sync.Cond
-	current int // the layer being merged
-	pending int64
-	stopped bool
+	mu       sync.Mutex
+	cond     sync.Cond
+	current  int // the layer being merged
+	pending  int64
+	curHeld  int64 // bytes of the layer being merged sent and not merged yet, when spilling
+	stopped  bool
+	spilling bool // past the budget, readers spill to disk: they never wait
 }
 
-func newReadAhead(top int) *readAhead {
-	r := &readAhead{current: top}
+func newReadAhead(top int, spilling bool) *readAhead {
+	r := &readAhead{current: top, spilling: spilling}
 	r.cond.L = &r.mu
 	return r
 }
@@ -80,7 +93,7 @@ func newReadAhead(top int) *readAhead {
 func (r *readAhead) acquire(layer int, n int64) (int64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for !r.stopped && layer != r.current && r.pending > 0 && r.pending+n > readAheadBudget {
+	for !r.stopped && layer != r.current && r.pending > 0 && r.pending+n > r.budget() {
 		r.cond.Wait()
 	}
 	if r.stopped {
@@ -93,12 +106,51 @@ func (r *readAhead) acquire(layer int, n int64) (int64, bool) {
 	return n, true
 }
 
-func (r *readAhead) release(n int64) {
+// tryAcquire is acquire without the wait: ok is false when the bytes
+// are not free now (or the merge has stopped), and nothing is reserved.
+//
+// The layer being merged has a budget of its own, the same size: when the
+// merge falls behind (the writer is slower than the readers), what its
+// reader sends ahead goes to disk too. cur reports that budget.
+func (r *readAhead) tryAcquire(layer int, n int64) (held int64, cur, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.stopped:
+		return 0, false, false
+	case layer == r.current && r.curHeld > 0 && r.curHeld+n > r.budget():
+		return 0, false, false
+	case layer == r.current:
+		r.curHeld += n
+		return n, true, true
+	case r.pending+n > r.budget():
+		// No entry over the budget: the reader spills it, and the merge
+		// still progresses.
+		return 0, false, false
+	}
+	r.pending += n
+	return n, false, true
+}
+
+// budget is what lower layers may hold in memory: readAheadBudget, or
+// spillBudget when what does not fit can go to disk instead.
+func (r *readAhead) budget() int64 {
+	if r.spilling {
+		return min(readAheadBudget, spillBudget)
+	}
+	return readAheadBudget
+}
+
+func (r *readAhead) release(n int64, cur bool) {
 	if n == 0 {
 		return
 	}
 	r.mu.Lock()
-	r.pending -= n
+	if cur {
+		r.curHeld -= n
+	} else {
+		r.pending -= n
+	}
 	r.mu.Unlock()
 	r.cond.Broadcast()
 }
@@ -171,7 +223,7 @@ func (r *layerReader) send(ctx context.Context, e layerEntry) error {
 	case r.out <- e:
 		return nil
 	case <-ctx.Done():
-		r.ahead.release(e.held)
+		r.ahead.release(e.held, e.cur)
 		return ctx.Err()
 	}
 }
@@ -269,20 +321,25 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			e.data = []byte{}
 		case f.spillDir != "" && hdr.Size > SpillThreshold:
 			// Streamed to disk: no memory, no read-ahead budget.
-			e.spill, e.sum, err = spill(f.spillDir, tr, hdr.Size)
-			if err != nil {
-				return layerErr(ls.index, ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(hdr.Name), err))
-			}
-			return r.send(ctx, e)
+			return r.spillEntry(ctx, tr, e)
 		case hdr.Size > 0:
-			held, ok := r.ahead.acquire(ls.index, hdr.Size)
+			var held int64
+			cur, ok := false, true
+			if f.spillDir != "" {
+				if held, cur, ok = r.ahead.tryAcquire(ls.index, hdr.Size); !ok {
+					// No room in memory: to disk, at no cost in memory.
+					return r.spillEntry(ctx, tr, e)
+				}
+			} else {
+				held, ok = r.ahead.acquire(ls.index, hdr.Size)
+			}
 			if !ok {
 				return context.Canceled
 			}
-			e.held = held
+			e.held, e.cur = held, cur
 			e.data, err = readExactly(tr, hdr.Size, r.alloc)
 			if err != nil {
-				r.ahead.release(held)
+				r.ahead.release(held, cur)
 				var le *LimitError
 				if errors.As(err, &le) {
 					return le
@@ -293,6 +350,17 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			e.data = []byte{}
 		}
 		e.sum = sha256.Sum256(e.data)
+	}
+	return r.send(ctx, e)
+}
+
+// spillEntry streams a regular file's bytes to the spill directory and
+// sends the entry.
+func (r *layerReader) spillEntry(ctx context.Context, tr io.Reader, e layerEntry) error {
+	var err error
+	e.spill, e.sum, err = spill(r.f.spillDir, tr, e.hdr.Size)
+	if err != nil {
+		return layerErr(r.ls.index, r.ls.desc.Digest, fmt.Errorf("%w: %s: %w", ErrCorrupt, sanitize(e.hdr.Name), err))
 	}
 	return r.send(ctx, e)
 }
@@ -324,6 +392,49 @@ func spill(dir string, r io.Reader, size int64) (string, [32]byte, error) {
 	}
 	h.Sum(sum[:0])
 	return f.Name(), sum, nil
+}
+
+// spillBytes writes data to a new file in dir and returns its path.
+func spillBytes(dir string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, "spill-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// linkSpill gives the spilled file at name a second name in dir (a hard
+// link, else a copy) and returns it.
+func linkSpill(dir, name string) (string, error) {
+	f, err := os.CreateTemp(dir, "spill-*")
+	if err != nil {
+		return "", err
+	}
+	to := f.Name()
+	f.Close()
+	os.Remove(to)
+	if err := os.Link(name, to); err == nil {
+		return to, nil
+	}
+	in, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return "", err
+	}
+	to, _, err = spill(dir, in, st.Size())
+	return to, err
 }
 
 // readFile reads an ORAS file layer (a plain blob, not a tar), to be
