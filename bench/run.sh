@@ -89,7 +89,7 @@ fi
   printf 'kernel\t%s\n' "$(uname -r)"
   printf 'OS\t%s\n' "$(. /etc/os-release; echo "$PRETTY_NAME")"
   printf 'scratch\t%s\n' "$(df -hT "${SCRATCH_DIR:-/dev/shm}" 2>/dev/null | awk 'NR==2{print $1" ("$2")"}') for outputs and TMPDIR; -disk rows on $(df -hT "$WORK_DIR" | awk 'NR==2{print $2}')"
-  printf 'addonpkg\t%s, built from %s%s\n' "$("$ADDONPKG" --version 2>/dev/null | awk '{print $NF}')" "$built_from" "${BUILD_NOTE:+; $BUILD_NOTE}"
+  printf 'addonpkg\t%s, built from %s%s\n' "$("$ADDONPKG" --version 2>/dev/null | awk 'NR==1{print $2}')" "$built_from" "${BUILD_NOTE:+; $BUILD_NOTE}"
   printf 'peers\tcrane %s · oras %s · %s · %s\n' "$("$CRANE" version 2>&1)" "$("$ORAS" version 2>&1 | awk '/Version/{print $2}')" "$("$UMOCI" --version)" "$("$SKOPEO" --version)"
   printf 'registry\t%s on http://%s (loopback, filesystem storage in a temp dir)\n' "$(/usr/bin/docker-registry --version 2>&1 | awk '{print $2, $3}')" "$REG"
   printf 'floors\tgzip %s · GNU tar %s\n' "$(gzip --version | awk 'NR==1{print $2}')" "$(tar --version | awk 'NR==1{print $4}')"
