@@ -103,6 +103,22 @@ func ReadAll(rc io.ReadCloser, want v1.Hash, size, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// Layer reads the layer d of img whole, as stored (compressed), when it
+// is small: a signature payload, a lock document. It refuses a layer
+// described or found over max bytes, and one whose bytes do not match
+// d's digest and size.
+func Layer(img v1.Image, d v1.Descriptor, max int64) ([]byte, error) {
+	l, err := img.LayerByDigest(d.Digest)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	return ReadAll(rc, d.Digest, d.Size, max)
+}
+
 // Bytes checks b against want.
 func Bytes(b []byte, want v1.Hash) error {
 	sum := sha256.Sum256(b)

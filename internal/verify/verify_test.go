@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
@@ -316,5 +318,32 @@ func TestConfig(t *testing.T) {
 				t.Fatalf("got %d bytes, %v; want nil, %v", len(got), err, c.want)
 			}
 		})
+	}
+}
+
+// Layer reads a small layer whole, and refuses one over the cap or whose
+// descriptor does not match its bytes.
+func TestLayer(t *testing.T) {
+	body := []byte(`{"critical":{}}`)
+	l := static.NewLayer(body, types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json"))
+	img, err := mutate.AppendLayers(empty.Image, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := m.Layers[0]
+	if got, err := verify.Layer(img, d, 1<<10); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("Layer = %q, %v", got, err)
+	}
+	if _, err := verify.Layer(img, d, 4); !errors.Is(err, verify.ErrTooLarge) {
+		t.Errorf("over the cap: %v, want ErrTooLarge", err)
+	}
+	short := d
+	short.Size--
+	if _, err := verify.Layer(img, short, 1<<10); !errors.Is(err, verify.ErrDigestMismatch) {
+		t.Errorf("a size that lies: %v, want ErrDigestMismatch", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -251,22 +251,12 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 	if m.Layers[0].Size > MaxSize {
 		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, m.Layers[0].Size, MaxSize)
 	}
-	layer, err := img.LayerByDigest(m.Layers[0].Digest)
+	b, err := verify.Layer(img, m.Layers[0], MaxSize)
+	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, verify.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	rc, err := layer.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	// Read to EOF: the readers verify the digest there.
-	b, err := io.ReadAll(io.LimitReader(rc, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if digestOf(b) != m.Layers[0].Digest {
-		return nil, fmt.Errorf("%w: the document does not match its digest", ErrInvalid)
 	}
 	l, err := Parse(b)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -125,13 +124,13 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
 		}
-		m.Index = typedIndex{imageIndex: idx, mt: mt}
+		m.Index = layout.TypedIndex(idx, mt)
 	} else {
 		img, err := desc.Image()
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
 		}
-		m.Image = typedImage{Image: img, mt: mt}
+		m.Image = layout.TypedImage(img, mt)
 	}
 	return m, nil
 }
@@ -310,22 +309,3 @@ func sorted(ds []v1.Descriptor) []v1.Descriptor {
 	slices.SortFunc(out, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.Hex, b.Digest.Hex) })
 	return slices.CompactFunc(out, func(a, b v1.Descriptor) bool { return a.Digest == b.Digest })
 }
-
-// typedImage is an image whose MediaType is the one its manifest's bytes
-// give, not a registry's Content-Type header.
-type typedImage struct {
-	v1.Image
-	mt types.MediaType
-}
-
-func (i typedImage) MediaType() (types.MediaType, error) { return i.mt, nil }
-
-type imageIndex = v1.ImageIndex
-
-// typedIndex is typedImage for an index.
-type typedIndex struct {
-	imageIndex
-	mt types.MediaType
-}
-
-func (i typedIndex) MediaType() (types.MediaType, error) { return i.mt, nil }

@@ -3,13 +3,10 @@ package signature
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -20,6 +17,7 @@ import (
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
+	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -290,22 +288,9 @@ func readPayload(img v1.Image, l v1.Descriptor) ([]byte, error) {
 	if l.Size < 0 || l.Size > MaxPayloadSize {
 		return nil, fmt.Errorf("payload of %d bytes, over %d", l.Size, MaxPayloadSize)
 	}
-	layer, err := img.LayerByDigest(l.Digest)
+	body, err := verify.Layer(img, l, MaxPayloadSize)
 	if err != nil {
-		return nil, err
-	}
-	rc, err := layer.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	body, err := io.ReadAll(io.LimitReader(rc, MaxPayloadSize+1))
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(body)
-	if int64(len(body)) != l.Size || l.Digest.Algorithm != "sha256" || hex.EncodeToString(sum[:]) != l.Digest.Hex {
-		return nil, fmt.Errorf("payload does not match its digest %s", l.Digest)
+		return nil, fmt.Errorf("payload %s: %w", l.Digest, err)
 	}
 	return body, nil
 }

@@ -3,9 +3,6 @@ package source
 import (
 	"fmt"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
-
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -28,7 +25,7 @@ func typedByContent(a *Artifact) (*Artifact, error) {
 		if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
 			return nil, fmt.Errorf("%s: %w: opened as an index, but its bytes are an image manifest", a.Ref, layout.ErrNotManifest)
 		}
-		out.Index = typedIndex{imageIndex: a.Index, mt: mt}
+		out.Index = layout.TypedIndex(a.Index, mt)
 		return &out, nil
 	}
 	raw, err := a.Image.RawManifest()
@@ -42,29 +39,6 @@ func typedByContent(a *Artifact) (*Artifact, error) {
 	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
 		return nil, fmt.Errorf("%s: %w: opened as an image, but its bytes are an index", a.Ref, layout.ErrNotManifest)
 	}
-	out.Image = typedImage{Image: a.Image, mt: mt}
+	out.Image = layout.TypedImage(a.Image, mt)
 	return &out, nil
 }
-
-// typedImage is an image whose MediaType is the manifest's own. It hides
-// the wrapped image's Descriptor (a remote image's comes from the
-// response headers), so go-containerregistry computes one from Digest,
-// Size and this MediaType.
-type typedImage struct {
-	v1.Image
-	mt types.MediaType
-}
-
-func (i typedImage) MediaType() (types.MediaType, error) { return i.mt, nil }
-
-// imageIndex lets typedIndex embed a v1.ImageIndex, whose own method
-// ImageIndex would clash with the field's usual name.
-type imageIndex = v1.ImageIndex
-
-// typedIndex is typedImage for an index.
-type typedIndex struct {
-	imageIndex
-	mt types.MediaType
-}
-
-func (i typedIndex) MediaType() (types.MediaType, error) { return i.mt, nil }
