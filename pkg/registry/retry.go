@@ -28,7 +28,12 @@ import (
 //     resumed with a Range request from where it stopped.
 //
 // go-containerregistry's own status retries are turned off (see Remote),
-// so a failing request is tried at most retries+1 times.
+// so a failing request is tried at most retries+1 times. It is hand-written
+// because what it must do is what the libraries lack:
+// hashicorp/go-retryablehttp retries a whole request but never resumes a
+// body that broke off after its headers (a 100 MiB layer cut at 99 MiB
+// starts over), and go-containerregistry's transport.NewRetry neither
+// honours Retry-After nor resumes; the backoff and budget are pkg/retry's.
 type retryTransport struct {
 	inner   http.RoundTripper
 	retries int
