@@ -235,19 +235,7 @@ func TestRegistryRoundTrip(t *testing.T) {
 // and in the oci-archive made of it, with no network.
 func TestLayoutRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "layout")
-	st, err := layout.Init(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addonImg, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject, err := st.WriteImage(ctx, addonImg, nil, "demo:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, subject := layoutWithAddon(t)
 	if _, err := imagelock.FromLayout(st, subject.Digest); !errors.Is(err, imagelock.ErrNoLock) {
 		t.Fatalf("err = %v, want ErrNoLock", err)
 	}
@@ -284,19 +272,7 @@ func TestLayoutRoundTrip(t *testing.T) {
 // leaves it.
 func TestLayoutFallbackIndex(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "layout")
-	st, err := layout.Init(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addonImg, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject, err := st.WriteImage(ctx, addonImg, nil, "demo:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, st, subject := layoutWithAddon(t)
 	subject.Annotations = nil
 	lockImg, err := imagelock.Artifact(sample(), subject)
 	if err != nil {
@@ -313,4 +289,24 @@ func TestLayoutFallbackIndex(t *testing.T) {
 	if len(locks) != 1 || locks[0].Subject != subject.Digest.String() {
 		t.Errorf("locks = %+v", locks)
 	}
+}
+
+// layoutWithAddon makes an OCI layout holding one random image, tagged
+// demo:1, as the add-on a lock refers to.
+func layoutWithAddon(t *testing.T) (string, *layout.Store, v1.Descriptor) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "layout")
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addonImg, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := st.WriteImage(context.Background(), addonImg, nil, "demo:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st, subject
 }
