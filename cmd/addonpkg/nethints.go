@@ -54,7 +54,7 @@ func flagHint(cmd *cobra.Command, err error) string {
 	return ""
 }
 
-// registryHints are the command line's words for what to do about a
+// registryHint is the command line's words for what to do about a
 // registry error, by its kind: they replace the library's hint, which
 // names no flag.
 func registryHint(cmd *cobra.Command, e *registry.Error) string {
@@ -62,8 +62,8 @@ func registryHint(cmd *cobra.Command, e *registry.Error) string {
 	switch {
 	case errors.Is(e, registry.ErrUntrustedCertificate) && has("ca-file"):
 		return "trust the registry's CA with --ca-file, or skip verification with --insecure-skip-tls-verify"
-	case errors.Is(e, registry.ErrRefused) && strings.Contains(e.Hint, "image form"):
-		return strings.Replace(e.Hint, "build it in the image form", "build it with --format image", 1)
+	case errors.Is(e, registry.ErrRefused) && has("format"):
+		return "if this is an artifact-form add-on, the registry may reject its media types: build it with --format image"
 	case errors.Is(e, registry.ErrPlainHTTP) && has("plain-http"):
 		return "add --plain-http"
 	case errors.Is(e, registry.ErrUnreachable) && errors.Is(e.Err, context.DeadlineExceeded) && has("timeout"):

@@ -61,7 +61,11 @@ func (gitLocation) Format(r Ref) string {
 }
 
 func (gitLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
-	return loadGit(ctx, ref, opts, limits)
+	t, err := loadGit(ctx, ref, opts, limits)
+	if err != nil {
+		return nil, sourceErr(ref, err)
+	}
+	return t, nil
 }
 
 // loadGit reads the tree of a git source at its ref: from a local

@@ -52,7 +52,11 @@ func (httpLocation) Format(r Ref) string {
 }
 
 func (httpLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
-	return loadHTTP(ctx, ref, opts, limits)
+	t, err := loadHTTP(ctx, ref, opts, limits)
+	if err != nil {
+		return nil, sourceErr(ref, err)
+	}
+	return t, nil
 }
 
 // ErrPlainHTTP marks an http:// (or git over http://) source to a host

@@ -115,19 +115,6 @@ func IsTree(k Kind) bool {
 	return ok
 }
 
-// IsOCI reports whether sources of kind k are OCI images or indexes
-// (Open).
-func IsOCI(k Kind) bool {
-	_, ok := LocationOf(k).(Opener)
-	return ok
-}
-
-// CanWrite reports whether kind k is a destination (Write).
-func CanWrite(k Kind) bool {
-	_, ok := LocationOf(k).(Writer)
-	return ok
-}
-
 func (r Ref) String() string {
 	if l := LocationOf(r.Kind); l != nil {
 		return l.Format(r)

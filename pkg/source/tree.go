@@ -55,15 +55,12 @@ func LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree,
 	if !ok {
 		return nil, fmt.Errorf("%s: a %s source is an OCI image, not a tree: use Open", ref, ref.Kind)
 	}
-	t, err := l.LoadTree(ctx, ref, opts, limits.WithDefaults())
-	if err != nil && ref.Kind != KindDir {
-		return nil, sourceErr(ref, err)
-	}
-	return t, err
+	return l.LoadTree(ctx, ref, opts, limits.WithDefaults())
 }
 
-// Error is the error of an http or git source: one line that names the
-// source (credentials removed) and the problem.
+// Error is the error of an http or git source (their LoadTree wraps
+// every failure in one): one line that names the source (credentials
+// removed) and the problem.
 type Error struct {
 	Source string
 	Err    error
