@@ -1,16 +1,12 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/conformance"
 )
 
@@ -154,7 +150,11 @@ func TestCLIUnpackVectorsToDisk(t *testing.T) {
 			if r.code != 0 {
 				problems = append(problems, "unpack -o: "+strings.TrimSpace(r.stderr))
 			} else {
-				problems = conformance.Compare(v.Expected, diskResult(t, out, v.Expected.Form))
+				got, err := conformance.DescribeDir(out, v.Expected.Form)
+				if err != nil {
+					t.Fatal(err)
+				}
+				problems = conformance.Compare(v.Expected, got)
 			}
 			why, known := unpackDiffers[v.Name]
 			switch {
@@ -167,55 +167,4 @@ func TestCLIUnpackVectorsToDisk(t *testing.T) {
 			}
 		})
 	}
-}
-
-// diskResult describes a tree written to disk as a conformance result.
-func diskResult(t *testing.T, root, form string) conformance.Result {
-	t.Helper()
-	id, err := archive.Identity(os.DirFS(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := conformance.Result{Result: conformance.ResultOK, Form: form, Identity: id.String(), Files: map[string]conformance.File{}}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if r.Links == nil {
-				r.Links = map[string]string{}
-			}
-			r.Links[rel] = target
-		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			mode := "0644"
-			if info.Mode().Perm()&0o111 != 0 {
-				mode = "0755"
-			}
-			r.Files[rel] = conformance.File{SHA256: hex.EncodeToString(sum[:]), Mode: mode}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

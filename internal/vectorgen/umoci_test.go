@@ -1,17 +1,13 @@
 package vectorgen_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/conformance"
 )
 
@@ -73,7 +69,10 @@ func TestVectorsAgreeWithUmoci(t *testing.T) {
 			if dir == "" {
 				dir = "addon"
 			}
-			got := treeResult(t, filepath.Join(bundle, "rootfs", dir))
+			got, err := conformance.DescribeDir(filepath.Join(bundle, "rootfs", dir), "image")
+			if err != nil {
+				t.Fatal(err)
+			}
 			d := conformance.Compare(v.Expected, got)
 			why, differs := umociDiffers[v.Name]
 			switch {
@@ -106,52 +105,4 @@ func isIndex(t *testing.T, dir string) bool {
 		t.Fatal(err)
 	}
 	return len(idx.Manifests) != 1 || strings.Contains(idx.Manifests[0].MediaType, "index")
-}
-
-// treeResult describes a tree on disk as a conformance result.
-func treeResult(t *testing.T, root string) conformance.Result {
-	t.Helper()
-	id, err := archive.Identity(os.DirFS(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := conformance.Result{Result: conformance.ResultOK, Form: "image", Identity: id.String(), Files: map[string]conformance.File{}}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if r.Links == nil {
-				r.Links = map[string]string{}
-			}
-			r.Links[rel] = target
-		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			mode := "0644"
-			if info.Mode().Perm()&0o111 != 0 {
-				mode = "0755"
-			}
-			r.Files[rel] = conformance.File{SHA256: hex.EncodeToString(s[:]), Mode: mode}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

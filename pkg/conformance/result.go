@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"sort"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -133,15 +135,50 @@ func Classify(err error) string {
 
 // Describe is the "ok" Result of an unpacked add-on.
 func Describe(a *unpack.Addon) (Result, error) {
-	r := Result{Result: ResultOK, Form: string(a.Form), Identity: a.Identity, Files: map[string]File{}, Links: map[string]string{}}
-	err := fs.WalkDir(a.FS, ".", func(p string, d fs.DirEntry, err error) error {
+	r, err := describeTree(a.FS, func(p string) (string, error) { return fileSum(a.FS, p) })
+	if err != nil {
+		return Result{}, err
+	}
+	r.Form, r.Identity = string(a.Form), a.Identity
+	return r, nil
+}
+
+// DescribeDir describes a tree that a reader wrote to the directory root
+// (as `unpack -o` does), in the form form: what a reader under test that
+// writes to disk is compared by.
+func DescribeDir(root, form string) (Result, error) {
+	fsys := os.DirFS(root)
+	id, err := archive.Identity(fsys)
+	if err != nil {
+		return Result{}, fmt.Errorf("describe %s: %w", root, err)
+	}
+	r, err := describeTree(fsys, func(p string) (string, error) {
+		f, err := fsys.Open(p)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		return hashReader(f)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	r.Form, r.Identity = form, id.String()
+	return r, nil
+}
+
+// describeTree lists a tree's files (digest and mode) and links; sum
+// gives a file's hex SHA-256.
+func describeTree(fsys fs.FS, sum func(string) (string, error)) (Result, error) {
+	r := Result{Result: ResultOK, Files: map[string]File{}, Links: map[string]string{}}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return err
 		}
 		switch t := d.Type(); {
 		case t.IsDir():
 		case t&fs.ModeSymlink != 0:
-			target, err := fs.ReadLink(a.FS, p)
+			target, err := fs.ReadLink(fsys, p)
 			if err != nil {
 				return err
 			}
@@ -151,7 +188,7 @@ func Describe(a *unpack.Addon) (Result, error) {
 			if err != nil {
 				return err
 			}
-			sum, err := fileSum(a.FS, p)
+			s, err := sum(p)
 			if err != nil {
 				return err
 			}
@@ -159,7 +196,7 @@ func Describe(a *unpack.Addon) (Result, error) {
 			if info.Mode().Perm()&0o111 != 0 {
 				mode = "0755"
 			}
-			r.Files[p] = File{SHA256: sum, Mode: mode}
+			r.Files[p] = File{SHA256: s, Mode: mode}
 		default:
 			return fmt.Errorf("%s: unexpected file type %v", p, t)
 		}
