@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -16,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -90,29 +88,11 @@ func TestCLIHTTPCredentialsOrigin(t *testing.T) {
 // --timeout, with one line naming the blob, the timeout and the flag.
 func TestCLIRegistryChunkedStall(t *testing.T) {
 	cliNewHome(t)
-	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") {
-			conn, bw, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n")
-			bw.Flush()
-			<-stop
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	defer close(stop)
+	host := testregistry.StallingBlobs(t)
 	img, err := random.Image(512, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := strings.TrimPrefix(srv.URL, "http://")
 	ref, _ := registry.Options{}.ParseReference(host + "/addons/x:1")
 	if err := remote.Write(ref, img, remote.WithAuthFromKeychain(authn.NewMultiKeychain())); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/addonpkg/addonpkg/internal/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
@@ -300,32 +301,13 @@ func TestRegistryCredentialsRules(t *testing.T) {
 // A blob whose chunked body stops mid-way fails after the idle timeout
 // with an error that names it, instead of hanging.
 func TestRegistryChunkedBodyStall(t *testing.T) {
-	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") {
-			// Take the connection: write a chunked answer by hand, one
-			// chunk, then nothing.
-			conn, bw, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n")
-			bw.Flush()
-			<-stop
-			return
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	defer close(stop)
+	host := testregistry.StallingBlobs(t)
 	img, err := random.Image(256, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := registry.Options{Keychain: authn.NewMultiKeychain(), Retries: -1, Timeout: time.Second}
-	refStr := strings.TrimPrefix(srv.URL, "http://") + "/addons/x:1"
+	refStr := host + "/addons/x:1"
 	ref, _ := o.ParseReference(refStr)
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
@@ -347,7 +329,7 @@ func TestRegistryChunkedBodyStall(t *testing.T) {
 	if !errors.As(err, &ie) || !errors.Is(err, netguard.ErrIdleTimeout) {
 		t.Fatalf("want an idle timeout error, got %v", err)
 	}
-	if ie.Idle != time.Second || !strings.Contains(err.Error(), srv.URL[len("http://"):]) {
+	if ie.Idle != time.Second || !strings.Contains(err.Error(), host) {
 		t.Errorf("the error should name the source and the timeout: %v", err)
 	}
 }
