@@ -294,7 +294,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 		// Open: the files are read when the tree is, through the root.
 		for _, f := range files {
 			l.held -= f.size
-			l.t.file(f.dst, f.src, f.size, f.perm)
+			l.t.file(f.dst, f.src, f.opener == l.root, f.size, f.perm)
 			l.files++
 		}
 		l.t.sortDir(dst)

@@ -35,6 +35,7 @@ var ErrNotDir = errors.New("not a directory")
 type Tree struct {
 	dir   string
 	root  *os.Root
+	dirs  dirCache
 	nodes map[string]*node // by tree path; "." is the root
 	count int
 	size  int64
@@ -46,6 +47,7 @@ type node struct {
 	mode     fs.FileMode // type bits and permissions
 	size     int64       // a file's size as listed
 	src      string      // a file's path in the folder (through its links)
+	link     bool        // a file that is a link in the folder
 	children []*node     // a directory's entries, in name order
 }
 
@@ -68,12 +70,15 @@ func Open(dir string, limits safetree.Limits) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.root = l.root
+	t.root, t.dirs.top = l.root, l.root
 	return t, nil
 }
 
 // Close releases the folder; the tree's files cannot be read afterwards.
-func (t *Tree) Close() error { return t.root.Close() }
+func (t *Tree) Close() error {
+	t.dirs.close()
+	return t.root.Close()
+}
 
 // Dir is the folder the tree reads.
 func (t *Tree) Dir() string { return t.dir }
@@ -93,9 +98,10 @@ func (t *Tree) mkdir(name string) {
 	t.add(name, n)
 }
 
-// file adds the regular file name, read from src in the folder.
-func (t *Tree) file(name, src string, size int64, perm fs.FileMode) {
-	t.add(name, &node{name: path.Base(name), mode: perm.Perm(), size: size, src: src})
+// file adds the regular file name, read from src in the folder (a link
+// when link is set).
+func (t *Tree) file(name, src string, link bool, size int64, perm fs.FileMode) {
+	t.add(name, &node{name: path.Base(name), mode: perm.Perm(), size: size, src: src, link: link})
 	t.size += size
 }
 
@@ -143,7 +149,7 @@ func (t *Tree) Open(name string) (fs.File, error) {
 // open opens a file of the tree in the folder and checks that it is
 // still the regular file of the size listed.
 func (t *Tree) open(n *node) (*os.File, error) {
-	f, err := t.root.Open(n.src)
+	f, err := t.openFile(n)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: t.diskPath(n), Err: errors.Unwrap(err)}
 	}
@@ -161,6 +167,22 @@ func (t *Tree) open(n *node) (*os.File, error) {
 		return nil, &fs.PathError{Op: "read", Path: t.diskPath(n), Err: fmt.Errorf("%w: listed with %d bytes, now %d", ErrChanged, n.size, st.Size())}
 	}
 	return f, nil
+}
+
+// openFile opens a file of the tree: a link through the folder's root
+// (its target may be anywhere in the folder), any other file through its
+// directory's, as Load reads them.
+func (t *Tree) openFile(n *node) (*os.File, error) {
+	dir, base := path.Split(n.src)
+	if n.link || dir == "" {
+		return t.root.Open(n.src)
+	}
+	d, err := t.dirs.acquire(dir[:len(dir)-1])
+	if err != nil {
+		return nil, err
+	}
+	defer t.dirs.release(d)
+	return d.root.Open(base)
 }
 
 func (t *Tree) diskPath(n *node) string { return filepath.Join(t.dir, filepath.FromSlash(n.src)) }

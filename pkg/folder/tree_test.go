@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -174,10 +175,10 @@ func describe(t *testing.T, fsys fs.FS) []string {
 // changed size or type, or went away, is an error naming it; a file
 // that became a link out of the folder is not followed.
 func TestOpenChangedFile(t *testing.T) {
-	outside := filepath.Join(t.TempDir(), "secret.yaml")
-	if err := os.WriteFile(outside, []byte(cm), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// Outside the folder: files of the same size as the one changed.
+	outDir := t.TempDir()
+	outside := filepath.Join(outDir, "secret.yaml")
+	writeTree(t, outDir, map[string]string{"secret.yaml": cm, "b.yaml": cm})
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, p string)
@@ -193,6 +194,16 @@ func TestOpenChangedFile(t *testing.T) {
 		{"became a link out of the folder", func(t *testing.T, p string) {
 			must(t, os.Remove(p))
 			symlink(t, outside, p)
+		}, nil},
+		{"became a relative link out of the folder", func(t *testing.T, p string) {
+			must(t, os.Remove(p))
+			rel, err := filepath.Rel(filepath.Dir(p), outside)
+			must(t, err)
+			symlink(t, rel, p)
+		}, nil},
+		{"its directory became a link out of the folder", func(t *testing.T, p string) {
+			must(t, os.RemoveAll(filepath.Dir(p)))
+			symlink(t, outDir, filepath.Dir(p))
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,3 +326,37 @@ func must(t *testing.T, err error) {
 
 var _ fs.ReadLinkFS = (*folder.Tree)(nil)
 var _ fs.ReadLinkFS = (*memfs.FS)(nil)
+
+// Files of many directories, read at once by several readers (render
+// and the tar writer read a tree side by side), all read right.
+func TestOpenManyDirsConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 40 {
+		for j := range 3 {
+			files[fmt.Sprintf("d%02d/f%d.yaml", i, j)] = fmt.Sprintf("%s# %d %d\n", cm, i, j)
+		}
+	}
+	writeTree(t, dir, files)
+	tree, err := folder.Open(dir, safetree.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	var wg sync.WaitGroup
+	for r := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 3 * len(files) {
+				name := fmt.Sprintf("d%02d/f%d.yaml", (k*(r+1))%40, k%3)
+				b, err := fs.ReadFile(tree, name)
+				if err != nil || string(b) != files[name] {
+					t.Errorf("%s: %q, %v", name, b, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
