@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Issue 16, item 4: build of a folder holds the folder's shape, not its
+// bytes: a generated folder of 256 MiB of small manifests (8192 files of
+// four ConfigMaps) builds, validated, with a peak RSS of half its size at
+// most, and every document is in the inventory.
+func TestBuildFolderPeakRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 256 MiB folder")
+	}
+	binary(t)
+	work := t.TempDir()
+	src := filepath.Join(work, "big-addon")
+	const (
+		dirs, perDir, docsPerFile = 64, 128, 4
+		value                     = 8 << 10 // hex characters per document
+	)
+	size := writeManifestFolder(t, src, dirs, perDir, docsPerFile, value)
+	if size < 256<<20 {
+		t.Fatalf("generated %d bytes, want 256 MiB", size)
+	}
+	dir := t.TempDir()
+	// TMPDIR: the compressed layer spills there, and goes with the test.
+	r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home"), "TMPDIR=" + dir},
+		"build", src, "-t", "big:1", "--json")
+	t.Logf("exit %d in %v, peak RSS %.1f MiB for a %.1f MiB folder", r.code, r.took, float64(r.peak)/(1<<20), float64(size)/(1<<20))
+	if r.code != 0 {
+		t.Fatalf("build: exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Digest string `json:"digest"`
+		Config struct {
+			Inventory struct {
+				Objects []struct {
+					Name string `json:"name"`
+				} `json:"objects"`
+			} `json:"inventory"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v: %q", err, r.stdout)
+	}
+	if got, want := len(out.Config.Inventory.Objects), dirs*perDir*docsPerFile; got != want {
+		t.Errorf("inventory of %d objects, want %d", got, want)
+	}
+	if r.peak > size/2 {
+		t.Errorf("peak RSS %.1f MiB for a %.1f MiB folder: the build held the folder's bytes", float64(r.peak)/(1<<20), float64(size)/(1<<20))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind in %s: %v", dir, entries)
+	}
+}
+
+// writeManifestFolder writes dirs x perDir YAML files of docsPerFile
+// ConfigMaps, each with a value of that many hex characters (half
+// compressible, deterministic), and returns the bytes written.
+func writeManifestFolder(t *testing.T, root string, dirs, perDir, docsPerFile, value int) int64 {
+	t.Helper()
+	rng := rand.NewChaCha8([32]byte{16})
+	raw := make([]byte, value/2)
+	var total int64
+	for d := range dirs {
+		sub := filepath.Join(root, fmt.Sprintf("part-%02d", d))
+		must(t, os.MkdirAll(sub, 0o755))
+		for f := range perDir {
+			fh, err := os.Create(filepath.Join(sub, fmt.Sprintf("cm-%03d.yaml", f)))
+			must(t, err)
+			w := bufio.NewWriterSize(fh, 64<<10)
+			for k := range docsPerFile {
+				rng.Read(raw)
+				n, err := fmt.Fprintf(w, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d-%d-%d\n  namespace: big\ndata:\n  blob: %s\n",
+					d, f, k, hex.EncodeToString(raw))
+				must(t, err)
+				total += int64(n)
+			}
+			must(t, w.Flush())
+			must(t, fh.Close())
+		}
+	}
+	return total
+}
