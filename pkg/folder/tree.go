@@ -316,6 +316,29 @@ func (f *file) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadAt reads within the listed size, so that a render that let go of
+// its documents' text can read each back.
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "readat", Path: f.path, Err: fs.ErrInvalid}
+	}
+	if off >= f.n.size {
+		return 0, io.EOF
+	}
+	short := int64(len(p)) > f.n.size-off
+	if short {
+		p = p[:f.n.size-off]
+	}
+	n, err := f.f.ReadAt(p, off)
+	if err == io.EOF && n < len(p) {
+		return n, shrunk(f.path, f.n.size, io.ErrUnexpectedEOF)
+	}
+	if err == nil && short {
+		err = io.EOF
+	}
+	return n, err
+}
+
 type dir struct {
 	info
 	entries []fs.DirEntry

@@ -360,3 +360,30 @@ func TestOpenManyDirsConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A file reads at any offset within its listed size.
+func TestOpenReadAt(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.yaml": cm})
+	tree, err := folder.Open(dir, safetree.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	f, err := tree.Open("a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ra := f.(io.ReaderAt)
+	got := make([]byte, 4)
+	if n, err := ra.ReadAt(got, 5); n != 4 || err != nil || string(got) != cm[5:9] {
+		t.Errorf("ReadAt(4 at 5) = %d %q %v", n, got, err)
+	}
+	appendTo(t, filepath.Join(dir, "a.yaml"), "# more\n")
+	tail := make([]byte, 10)
+	n, err := ra.ReadAt(tail, int64(len(cm)-3))
+	if n != 3 || err != io.EOF || string(tail[:n]) != cm[len(cm)-3:] {
+		t.Errorf("ReadAt past the listed size = %d %q %v, want the last 3 bytes and EOF", n, tail[:n], err)
+	}
+}
