@@ -2,7 +2,10 @@
 // directory, one file, or a stream) into memory, applying .addonignore,
 // the default ignore rules and the tree rules of package safetree before
 // anything is read. Building and every tree source read folders this way,
-// so an add-on unpacks the same whether it was built or fetched.
+// so an add-on unpacks the same whether it was built or fetched. Open
+// applies the same walk and rules to a directory but keeps only its
+// listing, reading the files from disk when the tree is read: a build of
+// a large folder holds its shape, not its bytes.
 package folder
 
 import (
