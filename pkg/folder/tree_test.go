@@ -88,6 +88,7 @@ func TestOpenSameAsLoad(t *testing.T) {
 		"sub/empty/":       "",
 		"sub/kept/e.yaml":  cm,
 		"sub/kept/f.yaml~": "backup",
+		"sub/kept/empty":   "",
 	})
 	if err := os.Chmod(filepath.Join(dir, "a.yaml"), 0o755); err != nil {
 		t.Fatal(err)
