@@ -357,7 +357,7 @@ func readFiles(files []fileJob, max int64) {
 // readFile reads a whole file of at most max bytes (a file may have grown
 // since it was listed) and its permissions with one open.
 func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
-	f, err := r.Open(name)
+	f, err := openRead(r, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -365,6 +365,9 @@ func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%w: listed as a file, now %v", ErrChanged, st.Mode().Type())
 	}
 	if st.Size() > max {
 		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: name}

@@ -175,14 +175,19 @@ func (t *Tree) open(n *node) (*os.File, error) {
 func (t *Tree) openFile(n *node) (*os.File, error) {
 	dir, base := path.Split(n.src)
 	if n.link || dir == "" {
-		return t.root.Open(n.src)
+		return openRead(t.root, n.src)
 	}
 	d, err := t.dirs.acquire(dir[:len(dir)-1])
 	if err != nil {
 		return nil, err
 	}
 	defer t.dirs.release(d)
-	return d.root.Open(base)
+	return openRead(d.root, base)
+}
+
+// openRead opens a file of a folder to read it (openFlags).
+func openRead(r *os.Root, name string) (*os.File, error) {
+	return r.OpenFile(name, os.O_RDONLY|openFlags, 0)
 }
 
 func (t *Tree) diskPath(n *node) string { return filepath.Join(t.dir, filepath.FromSlash(n.src)) }

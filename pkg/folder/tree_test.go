@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
@@ -386,5 +387,39 @@ func TestOpenReadAt(t *testing.T) {
 	n, err := ra.ReadAt(tail, int64(len(cm)-3))
 	if n != 3 || err != io.EOF || string(tail[:n]) != cm[len(cm)-3:] {
 		t.Errorf("ReadAt past the listed size = %d %q %v, want the last 3 bytes and EOF", n, tail[:n], err)
+	}
+}
+
+// A file swapped for a FIFO after the listing is refused, not waited on
+// (opening a FIFO to read blocks until a writer comes).
+func TestOpenFileBecameFIFO(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.yaml": cm, "sub/b.yaml": cm})
+	tree, err := folder.Open(dir, safetree.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	p := filepath.Join(dir, "sub", "b.yaml")
+	must(t, os.Remove(p))
+	if err := mkfifo(p); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := fs.ReadFile(tree, "sub/b.yaml")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, folder.ErrChanged) || !strings.Contains(err.Error(), p) {
+			t.Errorf("err = %v, want ErrChanged naming %s", err, p)
+		}
+	case <-time.After(10 * time.Second):
+		// Unblock the reader before failing.
+		if w, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("reading a FIFO blocked")
 	}
 }
