@@ -91,3 +91,25 @@ func writeManifestFolder(t *testing.T, root string, dirs, perDir, docsPerFile in
 	}
 	return total
 }
+
+// A folder over the add-on size limit is refused from its listing,
+// before any file is read: six sparse files of 100 MiB, each within the
+// file size limit, add up to more than 512 MiB; build refuses them in
+// bounded memory (reading them first would hold 512 MiB).
+func TestBuildFolderOverLimitNotRead(t *testing.T) {
+	binary(t)
+	src := filepath.Join(t.TempDir(), "addon")
+	must(t, os.MkdirAll(src, 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "a.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"), 0o644))
+	for i := range 6 {
+		part := filepath.Join(src, fmt.Sprintf("part-%d", i))
+		must(t, os.Mkdir(part, 0o755))
+		f, err := os.Create(filepath.Join(part, "big.yaml"))
+		must(t, err)
+		must(t, f.Truncate(100<<20))
+		must(t, f.Close())
+	}
+	dir := t.TempDir()
+	r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}, "build", src, "-t", "x:1")
+	checkRefused(t, r, 64<<20, "part-5/big.yaml", "add-on size limit of 536870912 exceeded")
+}
