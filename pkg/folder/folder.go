@@ -16,11 +16,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/pkg/ignore"
@@ -51,8 +48,9 @@ func LoadDir(dir string) (*memfs.FS, error) { return Load(dir, safetree.Limits{}
 
 // Load is LoadDir within limits (zero fields take the defaults): every
 // file's size, the tree's total, its entries, path lengths and depths are
-// checked before a file is read, so a folder (or one file) cannot make
-// the reader allocate more than the limits allow.
+// checked from the folder's listing (Open) before any file is read, so a
+// folder (or one file) cannot make the reader allocate more than the
+// limits allow.
 func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -61,25 +59,23 @@ func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
 	if !st.IsDir() {
 		return loadFile(dir, limits.WithDefaults())
 	}
-	b := memfs.NewBuilder()
-	l, err := list(dir, limits, b, nil)
+	t, err := Open(dir, limits)
 	if err != nil {
 		return nil, err
 	}
-	l.root.Close()
-	return b.FS(), nil
+	defer t.Close()
+	return t.load()
 }
 
-// list walks the folder dir with every check of Load. With b set, it
-// reads the files into b; with t set, it only lists them into t, whose
-// root (the returned loader's) stays open to read them later.
-func list(dir string, limits safetree.Limits, b *memfs.Builder, t *Tree) (*loader, error) {
+// list walks the folder dir with every check of Load into t, whose root
+// (the returned loader's) stays open to read the files later.
+func list(dir string, limits safetree.Limits, t *Tree) (*loader, error) {
 	limits = limits.WithDefaults()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open source %s: %w", dir, err)
 	}
-	l, err := walkRoot(dir, root, limits, b, t)
+	l, err := walkRoot(dir, root, limits, t)
 	if err != nil {
 		root.Close()
 		return nil, err
@@ -88,7 +84,7 @@ func list(dir string, limits safetree.Limits, b *memfs.Builder, t *Tree) (*loade
 }
 
 // walkRoot is list's walk of the folder open as root.
-func walkRoot(dir string, root *os.Root, limits safetree.Limits, b *memfs.Builder, t *Tree) (*loader, error) {
+func walkRoot(dir string, root *os.Root, limits safetree.Limits, t *Tree) (*loader, error) {
 	rules, err := root.ReadFile(ignore.FileName)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, ignore.FileName), err)
@@ -101,7 +97,7 @@ func walkRoot(dir string, root *os.Root, limits safetree.Limits, b *memfs.Builde
 	if !ok {
 		return nil, fmt.Errorf("open source %s: links cannot be read", dir)
 	}
-	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, b: b, t: t}
+	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, t: t}
 	if err := l.walk(".", ".", 0); err != nil {
 		return nil, err
 	}
@@ -167,38 +163,13 @@ type loader struct {
 	rootFS fs.ReadLinkFS // root's view, for safetree.Resolve
 	ignore *ignore.Matcher
 	limits safetree.Limits
-	b      *memfs.Builder // Load: the tree read into memory
-	t      *Tree          // Open: the tree's listing
+	t      *Tree // the listing
 	files  int
-	held   int64 // bytes of files listed to read, not yet in b or t
+	held   int64 // bytes of files listed, not yet in t
 }
 
-// count and size are the entries and file bytes of the tree so far.
-func (l *loader) count() int {
-	if l.t != nil {
-		return l.t.count
-	}
-	return l.b.Count()
-}
-
-func (l *loader) size() int64 {
-	if l.t != nil {
-		return l.t.size
-	}
-	return l.b.Size()
-}
-
-func (l *loader) mkdir(d string) error {
-	if l.t != nil {
-		l.t.mkdir(d)
-		return nil
-	}
-	return l.b.Mkdir(d, 0o755)
-}
-
-// walk copies the source directory src into the tree at dst. They differ
-// only below a symlinked directory. Files are opened relative to their own
-// directory (one openat each) rather than resolved from the root again.
+// walk lists the source directory src into the tree at dst. They differ
+// only below a symlinked directory.
 func (l *loader) walk(src, dst string, depth int) error {
 	dir, err := l.root.OpenRoot(src)
 	if err != nil {
@@ -215,7 +186,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 		return fmt.Errorf("read %s: %w", filepath.Join(l.dir, src), err)
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	var files []fileJob // read together below, while dir is open
+	var files []fileJob // added after the directories, then sorted
 	for _, e := range entries {
 		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
 		// A .wh. name would turn into a whiteout in a layer; a name that
@@ -256,11 +227,11 @@ func (l *loader) walk(src, dst string, depth int) error {
 		if err := l.limits.CheckPath(d); err != nil {
 			return err
 		}
-		if err := l.limits.CheckEntries(l.count() + len(files) + 1); err != nil {
+		if err := l.limits.CheckEntries(l.t.count + len(files) + 1); err != nil {
 			return err
 		}
 		if mode.IsRegular() {
-			if err := l.limits.CheckFile(d, size, l.size()+l.held); err != nil {
+			if err := l.limits.CheckFile(d, size, l.t.size+l.held); err != nil {
 				return err
 			}
 			l.held += size
@@ -274,109 +245,33 @@ func (l *loader) walk(src, dst string, depth int) error {
 					return fmt.Errorf("%s: too many levels of directory symlinks", filepath.Join(l.dir, s))
 				}
 			}
-			if err := l.mkdir(d); err != nil {
-				return err
-			}
+			l.t.mkdir(d)
 			if err := l.walk(s, d, next); err != nil {
 				return err
 			}
 		case mode.IsRegular():
-			// Through the top root for links (their target may be anywhere
-			// in the tree), through this directory's root otherwise.
-			opener := dir
-			name := e.Name()
-			if e.Type()&fs.ModeSymlink != 0 {
-				opener, name = l.root, s
-			}
-			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d, size: size, perm: perm})
+			// A link is read through the top root (its target may be
+			// anywhere in the tree), a file through its directory's.
+			files = append(files, fileJob{src: s, dst: d, link: e.Type()&fs.ModeSymlink != 0, size: size, perm: perm})
 		default:
 			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
 		}
 	}
-	if l.t != nil {
-		// Open: the files are read when the tree is, through the root.
-		for _, f := range files {
-			l.held -= f.size
-			l.t.file(f.dst, f.src, f.opener == l.root, f.size, f.perm)
-			l.files++
-		}
-		l.t.sortDir(dst)
-		return nil
-	}
-	readFiles(files, l.limits.MaxFileBytes)
 	for _, f := range files {
 		l.held -= f.size
-		if f.err != nil {
-			return fmt.Errorf("read %s: %w", filepath.Join(l.dir, f.src), f.err)
-		}
-		if err := l.b.WriteFile(f.dst, f.data, f.perm); err != nil {
-			return err
-		}
+		l.t.file(f.dst, f.src, f.link, f.size, f.perm)
 		l.files++
 	}
+	l.t.sortDir(dst)
 	return nil
 }
 
-// fileJob is a file of one directory to read.
+// fileJob is a file of one directory, listed.
 type fileJob struct {
-	opener   *os.Root
-	name     string // in opener
 	src, dst string // in the source and in the tree
+	link     bool   // a link in the source
 	size     int64  // as listed, counted against the limits
-	data     []byte
-	perm     fs.FileMode // as listed, then as read (Load)
-	err      error
-}
-
-// readFiles reads the files on every core: for a large add-on, the open,
-// read and close calls are a good part of a build.
-func readFiles(files []fileJob, max int64) {
-	workers := min(runtime.GOMAXPROCS(0), len(files))
-	if workers <= 1 {
-		for i := range files {
-			f := &files[i]
-			f.data, f.perm, f.err = readFile(f.opener, f.name, max)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				f := &files[i]
-				f.data, f.perm, f.err = readFile(f.opener, f.name, max)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// readFile reads a whole file of at most max bytes (a file may have grown
-// since it was listed) and its permissions with one open.
-func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
-	f, err := openRead(r, name)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%w: listed as a file, now %v", ErrChanged, st.Mode().Type())
-	}
-	if st.Size() > max {
-		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: name}
-	}
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, 0, fmt.Errorf("file changed while read: %w", err)
-	}
-	return data, st.Mode().Perm(), nil
+	perm     fs.FileMode
 }
 
 // checkLink refuses a link whose target text is absolute, even if

@@ -8,10 +8,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -66,12 +70,67 @@ func Open(dir string, limits safetree.Limits) (*Tree, error) {
 		return nil, fmt.Errorf("read source %s: %w", dir, ErrNotDir)
 	}
 	t := &Tree{dir: dir, nodes: map[string]*node{".": {name: ".", mode: fs.ModeDir | 0o755}}}
-	l, err := list(dir, limits, nil, t)
+	l, err := list(dir, limits, t)
 	if err != nil {
 		return nil, err
 	}
 	t.root, t.dirs.top = l.root, l.root
 	return t, nil
+}
+
+// load reads every file of the tree into memory (Load), on every core:
+// for a large folder, the open, read and close calls are a good part of
+// the work.
+func (t *Tree) load() (*memfs.FS, error) {
+	b := memfs.NewBuilder()
+	type job struct {
+		name string
+		n    *node
+		data []byte
+		err  error
+	}
+	var jobs []job
+	var walk func(dir string, n *node) error
+	walk = func(dir string, n *node) error {
+		for _, c := range n.children {
+			p := path.Join(dir, c.name)
+			if !c.mode.IsDir() {
+				jobs = append(jobs, job{name: p, n: c})
+				continue
+			}
+			if err := b.Mkdir(p, c.mode.Perm()); err != nil {
+				return err
+			}
+			if err := walk(p, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(".", t.nodes["."]); err != nil {
+		return nil, err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				jobs[i].data, jobs[i].err = t.readNode(jobs[i].n)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, j.err
+		}
+		if err := b.WriteFile(j.name, j.data, j.n.mode.Perm()); err != nil {
+			return nil, err
+		}
+	}
+	return b.FS(), nil
 }
 
 // Close releases the folder; the tree's files cannot be read afterwards.
@@ -201,19 +260,30 @@ func (t *Tree) ReadFile(name string) ([]byte, error) {
 	if n.mode.IsDir() {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
 	}
+	return t.readNode(n)
+}
+
+// readNode reads the whole file n, exactly its listed size: with one
+// read call for most files (file.Read).
+func (t *Tree) readNode(n *node) ([]byte, error) {
 	f, err := t.open(n)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b := make([]byte, n.size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, shrunk(t.diskPath(n), n.size, err)
+	r := &file{info: info{n}, f: f, left: n.size, path: t.diskPath(n)}
+	defer r.Close()
+	b := make([]byte, n.size+1) // room to see a file that grew
+	total := 0
+	for {
+		m, err := r.Read(b[total:])
+		total += m
+		if err == io.EOF {
+			return b[:total:total], nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if err := atEnd(f, t.diskPath(n), n.size); err != nil {
-		return nil, err
-	}
-	return b, nil
 }
 
 // shrunk is the error of a file that ended before its listed size.
@@ -228,9 +298,14 @@ func shrunk(p string, size int64, err error) error {
 func atEnd(f *os.File, p string, size int64) error {
 	var one [1]byte
 	if m, _ := f.Read(one[:]); m != 0 {
-		return &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: listed with %d bytes, grew while read", ErrChanged, size)}
+		return grown(p, size)
 	}
 	return nil
+}
+
+// grown is the error of a file that holds more than its listed size.
+func grown(p string, size int64) error {
+	return &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: listed with %d bytes, grew while read", ErrChanged, size)}
 }
 
 // ReadDir lists a directory in name order.
@@ -294,6 +369,7 @@ type file struct {
 	info
 	f    *os.File
 	left int64 // bytes still to read
+	eof  bool  // the end of the file was seen where it was listed
 	path string
 }
 
@@ -305,18 +381,34 @@ func (f *file) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	if f.left == 0 {
-		if err := atEnd(f.f, f.path, f.n.size); err != nil {
-			return 0, err
+		if !f.eof {
+			if err := atEnd(f.f, f.path, f.n.size); err != nil {
+				return 0, err
+			}
+			f.eof = true
 		}
 		return 0, io.EOF
 	}
+	// One byte more than is left, when p has room: a short read then
+	// shows the end of the file without another call, and a file that
+	// grew shows itself.
+	want := p
 	if int64(len(p)) > f.left {
-		p = p[:f.left]
+		want = p[:f.left+1]
 	}
-	n, err := f.f.Read(p)
+	n, err := f.f.Read(want)
+	if int64(n) > f.left {
+		return 0, grown(f.path, f.n.size)
+	}
 	f.left -= int64(n)
-	if err == io.EOF || (err == nil && n == 0) {
+	if f.left == 0 && n < len(want) {
+		f.eof = true // a regular file reads short only at its end
+	}
+	if f.left > 0 && (err == io.EOF || (err == nil && n == 0)) {
 		return n, shrunk(f.path, f.n.size, io.ErrUnexpectedEOF)
+	}
+	if err == io.EOF {
+		err = nil // the listed bytes are all read: EOF comes next
 	}
 	return n, err
 }
