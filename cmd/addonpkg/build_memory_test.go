@@ -94,9 +94,9 @@ func writeManifestFolder(t *testing.T, root string, dirs, perDir, docsPerFile in
 
 // A folder over the add-on size limit is refused from its listing,
 // before any file is read: six sparse files of 100 MiB, each within the
-// file size limit, add up to more than 512 MiB; build refuses them in
-// bounded memory (reading them first would hold 512 MiB).
-func TestBuildFolderOverLimitNotRead(t *testing.T) {
+// file size limit, add up to more than 512 MiB; build and unpack refuse
+// them in bounded memory (reading them first would hold 512 MiB).
+func TestFolderOverLimitNotRead(t *testing.T) {
 	binary(t)
 	src := filepath.Join(t.TempDir(), "addon")
 	must(t, os.MkdirAll(src, 0o755))
@@ -109,7 +109,18 @@ func TestBuildFolderOverLimitNotRead(t *testing.T) {
 		must(t, f.Truncate(100<<20))
 		must(t, f.Close())
 	}
-	dir := t.TempDir()
-	r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}, "build", src, "-t", "x:1")
-	checkRefused(t, r, 64<<20, "part-5/big.yaml", "add-on size limit of 536870912 exceeded")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"build", []string{"build", src, "-t", "x:1"}},
+		{"unpack", []string{"unpack", src}},
+		{"unpack -o", []string{"unpack", src, "-o", "out"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := runPeak(t, dir, []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}, tc.args...)
+			checkRefused(t, r, 64<<20, "part-5/big.yaml", "add-on size limit of 536870912 exceeded")
+		})
+	}
 }
