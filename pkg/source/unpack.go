@@ -53,11 +53,17 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	// (the unpack starts over: it holds nothing on disk); a local file
 	// that does not match its digest is corrupt, and read once.
 	var ad *unpack.Addon
+	img, idx := a.Image, a.Index
+	if a.blobs != nil {
+		// The unpacker verifies every layer it reads: a registry's
+		// blobs need not be hashed on the way in as well.
+		img, idx = unverifiedImage(ctx, img, a.blobs), unverifiedIndex(ctx, idx, a.blobs)
+	}
 	unpackOnce := func() (err error) {
-		if a.Index != nil {
-			ad, err = unpack.Index(ctx, a.Index, uopts)
+		if idx != nil {
+			ad, err = unpack.Index(ctx, idx, uopts)
 		} else {
-			ad, err = unpack.Image(ctx, a.Image, uopts)
+			ad, err = unpack.Image(ctx, img, uopts)
 		}
 		return err
 	}
