@@ -40,11 +40,14 @@ type Builder struct {
 	size  int64
 	count int
 	links int // symlinks in the tree: without any, paths need no resolving
+	// disks counts the nodes that read each file on disk
+	// (WriteFileOnDisk, CopyFile): the file goes when the last one does.
+	disks map[string]int
 }
 
 // NewBuilder returns a Builder holding an empty root directory.
 func NewBuilder() *Builder {
-	return &Builder{root: &node{name: ".", mode: fs.ModeDir | 0o755, children: map[string]*node{}}}
+	return &Builder{root: &node{name: ".", mode: fs.ModeDir | 0o755, children: map[string]*node{}}, disks: map[string]int{}}
 }
 
 // Size is the number of file bytes the tree holds.
@@ -138,7 +141,11 @@ func (b *Builder) put(name string, nn *node) error {
 			old.mode = nn.mode // a directory entry over a directory keeps its contents
 			return nil
 		}
+		// Counted before old goes, in case both read one file on disk.
+		b.holdDisk(nn)
 		b.forget(old)
+	} else {
+		b.holdDisk(nn)
 	}
 	p.children[base] = nn
 	b.count++
@@ -149,16 +156,38 @@ func (b *Builder) put(name string, nn *node) error {
 	return nil
 }
 
-// forget subtracts a subtree from the counters.
+// forget subtracts a subtree from the counters, and deletes the files on
+// disk that no node reads any more.
 func (b *Builder) forget(n *node) {
 	b.count--
 	b.size -= n.size
 	if n.mode&fs.ModeSymlink != 0 {
 		b.links--
 	}
+	if n.disk != "" && b.releaseDisk(n.disk) {
+		os.Remove(n.disk)
+	}
 	for _, c := range n.children {
 		b.forget(c)
 	}
+}
+
+// holdDisk counts a new node that reads a file on disk.
+func (b *Builder) holdDisk(n *node) {
+	if n.disk != "" {
+		b.disks[n.disk]++
+	}
+}
+
+// releaseDisk uncounts a node that read the file at path, and reports
+// whether it was the last.
+func (b *Builder) releaseDisk(path string) bool {
+	b.disks[path]--
+	if b.disks[path] > 0 {
+		return false
+	}
+	delete(b.disks, path)
+	return true
 }
 
 // Mkdir adds a directory (and its parents); an existing directory keeps
@@ -181,8 +210,11 @@ func (b *Builder) WriteFileSum(name string, data []byte, perm fs.FileMode, sum [
 
 // WriteFileOnDisk adds a regular file whose size bytes, with SHA-256
 // sum, are in the file at path on disk (a file the unpacker streamed out
-// rather than hold): the tree reads them from there when asked. The file
-// must stay in place while the tree is read, or be Dropped.
+// rather than hold): the tree reads them from there when asked, and Open
+// streams them without holding them. The file must stay in place while
+// the tree is read, or be Dropped. The Builder owns it until then: when
+// the last node that reads it leaves the tree (Remove, Clear, a file
+// written over it), the Builder deletes it.
 func (b *Builder) WriteFileOnDisk(name, path string, size int64, perm fs.FileMode, sum [32]byte) error {
 	return b.put(name, &node{mode: perm.Perm(), disk: path, size: size, sum: &sum})
 }
@@ -208,6 +240,9 @@ func (b *Builder) Drop(name string) error {
 	n := b.lookup(name)
 	if n == nil || !n.mode.IsRegular() || n.sum == nil {
 		return &fs.PathError{Op: "drop", Path: name, Err: fs.ErrInvalid}
+	}
+	if n.disk != "" {
+		b.releaseDisk(n.disk) // the caller took the file: not deleted
 	}
 	n.data, n.disk, n.dropped = nil, "", true
 	return nil
@@ -324,6 +359,13 @@ func (f *FS) Open(name string) (fs.File, error) {
 	}
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
+	}
+	if n.disk != "" {
+		f, err := n.open()
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return f, nil
 	}
 	data, err := n.read()
 	if err != nil {
@@ -455,6 +497,23 @@ func (n *node) read() ([]byte, error) {
 	return b, nil
 }
 
+// open opens a file on disk, to be read without holding it.
+func (n *node) open() (*diskFile, error) {
+	f, err := os.Open(n.disk)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() != n.size {
+		err = fmt.Errorf("%s changed on disk: %d bytes, %d expected", n.disk, st.Size(), n.size)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &diskFile{info: info{n}, f: f, r: io.NewSectionReader(f, 0, n.size)}, nil
+}
+
 type info struct{ n *node }
 
 func (i info) Name() string       { return i.n.name }
@@ -492,6 +551,20 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// diskFile is an open file whose bytes are on disk: it reads them from
+// there, at most the size the tree has for it.
+type diskFile struct {
+	info
+	f *os.File
+	r *io.SectionReader
+}
+
+func (f *diskFile) Stat() (fs.FileInfo, error)                   { return f.info, nil }
+func (f *diskFile) Close() error                                 { return f.f.Close() }
+func (f *diskFile) Read(p []byte) (int, error)                   { return f.r.Read(p) }
+func (f *diskFile) ReadAt(p []byte, off int64) (int, error)      { return f.r.ReadAt(p, off) }
+func (f *diskFile) Seek(offset int64, whence int) (int64, error) { return f.r.Seek(offset, whence) }
 
 type dir struct {
 	info

@@ -3,7 +3,11 @@ package memfs_test
 import (
 	"crypto/sha256"
 	"errors"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -64,5 +68,114 @@ func TestDrop(t *testing.T) {
 	}
 	if _, ok := fsys.SHA256("plain"); ok {
 		t.Error("a digest for a file written without one")
+	}
+}
+
+// onDisk writes data to a new file in dir for WriteFileOnDisk.
+func onDisk(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// The Builder deletes a file on disk when the last node reading it leaves
+// the tree, whichever way it leaves; a dropped file was taken by the
+// caller and stays.
+func TestOnDiskFilesFollowTheTree(t *testing.T) {
+	dir := t.TempDir()
+	b := memfs.NewBuilder()
+	sum := func(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+	add := func(name, data string) string {
+		t.Helper()
+		p := onDisk(t, dir, strings.ReplaceAll(name, "/", "_"), data)
+		if err := b.WriteFileOnDisk(name, p, int64(len(data)), 0o644, sum(data)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	removed := add("removed", "r")
+	replaced := add("replaced", "x")
+	inDir := add("d/in", "i")
+	shared := add("shared", "s")
+	dropped := add("dropped", "dd")
+	kept := add("kept", "k")
+
+	b.Remove("removed")
+	if err := b.WriteFile("replaced", []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteFile("d", []byte("a file over the directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CopyFile("shared", "copy", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Remove("shared")                                        // the copy still reads it
+	if err := b.CopyFile("kept", "kept", 0o755); err != nil { // over itself
+		t.Fatal(err)
+	}
+	if err := b.Drop("dropped"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{removed: false, replaced: false, inDir: false, shared: true, dropped: true, kept: true} {
+		if exists(p) != want {
+			t.Errorf("%s exists: %v, want %v", filepath.Base(p), !want, want)
+		}
+	}
+	b.Remove("copy")
+	if exists(shared) {
+		t.Error("shared file kept after its last node left")
+	}
+	fsys := b.FS()
+	if got, err := fs.ReadFile(fsys, "kept"); err != nil || string(got) != "k" {
+		t.Errorf("kept = %q, %v", got, err)
+	}
+}
+
+// Open streams a file on disk and reads it at offsets, within its size;
+// a file whose size changed on disk is an error.
+func TestOpenOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	b := memfs.NewBuilder()
+	const data = "0123456789"
+	p := onDisk(t, dir, "f", data)
+	if err := b.WriteFileOnDisk("f", p, int64(len(data)), 0o644, sha256.Sum256([]byte(data))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Symlink("f", "l"); err != nil {
+		t.Fatal(err)
+	}
+	fsys := b.FS()
+	if err := fstest.TestFS(fsys, "f", "l"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open("l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if n, err := f.(io.ReaderAt).ReadAt(buf, 3); n != 4 || err != nil || string(buf) != "3456" {
+		t.Errorf("ReadAt = %d %q %v", n, buf, err)
+	}
+	if n, err := f.(io.ReaderAt).ReadAt(buf, 8); n != 2 || err != io.EOF {
+		t.Errorf("ReadAt past the end = %d %v", n, err)
+	}
+	f.Close()
+	if err := os.WriteFile(p, []byte(data+"more"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Open("f"); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+		t.Errorf("Open of a grown file: %v", err)
+	}
+	if _, err := fs.ReadFile(fsys, "f"); err == nil {
+		t.Error("ReadFile of a grown file: no error")
 	}
 }

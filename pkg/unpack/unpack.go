@@ -55,6 +55,13 @@ type Options struct {
 	// With a DiskSink and SinkOnly, an unpack's memory no longer depends
 	// on the size of its files.
 	SpillDir string
+	// MemoryBudget, with a SpillDir, bounds the bytes of files the tree
+	// holds in memory: files are read into memory until their bytes would
+	// pass it, and go to the SpillDir after that, as files over
+	// SpillThreshold do (the tree reads them from there). 0 means no
+	// budget: only files over SpillThreshold spill. Without a SpillDir it
+	// does nothing.
+	MemoryBudget int64
 }
 
 // SpillThreshold is the size over which a file goes to Options.SpillDir.
@@ -310,6 +317,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	fl := newFlattener(content, limits, log)
 	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
 	fl.spillDir = opts.SpillDir
+	fl.budget.limit = opts.MemoryBudget
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err
