@@ -179,3 +179,71 @@ func TestOpenOnDisk(t *testing.T) {
 		t.Error("ReadFile of a grown file: no error")
 	}
 }
+
+// SpillPast keeps files in memory up to the budget and appends the rest
+// to one file in the directory; the tree reads the same either way, by
+// every reader, and counts what it holds in memory.
+func TestSpillPast(t *testing.T) {
+	dir := t.TempDir()
+	b := memfs.NewBuilder()
+	b.SpillPast(dir, 10)
+	files := map[string]string{"a": "12345", "b": "67890", "c": "spilled", "d/e": "also spilled", "empty": ""}
+	for _, name := range []string{"a", "b", "c", "d/e", "empty"} {
+		if err := b.WriteFileSum(name, []byte(files[name]), 0o644, sha256.Sum256([]byte(files[name]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.InMemory() != 10 {
+		t.Errorf("InMemory = %d, want 10", b.InMemory())
+	}
+	// Reading while building, and freeing room by replacing a file.
+	if got, ok := b.ReadFile("c"); !ok || string(got) != "spilled" {
+		t.Errorf("Builder.ReadFile(c) = %q, %v", got, ok)
+	}
+	b.Remove("a")
+	if err := b.WriteFile("f", []byte("in"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files["f"] = "in"
+	delete(files, "a")
+	if err := b.CopyFile("c", "g", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files["g"] = files["c"]
+	fsys := b.FS()
+	if fsys.InMemory() != 7 {
+		t.Errorf("InMemory = %d, want 7 (b and f)", fsys.InMemory())
+	}
+	held, err := os.ReadDir(dir)
+	if err != nil || len(held) != 1 {
+		t.Fatalf("%v in the spill directory (%v), want one file", held, err)
+	}
+	if err := fstest.TestFS(fsys, "b", "c", "d/e", "f", "g", "empty"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		if got, err := fs.ReadFile(fsys, name); err != nil || string(got) != want {
+			t.Errorf("ReadFile(%s) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	f, err := fsys.Open("g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if n, err := f.(io.ReaderAt).ReadAt(buf, 2); n != 3 || err != nil || string(buf) != "ill" {
+		t.Errorf("ReadAt = %d %q %v", n, buf, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.ReadFile(fsys, "c"); err == nil {
+		t.Error("read a spilled file after Close")
+	}
+	if got, err := fs.ReadFile(fsys, "b"); err != nil || string(got) != "67890" {
+		t.Errorf("ReadFile(b) after Close = %q, %v", got, err)
+	}
+}

@@ -105,7 +105,7 @@ func UnpackTo(ctx context.Context, ref Ref, dir string, opts Options, uopts unpa
 // SpilledMemoryBudget is the unpack.Options.MemoryBudget of
 // UnpackSpilled when the caller sets none: the file bytes of a tree held
 // in memory, past which its files wait on disk.
-const SpilledMemoryBudget = 32 << 20
+const SpilledMemoryBudget = 8 << 20
 
 // UnpackSpilled is Unpack with files over unpack.SpillThreshold, and every
 // file past uopts.MemoryBudget (SpilledMemoryBudget if 0; none if
@@ -119,7 +119,12 @@ func UnpackSpilled(ctx context.Context, ref Ref, opts Options, uopts unpack.Opti
 	if err != nil {
 		return nil, nil, err
 	}
-	release = func() { os.RemoveAll(dir) }
+	release = func() {
+		if ad != nil && ad.FS != nil {
+			ad.FS.Close()
+		}
+		os.RemoveAll(dir)
+	}
 	uopts.SpillDir = dir
 	if uopts.MemoryBudget == 0 {
 		uopts.MemoryBudget = SpilledMemoryBudget

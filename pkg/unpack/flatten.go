@@ -55,9 +55,6 @@ type flattener struct {
 	sink        Sink
 	sinkOnly    bool
 	spillDir    string // where readers stream large files, if set
-
-	// budget bounds the bytes of files read into memory, with a spillDir.
-	budget memoryBudget
 }
 
 func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {

@@ -319,7 +319,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 		case strings.HasPrefix(base, whiteoutPrefix):
 			// A whiteout marker: its bytes mean nothing (tar skips them).
 			e.data = []byte{}
-		case f.spillDir != "" && (hdr.Size > SpillThreshold || !f.budget.reserve(hdr.Size)):
+		case f.spillDir != "" && hdr.Size > SpillThreshold:
 			// Streamed to disk: no memory, no read-ahead budget.
 			return r.spillEntry(ctx, tr, e)
 		case hdr.Size > 0:
@@ -328,7 +328,6 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			if f.spillDir != "" {
 				if held, cur, ok = r.ahead.tryAcquire(ls.index, hdr.Size); !ok {
 					// No room in memory: to disk, at no cost in memory.
-					f.budget.release(hdr.Size)
 					return r.spillEntry(ctx, tr, e)
 				}
 			} else {
@@ -452,7 +451,7 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 	if ls.desc.Size > f.limits.MaxFileBytes {
 		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
 	}
-	if f.spillDir != "" && (ls.desc.Size > SpillThreshold || !f.budget.reserve(ls.desc.Size)) {
+	if f.spillDir != "" && ls.desc.Size > SpillThreshold {
 		// The blob's size is verified: past it, or short of it, the
 		// verifying reader fails.
 		spilled, sum, err := spill(f.spillDir, rc, ls.desc.Size)

@@ -56,11 +56,12 @@ type Options struct {
 	// on the size of its files.
 	SpillDir string
 	// MemoryBudget, with a SpillDir, bounds the bytes of files the tree
-	// holds in memory: files are read into memory until their bytes would
-	// pass it, and go to the SpillDir after that, as files over
-	// SpillThreshold do (the tree reads them from there). 0 means no
-	// budget: only files over SpillThreshold spill. Without a SpillDir it
-	// does nothing.
+	// holds in memory: the tree keeps files in memory until their bytes
+	// would pass it, and after that appends them to one file in the
+	// SpillDir and reads them from there (memfs.Builder.SpillPast). Only
+	// the read-ahead of the layers (a few MiB) is held on the way. 0 or
+	// less means no budget: only files over SpillThreshold spill. Without
+	// a SpillDir it does nothing.
 	MemoryBudget int64
 }
 
@@ -317,7 +318,9 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	fl := newFlattener(content, limits, log)
 	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
 	fl.spillDir = opts.SpillDir
-	fl.budget.limit = opts.MemoryBudget
+	if opts.SpillDir != "" && opts.MemoryBudget > 0 {
+		fl.b.SpillPast(opts.SpillDir, opts.MemoryBudget)
+	}
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
 		return nil, err
