@@ -549,6 +549,34 @@ func ReadOnly(fsys fs.FS, name string) ([]byte, error) {
 	return fs.ReadFile(fsys, name)
 }
 
+// ReadInto reads a file of fsys for a caller that will neither modify the
+// bytes nor keep them once it reads the next file: from a memfs tree it
+// returns the tree's own bytes when the tree holds them in memory, and
+// reads the bytes of a file on disk into buf when they fit (a new slice
+// when they do not). A caller that parses many files and keeps nothing
+// of their bytes reads them all into one buffer.
+func ReadInto(fsys fs.FS, name string, buf []byte) ([]byte, error) {
+	f, ok := fsys.(*FS)
+	if !ok {
+		return ReadOnly(fsys, name)
+	}
+	n, _, err := f.resolve("readfile", name)
+	if err != nil {
+		return nil, err
+	}
+	if (n.disk == "" && n.pack == nil) || n.mode.IsDir() || n.dropped || int64(cap(buf)) < n.size {
+		return f.Bytes(name)
+	}
+	if n.pack != nil && f.packErr != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: f.packErr}
+	}
+	b := buf[:n.size]
+	if err := n.readInto(b); err != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+	}
+	return b, nil
+}
+
 // ReadDir lists a directory in name order.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	n, _, err := f.resolve("readdir", name)
@@ -608,35 +636,42 @@ func (n *node) inMemory() bool {
 
 // read returns a file's bytes: its own, or those of its file on disk.
 func (n *node) read() ([]byte, error) {
-	if n.pack != nil {
-		if err := n.pack.flush(); err != nil {
-			return nil, err
-		}
-		b := make([]byte, n.size)
-		if _, err := n.pack.f.ReadAt(b, n.off); err != nil {
-			return nil, fmt.Errorf("%s changed on disk: %w", n.pack.f.Name(), err)
-		}
-		return b, nil
-	}
-	if n.disk == "" {
+	if n.disk == "" && n.pack == nil {
 		return n.data, nil
 	}
-	f, err := os.Open(n.disk)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	// Exactly the size it had: a tree read whole from disk (a render of a
 	// spilled unpack) holds every byte of it, none more.
 	b := make([]byte, n.size)
+	if err := n.readInto(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readInto reads the bytes of a file on disk into b, of its size.
+func (n *node) readInto(b []byte) error {
+	if n.pack != nil {
+		if err := n.pack.flush(); err != nil {
+			return err
+		}
+		if _, err := n.pack.f.ReadAt(b, n.off); err != nil {
+			return fmt.Errorf("%s changed on disk: %w", n.pack.f.Name(), err)
+		}
+		return nil
+	}
+	f, err := os.Open(n.disk)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("%s changed on disk: %w", n.disk, err)
+		return fmt.Errorf("%s changed on disk: %w", n.disk, err)
 	}
 	var one [1]byte
 	if m, _ := f.Read(one[:]); m != 0 {
-		return nil, fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
+		return fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
 	}
-	return b, nil
+	return nil
 }
 
 // open opens a file on disk, to be read without holding it.

@@ -247,3 +247,38 @@ func TestSpillPast(t *testing.T) {
 		t.Errorf("ReadFile(b) after Close = %q, %v", got, err)
 	}
 }
+
+// ReadInto returns the tree's own bytes for a file in memory and reads a
+// file on disk into the buffer when it fits, into a new slice when not.
+func TestReadInto(t *testing.T) {
+	dir := t.TempDir()
+	b := memfs.NewBuilder()
+	b.SpillPast(dir, 3)
+	mem := []byte("mem")
+	for name, data := range map[string][]byte{"mem": mem, "packed": []byte("packed"), "big": []byte("too big for the buffer")} {
+		if err := b.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys := b.FS()
+	defer fsys.Close()
+	buf := make([]byte, 0, 8)
+	got, err := memfs.ReadInto(fsys, "mem", buf)
+	if err != nil || string(got) != "mem" || &got[0] != &mem[0] {
+		t.Errorf("mem: %q, %v (own bytes: %v)", got, err, err == nil && &got[0] == &mem[0])
+	}
+	got, err = memfs.ReadInto(fsys, "packed", buf)
+	if err != nil || string(got) != "packed" || &got[0] != &buf[:1][0] {
+		t.Errorf("packed: %q, %v, want it in the buffer", got, err)
+	}
+	got, err = memfs.ReadInto(fsys, "big", buf)
+	if err != nil || string(got) != "too big for the buffer" {
+		t.Errorf("big: %q, %v", got, err)
+	}
+	if _, err := memfs.ReadInto(fsys, "missing", buf); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if got, err := memfs.ReadInto(fstest.MapFS{"f": {Data: []byte("x")}}, "f", buf); err != nil || string(got) != "x" {
+		t.Errorf("another fs.FS: %q, %v", got, err)
+	}
+}

@@ -48,7 +48,17 @@ func (n noReaderAt) ReadDir(name string) ([]fs.DirEntry, error) { return fs.Read
 
 func memTree(t testing.TB, files map[string]string) *memfs.FS {
 	t.Helper()
+	return spilledTree(t, files, "")
+}
+
+// spilledTree is memTree with every file on disk in dir (memfs's
+// SpillPast), unless dir is "".
+func spilledTree(t testing.TB, files map[string]string, dir string) *memfs.FS {
+	t.Helper()
 	b := memfs.NewBuilder()
+	if dir != "" {
+		b.SpillPast(dir, 0)
+	}
 	for name, data := range files {
 		if err := b.WriteFile(name, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
@@ -65,6 +75,7 @@ func TestDropTextSameStream(t *testing.T) {
 	}{
 		{"mapfs", tree(dropTextFiles)},
 		{"memfs", memTree(t, dropTextFiles)},
+		{"memfs on disk", spilledTree(t, dropTextFiles, t.TempDir())},
 		{"no ReaderAt", noReaderAt{tree(dropTextFiles)}},
 	} {
 		for _, mode := range []string{"Render", "Raw"} {
