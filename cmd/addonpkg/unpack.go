@@ -107,7 +107,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
 				if ad.NoInventory {
-					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote, DropText: true})
 					if err != nil {
 						return fmt.Errorf("render %s: %w", ref, err)
 					}
@@ -117,14 +117,18 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := render.RawAddon(cmd.Context(), ad.FS, ad.Form, ad.Config)
+				// The stream reads each document back from the tree as
+				// it writes it: the render holds no text.
+				res, err := render.RawAddonOptions(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{DropText: true})
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 				_, err = res.WriteTo(a.stdout)
 				return err
 			}
-			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+			// Relocation rewrites the documents' text: it keeps it.
+			ropts := render.Options{AllowRemote: allowRemote, DropText: !reloc.enabled()}
+			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, ropts)
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}

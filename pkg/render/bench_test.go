@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -30,6 +31,32 @@ func BenchmarkRenderManifestsLarge(b *testing.B) {
 		}
 		if len(res.Documents) != n {
 			b.Fatalf("%d documents, want %d", len(res.Documents), n)
+		}
+	}
+}
+
+// BenchmarkRenderManifestsLargeDropText is BenchmarkRenderManifestsLarge
+// with Options.DropText, plus the write of the stream, which reads every
+// document back from the tree: the render of an unpack to stdout.
+func BenchmarkRenderManifestsLargeDropText(b *testing.B) {
+	const n = 20000
+	fsys, err := benchdata.ManifestTree(n, 10<<10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.SetBytes(fsys.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := render.Render(ctx, fsys, render.Options{DropText: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Documents) != n {
+			b.Fatalf("%d documents, want %d", len(res.Documents), n)
+		}
+		if _, err := res.WriteTo(io.Discard); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -49,6 +49,14 @@ func FuzzSplitDocuments(f *testing.F) {
 			if len(d.Raw) == 0 || d.Raw[len(d.Raw)-1] != '\n' {
 				t.Fatalf("raw %q does not end in a newline", d.Raw)
 			}
+			// Offset and Length locate Raw in the file: what a render
+			// with DropText writes is read back from there.
+			if d.Offset < 0 || d.Length <= 0 || d.Offset+d.Length > int64(len(b)) {
+				t.Fatalf("document at line %d located at [%d:+%d] of %d bytes", d.Line, d.Offset, d.Length, len(b))
+			}
+			if text := b[d.Offset : d.Offset+d.Length]; string(text) != string(d.Raw) && string(text)+"\n" != string(d.Raw) {
+				t.Fatalf("document at line %d: text %q at its offset, Raw %q", d.Line, text, d.Raw)
+			}
 		}
 	})
 }

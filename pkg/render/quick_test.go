@@ -256,11 +256,14 @@ func TestSplitDocumentsFastPathSameDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Offset and Length: where each Raw is in the input.
+	d2 := int64(len("# c\n" + quickHead + "---\n\n---\n"))
+	d3 := int64(len(in) - len(quickHead+"data: !!str x\n"))
 	want := []Document{
-		{File: "f.yaml", Line: 1, Raw: []byte("# c\n" + quickHead), Object: quickCM},
-		{File: "f.yaml", Line: 9, Raw: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - image: b\n      - image: a\n"),
+		{File: "f.yaml", Line: 1, Length: int64(len("# c\n" + quickHead)), Raw: []byte("# c\n" + quickHead), Object: quickCM},
+		{File: "f.yaml", Line: 9, Offset: d2, Length: d3 - d2 - 4, Raw: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - image: b\n      - image: a\n"),
 			Object: addon.Object{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}, Images: []string{"a", "b"}},
-		{File: "f.yaml", Line: 20, Raw: []byte(quickHead + "data: !!str x\n"), Object: quickCM}, // the slow path's
+		{File: "f.yaml", Line: 20, Offset: d3, Length: int64(len(in)) - d3, Raw: []byte(quickHead + "data: !!str x\n"), Object: quickCM}, // the slow path's
 	}
 	if !reflect.DeepEqual(docs, want) {
 		t.Errorf("got %+v\nwant %+v", docs, want)

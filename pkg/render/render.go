@@ -34,10 +34,15 @@ func Addon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Con
 // a Helm chart is refused (addon.ErrHelmChart): its templates are not
 // manifests.
 func RawAddon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config) (*Result, error) {
+	return RawAddonOptions(ctx, fsys, form, cfg, Options{})
+}
+
+// RawAddonOptions is RawAddon with options: only DropText applies.
+func RawAddonOptions(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config, opts Options) (*Result, error) {
 	if form == mediatypes.FormHelm {
 		return nil, helmError(cfg)
 	}
-	return Raw(ctx, fsys)
+	return RawOptions(ctx, fsys, opts)
 }
 
 func helmError(cfg *addon.Config) error {
@@ -55,6 +60,17 @@ type Options struct {
 	// AllowRemote lets a kustomization load remote resources. Off by
 	// default: an add-on must render from its own tree.
 	AllowRemote bool
+	// DropText keeps the documents of plain manifest files without their
+	// text: each Document has its File, Line, Offset and Length, Object and
+	// Images but a nil Raw, and the bytes of a file are let go as soon as
+	// it is parsed. Result.WriteTo (and YAML, Text) read the text back from
+	// the tree, one file at a time, so the tree must stay readable and
+	// unchanged until then. It bounds what a render holds by the number of
+	// documents rather than the size of the add-on, when the tree itself
+	// is not in memory (a memfs tree spilled to disk, a directory). A
+	// kustomize render is built in memory by kustomize: its documents keep
+	// their Raw whatever DropText says.
+	DropText bool
 }
 
 // Document is one rendered Kubernetes object.
@@ -62,7 +78,13 @@ type Document struct {
 	// File and Line locate the document in the tree (plain manifests only).
 	File string
 	Line int
-	// Raw is the document's YAML (or JSON), ending in a newline.
+	// Offset and Length locate the document's text in File, in bytes
+	// (plain manifests only): Raw is those bytes, plus a newline when they
+	// do not end in one (the last document of a file without a final
+	// newline).
+	Offset, Length int64
+	// Raw is the document's YAML (or JSON), ending in a newline. It is nil
+	// for a document rendered with Options.DropText: Result.Text reads it.
 	Raw []byte
 	// Object identifies it.
 	Object addon.Object
@@ -76,17 +98,18 @@ type Document struct {
 type Result struct {
 	Kind      addon.Kind
 	Documents []Document
+
+	// fsys is the tree rendered with Options.DropText, which the text of
+	// its documents is read back from.
+	fsys fs.FS
 }
 
 // YAML is the stream for `kubectl apply -f -`: documents separated by ---.
+// For a result rendered with Options.DropText it reads the tree back, and
+// stops at the first document it cannot read: WriteTo says why.
 func (r *Result) YAML() []byte {
 	var b bytes.Buffer
-	for i, d := range r.Documents {
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(d.Raw)
-	}
+	_, _ = r.WriteTo(&b)
 	return b.Bytes()
 }
 
@@ -134,14 +157,24 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	case addon.KindKustomize:
 		docs, err = renderKustomize(ctx, fsys, opts)
 	case addon.KindManifests:
-		docs, err = renderManifests(ctx, fsys)
+		docs, err = manifestDocuments(ctx, fsys, false, opts.DropText)
 	default:
 		return nil, fmt.Errorf("render: unknown kind %q", kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Kind: kind, Documents: docs}, nil
+	return newResult(kind, docs, fsys, opts), nil
+}
+
+// newResult keeps the tree in the result when its documents' text is to
+// be read back from it.
+func newResult(kind addon.Kind, docs []Document, fsys fs.FS, opts Options) *Result {
+	r := &Result{Kind: kind, Documents: docs}
+	if opts.DropText {
+		r.fsys = fsys
+	}
+	return r
 }
 
 // Raw lists the tree's manifests without rendering kustomize: the
@@ -152,23 +185,24 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 // transformer configurations): those are kustomize's inputs, not
 // manifests.
 func Raw(ctx context.Context, fsys fs.FS) (*Result, error) {
+	return RawOptions(ctx, fsys, Options{})
+}
+
+// RawOptions is Raw with options: only DropText applies.
+func RawOptions(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	lenient := addon.DetectKind(fsys) == addon.KindKustomize
-	docs, err := manifestDocuments(ctx, fsys, lenient)
+	docs, err := manifestDocuments(ctx, fsys, lenient, opts.DropText)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Kind: addon.KindManifests, Documents: docs}, nil
-}
-
-// renderManifests reads every manifest file in lexical path order.
-func renderManifests(ctx context.Context, fsys fs.FS) ([]Document, error) {
-	return manifestDocuments(ctx, fsys, false)
+	return newResult(addon.KindManifests, docs, fsys, opts), nil
 }
 
 // manifestDocuments splits the tree's manifest files into documents in
 // apply order. lenient leaves out kustomization files and the files that
-// do not split into Kubernetes objects, instead of failing on them.
-func manifestDocuments(ctx context.Context, fsys fs.FS, lenient bool) ([]Document, error) {
+// do not split into Kubernetes objects, instead of failing on them;
+// dropText keeps the documents without their text (Options.DropText).
+func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) ([]Document, error) {
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -186,7 +220,7 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient bool) ([]Documen
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
 	// within a directory, which is the order WalkDir visits. The stream
 	// then goes in apply order, tree order kept within a kind.
-	docs, err := splitAll(ctx, fsys, files, lenient)
+	docs, err := splitAll(ctx, fsys, files, lenient, dropText)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +228,13 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient bool) ([]Documen
 	return docs, nil
 }
 
+// readBuffer is the buffer of a DropText render's worker: a file up to
+// this size that is read from disk goes there rather than to a new slice.
+const readBuffer = 1 << 20
+
 // splitAll parses the files on every core and keeps their order: parsing
 // is most of the cost of validating a large add-on.
-func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid bool) ([]Document, error) {
+func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, dropText bool) ([]Document, error) {
 	type result struct {
 		docs []Document
 		err  error
@@ -208,13 +246,20 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid bool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Documents without their text keep nothing of a file's
+			// bytes: the files read from disk share one buffer per
+			// worker, up to readBuffer bytes.
+			var buf []byte
+			if dropText {
+				buf = make([]byte, 0, readBuffer)
+			}
 			for i := range next {
-				b, err := memfs.ReadOnly(fsys, files[i])
+				b, err := memfs.ReadInto(fsys, files[i], buf)
 				if err != nil {
 					results[i].err = fmt.Errorf("read %s: %w", files[i], err)
 					continue
 				}
-				results[i].docs, results[i].err = SplitDocuments(files[i], b)
+				results[i].docs, results[i].err = splitDocuments(files[i], b, dropText)
 			}
 		}()
 	}
@@ -246,13 +291,26 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid bool)
 // SplitDocuments splits a YAML or JSON file into its non-empty documents,
 // checking that each is a Kubernetes object.
 func SplitDocuments(file string, b []byte) ([]Document, error) {
+	return splitDocuments(file, b, false)
+}
+
+// splitDocuments is SplitDocuments; dropText leaves Raw nil, so that the
+// documents keep nothing of b.
+func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 	var docs []Document
+	doc := func(c chunk, obj addon.Object, images []string) Document {
+		d := Document{File: file, Line: c.line, Offset: int64(c.off), Length: int64(len(c.text)), Object: obj, Images: images}
+		if !dropText {
+			d.Raw = rawDocument(c.text)
+		}
+		return d
+	}
 	for _, chunk := range splitYAML(b) {
 		// Most documents are plain enough for the fast path; the slow
 		// path reads the rest and says what is wrong with them.
 		if q, ok := quickDocument(chunk.text); ok {
 			if !q.empty {
-				docs = append(docs, Document{File: file, Line: chunk.line, Raw: rawDocument(chunk.text), Object: q.obj, Images: q.images})
+				docs = append(docs, doc(chunk, q.obj, q.images))
 			}
 			continue
 		}
@@ -267,7 +325,7 @@ func SplitDocuments(file string, b []byte) ([]Document, error) {
 		if err != nil {
 			return nil, &Error{File: file, Line: chunk.line, Err: err}
 		}
-		docs = append(docs, Document{File: file, Line: chunk.line, Raw: rawDocument(chunk.text), Object: obj, Images: imagesOf(node)})
+		docs = append(docs, doc(chunk, obj, imagesOf(node)))
 	}
 	return docs, nil
 }
@@ -282,6 +340,7 @@ func rawDocument(text []byte) []byte {
 
 type chunk struct {
 	text []byte
+	off  int // offset of text in the file
 	line int // 1-based line of the chunk's first line in the file
 }
 
@@ -308,7 +367,7 @@ func splitYAML(b []byte) []chunk {
 			}
 			l := bytes.TrimRight(b[i:next], "\r\n")
 			if isDocMarker(l) {
-				out = append(out, chunk{text: b[start:i], line: startLine})
+				out = append(out, chunk{text: b[start:i], off: start, line: startLine})
 				ln := lineAt(i)
 				rest := bytes.TrimSpace(l[3:])
 				if len(rest) > 0 && rest[0] != '#' {
@@ -318,7 +377,7 @@ func splitYAML(b []byte) []chunk {
 					start, startLine = next, ln+1
 				}
 			} else if bytes.Equal(l, []byte("...")) {
-				out = append(out, chunk{text: b[start:i], line: startLine})
+				out = append(out, chunk{text: b[start:i], off: start, line: startLine})
 				start, startLine = next, lineAt(i)+1
 			}
 		}
@@ -330,7 +389,7 @@ func splitYAML(b []byte) []chunk {
 		}
 		i = min(nextDash, nextDot)
 	}
-	out = append(out, chunk{text: b[start:], line: startLine})
+	out = append(out, chunk{text: b[start:], off: start, line: startLine})
 	return out
 }
 

@@ -20,7 +20,7 @@ func splitYAMLByLine(b []byte) []chunk {
 		}
 		l := bytes.TrimRight(b[i:next], "\r\n")
 		if isDocMarker(l) {
-			out = append(out, chunk{text: b[start:i], line: startLine})
+			out = append(out, chunk{text: b[start:i], off: start, line: startLine})
 			rest := bytes.TrimSpace(l[3:])
 			if len(rest) > 0 && rest[0] != '#' {
 				start, startLine = i+3, line
@@ -28,13 +28,13 @@ func splitYAMLByLine(b []byte) []chunk {
 				start, startLine = next, line+1
 			}
 		} else if bytes.Equal(l, []byte("...")) {
-			out = append(out, chunk{text: b[start:i], line: startLine})
+			out = append(out, chunk{text: b[start:i], off: start, line: startLine})
 			start, startLine = next, line+1
 		}
 		i = next
 		line++
 	}
-	return append(out, chunk{text: b[start:], line: startLine})
+	return append(out, chunk{text: b[start:], off: start, line: startLine})
 }
 
 func TestSplitYAMLMatchesLineByLine(t *testing.T) {
