@@ -20,6 +20,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -76,9 +77,11 @@ func main() {
 		check(w.Commit(ad.FS))
 		phase = fmt.Sprintf(phase, time.Since(mid).Seconds())
 	case "build":
-		fsys, err := folder.LoadDir(*src)
+		// As `addonpkg build DIR` reads a folder: listed, read from disk.
+		tree, err := folder.Open(*src, safetree.Limits{})
 		check(err)
-		res, err := build.Build(ctx, fsys, build.Options{Name: "addon"})
+		defer tree.Close()
+		res, err := build.Build(ctx, tree, build.Options{Name: "addon"})
 		check(err)
 		_, err = st.WriteImage(ctx, res.Image, nil, source.NormalizeName(*tag))
 		check(err)

@@ -81,6 +81,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			tree, err := source.ReadTree(cmd.Context(), path, a.stdin, sopts, source.Limits{})
 			switch {
 			case err == nil:
+				defer tree.Close()
 				fsys = tree.FS
 				if opts.Name == "" && base == "" {
 					opts.Name = tree.Name

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"os"
 	"runtime"
 	"time"
 
@@ -18,10 +20,11 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
-// Layer is a layer built in memory: its compressed bytes and the digests
-// computed while writing them. It implements v1.Layer.
+// Layer is a built layer: its compressed bytes (in memory, or beyond
+// SpillBytes in an unnamed temporary file) and the digests computed while
+// writing them. It implements v1.Layer.
 type Layer struct {
-	compressed  *chunks
+	compressed  *spillBuffer
 	digest      v1.Hash
 	diffID      v1.Hash
 	mediaType   types.MediaType
@@ -33,7 +36,7 @@ type Layer struct {
 // BuildLayer writes fsys as a reproducible tar, compresses it with c and
 // returns the layer with media type mt.
 func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediatypes.MediaType) (*Layer, error) {
-	buf := &chunks{}
+	buf := &spillBuffer{limit: SpillBytes}
 	digester := newDigestWriter(buf)
 	zw, err := Compressor(digester, c)
 	if err != nil {
@@ -45,6 +48,9 @@ func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediat
 	}
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("compress layer: %w", err)
+	}
+	if buf.err != nil {
+		return nil, fmt.Errorf("write layer: %w", buf.err)
 	}
 	return &Layer{compressed: buf, digest: digester.digest(), diffID: res.DiffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
 }
@@ -67,6 +73,75 @@ func (l *Layer) Uncompressed() (io.ReadCloser, error) {
 
 // Size is the blob's size.
 func (l *Layer) Size() (int64, error) { return l.compressed.size, nil }
+
+// InMemory reports whether the layer's compressed bytes are held in
+// memory rather than in a temporary file (SpillBytes).
+func (l *Layer) InMemory() bool { return l.compressed.file == nil }
+
+// SpillBytes is how many compressed bytes of a layer BuildLayer holds in
+// memory: a larger layer goes to a temporary file, unlinked as soon as it
+// is created (it goes away with the Layer, whatever happens), so that
+// building a large add-on does not hold its layer. Where no temporary
+// file can be made, the layer stays in memory.
+const SpillBytes = 8 << 20
+
+// spillBuffer holds bytes in memory up to limit, then in an unnamed
+// temporary file.
+type spillBuffer struct {
+	limit int64
+	mem   chunks
+	file  *os.File
+	size  int64
+	err   error // of the file, once written to
+}
+
+func (b *spillBuffer) Write(p []byte) (int, error) {
+	if b.file == nil && b.mem.size+int64(len(p)) > b.limit {
+		b.spill()
+	}
+	if b.file == nil {
+		b.size += int64(len(p))
+		return b.mem.Write(p)
+	}
+	n, err := b.file.Write(p)
+	b.size += int64(n)
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// spill moves the bytes held so far to a new temporary file, if one can
+// be made and unlinked while open.
+func (b *spillBuffer) spill() {
+	f, err := os.CreateTemp("", "addonpkg-layer-*")
+	if err != nil {
+		b.limit = math.MaxInt64 // no file: stay in memory
+		return
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		// A system that cannot unlink an open file would leave it behind.
+		f.Close()
+		os.Remove(f.Name())
+		b.limit = math.MaxInt64
+		return
+	}
+	for _, p := range b.mem.parts {
+		if _, err := f.Write(p); err != nil {
+			f.Close()
+			b.limit = math.MaxInt64
+			return
+		}
+	}
+	b.file, b.mem = f, chunks{}
+}
+
+func (b *spillBuffer) reader() io.Reader {
+	if b.file != nil {
+		return io.NewSectionReader(b.file, 0, b.size)
+	}
+	return b.mem.reader()
+}
 
 // chunks holds a layer's compressed bytes in pieces of up to 4 MiB: a
 // single growing buffer would copy (and clear) the bytes over and over on

@@ -114,7 +114,9 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	kind := addon.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
-		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote})
+		// Only the inventory is kept: the documents' text is let go as
+		// each file is parsed (a folder's tree is not in memory).
+		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, DropText: true})
 		if err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)

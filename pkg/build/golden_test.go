@@ -14,6 +14,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // update rewrites the golden files of this package instead of comparing
@@ -52,6 +53,9 @@ func fixedOptions(name string, f build.Format) build.Options {
 	}
 }
 
+// buildDir builds the folder dir read into memory (folder.LoadDir), and
+// listed on disk as `addonpkg build DIR` reads it (folder.Open): both
+// must give the same digest.
 func buildDir(t *testing.T, dir, name string, f build.Format) *build.Result {
 	t.Helper()
 	fsys, err := folder.LoadDir(dir)
@@ -61,6 +65,18 @@ func buildDir(t *testing.T, dir, name string, f build.Format) *build.Result {
 	res, err := build.Build(context.Background(), fsys, fixedOptions(name, f))
 	if err != nil {
 		t.Fatalf("Build(%s, %s): %v", dir, f, err)
+	}
+	tree, err := folder.Open(dir, safetree.Limits{})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	defer tree.Close()
+	onDisk, err := build.Build(context.Background(), tree, fixedOptions(name, f))
+	if err != nil {
+		t.Fatalf("Build(%s, %s) on disk: %v", dir, f, err)
+	}
+	if onDisk.Digest != res.Digest {
+		t.Errorf("%s, %s: built from disk as %s, from memory as %s", dir, f, onDisk.Digest, res.Digest)
 	}
 	return res
 }

@@ -132,7 +132,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	cfg.Kind = addon.DetectKind(merged)
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	if !opts.NoValidate {
-		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote})
+		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, DropText: true})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}

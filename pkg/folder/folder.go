@@ -2,7 +2,10 @@
 // directory, one file, or a stream) into memory, applying .addonignore,
 // the default ignore rules and the tree rules of package safetree before
 // anything is read. Building and every tree source read folders this way,
-// so an add-on unpacks the same whether it was built or fetched.
+// so an add-on unpacks the same whether it was built or fetched. Open
+// applies the same walk and rules to a directory but keeps only its
+// listing, reading the files from disk when the tree is read: a build of
+// a large folder holds its shape, not its bytes.
 package folder
 
 import (
@@ -51,20 +54,41 @@ func LoadDir(dir string) (*memfs.FS, error) { return Load(dir, safetree.Limits{}
 // checked before a file is read, so a folder (or one file) cannot make
 // the reader allocate more than the limits allow.
 func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
-	limits = limits.WithDefaults()
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read source %s: %w", dir, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return loadFile(dir, limits)
+		return loadFile(dir, limits.WithDefaults())
 	}
+	b := memfs.NewBuilder()
+	l, err := list(dir, limits, b, nil)
+	if err != nil {
+		return nil, err
+	}
+	l.root.Close()
+	return b.FS(), nil
+}
+
+// list walks the folder dir with every check of Load. With b set, it
+// reads the files into b; with t set, it only lists them into t, whose
+// root (the returned loader's) stays open to read them later.
+func list(dir string, limits safetree.Limits, b *memfs.Builder, t *Tree) (*loader, error) {
+	limits = limits.WithDefaults()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open source %s: %w", dir, err)
 	}
-	defer root.Close()
+	l, err := walkRoot(dir, root, limits, b, t)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return l, nil
+}
 
+// walkRoot is list's walk of the folder open as root.
+func walkRoot(dir string, root *os.Root, limits safetree.Limits, b *memfs.Builder, t *Tree) (*loader, error) {
 	rules, err := root.ReadFile(ignore.FileName)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, ignore.FileName), err)
@@ -77,14 +101,14 @@ func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
 	if !ok {
 		return nil, fmt.Errorf("open source %s: links cannot be read", dir)
 	}
-	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, b: memfs.NewBuilder()}
+	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, b: b, t: t}
 	if err := l.walk(".", ".", 0); err != nil {
 		return nil, err
 	}
 	if l.files == 0 {
 		return nil, fmt.Errorf("%s: %w (the directory is empty or every file is ignored)", dir, ErrEmpty)
 	}
-	return l.b.FS(), nil
+	return l, nil
 }
 
 // LoadFile makes a one-file tree from a single manifest file, within the
@@ -143,9 +167,33 @@ type loader struct {
 	rootFS fs.ReadLinkFS // root's view, for safetree.Resolve
 	ignore *ignore.Matcher
 	limits safetree.Limits
-	b      *memfs.Builder
+	b      *memfs.Builder // Load: the tree read into memory
+	t      *Tree          // Open: the tree's listing
 	files  int
-	held   int64 // bytes of files listed to read, not yet in b
+	held   int64 // bytes of files listed to read, not yet in b or t
+}
+
+// count and size are the entries and file bytes of the tree so far.
+func (l *loader) count() int {
+	if l.t != nil {
+		return l.t.count
+	}
+	return l.b.Count()
+}
+
+func (l *loader) size() int64 {
+	if l.t != nil {
+		return l.t.size
+	}
+	return l.b.Size()
+}
+
+func (l *loader) mkdir(d string) error {
+	if l.t != nil {
+		l.t.mkdir(d)
+		return nil
+	}
+	return l.b.Mkdir(d, 0o755)
 }
 
 // walk copies the source directory src into the tree at dst. They differ
@@ -179,7 +227,10 @@ func (l *loader) walk(src, dst string, depth int) error {
 			return fmt.Errorf("%q: %w: not valid UTF-8", filepath.Join(l.dir, s), ErrBadName)
 		}
 		mode := e.Type()
-		var size int64
+		var (
+			size int64
+			perm fs.FileMode // of a file, as listed (Open keeps it)
+		)
 		if mode&fs.ModeSymlink != 0 {
 			// Judged as every tree's links are: through each other.
 			if err := l.checkLink(s); err != nil {
@@ -190,13 +241,13 @@ func (l *loader) walk(src, dst string, depth int) error {
 				target, _ := l.root.Readlink(s)
 				return fmt.Errorf("%s -> %s: broken symlink: %w", filepath.Join(l.dir, s), target, errors.Unwrap(err))
 			}
-			mode, size = st.Mode().Type(), st.Size()
+			mode, size, perm = st.Mode().Type(), st.Size(), st.Mode().Perm()
 		} else if mode.IsRegular() {
 			info, err := e.Info()
 			if err != nil {
 				return fmt.Errorf("read %s: %w", filepath.Join(l.dir, s), err)
 			}
-			size = info.Size()
+			size, perm = info.Size(), info.Mode().Perm()
 		}
 		if l.ignore.Match(d, mode.IsDir()) {
 			continue
@@ -205,11 +256,11 @@ func (l *loader) walk(src, dst string, depth int) error {
 		if err := l.limits.CheckPath(d); err != nil {
 			return err
 		}
-		if err := l.limits.CheckEntries(l.b.Count() + len(files) + 1); err != nil {
+		if err := l.limits.CheckEntries(l.count() + len(files) + 1); err != nil {
 			return err
 		}
 		if mode.IsRegular() {
-			if err := l.limits.CheckFile(d, size, l.b.Size()+l.held); err != nil {
+			if err := l.limits.CheckFile(d, size, l.size()+l.held); err != nil {
 				return err
 			}
 			l.held += size
@@ -223,7 +274,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 					return fmt.Errorf("%s: too many levels of directory symlinks", filepath.Join(l.dir, s))
 				}
 			}
-			if err := l.b.Mkdir(d, 0o755); err != nil {
+			if err := l.mkdir(d); err != nil {
 				return err
 			}
 			if err := l.walk(s, d, next); err != nil {
@@ -237,10 +288,20 @@ func (l *loader) walk(src, dst string, depth int) error {
 			if e.Type()&fs.ModeSymlink != 0 {
 				opener, name = l.root, s
 			}
-			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d, size: size})
+			files = append(files, fileJob{opener: opener, name: name, src: s, dst: d, size: size, perm: perm})
 		default:
 			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
 		}
+	}
+	if l.t != nil {
+		// Open: the files are read when the tree is, through the root.
+		for _, f := range files {
+			l.held -= f.size
+			l.t.file(f.dst, f.src, f.opener == l.root, f.size, f.perm)
+			l.files++
+		}
+		l.t.sortDir(dst)
+		return nil
 	}
 	readFiles(files, l.limits.MaxFileBytes)
 	for _, f := range files {
@@ -263,7 +324,7 @@ type fileJob struct {
 	src, dst string // in the source and in the tree
 	size     int64  // as listed, counted against the limits
 	data     []byte
-	perm     fs.FileMode
+	perm     fs.FileMode // as listed, then as read (Load)
 	err      error
 }
 
@@ -296,7 +357,7 @@ func readFiles(files []fileJob, max int64) {
 // readFile reads a whole file of at most max bytes (a file may have grown
 // since it was listed) and its permissions with one open.
 func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
-	f, err := r.Open(name)
+	f, err := openRead(r, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -304,6 +365,9 @@ func readFile(r *os.Root, name string, max int64) ([]byte, fs.FileMode, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%w: listed as a file, now %v", ErrChanged, st.Mode().Type())
 	}
 	if st.Size() > max {
 		return nil, 0, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: name}
