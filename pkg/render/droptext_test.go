@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"unsafe"
@@ -228,4 +229,26 @@ func overlaps(s string, b []byte) bool {
 	sp := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	bp := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return sp >= bp && sp < bp+uintptr(len(b))
+}
+
+// kustomize reads a tree whose files are on disk (a spilled unpack) as it
+// reads one in memory.
+func TestKustomizeFromDisk(t *testing.T) {
+	files := map[string]string{
+		"kustomization.yaml": "namePrefix: p-\nresources:\n- base/cm.yaml\n- svc.yaml\npatches:\n- path: patch.yaml\n",
+		"base/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n",
+		"svc.yaml":           "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n",
+		"patch.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: patched\n",
+	}
+	want, err := render.Render(context.Background(), memTree(t, files), render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := render.Render(context.Background(), spilledTree(t, files, t.TempDir()), render.Options{DropText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := string(got.YAML()), string(want.YAML()); g != w || !strings.Contains(g, "patched") {
+		t.Errorf("from disk:\n%s\nin memory:\n%s", g, w)
+	}
 }
