@@ -25,9 +25,12 @@ func newUnpackCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
 		Short: "Unpack an add-on to a directory, or render it to stdout",
-		Long: `Unpack reads the add-on in SOURCE, in memory, and either writes its tree to
--o DIR (atomically: DIR appears complete or not at all) or prints the rendered
-YAML stream for 'kubectl apply -f -'.
+		Long: `Unpack reads the add-on in SOURCE, without a container runtime, and either
+writes its tree to -o DIR (atomically: DIR appears complete or not at all) or
+prints the rendered YAML stream for 'kubectl apply -f -'. Reading an image, -o
+writes each file as it becomes final, and the stream keeps what does not fit a
+small memory budget in a temporary directory, so memory does not grow with the
+add-on (a kustomize render is still built in memory, by kustomize).
 
 SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
 ...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],

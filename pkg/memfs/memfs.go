@@ -105,16 +105,29 @@ func (b *Builder) hold(n *node) error {
 	if b.pack == nil {
 		f, err := os.CreateTemp(b.spillDir, "pack-*")
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrSpill, err)
 		}
 		b.pack = &pack{f: f, w: bufio.NewWriterSize(f, 256<<10)}
 	}
 	if _, err := b.pack.w.Write(n.data); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrSpill, err)
 	}
 	n.pack, n.off, n.data = b.pack, b.pack.size, nil
 	b.pack.size += n.size
 	return nil
+}
+
+// ErrSpill marks a file that could not be written to the spill directory
+// (SpillPast): a full or failing disk, not a fault of the tree.
+var ErrSpill = errors.New("spilling to disk")
+
+// Close releases the pack file of a tree that will not be built (an
+// unpack that failed); its bytes go with the spill directory.
+func (b *Builder) Close() error {
+	if b.pack == nil {
+		return nil
+	}
+	return b.pack.f.Close()
 }
 
 // Count is the number of entries below the root.

@@ -3,12 +3,14 @@ package unpack_test
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -94,5 +96,19 @@ func TestMemoryBudgetNeedsSpillDir(t *testing.T) {
 	}
 	if got.FS.InMemory() != got.FS.Size() {
 		t.Errorf("%d bytes in memory, want the whole tree's %d", got.FS.InMemory(), got.FS.Size())
+	}
+}
+
+// A spill directory that cannot be written is a disk failure named as
+// such (memfs.ErrSpill), not an unsafe entry of the image.
+func TestMemoryBudgetSpillFailure(t *testing.T) {
+	run := budgetImage(t)
+	missing := t.TempDir() + "/gone"
+	_, err := run(unpack.Options{SpillDir: missing, MemoryBudget: 1})
+	if !errors.Is(err, memfs.ErrSpill) {
+		t.Fatalf("err = %v, want memfs.ErrSpill", err)
+	}
+	if errors.Is(err, unpack.ErrUnsafeEntry) {
+		t.Fatalf("a disk failure reported as an unsafe entry: %v", err)
 	}
 }

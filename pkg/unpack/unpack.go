@@ -323,22 +323,31 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	}
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
+		fl.b.Close()
 		return nil, err
 	}
+	// A tree that spilled to disk holds its pack file open until the
+	// caller closes it; on failure, here.
+	if err := a.finish(fsys, content, form, rawCfg, ic, m, opts.Repository, log); err != nil {
+		fsys.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// finish describes the flattened tree: its identity and its metadata.
+func (a *Addon) finish(fsys *memfs.FS, content string, form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
 	if fsys.Count() == 0 {
-		return nil, fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
+		return fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
 	}
 	a.FS = fsys
 	a.ContentDir = content
 	id, err := archive.Identity(fsys)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Identity = id.String()
-	if err := a.loadConfig(form, rawCfg, ic, m, opts.Repository, log); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return a.loadConfig(form, rawCfg, ic, m, repo, log)
 }
 
 // contentDir picks the image form's content directory, "" if invalid.
