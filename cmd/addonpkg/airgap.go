@@ -83,6 +83,9 @@ func (f *relocateFlag) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.mirror, "relocate", "", "render the images at this mirror (HOST[:PORT][/PATH]), by digest, from the image lock that copy --with-images wrote; refuses an image the lock lacks")
 }
 
+// enabled reports whether --relocate was given.
+func (f *relocateFlag) enabled() bool { return f.mirror != "" }
+
 // check refuses --relocate beside what prints no rendered stream.
 func (f *relocateFlag) check(out string, raw, list, asJSON bool) error {
 	if f.mirror == "" {

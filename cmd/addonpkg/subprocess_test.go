@@ -17,6 +17,15 @@ var (
 
 // binary builds addonpkg once for tests that need a real process (peak
 // memory, peers reading what it writes).
+// TestMain removes the binary that binary built, once every test ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func binary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {

@@ -25,9 +25,12 @@ func newUnpackCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
 		Short: "Unpack an add-on to a directory, or render it to stdout",
-		Long: `Unpack reads the add-on in SOURCE, in memory, and either writes its tree to
--o DIR (atomically: DIR appears complete or not at all) or prints the rendered
-YAML stream for 'kubectl apply -f -'.
+		Long: `Unpack reads the add-on in SOURCE, without a container runtime, and either
+writes its tree to -o DIR (atomically: DIR appears complete or not at all) or
+prints the rendered YAML stream for 'kubectl apply -f -'. Reading an image, -o
+writes each file as it becomes final, and the stream keeps what does not fit a
+small memory budget in a temporary directory, so memory does not grow with the
+add-on (a kustomize render is still built in memory, by kustomize).
 
 SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
 ...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],
@@ -107,7 +110,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
 				if ad.NoInventory {
-					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote, DropText: true})
 					if err != nil {
 						return fmt.Errorf("render %s: %w", ref, err)
 					}
@@ -117,14 +120,18 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			case list:
 				return printList(a, ad)
 			case raw:
-				res, err := render.RawAddon(cmd.Context(), ad.FS, ad.Form, ad.Config)
+				// The stream reads each document back from the tree as
+				// it writes it: the render holds no text.
+				res, err := render.RawAddonOptions(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{DropText: true})
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
 				_, err = res.WriteTo(a.stdout)
 				return err
 			}
-			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+			// Relocation rewrites the documents' text: it keeps it.
+			ropts := render.Options{AllowRemote: allowRemote, DropText: !reloc.enabled()}
+			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, ropts)
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}

@@ -18,7 +18,7 @@ const Module = "github.com/addonpkg/addonpkg"
 var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
 	{"pkg/mediatypes", "pkg/safetree", "pkg/netguard", "pkg/ignore", "pkg/gitinfo",
-		"internal/verify", "internal/atomicfile", "internal/testregistry", "internal/faultproxy", "internal/audit"},
+		"internal/verify", "internal/atomicfile", "internal/rawfile", "internal/testregistry", "internal/faultproxy", "internal/audit"},
 	// The core data (configs, trees in memory, tar layers) and the retry
 	// policy.
 	{"pkg/addon", "pkg/memfs", "pkg/archive", "pkg/retry"},

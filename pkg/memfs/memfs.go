@@ -8,6 +8,7 @@
 package memfs
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -26,10 +27,12 @@ type node struct {
 	name     string
 	mode     fs.FileMode // type bits and permissions
 	data     []byte
-	size     int64            // a file's size, also once its bytes are dropped
-	sum      *[32]byte        // a file's SHA-256, when the writer gave it
-	dropped  bool             // the file's bytes were let go (Builder.Drop)
-	disk     string           // a file whose bytes are in this file on disk
+	size     int64     // a file's size, also once its bytes are dropped
+	sum      *[32]byte // a file's SHA-256, when the writer gave it
+	dropped  bool      // the file's bytes were let go (Builder.Drop)
+	disk     string    // a file whose bytes are in this file on disk
+	pack     *pack     // or in this pack, at off
+	off      int64
 	target   string           // symlink target
 	children map[string]*node // directories only
 }
@@ -40,15 +43,92 @@ type Builder struct {
 	size  int64
 	count int
 	links int // symlinks in the tree: without any, paths need no resolving
+	// disks counts the nodes that read each file on disk
+	// (WriteFileOnDisk, CopyFile): the file goes when the last one does.
+	disks map[string]int
+
+	// With SpillPast: the bytes of files held in memory, the most they
+	// may be, and the pack that takes the files past it.
+	mem, budget int64
+	spillDir    string
+	pack        *pack
+}
+
+// A pack is a file on disk that holds the bytes of many files of a tree,
+// one after the other: the files a Builder spills past its budget. One
+// file rather than one per tree file, because creating, reading back and
+// deleting thousands of small files costs more than the unpack itself.
+type pack struct {
+	f    *os.File
+	w    *bufio.Writer // appends, until the tree is frozen
+	size int64
+}
+
+// flush writes what is buffered, so that the pack's bytes can be read.
+func (p *pack) flush() error {
+	if p.w == nil || p.w.Buffered() == 0 {
+		return nil
+	}
+	return p.w.Flush()
 }
 
 // NewBuilder returns a Builder holding an empty root directory.
 func NewBuilder() *Builder {
-	return &Builder{root: &node{name: ".", mode: fs.ModeDir | 0o755, children: map[string]*node{}}}
+	return &Builder{root: &node{name: ".", mode: fs.ModeDir | 0o755, children: map[string]*node{}}, disks: map[string]int{}}
 }
 
 // Size is the number of file bytes the tree holds.
 func (b *Builder) Size() int64 { return b.size }
+
+// SpillPast bounds the file bytes the tree holds in memory: a file that
+// WriteFile or WriteFileSum would take past budget bytes is appended to a
+// file created in dir instead, and read from there (like WriteFileOnDisk's
+// files, but many to one file on disk). A budget of 0 spills every
+// non-empty file. The bytes of a spilled file that is later removed or
+// replaced stay in that file on disk, which goes with dir: the caller
+// removes dir once the tree is no longer read (after FS.Close).
+func (b *Builder) SpillPast(dir string, budget int64) {
+	b.spillDir, b.budget = dir, budget
+}
+
+// InMemory is the number of file bytes the tree holds in memory, a file
+// shared by copies counted once per copy.
+func (b *Builder) InMemory() int64 { return b.mem }
+
+// hold keeps a new file's bytes in memory, or past the budget appends them
+// to the pack and lets them go.
+func (b *Builder) hold(n *node) error {
+	if b.spillDir == "" || n.size == 0 || b.mem+n.size <= b.budget {
+		b.mem += n.size
+		return nil
+	}
+	if b.pack == nil {
+		f, err := os.CreateTemp(b.spillDir, "pack-*")
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSpill, err)
+		}
+		b.pack = &pack{f: f, w: bufio.NewWriterSize(f, 256<<10)}
+	}
+	if _, err := b.pack.w.Write(n.data); err != nil {
+		return fmt.Errorf("%w: %w", ErrSpill, err)
+	}
+	n.pack, n.off, n.data = b.pack, b.pack.size, nil
+	b.pack.size += n.size
+	return nil
+}
+
+// ErrSpill marks a file that could not be written to the spill directory
+// (SpillPast): a full or failing disk, not a fault of the tree.
+var ErrSpill = errors.New("spilling to disk")
+
+// Close releases the pack file of a tree that will not be built (an
+// unpack that failed); its bytes go with the spill directory.
+func (b *Builder) Close() error {
+	if b.pack == nil {
+		return nil
+	}
+	return b.pack.f.Close()
+}
 
 // Count is the number of entries below the root.
 func (b *Builder) Count() int { return b.count }
@@ -87,7 +167,7 @@ func (b *Builder) ReadFile(name string) ([]byte, bool) {
 	if n == nil || !n.mode.IsRegular() || n.dropped {
 		return nil, false
 	}
-	if n.disk != "" {
+	if n.disk != "" || n.pack != nil {
 		b, err := n.read()
 		return b, err == nil
 	}
@@ -138,7 +218,11 @@ func (b *Builder) put(name string, nn *node) error {
 			old.mode = nn.mode // a directory entry over a directory keeps its contents
 			return nil
 		}
+		// Counted before old goes, in case both read one file on disk.
+		b.holdDisk(nn)
 		b.forget(old)
+	} else {
+		b.holdDisk(nn)
 	}
 	p.children[base] = nn
 	b.count++
@@ -149,16 +233,41 @@ func (b *Builder) put(name string, nn *node) error {
 	return nil
 }
 
-// forget subtracts a subtree from the counters.
+// forget subtracts a subtree from the counters, and deletes the files on
+// disk that no node reads any more.
 func (b *Builder) forget(n *node) {
 	b.count--
 	b.size -= n.size
 	if n.mode&fs.ModeSymlink != 0 {
 		b.links--
 	}
+	if n.disk != "" && b.releaseDisk(n.disk) {
+		os.Remove(n.disk)
+	}
+	if n.inMemory() {
+		b.mem -= n.size
+	}
 	for _, c := range n.children {
 		b.forget(c)
 	}
+}
+
+// holdDisk counts a new node that reads a file on disk.
+func (b *Builder) holdDisk(n *node) {
+	if n.disk != "" {
+		b.disks[n.disk]++
+	}
+}
+
+// releaseDisk uncounts a node that read the file at path, and reports
+// whether it was the last.
+func (b *Builder) releaseDisk(path string) bool {
+	b.disks[path]--
+	if b.disks[path] > 0 {
+		return false
+	}
+	delete(b.disks, path)
+	return true
 }
 
 // Mkdir adds a directory (and its parents); an existing directory keeps
@@ -168,21 +277,42 @@ func (b *Builder) Mkdir(name string, perm fs.FileMode) error {
 }
 
 // WriteFile adds a regular file, replacing whatever was at name. The tree
-// keeps data without copying it.
+// keeps data without copying it (or, past the budget of SpillPast, writes
+// it to disk and keeps none of it).
 func (b *Builder) WriteFile(name string, data []byte, perm fs.FileMode) error {
-	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data))})
+	return b.putFile(name, &node{mode: perm.Perm(), data: data, size: int64(len(data))})
 }
 
 // WriteFileSum is WriteFile with the SHA-256 of data, which FS.SHA256
 // then reports instead of anyone hashing the bytes again.
 func (b *Builder) WriteFileSum(name string, data []byte, perm fs.FileMode, sum [32]byte) error {
-	return b.put(name, &node{mode: perm.Perm(), data: data, size: int64(len(data)), sum: &sum})
+	return b.putFile(name, &node{mode: perm.Perm(), data: data, size: int64(len(data)), sum: &sum})
+}
+
+// putFile puts a regular file of bytes in the tree.
+func (b *Builder) putFile(name string, n *node) error {
+	if !fs.ValidPath(name) || name == "." {
+		return &fs.PathError{Op: "create", Path: name, Err: fs.ErrInvalid}
+	}
+	if err := b.hold(n); err != nil {
+		return &fs.PathError{Op: "create", Path: name, Err: err}
+	}
+	if err := b.put(name, n); err != nil {
+		if n.inMemory() {
+			b.mem -= n.size
+		}
+		return err
+	}
+	return nil
 }
 
 // WriteFileOnDisk adds a regular file whose size bytes, with SHA-256
 // sum, are in the file at path on disk (a file the unpacker streamed out
-// rather than hold): the tree reads them from there when asked. The file
-// must stay in place while the tree is read, or be Dropped.
+// rather than hold): the tree reads them from there when asked, and Open
+// streams them without holding them. The file must stay in place while
+// the tree is read, or be Dropped. The Builder owns it until then: when
+// the last node that reads it leaves the tree (Remove, Clear, a file
+// written over it), the Builder deletes it.
 func (b *Builder) WriteFileOnDisk(name, path string, size int64, perm fs.FileMode, sum [32]byte) error {
 	return b.put(name, &node{mode: perm.Perm(), disk: path, size: size, sum: &sum})
 }
@@ -194,7 +324,14 @@ func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
 	if n == nil || !n.mode.IsRegular() {
 		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
 	}
-	return b.put(name, &node{mode: perm.Perm(), data: n.data, disk: n.disk, size: n.size, sum: n.sum, dropped: n.dropped})
+	c := &node{mode: perm.Perm(), data: n.data, disk: n.disk, pack: n.pack, off: n.off, size: n.size, sum: n.sum, dropped: n.dropped}
+	if err := b.put(name, c); err != nil {
+		return err
+	}
+	if c.inMemory() {
+		b.mem += c.size
+	}
+	return nil
 }
 
 // ErrDropped is returned when reading a file whose bytes the tree let go.
@@ -209,7 +346,13 @@ func (b *Builder) Drop(name string) error {
 	if n == nil || !n.mode.IsRegular() || n.sum == nil {
 		return &fs.PathError{Op: "drop", Path: name, Err: fs.ErrInvalid}
 	}
-	n.data, n.disk, n.dropped = nil, "", true
+	if n.disk != "" {
+		b.releaseDisk(n.disk) // the caller took the file: not deleted
+	}
+	if n.inMemory() {
+		b.mem -= n.size
+	}
+	n.data, n.disk, n.pack, n.dropped = nil, "", nil, true
 	return nil
 }
 
@@ -249,7 +392,11 @@ func (b *Builder) Clear(name string) {
 
 // FS freezes the tree. The Builder must not be used afterwards.
 func (b *Builder) FS() *FS {
-	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links}
+	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links, mem: b.mem, pack: b.pack}
+	if b.pack != nil {
+		f.packErr = b.pack.flush()
+		b.pack.w = nil
+	}
 	b.root = nil
 	return f
 }
@@ -260,6 +407,24 @@ type FS struct {
 	size  int64
 	count int
 	links int
+	mem   int64
+
+	pack    *pack // the Builder's, if it spilled (SpillPast)
+	packErr error // from writing it out
+}
+
+// InMemory is the number of file bytes the tree holds in memory
+// (Builder.InMemory).
+func (f *FS) InMemory() int64 { return f.mem }
+
+// Close closes the file on disk that holds the files the Builder spilled
+// past its budget (SpillPast): they can no longer be read. A tree that
+// spilled nothing has nothing to close.
+func (f *FS) Close() error {
+	if f.pack == nil {
+		return nil
+	}
+	return f.pack.f.Close()
 }
 
 // Size is the number of file bytes in the tree.
@@ -325,6 +490,19 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
 	}
+	if n.disk != "" {
+		f, err := n.open()
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return f, nil
+	}
+	if n.pack != nil {
+		if f.packErr != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: f.packErr}
+		}
+		return &diskFile{info: info{n}, r: io.NewSectionReader(n.pack.f, n.off, n.size)}, nil
+	}
 	data, err := n.read()
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -365,6 +543,9 @@ func (f *FS) Bytes(name string) ([]byte, error) {
 	if n.dropped {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: ErrDropped}
 	}
+	if n.pack != nil && f.packErr != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: f.packErr}
+	}
 	data, err := n.read()
 	if err != nil {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
@@ -379,6 +560,34 @@ func ReadOnly(fsys fs.FS, name string) ([]byte, error) {
 		return b.Bytes(name)
 	}
 	return fs.ReadFile(fsys, name)
+}
+
+// ReadInto reads a file of fsys for a caller that will neither modify the
+// bytes nor keep them once it reads the next file: from a memfs tree it
+// returns the tree's own bytes when the tree holds them in memory, and
+// reads the bytes of a file on disk into buf when they fit (a new slice
+// when they do not). A caller that parses many files and keeps nothing
+// of their bytes reads them all into one buffer.
+func ReadInto(fsys fs.FS, name string, buf []byte) ([]byte, error) {
+	f, ok := fsys.(*FS)
+	if !ok {
+		return ReadOnly(fsys, name)
+	}
+	n, _, err := f.resolve("readfile", name)
+	if err != nil {
+		return nil, err
+	}
+	if (n.disk == "" && n.pack == nil) || n.mode.IsDir() || n.dropped || int64(cap(buf)) < n.size {
+		return f.Bytes(name)
+	}
+	if n.pack != nil && f.packErr != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: f.packErr}
+	}
+	b := buf[:n.size]
+	if err := n.readInto(b); err != nil {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+	}
+	return b, nil
 }
 
 // ReadDir lists a directory in name order.
@@ -432,27 +641,67 @@ func sortedEntries(n *node) []fs.DirEntry {
 	return out
 }
 
+// inMemory reports whether the node is a regular file whose bytes the
+// tree holds in memory.
+func (n *node) inMemory() bool {
+	return n.mode.IsRegular() && n.disk == "" && n.pack == nil && !n.dropped
+}
+
 // read returns a file's bytes: its own, or those of its file on disk.
 func (n *node) read() ([]byte, error) {
-	if n.disk == "" {
+	if n.disk == "" && n.pack == nil {
 		return n.data, nil
 	}
+	// Exactly the size it had: a tree read whole from disk (a render of a
+	// spilled unpack) holds every byte of it, none more.
+	b := make([]byte, n.size)
+	if err := n.readInto(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readInto reads the bytes of a file on disk into b, of its size.
+func (n *node) readInto(b []byte) error {
+	if n.pack != nil {
+		if err := n.pack.flush(); err != nil {
+			return err
+		}
+		if _, err := n.pack.f.ReadAt(b, n.off); err != nil {
+			return fmt.Errorf("%s changed on disk: %w", n.pack.f.Name(), err)
+		}
+		return nil
+	}
+	f, err := os.Open(n.disk)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, b); err != nil {
+		return fmt.Errorf("%s changed on disk: %w", n.disk, err)
+	}
+	var one [1]byte
+	if m, _ := f.Read(one[:]); m != 0 {
+		return fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
+	}
+	return nil
+}
+
+// open opens a file on disk, to be read without holding it.
+func (n *node) open() (*diskFile, error) {
 	f, err := os.Open(n.disk)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	// Exactly the size it had: a tree read whole from disk (a render of a
-	// spilled unpack) holds every byte of it, none more.
-	b := make([]byte, n.size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("%s changed on disk: %w", n.disk, err)
+	st, err := f.Stat()
+	if err == nil && st.Size() != n.size {
+		err = fmt.Errorf("%s changed on disk: %d bytes, %d expected", n.disk, st.Size(), n.size)
 	}
-	var one [1]byte
-	if m, _ := f.Read(one[:]); m != 0 {
-		return nil, fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return b, nil
+	return &diskFile{info: info{n}, f: f, r: io.NewSectionReader(f, 0, n.size)}, nil
 }
 
 type info struct{ n *node }
@@ -492,6 +741,26 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// diskFile is an open file whose bytes are on disk: it reads them from
+// there, at most the size the tree has for it.
+type diskFile struct {
+	info
+	f *os.File // nil in a pack: the FS keeps the pack open
+	r *io.SectionReader
+}
+
+func (f *diskFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *diskFile) Close() error {
+	if f.f == nil {
+		return nil
+	}
+	return f.f.Close()
+}
+
+func (f *diskFile) Read(p []byte) (int, error)                   { return f.r.Read(p) }
+func (f *diskFile) ReadAt(p []byte, off int64) (int, error)      { return f.r.ReadAt(p, off) }
+func (f *diskFile) Seek(offset int64, whence int) (int64, error) { return f.r.Seek(offset, whence) }
 
 type dir struct {
 	info

@@ -45,6 +45,7 @@ type Writer struct {
 
 	mu       sync.Mutex
 	dirs     map[string]*os.Root // opened directories of tmp
+	dirFiles map[string]*os.File // and their descriptors, where writeData uses them
 	written  map[string]bool     // files WriteFile or Copy handed over
 	copies   []copyJob           // made at Commit, once their sources are written
 	firstErr error
@@ -253,7 +254,7 @@ func (w *Writer) write(j writeJob) error {
 		}
 		return w.root.Chmod(j.name, j.perm)
 	}
-	return d.WriteFile(path.Base(j.name), j.data, j.perm)
+	return w.writeData(d, path.Dir(j.name), path.Base(j.name), j.data, j.perm)
 }
 
 // written1 takes a finished write (of n bytes) off the queue.
@@ -294,6 +295,12 @@ func (w *Writer) Remove(name string) {
 		if k != "." && under(k) {
 			d.Close()
 			delete(w.dirs, k)
+		}
+	}
+	for k, f := range w.dirFiles {
+		if k != "." && under(k) {
+			f.Close()
+			delete(w.dirFiles, k)
 		}
 	}
 	for k := range w.written {
@@ -406,6 +413,9 @@ func (w *Writer) finish() {
 	w.done = true
 	for _, d := range w.dirs {
 		d.Close()
+	}
+	for _, f := range w.dirFiles {
+		f.Close()
 	}
 }
 

@@ -63,7 +63,8 @@ func (e *MissingError) Error() string {
 func (e *MissingError) Is(target error) bool { return target == ErrNotInLock }
 
 // Relocate rewrites the images of res, the render of fsys, to the mirror.
-// res is left unchanged.
+// res is left unchanged. A res rendered with render.Options.DropText is
+// read back from fsys: the result holds every document's text.
 func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options) (*Result, error) {
 	targets, err := targetsOf(opts)
 	if err != nil {
@@ -73,6 +74,15 @@ func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options)
 		return nil, err
 	}
 	out := &render.Result{Kind: res.Kind, Documents: slices.Clone(res.Documents)}
+	// A render with DropText keeps no text: the relocated stream is
+	// written from out, which does not read the tree, so it holds it.
+	for i, d := range out.Documents {
+		if d.Raw == nil {
+			if out.Documents[i].Raw, err = res.Text(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if res.Kind == addon.KindKustomize {
 		if out, err = kustomize(ctx, res, fsys, targets, opts); err != nil {
 			return nil, err

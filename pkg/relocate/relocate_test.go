@@ -240,3 +240,26 @@ func TestRelocateKeepsUntouchedBytes(t *testing.T) {
 		t.Errorf("config map changed:\n%s", got.Documents[0].Raw)
 	}
 }
+
+// A render that dropped its text (render.Options.DropText) relocates to
+// the same stream as one that kept it.
+func TestRelocateDropText(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c   # a comment\ndata:\n  k: v"
+	res, fsys := renderTree(t, map[string]string{"a.yaml": cm, "d.yaml": deployment})
+	dropped, err := render.Render(context.Background(), fsys, render.Options{DropText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := relocate.Options{Mirror: "m.example", Lock: lockOf("busybox:1.36", "x.example/y", "registry.k8s.io/coredns/coredns:v1.11.1")}
+	want, err := relocate.Relocate(context.Background(), res, fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := relocate.Relocate(context.Background(), dropped, fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := string(got.YAML()), string(want.YAML()); g != w || !strings.Contains(g, "m.example/") {
+		t.Errorf("relocated DropText stream:\n%s\nwant:\n%s", g, w)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"unsafe"
@@ -48,7 +49,17 @@ func (n noReaderAt) ReadDir(name string) ([]fs.DirEntry, error) { return fs.Read
 
 func memTree(t testing.TB, files map[string]string) *memfs.FS {
 	t.Helper()
+	return spilledTree(t, files, "")
+}
+
+// spilledTree is memTree with every file on disk in dir (memfs's
+// SpillPast), unless dir is "".
+func spilledTree(t testing.TB, files map[string]string, dir string) *memfs.FS {
+	t.Helper()
 	b := memfs.NewBuilder()
+	if dir != "" {
+		b.SpillPast(dir, 0)
+	}
 	for name, data := range files {
 		if err := b.WriteFile(name, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
@@ -65,6 +76,7 @@ func TestDropTextSameStream(t *testing.T) {
 	}{
 		{"mapfs", tree(dropTextFiles)},
 		{"memfs", memTree(t, dropTextFiles)},
+		{"memfs on disk", spilledTree(t, dropTextFiles, t.TempDir())},
 		{"no ReaderAt", noReaderAt{tree(dropTextFiles)}},
 	} {
 		for _, mode := range []string{"Render", "Raw"} {
@@ -217,4 +229,26 @@ func overlaps(s string, b []byte) bool {
 	sp := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	bp := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return sp >= bp && sp < bp+uintptr(len(b))
+}
+
+// kustomize reads a tree whose files are on disk (a spilled unpack) as it
+// reads one in memory.
+func TestKustomizeFromDisk(t *testing.T) {
+	files := map[string]string{
+		"kustomization.yaml": "namePrefix: p-\nresources:\n- base/cm.yaml\n- svc.yaml\npatches:\n- path: patch.yaml\n",
+		"base/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n",
+		"svc.yaml":           "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n",
+		"patch.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: patched\n",
+	}
+	want, err := render.Render(context.Background(), memTree(t, files), render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := render.Render(context.Background(), spilledTree(t, files, t.TempDir()), render.Options{DropText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := string(got.YAML()), string(want.YAML()); g != w || !strings.Contains(g, "patched") {
+		t.Errorf("from disk:\n%s\nin memory:\n%s", g, w)
+	}
 }

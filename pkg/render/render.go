@@ -228,6 +228,10 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) 
 	return docs, nil
 }
 
+// readBuffer is the buffer of a DropText render's worker: a file up to
+// this size that is read from disk goes there rather than to a new slice.
+const readBuffer = 1 << 20
+
 // splitAll parses the files on every core and keeps their order: parsing
 // is most of the cost of validating a large add-on.
 func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, dropText bool) ([]Document, error) {
@@ -242,8 +246,15 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, drop
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Documents without their text keep nothing of a file's
+			// bytes: the files read from disk share one buffer per
+			// worker, up to readBuffer bytes.
+			var buf []byte
+			if dropText {
+				buf = make([]byte, 0, readBuffer)
+			}
 			for i := range next {
-				b, err := memfs.ReadOnly(fsys, files[i])
+				b, err := memfs.ReadInto(fsys, files[i], buf)
 				if err != nil {
 					results[i].err = fmt.Errorf("read %s: %w", files[i], err)
 					continue

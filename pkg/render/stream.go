@@ -125,7 +125,16 @@ func (t *textReader) open(name string) error {
 		t.ra = ra
 		return nil
 	}
-	if t.data, err = io.ReadAll(f); err != nil {
+	// Read whole, within the size the file has: it was read whole to
+	// render, so a file over it changed since.
+	st, err := f.Stat()
+	if err == nil {
+		t.data, err = io.ReadAll(io.LimitReader(f, st.Size()+1))
+		if err == nil && int64(len(t.data)) > st.Size() {
+			err = errChanged
+		}
+	}
+	if err != nil {
 		t.close()
 	}
 	return err

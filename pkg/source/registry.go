@@ -145,7 +145,7 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	if err != nil {
 		return nil, registry.Explain(ref.Name, err)
 	}
-	a := &Artifact{Ref: ref, Digest: desc.Digest, remote: true}
+	a := &Artifact{Ref: ref, Digest: desc.Digest, remote: true, blobs: opts.Registry.Blobs(r.Context())}
 	// Image or index, as the manifest's own bytes say: the media type of
 	// desc is the registry's Content-Type header.
 	mt := desc.MediaType

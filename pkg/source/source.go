@@ -267,6 +267,9 @@ type Artifact struct {
 	closer func() error
 	// remote is set for registry sources, whose blobs can be fetched again.
 	remote bool
+	// blobs reads a registry source's blobs unverified, for the unpacker,
+	// which verifies them itself (unverifiedImage).
+	blobs *registry.Blobs
 	// store is the layout the artifact was read from (store, oci:,
 	// oci-archive:); nil for a registry or a docker-archive.
 	store *layout.Store

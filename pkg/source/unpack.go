@@ -53,11 +53,17 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	// (the unpack starts over: it holds nothing on disk); a local file
 	// that does not match its digest is corrupt, and read once.
 	var ad *unpack.Addon
+	img, idx := a.Image, a.Index
+	if a.blobs != nil {
+		// The unpacker verifies every layer it reads: a registry's
+		// blobs need not be hashed on the way in as well.
+		img, idx = unverifiedImage(ctx, img, a.blobs), unverifiedIndex(ctx, idx, a.blobs)
+	}
 	unpackOnce := func() (err error) {
-		if a.Index != nil {
-			ad, err = unpack.Index(ctx, a.Index, uopts)
+		if idx != nil {
+			ad, err = unpack.Index(ctx, idx, uopts)
 		} else {
-			ad, err = unpack.Image(ctx, a.Image, uopts)
+			ad, err = unpack.Image(ctx, img, uopts)
 		}
 		return err
 	}
@@ -102,16 +108,33 @@ func UnpackTo(ctx context.Context, ref Ref, dir string, opts Options, uopts unpa
 	return ad, nil
 }
 
-// UnpackSpilled is Unpack with files over unpack.SpillThreshold waiting
-// in a temporary directory rather than in memory until the tree is read
-// (rendered); release removes it, once the tree is no longer needed.
+// SpilledMemoryBudget is the unpack.Options.MemoryBudget of
+// UnpackSpilled when the caller sets none: the file bytes of a tree held
+// in memory, past which its files wait on disk.
+const SpilledMemoryBudget = 8 << 20
+
+// UnpackSpilled is Unpack with files over unpack.SpillThreshold, and every
+// file past uopts.MemoryBudget (SpilledMemoryBudget if 0; none if
+// negative), waiting in a temporary directory rather than in memory until
+// the tree is read (rendered); release removes it, once the tree is no
+// longer needed. The memory an image's tree takes is then bounded by the
+// budget, whatever the add-on's size. A tree source (folder, http, git)
+// is read into memory as by Unpack.
 func UnpackSpilled(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (ad *unpack.Addon, release func(), err error) {
 	dir, err := os.MkdirTemp("", "addonpkg-unpack-*")
 	if err != nil {
 		return nil, nil, err
 	}
-	release = func() { os.RemoveAll(dir) }
+	release = func() {
+		if ad != nil && ad.FS != nil {
+			ad.FS.Close()
+		}
+		os.RemoveAll(dir)
+	}
 	uopts.SpillDir = dir
+	if uopts.MemoryBudget == 0 {
+		uopts.MemoryBudget = SpilledMemoryBudget
+	}
 	if ad, err = Unpack(ctx, ref, opts, uopts); err != nil {
 		release()
 		return nil, nil, err

@@ -383,6 +383,10 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}
 	if werr != nil {
+		if errors.Is(werr, memfs.ErrSpill) {
+			// The disk failed, not the entry.
+			return fmt.Errorf("layer %d: %s: %w", ls.index, sanitize(hdr.Name), werr)
+		}
 		if errors.Is(werr, memfs.ErrNotDir) {
 			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "path passes through a symlink or file", Err: ErrUnsafeEntry}
 		}

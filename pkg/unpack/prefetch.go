@@ -1,6 +1,7 @@
 package unpack
 
 import (
+	"errors"
 	"io"
 	"sync"
 )
@@ -35,6 +36,7 @@ type prefetcher struct {
 	slots int   // chunks not yet taken from the pool
 	cur   []byte
 	buf   []byte // the backing chunk of cur, returned to free when used up
+	pos   int64  // bytes read or skipped so far
 	wg    sync.WaitGroup
 	once  sync.Once
 }
@@ -76,6 +78,18 @@ func (p *prefetcher) fill(r io.Reader) {
 }
 
 func (p *prefetcher) Read(out []byte) (int, error) {
+	if !p.more() {
+		return 0, p.err
+	}
+	n := copy(out, p.cur)
+	p.cur = p.cur[n:]
+	p.pos += int64(n)
+	return n, nil
+}
+
+// more makes sure cur holds unread bytes, taking the next chunk when it is
+// used up; false at the end of the stream (p.err says why).
+func (p *prefetcher) more() bool {
 	for len(p.cur) == 0 {
 		if p.buf != nil {
 			p.free <- p.buf[:cap(p.buf)]
@@ -83,13 +97,29 @@ func (p *prefetcher) Read(out []byte) (int, error) {
 		}
 		b, ok := <-p.ch
 		if !ok {
-			return 0, p.err
+			return false
 		}
 		p.cur, p.buf = b, b
 	}
-	n := copy(out, p.cur)
-	p.cur = p.cur[n:]
-	return n, nil
+	return true
+}
+
+// Seek skips forward (whence io.SeekCurrent, offset >= 0 only) without
+// copying, and returns the position reached, which is short of the one
+// asked for when the stream ends first. archive/tar skips the content of
+// the entries it is not asked to read this way: for a layer of content
+// outside the add-on, most of the layer.
+func (p *prefetcher) Seek(offset int64, whence int) (int64, error) {
+	if whence != io.SeekCurrent || offset < 0 {
+		return p.pos, errors.New("prefetch: only forward seeks from the current position")
+	}
+	for offset > 0 && p.more() {
+		k := min(offset, int64(len(p.cur)))
+		p.cur = p.cur[k:]
+		p.pos += k
+		offset -= k
+	}
+	return p.pos, nil
 }
 
 // Close stops the reading goroutine, waits for it, and gives its chunks

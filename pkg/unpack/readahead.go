@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/addonpkg/addonpkg/internal/rawfile"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -369,46 +370,25 @@ func (r *layerReader) spillEntry(ctx context.Context, tr io.Reader, e layerEntry
 var spillBuf = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // spill streams size bytes of r to a new file in dir, hashing them, and
-// returns its path and SHA-256.
+// returns its path and SHA-256. The spill directory is the unpack's own
+// (0700, made for this unpack): rawfile writes there with three system
+// calls a file where os.CreateTemp and Write take eight.
 func spill(dir string, r io.Reader, size int64) (string, [32]byte, error) {
 	var sum [32]byte
-	f, err := os.CreateTemp(dir, "spill-*")
-	if err != nil {
-		return "", sum, err
-	}
 	h := sha256.New()
 	buf := spillBuf.Get().(*[]byte)
-	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.LimitReader(r, size), *buf)
+	name, err := rawfile.WriteTemp(dir, "spill-", r, size, *buf, func(p []byte) { h.Write(p) })
 	spillBuf.Put(buf)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && n != size {
-		err = io.ErrUnexpectedEOF
-	}
 	if err != nil {
-		os.Remove(f.Name())
 		return "", sum, err
 	}
 	h.Sum(sum[:0])
-	return f.Name(), sum, nil
+	return name, sum, nil
 }
 
 // spillBytes writes data to a new file in dir and returns its path.
 func spillBytes(dir string, data []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "spill-*")
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return rawfile.WriteTempBytes(dir, "spill-", data)
 }
 
 // linkSpill gives the spilled file at name a second name in dir (a hard

@@ -55,6 +55,14 @@ type Options struct {
 	// With a DiskSink and SinkOnly, an unpack's memory no longer depends
 	// on the size of its files.
 	SpillDir string
+	// MemoryBudget, with a SpillDir, bounds the bytes of files the tree
+	// holds in memory: the tree keeps files in memory until their bytes
+	// would pass it, and after that appends them to one file in the
+	// SpillDir and reads them from there (memfs.Builder.SpillPast). Only
+	// the read-ahead of the layers (a few MiB) is held on the way. 0 or
+	// less means no budget: only files over SpillThreshold spill. Without
+	// a SpillDir it does nothing.
+	MemoryBudget int64
 }
 
 // SpillThreshold is the size over which a file goes to Options.SpillDir.
@@ -310,24 +318,36 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	fl := newFlattener(content, limits, log)
 	fl.sink, fl.sinkOnly = opts.Sink, opts.Sink != nil && opts.SinkOnly
 	fl.spillDir = opts.SpillDir
+	if opts.SpillDir != "" && opts.MemoryBudget > 0 {
+		fl.b.SpillPast(opts.SpillDir, opts.MemoryBudget)
+	}
 	fsys, err := fl.apply(ctx, layers)
 	if err != nil {
+		fl.b.Close()
 		return nil, err
 	}
+	// A tree that spilled to disk holds its pack file open until the
+	// caller closes it; on failure, here.
+	if err := a.finish(fsys, content, form, rawCfg, ic, m, opts.Repository, log); err != nil {
+		fsys.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// finish describes the flattened tree: its identity and its metadata.
+func (a *Addon) finish(fsys *memfs.FS, content string, form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
 	if fsys.Count() == 0 {
-		return nil, fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
+		return fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
 	}
 	a.FS = fsys
 	a.ContentDir = content
 	id, err := archive.Identity(fsys)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Identity = id.String()
-	if err := a.loadConfig(form, rawCfg, ic, m, opts.Repository, log); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return a.loadConfig(form, rawCfg, ic, m, repo, log)
 }
 
 // contentDir picks the image form's content directory, "" if invalid.
