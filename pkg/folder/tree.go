@@ -21,7 +21,7 @@ import (
 
 // ErrChanged marks a file of an open folder (Open) whose type or size is
 // no longer what was listed: the folder changed while it was being read.
-var ErrChanged = errors.New("file changed while building")
+var ErrChanged = errors.New("file changed while it was read")
 
 // ErrNotDir is returned by Open for a path that is not a directory.
 var ErrNotDir = errors.New("not a directory")
