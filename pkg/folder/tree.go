@@ -196,7 +196,7 @@ func (t *Tree) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	if n.mode.IsDir() {
-		return &dir{info: info{n}, entries: entriesOf(n)}, nil
+		return memfs.DirFile(info{n}, entriesOf(n)), nil
 	}
 	f, err := t.open(n)
 	if err != nil {
@@ -434,30 +434,4 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 		err = io.EOF
 	}
 	return n, err
-}
-
-type dir struct {
-	info
-	entries []fs.DirEntry
-	off     int
-}
-
-func (d *dir) Stat() (fs.FileInfo, error) { return d.info, nil }
-func (d *dir) Close() error               { return nil }
-func (d *dir) Read([]byte) (int, error) {
-	return 0, &fs.PathError{Op: "read", Path: d.Name(), Err: errors.New("is a directory")}
-}
-
-func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
-	rest := d.entries[d.off:]
-	if n <= 0 {
-		d.off = len(d.entries)
-		return rest, nil
-	}
-	if len(rest) == 0 {
-		return nil, io.EOF
-	}
-	n = min(n, len(rest))
-	d.off += n
-	return rest[:n], nil
 }

@@ -485,7 +485,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	if n.mode.IsDir() {
-		return &dir{info: info{n}, entries: sortedEntries(n)}, nil
+		return DirFile(info{n}, sortedEntries(n)), nil
 	}
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
@@ -762,16 +762,23 @@ func (f *diskFile) Read(p []byte) (int, error)                   { return f.r.Re
 func (f *diskFile) ReadAt(p []byte, off int64) (int, error)      { return f.r.ReadAt(p, off) }
 func (f *diskFile) Seek(offset int64, whence int) (int64, error) { return f.r.Seek(offset, whence) }
 
+// DirFile is an open directory whose listing is entries (in the order
+// ReadDir is to return them) and whose Stat is fi: the directory of an
+// fs.FS that keeps its listing in memory.
+func DirFile(fi fs.FileInfo, entries []fs.DirEntry) fs.ReadDirFile {
+	return &dir{fi: fi, entries: entries}
+}
+
 type dir struct {
-	info
+	fi      fs.FileInfo
 	entries []fs.DirEntry
 	off     int
 }
 
-func (d *dir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *dir) Stat() (fs.FileInfo, error) { return d.fi, nil }
 func (d *dir) Close() error               { return nil }
 func (d *dir) Read([]byte) (int, error) {
-	return 0, &fs.PathError{Op: "read", Path: d.Name(), Err: errors.New("is a directory")}
+	return 0, &fs.PathError{Op: "read", Path: d.fi.Name(), Err: errors.New("is a directory")}
 }
 
 func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
@@ -783,9 +790,7 @@ func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
 	if len(rest) == 0 {
 		return nil, io.EOF
 	}
-	if n > len(rest) {
-		n = len(rest)
-	}
+	n = min(n, len(rest))
 	d.off += n
 	return rest[:n], nil
 }
