@@ -5,6 +5,7 @@ import (
 	"io"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -75,6 +76,11 @@ func (i *rawBlobImage) LayerByDigest(h v1.Hash) (v1.Layer, error) {
 	l, err := i.Image.LayerByDigest(h)
 	if err != nil {
 		return nil, err
+	}
+	if d, err := partial.Descriptor(l); err == nil && len(d.URLs) > 0 {
+		// A foreign layer lives at its URLs, which go-containerregistry's
+		// layer tries: keep it.
+		return l, nil
 	}
 	return &rawBlobLayer{Layer: l, ctx: i.ctx, blobs: i.blobs}, nil
 }
