@@ -14,10 +14,14 @@ package rawfile
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"path/filepath"
 )
+
+// errLonger marks a file that holds more bytes than it should.
+var errLonger = errors.New("longer than expected")
 
 // WriteTemp creates a new file in dir named prefix and a random suffix
 // (mode 0600, never an existing name, never through a link), copies size

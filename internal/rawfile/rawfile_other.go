@@ -27,14 +27,20 @@ func (f *file) writeAll(p []byte) error { _, err := f.f.Write(p); return err }
 
 func (f *file) close() error { return f.f.Close() }
 
-// ReadFile reads the regular file at path, which must hold size bytes.
-func ReadFile(path string, size int64, buf []byte) ([]byte, error) {
-	b, err := os.ReadFile(path)
+// ReadInto fills b with the regular file at path, which must hold
+// exactly len(b) bytes.
+func ReadInto(path string, b []byte) error {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if int64(len(b)) != size {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: io.ErrUnexpectedEOF}
+	defer f.Close()
+	if _, err := io.ReadFull(f, b); err != nil {
+		return &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	return b, nil
+	var one [1]byte
+	if n, _ := f.Read(one[:]); n != 0 {
+		return &fs.PathError{Op: "read", Path: path, Err: errLonger}
+	}
+	return nil
 }

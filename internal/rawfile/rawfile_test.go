@@ -70,33 +70,32 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-func TestReadFile(t *testing.T) {
+func TestReadInto(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
 	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadFile(p, 5, nil)
-	if err != nil || string(b) != "hello" {
-		t.Fatalf("ReadFile = %q, %v", b, err)
-	}
-	buf := make([]byte, 0, 64)
-	if b, err := ReadFile(p, 5, buf); err != nil || string(b) != "hello" || &b[0] != &buf[:1][0] {
-		t.Fatalf("ReadFile into buf = %q, %v (or not in buf)", b, err)
+	b := make([]byte, 5)
+	if err := ReadInto(p, b); err != nil || string(b) != "hello" {
+		t.Fatalf("ReadInto = %q, %v", b, err)
 	}
 	// A file that is not the size it had is an error: it changed.
-	for _, size := range []int64{4, 6, 0} {
-		if _, err := ReadFile(p, size, nil); err == nil {
-			t.Errorf("ReadFile with size %d succeeded", size)
+	for _, size := range []int{4, 6, 0} {
+		if err := ReadInto(p, make([]byte, size)); err == nil {
+			t.Errorf("ReadInto with size %d succeeded", size)
 		}
+	}
+	if err := ReadInto(filepath.Join(dir, "missing"), b); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 	if runtime.GOOS != "windows" {
 		link := filepath.Join(dir, "link")
 		if err := os.Symlink(p, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadFile(link, 5, nil); err == nil {
-			t.Error("ReadFile followed a link")
+		if err := ReadInto(link, b); err == nil {
+			t.Error("ReadInto followed a link")
 		}
 	}
 }

@@ -77,35 +77,30 @@ func WriteAt(dir *os.File, name string, data []byte, perm fs.FileMode) error {
 	return f.close()
 }
 
-// ReadFile reads the regular file at path, which must hold size bytes
-// (a file of another size is an error: it changed), not following a
-// link in its last component. buf, when it has room for size bytes, is
-// where they go.
-func ReadFile(path string, size int64, buf []byte) ([]byte, error) {
+// ReadInto fills b with the regular file at path, which must hold
+// exactly len(b) bytes (a file of another size is an error: it changed),
+// not following a link in its last component.
+func ReadInto(path string, b []byte) error {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	if int64(cap(buf)) < size+1 {
-		buf = make([]byte, size+1) // one more, to see a file that grew
-	}
-	buf = buf[:size+1]
-	got := 0
-	for got < len(buf) {
-		n, err := retryEINTR(func() (int, error) { return unix.Read(fd, buf[got:]) })
+	for got := 0; got < len(b); {
+		n, err := retryEINTR(func() (int, error) { return unix.Read(fd, b[got:]) })
 		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			return &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
-			break
+			return &fs.PathError{Op: "read", Path: path, Err: io.ErrUnexpectedEOF}
 		}
 		got += n
 	}
-	if int64(got) != size {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: io.ErrUnexpectedEOF}
+	var one [1]byte
+	if n, _ := retryEINTR(func() (int, error) { return unix.Read(fd, one[:]) }); n != 0 {
+		return &fs.PathError{Op: "read", Path: path, Err: errLonger}
 	}
-	return buf[:size], nil
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addonpkg/addonpkg/internal/rawfile"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -672,17 +673,8 @@ func (n *node) readInto(b []byte) error {
 		}
 		return nil
 	}
-	f, err := os.Open(n.disk)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := io.ReadFull(f, b); err != nil {
+	if err := rawfile.ReadInto(n.disk, b); err != nil {
 		return fmt.Errorf("%s changed on disk: %w", n.disk, err)
-	}
-	var one [1]byte
-	if m, _ := f.Read(one[:]); m != 0 {
-		return fmt.Errorf("%s changed on disk: more than the %d bytes expected", n.disk, n.size)
 	}
 	return nil
 }
