@@ -51,9 +51,7 @@ func (b *Blobs) Open(ctx context.Context, d v1.Hash, size int64) (io.ReadCloser,
 		Host:   b.repo.RegistryStr(),
 		Path:   fmt.Sprintf("/v2/%s/blobs/%s", b.repo.RepositoryStr(), d),
 	}
-	// The transport verifies blobs it fetches by digest; this caller
-	// does, so it is told not to hash them a second time.
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, callerVerifiesKey{}, true), http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -72,18 +70,11 @@ func (b *Blobs) Open(ctx context.Context, d v1.Hash, size int64) (io.ReadCloser,
 	return resp.Body, nil
 }
 
-// callerVerifiesKey marks the context of a request whose caller verifies
-// the body against its digest itself.
-type callerVerifiesKey struct{}
-
-func callerVerifies(ctx context.Context) bool {
-	v, _ := ctx.Value(callerVerifiesKey{}).(bool)
-	return v
-}
-
 // connect makes the authenticated transport, once.
 func (b *Blobs) connect(ctx context.Context) (*http.Client, error) {
-	rt, err := b.opts.transport()
+	// The registry transport verifies every blob it fetches by digest;
+	// this one leaves that to Blobs' caller, so it is hashed once.
+	rt, err := b.opts.retryingTransport(true)
 	if err != nil {
 		return nil, err
 	}

@@ -119,12 +119,18 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 }
 
 func (o Options) transport() (http.RoundTripper, error) {
+	return o.retryingTransport(false)
+}
+
+// retryingTransport is transport; callerVerifies leaves the digest
+// check of blobs to the caller (Blobs).
+func (o Options) retryingTransport(callerVerifies bool) (*retryTransport, error) {
 	base, err := o.BaseTransport()
 	if err != nil {
 		return nil, err
 	}
 	base = withLog(manifestCap{base}, o.Logger)
-	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: retry.Sleep}, nil
+	return &retryTransport{inner: base, retries: max(o.retries(), 0), base: 200 * time.Millisecond, sleep: retry.Sleep, callerVerifies: callerVerifies}, nil
 }
 
 // idle is the idle timeout: Timeout, 60s by default.
