@@ -61,12 +61,14 @@ func TestUnpackSpilledMemoryBudget(t *testing.T) {
 	must(err)
 	ad, release, err := source.UnpackSpilled(context.Background(), ref, source.Options{}, unpack.Options{})
 	must(err)
-	spills, err := filepath.Glob(filepath.Join(tmp, "addonpkg-unpack-*", "*"))
+	packs, err := filepath.Glob(filepath.Join(tmp, "addonpkg-unpack-*", "pack-*"))
 	must(err)
 	// Files of exactly SpillThreshold stay in memory until the budget;
-	// the rest go to one file on disk.
-	if ad.FS.InMemory() != source.SpilledMemoryBudget || len(spills) != 1 {
-		t.Errorf("%d bytes in memory and %d files on disk, want the budget's %d and one", ad.FS.InMemory(), len(spills), source.SpilledMemoryBudget)
+	// the rest go to one pack file on disk. (When the merge falls behind
+	// the layer's reader, a file read ahead may also wait in a spill-*
+	// file of its own, depending on timing: not counted.)
+	if ad.FS.InMemory() != source.SpilledMemoryBudget || len(packs) != 1 {
+		t.Errorf("%d bytes in memory and %d pack files on disk, want the budget's %d and one", ad.FS.InMemory(), len(packs), source.SpilledMemoryBudget)
 	}
 	for i := range files {
 		b, err := fs.ReadFile(ad.FS, fmt.Sprintf("f%02d", i))
