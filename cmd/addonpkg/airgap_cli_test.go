@@ -1,15 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
 const (
@@ -105,5 +114,111 @@ func TestCLICopyWithImagesNoImages(t *testing.T) {
 	relocated := cliMust(t, "unpack", "--relocate", "mirror.example", "oci-archive:"+archive+":1")
 	if plain != relocated {
 		t.Error("relocating an add-on without images changed its stream")
+	}
+}
+
+// tamperedLockArtifact is a lock artifact holding doc as it is, without
+// the validation imagelock.Artifact does: what an attacker who can push a
+// referrer to a mirror writes.
+func tamperedLockArtifact(t *testing.T, doc []byte, subject v1.Descriptor) v1.Image {
+	t.Helper()
+	empty := []byte("{}")
+	digest := func(b []byte) v1.Hash {
+		h, _, err := v1.SHA256(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	sub := v1.Descriptor{MediaType: subject.MediaType, Size: subject.Size, Digest: subject.Digest}
+	m := v1.Manifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIManifestSchema1,
+		ArtifactType:  string(mediatypes.ImagesLock),
+		Config:        v1.Descriptor{MediaType: types.MediaType(mediatypes.OCIEmpty), Size: 2, Digest: digest(empty)},
+		Layers:        []v1.Descriptor{{MediaType: types.MediaType(mediatypes.ImagesLock), Size: int64(len(doc)), Digest: digest(doc)}},
+		Subject:       &sub,
+	}
+	raw, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := partial.CompressedToImage(rawArtifact{manifest: raw, blobs: map[v1.Hash][]byte{digest(doc): doc, digest(empty): empty}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+type rawArtifact struct {
+	manifest []byte
+	blobs    map[v1.Hash][]byte
+}
+
+func (a rawArtifact) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
+func (a rawArtifact) RawManifest() ([]byte, error)        { return a.manifest, nil }
+func (a rawArtifact) RawConfigFile() ([]byte, error)      { return []byte("{}"), nil }
+func (a rawArtifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
+	b, ok := a.blobs[h]
+	if !ok {
+		return nil, fmt.Errorf("no blob %s", h)
+	}
+	return static.NewLayer(b, types.MediaType(mediatypes.ImagesLock)), nil
+}
+
+// The critical air-gap bypass of issue 25: a signed add-on pins an image
+// by digest; only its (unsigned) image lock is changed to map that
+// reference to another digest. Relocation and copy must refuse the lock,
+// not follow it.
+func TestCLISignedPinCannotBeRedirected(t *testing.T) {
+	cliNewHome(t)
+	const good = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const evil = "sha256:6666666666666666666666666666666666666666666666666666666666666666"
+	pinned := "registry.example/lib/app@" + good
+	tree := t.TempDir()
+	cliWriteFile(t, filepath.Join(tree, "deploy.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: "+pinned+"\n")
+	dir := filepath.Join(t.TempDir(), "layout")
+	cliMust(t, "build", tree, "--name", "app", "--output", "oci:"+dir+":1")
+
+	keys := t.TempDir()
+	priv, pub, err := signature.GenerateKeyPair(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliWriteFile(t, filepath.Join(keys, "cosign.key"), string(priv))
+	cliWriteFile(t, filepath.Join(keys, "cosign.pub"), string(pub))
+	t.Setenv(signature.PasswordEnv, "")
+	cliMust(t, "sign", "--key", filepath.Join(keys, "cosign.key"), "oci:"+dir+":1")
+	cliMust(t, "verify", "--key", filepath.Join(keys, "cosign.pub"), "oci:"+dir+":1")
+
+	st, err := layout.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := st.Resolve("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject.Annotations = nil
+	// What the attacker writes: the pinned reference locked as EVIL, with
+	// the mirrored name that follows from it, so every other rule holds.
+	doc := fmt.Sprintf(`{"mediaType":%q,"subject":%q,"mirror":"","images":[{"image":%q,"digest":%q,"mirrored":"lib/app@%s"}]}`,
+		mediatypes.ImagesLock, subject.Digest, pinned, evil, evil)
+	if _, err := st.WriteImage(context.Background(), tamperedLockArtifact(t, []byte(doc), subject), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	verify := []string{"--verify-key", filepath.Join(keys, "cosign.pub")}
+	for _, args := range [][]string{
+		append([]string{"unpack", "--relocate", "mirror.example:5000", "oci:" + dir + ":1"}, verify...),
+		append([]string{"copy", "--with-images", "oci:" + dir + ":1", "oci-archive:" + filepath.Join(t.TempDir(), "out.tar") + ":1"}, verify...),
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			r := cliRun(t, args...)
+			cliCheckError(t, r, "pinned digest", pinned, evil)
+			if strings.Contains(r.stdout, evil) {
+				t.Errorf("%s printed the redirected digest:\n%s", args[0], r.stdout)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
@@ -159,7 +160,16 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 		if err != nil {
 			return nil, fmt.Errorf("%s: image %q: %w", src, im, err)
 		}
-		out = append(out, pending{image: im, from: r})
+		p := pending{image: im, from: r}
+		// An image pinned by digest is copied as that digest, whole: its
+		// lock entry may name no other (imagelock.ErrPinnedDigest), so a
+		// platform asked for does not narrow it to one child.
+		if ref, err := name.ParseReference(im); err == nil {
+			if d, ok := ref.(name.Digest); ok {
+				p.digest = d.DigestStr()
+			}
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

@@ -54,6 +54,12 @@ var (
 	ErrInvalid = errors.New("invalid image lock")
 	// ErrNoLock marks an add-on that has no image lock.
 	ErrNoLock = errors.New("no image lock")
+	// ErrPinnedDigest marks a lock entry whose digest differs from the one
+	// its image reference pins (repo@sha256:A locked as sha256:B). The add-on
+	// names that digest, and a signature over the add-on covers it; the
+	// lock is not signed, so it may not redirect it. Such an error also
+	// matches ErrInvalid.
+	ErrPinnedDigest = errors.New("image lock changes a pinned digest")
 )
 
 // Parse reads and validates a lock document.
@@ -77,8 +83,9 @@ func Parse(b []byte) (*Lock, error) {
 }
 
 // Validate checks the media type, the subject, and every entry: the
-// reference parses, the digest is a sha256 digest, no reference is listed
-// twice.
+// reference parses, the digest is a sha256 digest (the very digest the
+// reference pins, when it pins one: ErrPinnedDigest), no reference is
+// listed twice.
 func (l *Lock) Validate() error {
 	if l.MediaType != mediatypes.ImagesLock {
 		return fmt.Errorf("%w: mediaType %q, want %q", ErrInvalid, l.MediaType, mediatypes.ImagesLock)
@@ -88,11 +95,18 @@ func (l *Lock) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, im := range l.Images {
-		if _, err := name.ParseReference(im.Image); err != nil {
+		ref, err := name.ParseReference(im.Image)
+		if err != nil {
 			return fmt.Errorf("%w: images[%d]: %w", ErrInvalid, i, err)
 		}
 		if _, err := parseDigest(im.Digest); err != nil {
 			return fmt.Errorf("%w: images[%d] (%s): %w", ErrInvalid, i, im.Image, err)
+		}
+		// The lock is unsigned and travels as a referrer anyone with push
+		// access can replace: it may resolve a tag, never overrule a digest
+		// the (possibly signed) add-on itself names.
+		if pinned, ok := ref.(name.Digest); ok && pinned.DigestStr() != im.Digest {
+			return fmt.Errorf("%w: %w: %s is locked as %s", ErrInvalid, ErrPinnedDigest, im.Image, im.Digest)
 		}
 		if im.Mirrored == "" {
 			return fmt.Errorf("%w: images[%d] (%s): no mirrored reference", ErrInvalid, i, im.Image)

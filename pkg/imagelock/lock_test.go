@@ -310,3 +310,34 @@ func layoutWithAddon(t *testing.T) (string, *layout.Store, v1.Descriptor) {
 	}
 	return dir, st, subject
 }
+
+// A lock resolves tags; it never overrules a digest the add-on pins (the
+// air-gap bypass of issue 25).
+func TestValidateRefusesRedirectedPin(t *testing.T) {
+	const good = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const evil = "sha256:6666666666666666666666666666666666666666666666666666666666666666"
+	for _, tc := range []struct {
+		image, digest string
+		ok            bool
+	}{
+		{"registry.example/lib/app@" + good, good, true},
+		{"registry.example/lib/app:1.0@" + good, good, true},
+		{"registry.example/lib/app:1.0", evil, true},
+		{"registry.example/lib/app@" + good, evil, false},
+		{"registry.example/lib/app:1.0@" + good, evil, false},
+	} {
+		m, err := imagelock.MirrorReference("mirror.example", tc.image, tc.digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &imagelock.Lock{MediaType: mediatypes.ImagesLock, Subject: good, Mirror: "mirror.example",
+			Images: []imagelock.Image{{Image: tc.image, Digest: tc.digest, Mirrored: m}}}
+		err = l.Validate()
+		if tc.ok && err != nil {
+			t.Errorf("%s locked as %s: %v", tc.image, tc.digest, err)
+		}
+		if !tc.ok && (!errors.Is(err, imagelock.ErrPinnedDigest) || !errors.Is(err, imagelock.ErrInvalid)) {
+			t.Errorf("%s locked as %s: %v, want imagelock.ErrPinnedDigest and imagelock.ErrInvalid", tc.image, tc.digest, err)
+		}
+	}
+}

@@ -24,13 +24,27 @@ func lockOf(images ...string) *imagelock.Lock {
 	l := &imagelock.Lock{MediaType: mediatypes.ImagesLock, Subject: dC}
 	digests := []string{dA, dB, dC}
 	for i, im := range images {
-		m, err := imagelock.MirrorReference("", im, digests[i%3])
+		d := digests[i%3]
+		if _, pin, ok := strings.Cut(im, "@"); ok {
+			d = pin // a lock may not change a pinned digest
+		}
+		m, err := imagelock.MirrorReference("", im, d)
 		if err != nil {
 			panic(err)
 		}
-		l.Images = append(l.Images, imagelock.Image{Image: im, Digest: digests[i%3], Mirrored: m})
+		l.Images = append(l.Images, imagelock.Image{Image: im, Digest: d, Mirrored: m})
 	}
 	return l
+}
+
+// redirected is a lock mapping a pinned reference to another digest, as an
+// attacker who replaces the unsigned lock writes it.
+func redirected(image, digest string) *imagelock.Lock {
+	repo, _, _ := strings.Cut(image, "@")
+	repo = strings.TrimPrefix(repo, "ghcr.io/")
+	return &imagelock.Lock{MediaType: mediatypes.ImagesLock, Subject: dC, Images: []imagelock.Image{
+		{Image: image, Digest: digest, Mirrored: repo + "@" + digest},
+	}}
 }
 
 const deployment = `apiVersion: apps/v1
@@ -214,6 +228,7 @@ func TestRelocateRefuses(t *testing.T) {
 		{"no host in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror", relocate.ErrBadMirror, "mirror"},
 		{"digest in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror.example/x@" + dA, relocate.ErrBadMirror, "mirror"},
 		{"no lock", map[string]string{"d.yaml": deployment}, nil, "mirror.example", imagelock.ErrNoLock, "lock"},
+		{"lock redirects a pinned image", map[string]string{"p.yaml": pod}, redirected("ghcr.io/example/tick@"+dB, dA), "mirror.example", imagelock.ErrPinnedDigest, "ghcr.io/example/tick@" + dB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
