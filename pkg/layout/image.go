@@ -19,7 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/retry"
+	"github.com/addonpkg/addonpkg/internal/retry"
 )
 
 // Progress is told how many bytes of a blob were copied. It may be nil.

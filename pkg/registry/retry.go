@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/retry"
+	"github.com/addonpkg/addonpkg/internal/retry"
 )
 
 // retryTransport is the one retry budget of every registry request:
@@ -33,7 +33,7 @@ import (
 // hashicorp/go-retryablehttp retries a whole request but never resumes a
 // body that broke off after its headers (a 100 MiB layer cut at 99 MiB
 // starts over), and go-containerregistry's transport.NewRetry neither
-// honours Retry-After nor resumes; the backoff and budget are pkg/retry's.
+// honours Retry-After nor resumes; the backoff and budget are internal/retry's.
 type retryTransport struct {
 	inner   http.RoundTripper
 	retries int

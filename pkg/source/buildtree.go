@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/gitinfo"
+	"github.com/addonpkg/addonpkg/internal/gitinfo"
 )
 
 // BuildTree is what a build packages (ReadTree).

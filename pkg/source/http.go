@@ -26,7 +26,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/netguard"
+	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"

@@ -12,7 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
-	"github.com/addonpkg/addonpkg/pkg/retry"
+	"github.com/addonpkg/addonpkg/internal/retry"
 )
 
 // registryLocation is a registry: REGISTRY/REPO[:TAG|@DIGEST], told by

@@ -13,7 +13,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/ignore"
+	"github.com/addonpkg/addonpkg/internal/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
