@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/internal/conformance"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
-	"github.com/addonpkg/addonpkg/internal/conformance"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )

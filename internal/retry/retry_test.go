@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/internal/retry"
+	"github.com/addonpkg/addonpkg/internal/verify"
 )
 
 func TestAfter(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/internal/retry"
+	"github.com/addonpkg/addonpkg/internal/verify"
 )
 
 // retryTransport is the one retry budget of every registry request:
