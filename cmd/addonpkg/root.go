@@ -14,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/source/git"
 )
 
 // app holds what every command shares.
@@ -36,8 +37,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 // newRoot is the command tree and the state its commands share.
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
 	info := readBuildInfo()
-	registry.Version = info.Version
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a.reg.UserAgent = "addonpkg/" + info.Version
 	root := &cobra.Command{
 		Use:   "addonpkg",
 		Short: "Package Kubernetes add-ons as OCI images, ship them through registries, unpack them anywhere",
@@ -115,7 +116,13 @@ func (a *app) sourceOptions(pull string) (source.Options, error) {
 	if err != nil {
 		return source.Options{}, err
 	}
-	return source.Options{Store: st, Registry: a.reg, Pull: pull, StoreFirst: true, MaxLayers: a.maxLayers}, nil
+	return source.Options{Store: st, Registry: a.reg, Pull: pull, StoreFirst: true, MaxLayers: a.maxLayers, Locations: locations()}, nil
+}
+
+// locations are the kinds of SOURCE beyond the core ones: the command
+// line reads them all.
+func locations() []source.Location {
+	return []source.Location{git.Location{}}
 }
 
 // addRegistryFlags adds the transport flags to commands that talk to registries.

@@ -181,6 +181,7 @@ func (f *fetchFlags) add(cmd *cobra.Command) {
 func (f *fetchFlags) apply(o *source.Options) {
 	o.Timeout = o.Registry.Timeout
 	o.MaxDownloadBytes = f.maxDownload
+	o.Locations = locations()
 }
 
 type fileInfo struct {

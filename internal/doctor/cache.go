@@ -185,9 +185,6 @@ func Connect(ctx context.Context, o registry.Options) ([]remote.Option, []Option
 	if err != nil {
 		return nil, nil, err
 	}
-	ua := o.UserAgent
-	if ua == "" {
-		ua = "addonpkg/" + registry.Version
-	}
+	ua := o.Agent()
 	return ropts, []Option{WithHTTP(transport.NewUserAgent(base, ua), o.Keychain)}, nil
 }

@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // FileName is the ignore file at the root of an add-on source.
@@ -21,16 +19,16 @@ var Defaults = []string{".git/", ".hg/", ".svn/", FileName, "*~", "*.swp", "*.sw
 const MaxFileSize = 1 << 20
 
 // Matcher says which paths of a source tree stay out of the add-on.
-type Matcher struct{ m gitignore.Matcher }
+type Matcher struct{ rules []rule }
 
 // Parse reads gitignore-syntax rules from b on top of Defaults.
 func Parse(b []byte) (*Matcher, error) {
 	if len(b) > MaxFileSize {
 		return nil, fmt.Errorf("%s is %d bytes, over the %d byte limit", FileName, len(b), MaxFileSize)
 	}
-	var ps []gitignore.Pattern
+	var rules []rule
 	for _, d := range Defaults {
-		ps = append(ps, gitignore.ParsePattern(d, nil))
+		rules = append(rules, parseRule(d))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), MaxFileSize)
@@ -43,12 +41,12 @@ func Parse(b []byte) (*Matcher, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(line, nil))
+		rules = append(rules, parseRule(line))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", FileName, err)
 	}
-	return &Matcher{m: gitignore.NewMatcher(ps)}, nil
+	return &Matcher{rules: rules}, nil
 }
 
 // Match reports whether the slash-separated relative path is ignored.
@@ -56,5 +54,12 @@ func (m *Matcher) Match(path string, isDir bool) bool {
 	if path == "" || path == "." {
 		return false
 	}
-	return m.m.Match(strings.Split(path, "/"), isDir)
+	elems := strings.Split(path, "/")
+	// The last rule that applies decides, as in git.
+	for i := len(m.rules) - 1; i >= 0; i-- {
+		if m.rules[i].match(elems, isDir) {
+			return !m.rules[i].negate
+		}
+	}
+	return false
 }

@@ -86,10 +86,7 @@ func (b *Blobs) connect(ctx context.Context) (*http.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	ua := b.opts.UserAgent
-	if ua == "" {
-		ua = "addonpkg/" + Version
-	}
+	ua := b.opts.Agent()
 	t, err := transport.NewWithContext(ctx, b.repo.Registry, auth, transport.NewUserAgent(rt, ua), []string{b.repo.Scope(transport.PullScope)})
 	if err != nil {
 		return nil, err

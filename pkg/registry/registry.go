@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -22,9 +23,6 @@ import (
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/internal/retry"
 )
-
-// Version is reported in the user agent; the CLI sets it at link time.
-var Version = "dev"
 
 // Options are the transport choices of a registry operation.
 type Options struct {
@@ -52,7 +50,9 @@ type Options struct {
 	// chunked) may pause; 0 means 60s. A stalled body is resumed within
 	// Retries, then fails with a *netguard.IdleTimeoutError.
 	Timeout time.Duration
-	// UserAgent overrides "addonpkg/VERSION".
+	// UserAgent is sent with every request; "" means "addonpkg/VERSION",
+	// VERSION being the addonpkg module's version in the program's build
+	// information ("dev" when it has none). The CLI sets its own version.
 	UserAgent string
 	// Logger, when set, gets a debug record for each HTTP request and
 	// response (method, URL and status; never a header or a credential).
@@ -95,10 +95,7 @@ func (o Options) Remote(ctx context.Context) ([]remote.Option, error) {
 	if kc == nil {
 		kc = authn.DefaultKeychain
 	}
-	ua := o.UserAgent
-	if ua == "" {
-		ua = "addonpkg/" + Version
-	}
+	ua := o.Agent()
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(kc),
@@ -201,4 +198,29 @@ func (o Options) TLSConfig() (*tls.Config, error) {
 		tc.InsecureSkipVerify = true //nolint:gosec // the user asked for it, by name
 	}
 	return tc, nil
+}
+
+// Agent is the user agent of a request: UserAgent, or addonpkg/VERSION.
+func (o Options) Agent() string {
+	if o.UserAgent != "" {
+		return o.UserAgent
+	}
+	return "addonpkg/" + moduleVersion()
+}
+
+// moduleVersion is the addonpkg module's version in the build
+// information: the main module's, or the dependency's of a program that
+// imports addonpkg.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	mods := append([]*debug.Module{&bi.Main}, bi.Deps...)
+	for _, m := range mods {
+		if m.Path == "github.com/addonpkg/addonpkg" && m.Version != "" && m.Version != "(devel)" {
+			return m.Version
+		}
+	}
+	return "dev"
 }

@@ -31,7 +31,7 @@ func TestUserAgent(t *testing.T) {
 	}
 	_, _ = remote.Head(ref, ropts...)
 	got, _ := ua.Load().(string)
-	if !strings.HasPrefix(got, "addonpkg/"+Version) {
-		t.Errorf("user agent %q, want addonpkg/%s first", got, Version)
+	if !strings.HasPrefix(got, "addonpkg/"+moduleVersion()) {
+		t.Errorf("user agent %q, want addonpkg/%s first", got, moduleVersion())
 	}
 }

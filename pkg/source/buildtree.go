@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addonpkg/addonpkg/internal/gitinfo"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 )
 
@@ -47,8 +46,8 @@ func (t *BuildTree) Close() error {
 // local folder is listed, not read (folder.Open): close the BuildTree
 // when done with it. A local path in a git work tree gets the work
 // tree's remote, commit and commit time as its Source, Revision and
-// Time; its Name is the folder's name, or the file's without its
-// extension.
+// Time, when opts.Locations has a WorkTreeReader (pkg/source/git's);
+// its Name is the folder's name, or the file's without its extension.
 func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, limits Limits) (*BuildTree, error) {
 	if path == "-" {
 		fsys, err := folder.LoadReader("stdin.yaml", stdin)
@@ -57,18 +56,16 @@ func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, l
 		}
 		return &BuildTree{FS: fsys, Name: "addon"}, nil
 	}
-	for _, k := range []Kind{KindHTTP, KindGit} {
-		if LocationOf(k).Claims(path) {
-			ref, err := Parse(path)
-			if err != nil {
-				return nil, err
-			}
-			t, err := LoadTree(ctx, ref, opts, limits)
-			if err != nil {
-				return nil, err
-			}
-			return &BuildTree{FS: t.FS, Name: t.Name, Source: t.Source, Revision: t.Revision, Time: t.Time}, nil
+	if isRemote(path) {
+		ref, err := opts.Parse(path)
+		if err != nil {
+			return nil, err
 		}
+		t, err := LoadTree(ctx, ref, opts, limits)
+		if err != nil {
+			return nil, err
+		}
+		return &BuildTree{FS: t.FS, Name: t.Name, Source: t.Source, Revision: t.Revision, Time: t.Time}, nil
 	}
 	p := strings.TrimPrefix(path, "file://")
 	bt := &BuildTree{Name: filepath.Base(absPath(p))}
@@ -86,8 +83,23 @@ func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, l
 		bt.FS = t.FS
 		bt.Name = strings.TrimSuffix(bt.Name, filepath.Ext(bt.Name))
 	}
-	if info, err := gitinfo.Read(p); err == nil && info != nil {
-		bt.Source, bt.Revision, bt.Time = info.URL, info.Commit, info.Time
+	for _, l := range opts.Locations {
+		if wr, ok := l.(WorkTreeReader); ok {
+			if info, err := wr.ReadWorkTree(p); err == nil && info != nil {
+				bt.Source, bt.Revision, bt.Time = info.URL, info.Commit, info.Time
+			}
+			break
+		}
 	}
 	return bt, nil
+}
+
+// isRemote reports whether a build PATH is an http or git SOURCE.
+func isRemote(s string) bool {
+	for _, p := range []string{"https://", "http://", "git+"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,9 @@ package source
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +13,8 @@ import (
 )
 
 // dirLocation is a local folder or manifest file: a path written as one
-// (./x, ../x, /x, ., ..), file://PATH, an existing manifest file, or an
-// existing path that is no reference (see parseByLook).
+// (./x, ../x, /x, ., ..), file://PATH, a manifest file name, or what is
+// no reference (see Parse).
 type dirLocation struct{}
 
 func (dirLocation) Kind() Kind { return KindDir }
@@ -35,16 +38,12 @@ func (dirLocation) Format(r Ref) string { return r.Path }
 func (dirLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
 	fsys, err := folder.Load(ref.Path, limits)
 	if err != nil {
+		if _, serr := os.Lstat(ref.Path); ref.Bare && errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %q is neither a reference nor an existing path", ErrBadSource, ref.Path)
+		}
 		return nil, err
 	}
 	name := filepath.Base(filepath.Clean(absPath(ref.Path)))
 	name = strings.TrimSuffix(name, filepath.Ext(name))
 	return &Tree{Ref: ref, FS: fsys, Name: name, ContentDir: ref.Path}, nil
-}
-
-// exists reports whether p exists (a folder named like another kind's
-// syntax, git+x, is still a folder).
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

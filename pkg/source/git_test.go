@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
 )
 
 // gitFixture is a work repository with branches, tags and nested add-ons,
@@ -192,9 +193,10 @@ func (f *gitFixture) httpsURL(repo string) string {
 // opts trust the fixture's certificate and read no real netrc or token.
 func (f *gitFixture) opts(t testing.TB) source.Options {
 	return source.Options{
-		Registry: registry.Options{CAFile: f.caFile},
-		Timeout:  60 * time.Second,
-		Netrc:    filepath.Join(f.home, "no-netrc"),
+		Registry:  registry.Options{CAFile: f.caFile},
+		Timeout:   60 * time.Second,
+		Netrc:     filepath.Join(f.home, "no-netrc"),
+		Locations: []source.Location{sourcegit.Location{}},
 	}
 }
 

@@ -118,19 +118,19 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 			return nil, err
 		}
 	case bodyTar:
-		tb := newTreeBuilder("the archive", ref.Subdir, limits)
+		tb := NewTreeBuilder("the archive", ref.Subdir, limits)
 		if err := extractTar(ctx, body, tb); err != nil {
 			return nil, err
 		}
-		if t.FS, err = tb.done(); err != nil {
+		if t.FS, err = tb.Done(); err != nil {
 			return nil, err
 		}
 	case bodyZip:
-		tb := newTreeBuilder("the archive", ref.Subdir, limits)
+		tb := NewTreeBuilder("the archive", ref.Subdir, limits)
 		if err := extractZip(ctx, body, tb); err != nil {
 			return nil, err
 		}
-		if t.FS, err = tb.done(); err != nil {
+		if t.FS, err = tb.Done(); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +171,7 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 	if err != nil {
 		return nil, "", unwrapURLError(err)
 	}
-	req.Header.Set("User-Agent", "addonpkg/"+registry.Version)
+	req.Header.Set("User-Agent", opts.Registry.Agent())
 	// The checksum is over the bytes the server stores: no transparent
 	// decompression.
 	req.Header.Set("Accept-Encoding", "identity")
@@ -411,7 +411,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 // extractTar reads a tar, gzip- or zstd-compressed or not, into t.
-func extractTar(ctx context.Context, body []byte, t *treeBuilder) error {
+func extractTar(ctx context.Context, body []byte, t *TreeBuilder) error {
 	zr, err := archive.Decompress(bytes.NewReader(body), mediatypes.Unknown)
 	if err != nil {
 		return fmt.Errorf("not a valid archive: %w", err)
@@ -435,7 +435,7 @@ func extractTar(ctx context.Context, body []byte, t *treeBuilder) error {
 	return nil
 }
 
-func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
+func tarEntry(tr *tar.Reader, hdr *tar.Header, t *TreeBuilder) error {
 	switch hdr.Typeflag {
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
@@ -459,12 +459,12 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		return t.mkdir(tp, hdr.Name)
+		return t.Mkdir(tp, hdr.Name)
 	case tar.TypeReg:
-		if err := t.check(tp); err != nil {
+		if err := t.Check(tp); err != nil {
 			return err
 		}
-		if err := t.checkSize(tp, hdr.Size); err != nil {
+		if err := t.CheckSize(tp, hdr.Size); err != nil {
 			return err
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
@@ -478,9 +478,9 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 		if int64(len(data)) != hdr.Size {
 			return fmt.Errorf("not a valid tar archive: %s: %w", safetree.Sanitize(hdr.Name), io.ErrUnexpectedEOF)
 		}
-		return t.file(tp, hdr.Name, data, fs.FileMode(hdr.Mode).Perm())
+		return t.File(tp, hdr.Name, data, fs.FileMode(hdr.Mode).Perm())
 	case tar.TypeSymlink:
-		return t.symlink(tp, hdr.Name, hdr.Linkname)
+		return t.Symlink(tp, hdr.Name, hdr.Linkname)
 	case tar.TypeLink:
 		target, err := cleanEntry(hdr.Linkname)
 		if err != nil {
@@ -495,7 +495,7 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", hdr.Linkname))
 		}
 		mode, _ := t.b.Lookup(tt)
-		return t.file(tp, hdr.Name, data, mode)
+		return t.File(tp, hdr.Name, data, mode)
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
 		return refuse(hdr.Name, safetree.ErrUnsupportedType, "device or fifo entries are not allowed in an add-on")
 	}
@@ -503,7 +503,7 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *treeBuilder) error {
 }
 
 // extractZip reads a zip archive into t.
-func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
+func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fmt.Errorf("not a valid zip archive: %w", err)
@@ -536,25 +536,25 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 		}
 		switch {
 		case isDir:
-			err = t.mkdir(tp, f.Name)
+			err = t.Mkdir(tp, f.Name)
 		case mode&fs.ModeSymlink != 0:
 			var target []byte
 			if target, err = readZip(f, int64(t.limits.MaxPathLength), &total, t); err == nil {
-				err = t.symlink(tp, f.Name, string(target))
+				err = t.Symlink(tp, f.Name, string(target))
 			}
 		case mode.IsRegular():
-			if err = t.check(tp); err != nil {
+			if err = t.Check(tp); err != nil {
 				return err
 			}
 			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
 				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
 			}
-			if err = t.checkSize(tp, int64(f.UncompressedSize64)); err != nil {
+			if err = t.CheckSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
 			}
 			var data []byte
 			if data, err = readZip(f, t.limits.MaxFileBytes, &total, t); err == nil {
-				err = t.file(tp, f.Name, data, mode.Perm())
+				err = t.File(tp, f.Name, data, mode.Perm())
 			}
 		default:
 			err = refuse(f.Name, safetree.ErrUnsupportedType, "device, fifo or socket entries are not allowed in an add-on")
@@ -568,7 +568,7 @@ func extractZip(ctx context.Context, body []byte, t *treeBuilder) error {
 
 // readZip reads one zip entry, at most max bytes, counting the total
 // decompressed bytes against MaxImageBytes.
-func readZip(f *zip.File, max int64, total *int64, t *treeBuilder) ([]byte, error) {
+func readZip(f *zip.File, max int64, total *int64, t *TreeBuilder) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)

@@ -2,9 +2,10 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -12,11 +13,13 @@ import (
 // Limits bound a tree as they bound an unpacked image (safetree.Limits).
 type Limits = safetree.Limits
 
-// A Location is one kind of place add-ons live. Each kind is one file of
-// this package (store.go, registry.go, layout.go, dockerarchive.go,
-// dir.go, http.go, git.go) and one entry of the locations table below:
-// a new kind of location is a new file and a line there (or a Register
-// call, which is also how a test substitutes one).
+// A Location is one kind of place add-ons live. The core kinds are one
+// file of this package each (store.go, registry.go, layout.go,
+// dockerarchive.go, dir.go, http.go) and always there. Git is an opt-in
+// package (pkg/source/git) that a caller lists in
+// Options.Locations, as it lists any kind of its own: there is no global
+// table, so what a program can open is what its options name, and a
+// program that lists no git location compiles no git library.
 //
 // A Location reads SOURCE strings of its syntax; what it can do with
 // them is the further interfaces it has: Opener (an OCI image or index),
@@ -25,9 +28,8 @@ type Location interface {
 	// Kind names the location.
 	Kind() Kind
 	// Claims reports whether s is written in this kind's own syntax (a
-	// prefix such as "oci:" or "git+"). Store names, registry references
-	// and bare paths, told apart by what they look like rather than by
-	// a prefix, are decided by Parse after every claim.
+	// prefix such as "oci:" or "git+"). The built-in syntax (Parse) is
+	// tried after every claim of Options.Locations.
 	Claims(s string) bool
 	// Parse parses a SOURCE the kind claimed.
 	Parse(s string) (Ref, error)
@@ -61,35 +63,41 @@ type Pinner interface {
 	Repository(a *Artifact) string
 }
 
-var (
-	locationsMu sync.RWMutex
-	// locations, in the order their claims are tried.
-	locations = []Location{
-		layoutLocation{}, archiveLocation{}, dockerArchiveLocation{},
-		registryLocation{}, httpLocation{}, gitLocation{}, dirLocation{},
-		storeLocation{},
-	}
-)
-
-// Register adds a kind of location, or replaces the one of the same Kind.
-// A new kind's claims are tried before the built-in ones.
-func Register(l Location) {
-	locationsMu.Lock()
-	defer locationsMu.Unlock()
-	for i, old := range locations {
-		if old.Kind() == l.Kind() {
-			locations[i] = l
-			return
-		}
-	}
-	locations = append([]Location{l}, locations...)
+// A WorkTreeReader tells where a local folder came from: the remote,
+// commit and commit time of the git work tree it is in (ReadTree). The
+// git location is one; without it a local build records no revision.
+type WorkTreeReader interface {
+	ReadWorkTree(path string) (*WorkTree, error)
 }
 
-// LocationOf returns the location of kind k, or nil.
-func LocationOf(k Kind) Location {
-	locationsMu.RLock()
-	defer locationsMu.RUnlock()
-	for _, l := range locations {
+// WorkTree is where a local folder came from (WorkTreeReader).
+type WorkTree struct {
+	URL    string
+	Commit string
+	Time   time.Time
+}
+
+// ErrKindNotEnabled marks a SOURCE of a kind the options list no
+// location for: a git source when Options.Locations lacks
+// pkg/source/git's Location.
+var ErrKindNotEnabled = errors.New("source kind not enabled")
+
+// core is the kinds every program has, in the order their claims are
+// tried.
+var core = [...]Location{
+	layoutLocation{}, archiveLocation{}, dockerArchiveLocation{},
+	registryLocation{}, httpLocation{}, dirLocation{}, storeLocation{},
+}
+
+// location returns the location of kind k: one of opts.Locations, else
+// a core kind, else nil.
+func (o Options) location(k Kind) Location {
+	for _, l := range o.Locations {
+		if l.Kind() == k {
+			return l
+		}
+	}
+	for _, l := range core {
 		if l.Kind() == k {
 			return l
 		}
@@ -97,41 +105,94 @@ func LocationOf(k Kind) Location {
 	return nil
 }
 
-func claimant(s string) Location {
-	locationsMu.RLock()
-	defer locationsMu.RUnlock()
-	for _, l := range locations {
-		if l.Claims(s) {
-			return l
-		}
+// notEnabled is the error of a Ref whose kind has no location in opts.
+func notEnabled(ref Ref) error {
+	switch ref.Kind {
+	case KindGit:
+		return fmt.Errorf("%s: %w: git sources need pkg/source/git's location in source.Options.Locations", ref, ErrKindNotEnabled)
 	}
-	return nil
+	return fmt.Errorf("%s: %w: no location of kind %q in source.Options.Locations", ref, ErrKindNotEnabled, ref.Kind)
 }
 
 // IsTree reports whether sources of kind k are plain trees (LoadTree),
-// not OCI images (Open).
+// not OCI images (Open): folders, https downloads and git commits.
 func IsTree(k Kind) bool {
-	_, ok := LocationOf(k).(TreeLoader)
-	return ok
+	switch k {
+	case KindDir, KindHTTP, KindGit:
+		return true
+	}
+	return false
+}
+
+// isTree is IsTree for the kinds of opts, their own included.
+func (o Options) isTree(k Kind) bool {
+	if _, ok := o.location(k).(TreeLoader); ok {
+		return true
+	}
+	return IsTree(k)
 }
 
 func (r Ref) String() string {
-	if l := LocationOf(r.Kind); l != nil {
-		return l.Format(r)
+	if r.Kind == KindGit {
+		return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
+	}
+	for _, l := range core {
+		if l.Kind() == r.Kind {
+			return l.Format(r)
+		}
+	}
+	if r.Name != "" {
+		return string(r.Kind) + ":" + r.Name
 	}
 	return r.Name
 }
 
-// Parse classifies a SOURCE string without touching the network.
+// Parse classifies a SOURCE string by its text alone: it reads no file
+// and no network, so one string means the same in every directory. The
+// rule, in order (README's SOURCE table):
+//
+//   - a prefix names the kind: oci:, oci-archive:, docker-archive:,
+//     docker:// and oci:// (a registry), https:// and http:// (a
+//     download), git+ (a git repository), file:// (a local path);
+//   - ./x, ../x, /x, . and .. are local paths;
+//   - a name ending in .yaml, .yml or .json, with no :TAG or @DIGEST, is
+//     a local manifest file (coredns.yaml, dir/coredns.yaml);
+//   - REGISTRY/REPO[:TAG|@DIGEST], whose first component is a host (it
+//     has a dot or a port, or is localhost), is a registry reference;
+//   - any other reference, NAME[:TAG|@DIGEST], is a name in the local
+//     store;
+//   - what is no reference at all (Upper_Case, a b) is a local path,
+//     whose absence is reported when it is read.
+//
+// Kinds of a program's own are parsed by ParseIn.
 func Parse(s string) (Ref, error) {
+	return ParseIn(s, nil)
+}
+
+// ParseIn is Parse with the claims of locations tried first (a program's
+// own kinds, as listed in Options.Locations).
+func ParseIn(s string, locations []Location) (Ref, error) {
 	if s == "" {
 		return Ref{}, fmt.Errorf("%w: empty", ErrBadSource)
 	}
 	if strings.ContainsAny(s, "\x00\n") {
 		return Ref{}, fmt.Errorf("%w: %q has control characters", ErrBadSource, s)
 	}
-	if l := claimant(s); l != nil {
-		return l.Parse(s)
+	for _, l := range locations {
+		if l.Claims(s) {
+			return l.Parse(s)
+		}
+	}
+	if strings.HasPrefix(s, "git+") {
+		return parseGit(s)
+	}
+	for _, l := range core {
+		if l.Claims(s) {
+			return l.Parse(s)
+		}
 	}
 	return parseByLook(s)
 }
+
+// Parse is ParseIn over o.Locations.
+func (o Options) Parse(s string) (Ref, error) { return ParseIn(s, o.Locations) }

@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -30,15 +31,16 @@ func (fakeLocation) LoadTree(_ context.Context, ref source.Ref, _ source.Options
 	return &source.Tree{Ref: ref, FS: b.FS(), Name: ref.Name}, nil
 }
 
-// A new kind of location is one type and one Register call: Parse,
-// String, IsTree and Resolve all find it through the table.
-func TestRegisterLocation(t *testing.T) {
-	source.Register(fakeLocation{})
-	ref, err := source.Parse("fake:demo")
-	if err != nil || ref.Kind != "fake" || ref.String() != "fake:demo" || !source.IsTree(ref.Kind) {
+// A new kind of location is one type, listed in Options.Locations: Parse,
+// IsTree and Resolve find it through the options, and nothing global
+// changes (another Options does not know the kind).
+func TestOptionsLocations(t *testing.T) {
+	opts := source.Options{Locations: []source.Location{fakeLocation{}}}
+	ref, err := opts.Parse("fake:demo")
+	if err != nil || ref.Kind != "fake" || ref.String() != "fake:demo" {
 		t.Fatalf("Parse = %+v (%s), %v", ref, ref, err)
 	}
-	ad, err := source.Resolve(context.Background(), "fake:demo", source.Options{}, unpack.Options{})
+	ad, err := source.Resolve(context.Background(), "fake:demo", opts, unpack.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,29 @@ func TestRegisterLocation(t *testing.T) {
 		t.Errorf("name %q, want demo", ad.Config.Name)
 	}
 	// The built-in kinds are untouched.
-	if ref, err := source.Parse("oci:./x:1"); err != nil || ref.Kind != source.KindLayout {
+	if ref, err := opts.Parse("oci:./x:1"); err != nil || ref.Kind != source.KindLayout {
 		t.Errorf("oci: parses as %+v, %v", ref, err)
+	}
+	// Options without the kind know nothing of it: fake:demo is a store
+	// name there, and a Ref of the kind is not enabled.
+	if ref, err := source.Parse("fake:demo"); err != nil || ref.Kind != source.KindStore {
+		t.Errorf("without the location, fake:demo parses as %+v, %v", ref, err)
+	}
+	if _, err := source.LoadTree(context.Background(), source.Ref{Kind: "fake", Name: "demo"}, source.Options{}, source.Limits{}); !errors.Is(err, source.ErrKindNotEnabled) {
+		t.Errorf("LoadTree of an unlisted kind: %v, want ErrKindNotEnabled", err)
+	}
+}
+
+// A git source without the git location is refused as not enabled, by
+// kind, before anything is fetched; the core compiles no go-git
+// (TestDependencyBudgets).
+func TestGitNotEnabledInCore(t *testing.T) {
+	ref, err := source.Parse("git+https://127.0.0.1:1/repo.git?ref=main")
+	if err != nil || ref.Kind != source.KindGit {
+		t.Fatalf("Parse = %+v, %v", ref, err)
+	}
+	_, err = source.Unpack(context.Background(), ref, source.Options{}, unpack.Options{})
+	if !errors.Is(err, source.ErrKindNotEnabled) {
+		t.Fatalf("Unpack of git without its location: %v, want ErrKindNotEnabled", err)
 	}
 }

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -141,10 +142,43 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 	} else {
 		var err error
 		if d, err = st.Resolve(ref.Name); err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
+			if d, err = resolveTagOfName(st, ref.Name, err); err != nil {
+				return nil, fmt.Errorf("%s: %w", ref, err)
+			}
 		}
 	}
 	return fromStore(st, ref, d, closer)
+}
+
+// resolveTagOfName finds TAG in a layout whose ref names are store names
+// (NAME:TAG, as the local store and a layout.Store written with a build's
+// name hold them): oci:DIR:1.11 is the one "coredns:1.11" there. An
+// exact ref name always wins (it was tried first); two names with the
+// tag are ambiguous. notFound is returned when no name has the tag.
+func resolveTagOfName(st *layout.Store, tag string, notFound error) (v1.Descriptor, error) {
+	if !errors.Is(notFound, layout.ErrNotFound) || !tagPattern.MatchString(tag) {
+		return v1.Descriptor{}, notFound
+	}
+	entries, err := st.Descriptors()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	var found []v1.Descriptor
+	var names []string
+	for _, e := range entries {
+		n := e.Annotations[mediatypes.AnnotationRefName]
+		if i := strings.LastIndex(n, ":"); i > 0 && n[i+1:] == tag && !strings.Contains(n[i+1:], "/") {
+			found = append(found, e)
+			names = append(names, n)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return v1.Descriptor{}, notFound
+	case 1:
+		return found[0], nil
+	}
+	return v1.Descriptor{}, fmt.Errorf("tag %s is ambiguous: the layout names %s", tag, strings.Join(names, ", "))
 }
 
 func fromStore(st *layout.Store, ref Ref, d v1.Descriptor, closer func() error) (*Artifact, error) {

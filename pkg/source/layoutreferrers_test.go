@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -72,5 +73,55 @@ func TestOpenLayoutBesideReferrers(t *testing.T) {
 	}
 	if _, err := source.Open(ctx, source.Ref{Kind: source.KindLayout, Path: dir}, source.Options{}); err == nil || !strings.Contains(err.Error(), "holds 2 manifests") {
 		t.Errorf("two add-ons: err = %v, want \"holds 2 manifests\"", err)
+	}
+}
+
+// oci:DIR:TAG finds a layout entry named as a build or the store names
+// it (coredns:1.11); an exact ref name wins, and a tag two names share is
+// ambiguous.
+func TestLayoutTagOfStoreName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string) v1.Hash {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.WriteImage(ctx, img, nil, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Digest
+	}
+	open := func(s string) (v1.Hash, error) {
+		ref, err := source.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := source.Open(ctx, ref, source.Options{})
+		if err != nil {
+			return v1.Hash{}, err
+		}
+		defer a.Close()
+		return a.Digest, nil
+	}
+	coredns := write("coredns:1.11")
+	if got, err := open("oci:" + dir + ":1.11"); err != nil || got != coredns {
+		t.Errorf("oci:DIR:1.11 = %v, %v; want coredns:1.11's %v", got, err, coredns)
+	}
+	write("other:1.11")
+	if _, err := open("oci:" + dir + ":1.11"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("a tag of two names: %v, want ambiguous", err)
+	}
+	exact := write("1.11")
+	if got, err := open("oci:" + dir + ":1.11"); err != nil || got != exact {
+		t.Errorf("an exact ref name: %v, %v; want %v", got, err, exact)
+	}
+	if _, err := open("oci:" + dir + ":2.0"); !errors.Is(err, layout.ErrNotFound) {
+		t.Errorf("an absent tag: %v, want layout.ErrNotFound", err)
 	}
 }

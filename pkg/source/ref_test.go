@@ -1,9 +1,14 @@
 package source_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Ref.String is what inspect and unpack --json report as "source": it must
@@ -70,5 +75,68 @@ func TestParseLocalTransports(t *testing.T) {
 		if ref, err := source.Parse(bad); err == nil {
 			t.Errorf("Parse(%q) = %s path %q name %q, want an error", bad, ref.Kind, ref.Path, ref.Name)
 		}
+	}
+}
+
+// Parse reads no disk: a string means the same in every directory,
+// whether or not a file of that name is there (README's SOURCE table).
+func TestParseIsPure(t *testing.T) {
+	cases := []struct{ in, kind, path, name string }{
+		{"./x", "dir", "./x", ""},
+		{"/abs/x", "dir", "/abs/x", ""},
+		{"..", "dir", "..", ""},
+		{"file:///abs/x", "dir", "/abs/x", ""},
+		{"coredns.yaml", "dir", "coredns.yaml", ""},
+		{"dir/coredns.YML", "dir", "dir/coredns.YML", ""},
+		{"x.json", "dir", "x.json", ""},
+		{"Not_A_Reference", "dir", "Not_A_Reference", ""},
+		{"coredns:v1.yaml", "store", "", "coredns:v1.yaml"},
+		{"coredns", "store", "", "coredns:latest"},
+		{"examples/coredns", "store", "", "examples/coredns:latest"},
+		{"coredns:1.11", "store", "", "coredns:1.11"},
+		{"registry.example.com/addons/coredns:1.11", "registry", "", "registry.example.com/addons/coredns:1.11"},
+		{"localhost:5000/x", "registry", "", "localhost:5000/x"},
+		{"git+x", "", "", ""}, // a malformed git URL, not a folder named git+x
+	}
+	parseAll := func() []source.Ref {
+		var out []source.Ref
+		for _, c := range cases {
+			ref, err := source.Parse(c.in)
+			if c.kind == "" {
+				if err == nil {
+					t.Errorf("Parse(%q) = %+v, want an error", c.in, ref)
+				}
+			} else if err != nil || string(ref.Kind) != c.kind || ref.Path != c.path || ref.Name != c.name {
+				t.Errorf("Parse(%q) = %s path %q name %q (%v), want %s path %q name %q", c.in, ref.Kind, ref.Path, ref.Name, err, c.kind, c.path, c.name)
+			}
+			out = append(out, ref)
+		}
+		return out
+	}
+	empty := parseAll()
+	// The same strings in a directory where every one of them exists.
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, c := range cases {
+		if strings.HasPrefix(c.in, "/") || strings.Contains(c.in, "://") || c.in == ".." {
+			continue
+		}
+		p := filepath.FromSlash(c.in)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("kind: ConfigMap\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := parseAll()
+	for i := range cases {
+		if empty[i] != full[i] {
+			t.Errorf("Parse(%q) depends on the directory: %+v there, %+v here", cases[i].in, full[i], empty[i])
+		}
+	}
+	// A bare path that is not there says what it is not.
+	if _, err := source.Resolve(t.Context(), "No_Such_Dir", source.Options{}, unpack.Options{}); !errors.Is(err, source.ErrBadSource) || !strings.Contains(err.Error(), "neither a reference nor an existing path") {
+		t.Errorf("a missing bare path: %v", err)
 	}
 }

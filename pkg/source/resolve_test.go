@@ -24,6 +24,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -41,6 +42,7 @@ func exampleDir(t testing.TB, name string) string {
 // resolve parses and unpacks s, failing the test on error.
 func resolve(t testing.TB, s string, opts source.Options) *unpack.Addon {
 	t.Helper()
+	opts = withGit(opts)
 	ad, err := source.Resolve(context.Background(), s, opts, unpack.Options{})
 	if err != nil {
 		t.Fatalf("resolve %s: %v", s, err)
@@ -51,6 +53,7 @@ func resolve(t testing.TB, s string, opts source.Options) *unpack.Addon {
 // resolveErr resolves s and returns the error it must give.
 func resolveErr(t testing.TB, s string, opts source.Options) error {
 	t.Helper()
+	opts = withGit(opts)
 	ad, err := source.Resolve(context.Background(), s, opts, unpack.Options{})
 	if err == nil {
 		t.Fatalf("resolve %s: want an error, got an add-on %s", s, ad.Identity)
@@ -403,4 +406,12 @@ func TestParseRemote(t *testing.T) {
 			t.Errorf("Parse(%q) does not round-trip: %+v, %v", ref.String(), again, err)
 		}
 	}
+}
+
+// withGit lists the git location in opts, as the command line does.
+func withGit(opts source.Options) source.Options {
+	if opts.Locations == nil {
+		opts.Locations = []source.Location{sourcegit.Location{}}
+	}
+	return opts
 }

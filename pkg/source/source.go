@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -48,6 +47,13 @@ const (
 	KindGit Kind = "git"
 )
 
+// Environment variables that give git over https a token (read by
+// pkg/source/git).
+const (
+	EnvGitToken = "ADDONPKG_GIT_TOKEN"
+	EnvGitUser  = "ADDONPKG_GIT_USER"
+)
+
 // Pull policies for names that could be in the store or a registry.
 const (
 	PullMissing = "missing"
@@ -79,6 +85,10 @@ type Ref struct {
 	// GitRef is a git source's ?ref= (a branch, tag or commit; "" = the
 	// remote HEAD).
 	GitRef string
+	// Bare marks a local path written without ./, / or file:// (a.yaml,
+	// Some_Dir): one that is not there is reported as neither a
+	// reference nor a path.
+	Bare bool
 }
 
 // remoteString rebuilds an http or git SOURCE, credentials removed.
@@ -103,23 +113,18 @@ func remoteString(prefix, u, sub, key, val string) string {
 // ErrBadSource marks a SOURCE that does not parse.
 var ErrBadSource = errors.New("invalid source")
 
-// parseByLook tells apart what no kind claims by syntax: an existing
-// manifest file or path, a registry reference (its first component is a
-// host), or a name in the local store.
+// parseByLook tells apart what no prefix claims, by its text alone (see
+// Parse): a manifest file, a registry reference (its first component is
+// a host), a name in the local store, or else a path.
 func parseByLook(s string) (Ref, error) {
-	// An existing manifest file (coredns.yaml) is a file, not a store
-	// name, though it would parse as one.
+	// A manifest file (coredns.yaml) is a file, not a store name, though
+	// it would parse as one; a tag or digest makes it a name again.
 	if isManifestName(s) {
-		if st, err := os.Stat(s); err == nil && st.Mode().IsRegular() {
-			return Ref{Kind: KindDir, Path: s}, nil
-		}
+		return Ref{Kind: KindDir, Path: s, Bare: true}, nil
 	}
 	if _, err := name.ParseReference(s); err != nil {
-		// Not a reference: a path after all?
-		if _, serr := os.Stat(s); serr == nil {
-			return Ref{Kind: KindDir, Path: s}, nil
-		}
-		return Ref{}, fmt.Errorf("%w: %q is neither a reference nor an existing path: %w", ErrBadSource, s, err)
+		// Not a reference: a path, checked when it is read.
+		return Ref{Kind: KindDir, Path: s, Bare: true}, nil
 	}
 	if hasRegistryHost(s) {
 		return Ref{Kind: KindRegistry, Name: s}, nil
@@ -127,9 +132,14 @@ func parseByLook(s string) (Ref, error) {
 	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
 }
 
-// isManifestName reports whether s ends like a manifest file.
+// isManifestName reports whether s ends like a manifest file and names
+// no tag or digest (coredns:v1.yaml is a tag).
 func isManifestName(s string) bool {
-	switch strings.ToLower(filepath.Ext(s)) {
+	last := s[strings.LastIndex(s, "/")+1:]
+	if strings.ContainsAny(last, ":@") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(last)) {
 	case ".yaml", ".yml", ".json":
 		return true
 	}
@@ -232,6 +242,13 @@ type Options struct {
 	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
 	// x-access-token), before the netrc file.
 	Netrc string
+	// Locations are the kinds of SOURCE beyond the core ones (the store,
+	// registries, oci:, oci-archive:, docker-archive: and local paths):
+	// git.Location and https.Location of pkg/source/git and
+	// pkg/source/https, or a program's own. A kind listed here replaces
+	// the core kind of the same Kind; a Ref of a kind that is neither
+	// fails with ErrKindNotEnabled.
+	Locations []Location
 }
 
 // Defaults of Options.
@@ -273,6 +290,8 @@ type Artifact struct {
 	// store is the layout the artifact was read from (store, oci:,
 	// oci-archive:); nil for a registry or a docker-archive.
 	store *layout.Store
+	// loc is the location that opened it (Pinned, Repository).
+	loc Location
 }
 
 // Close releases what Open holds open.
@@ -330,11 +349,19 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 }
 
 func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	o, ok := LocationOf(ref.Kind).(Opener)
+	l := opts.location(ref.Kind)
+	if l == nil {
+		return nil, notEnabled(ref)
+	}
+	o, ok := l.(Opener)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %s is not an OCI source", ref, ref.Kind)
 	}
-	return o.Open(ctx, ref, opts)
+	a, err := o.Open(ctx, ref, opts)
+	if a != nil && a.loc == nil {
+		a.loc = l
+	}
+	return a, err
 }
 
 // absPath is for messages: relative paths stay as the user wrote them.

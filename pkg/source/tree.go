@@ -51,7 +51,11 @@ type Tree struct {
 // bound the tree as they bound an unpacked image (zero fields take the
 // defaults); opts.MaxDownloadBytes bounds an http body.
 func LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
-	l, ok := LocationOf(ref.Kind).(TreeLoader)
+	loc := opts.location(ref.Kind)
+	if loc == nil {
+		return nil, notEnabled(ref)
+	}
+	l, ok := loc.(TreeLoader)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %s source is an OCI image, not a tree: use Open", ref, ref.Kind)
 	}
@@ -99,7 +103,7 @@ func oneLine(s string) string {
 // absolute or climbing paths, no links that leave the tree, nothing but
 // files, directories and symlinks. Paths outside the content directory
 // (the //SUBDIR) are skipped.
-type treeBuilder struct {
+type TreeBuilder struct {
 	what    string // "the archive", "commit abc123"
 	content string // "" = the root
 	limits  unpack.Limits
@@ -109,8 +113,12 @@ type treeBuilder struct {
 	seen, contentIsFile bool
 }
 
-func newTreeBuilder(what, content string, limits unpack.Limits) *treeBuilder {
-	return &treeBuilder{what: what, content: content, limits: limits, b: memfs.NewBuilder()}
+// NewTreeBuilder starts a tree; what names its origin in messages ("the
+// archive", "commit abc123"), content is the directory kept ("" = all),
+// limits hold their defaults. Each method takes tp, the entry's path in
+// the tree, and (where it differs) name, its name in messages.
+func NewTreeBuilder(what, content string, limits unpack.Limits) *TreeBuilder {
+	return &TreeBuilder{what: what, content: content, limits: limits, b: memfs.NewBuilder()}
 }
 
 // refuse is the error of an entry of an archive or a git tree that breaks
@@ -125,7 +133,7 @@ func cleanEntry(name string) (string, error) { return safetree.CleanName(name) }
 
 // rel maps a clean archive path into the content directory; ok is false
 // outside it. It also notes that the content directory exists.
-func (t *treeBuilder) rel(p string) (string, bool) {
+func (t *TreeBuilder) rel(p string) (string, bool) {
 	if t.content == "" {
 		t.seen = t.seen || p != "."
 		return p, true
@@ -141,20 +149,25 @@ func (t *treeBuilder) rel(p string) (string, bool) {
 	return "", false
 }
 
-// check applies the path and count limits to a tree path.
-func (t *treeBuilder) check(tp string) error {
+// Check applies the path and count limits to a tree path.
+func (t *TreeBuilder) Check(tp string) error {
 	if err := t.limits.CheckPath(tp); err != nil {
 		return err
 	}
 	return t.limits.CheckEntries(t.b.Count() + 1)
 }
 
-func (t *treeBuilder) checkSize(tp string, size int64) error {
+// Limits are the builder's limits.
+func (t *TreeBuilder) Limits() Limits { return t.limits }
+
+// CheckSize applies the file and total size limits to a file of size.
+func (t *TreeBuilder) CheckSize(tp string, size int64) error {
 	return t.limits.CheckFile(tp, size, t.b.Size())
 }
 
-func (t *treeBuilder) mkdir(tp, name string) error {
-	if err := t.check(tp); err != nil {
+// Mkdir adds a directory.
+func (t *TreeBuilder) Mkdir(tp, name string) error {
+	if err := t.Check(tp); err != nil {
 		return err
 	}
 	if mode, ok := t.b.Lookup(tp); ok {
@@ -166,11 +179,12 @@ func (t *treeBuilder) mkdir(tp, name string) error {
 	return t.wrap(name, t.b.Mkdir(tp, 0o755))
 }
 
-func (t *treeBuilder) file(tp, name string, data []byte, mode fs.FileMode) error {
-	if err := t.check(tp); err != nil {
+// File adds a file with data.
+func (t *TreeBuilder) File(tp, name string, data []byte, mode fs.FileMode) error {
+	if err := t.Check(tp); err != nil {
 		return err
 	}
-	if err := t.checkSize(tp, int64(len(data))); err != nil {
+	if err := t.CheckSize(tp, int64(len(data))); err != nil {
 		return err
 	}
 	if _, ok := t.b.Lookup(tp); ok {
@@ -179,9 +193,9 @@ func (t *treeBuilder) file(tp, name string, data []byte, mode fs.FileMode) error
 	return t.wrap(name, t.b.WriteFile(tp, data, archive.NormalMode(mode)))
 }
 
-// symlink adds a link whose target stays inside the tree.
-func (t *treeBuilder) symlink(tp, name, target string) error {
-	if err := t.check(tp); err != nil {
+// Symlink adds a link whose target stays inside the tree.
+func (t *TreeBuilder) Symlink(tp, name, target string) error {
+	if err := t.Check(tp); err != nil {
 		return err
 	}
 	if err := safetree.CheckLinkText(tp, target); err != nil {
@@ -193,7 +207,7 @@ func (t *treeBuilder) symlink(tp, name, target string) error {
 	return t.wrap(name, t.b.Symlink(target, tp))
 }
 
-func (t *treeBuilder) wrap(name string, err error) error {
+func (t *TreeBuilder) wrap(name string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -203,8 +217,8 @@ func (t *treeBuilder) wrap(name string, err error) error {
 	return &safetree.Error{Entry: name, Reason: err.Error(), Err: safetree.ErrPathEscape}
 }
 
-// done checks the content directory was found and finishes the tree.
-func (t *treeBuilder) done() (*memfs.FS, error) {
+// Done checks the content directory was found and finishes the tree.
+func (t *TreeBuilder) Done() (*memfs.FS, error) {
 	if t.contentIsFile {
 		return nil, fmt.Errorf("%s in %s is a file, not a directory", t.content, t.what)
 	}

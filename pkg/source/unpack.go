@@ -19,9 +19,10 @@ import (
 const FormFolder mediatypes.Form = "folder"
 
 // Resolve parses SOURCE and unpacks it: the one call for "any SOURCE to
-// its add-on tree and metadata".
+// its add-on tree and metadata". s parses with opts.Parse, so a kind of
+// opts.Locations is read by its own syntax.
 func Resolve(ctx context.Context, s string, opts Options, uopts unpack.Options) (*unpack.Addon, error) {
-	ref, err := Parse(s)
+	ref, err := opts.Parse(s)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +32,7 @@ func Resolve(ctx context.Context, s string, opts Options, uopts unpack.Options) 
 // Unpack resolves any SOURCE to its add-on tree and metadata, with the
 // pinned SOURCE of what it read in Addon.Pinned.
 func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*unpack.Addon, error) {
-	if IsTree(ref.Kind) {
+	if opts.isTree(ref.Kind) {
 		if opts.Verify != nil {
 			return nil, fmt.Errorf("%s: %w: a %s source has no manifest digest to sign", ref, ErrNotVerifiable, ref.Kind)
 		}
@@ -149,7 +150,7 @@ func UnpackSpilled(ctx context.Context, ref Ref, opts Options, uopts unpack.Opti
 // oci-archive:FILE@sha256:...; empty for a docker-archive (which cannot
 // name a manifest by digest).
 func (a *Artifact) Pinned() string {
-	p, ok := LocationOf(a.Ref.Kind).(Pinner)
+	p, ok := a.location().(Pinner)
 	if !ok || a.Digest.Hex == "" {
 		return ""
 	}
@@ -161,7 +162,7 @@ func (a *Artifact) Pinned() string {
 // docker-archive's REFERENCE), without tag or digest; "" when the source
 // names none.
 func (a *Artifact) Repository() string {
-	if p, ok := LocationOf(a.Ref.Kind).(Pinner); ok {
+	if p, ok := a.location().(Pinner); ok {
 		return p.Repository(a)
 	}
 	return ""
@@ -216,4 +217,12 @@ func (t *Tree) Addon() (*unpack.Addon, error) {
 		Config:     cfg,
 		Pinned:     t.Pinned,
 	}, nil
+}
+
+// location is the location that opened a, or the core kind of its Ref.
+func (a *Artifact) location() Location {
+	if a.loc != nil {
+		return a.loc
+	}
+	return Options{}.location(a.Ref.Kind)
 }

@@ -30,7 +30,7 @@ type Written struct {
 // result) is the one the manifest's own bytes give (layout.MediaTypeOf),
 // never what the source said, which for a registry is a header.
 func Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (*Written, error) {
-	w, ok := LocationOf(dst.Kind).(Writer)
+	w, ok := opts.location(dst.Kind).(Writer)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", dst, ErrUnsupportedDestination)
 	}

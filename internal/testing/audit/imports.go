@@ -29,7 +29,7 @@ var Layers = [][]string{
 	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
 	// What the commands do.
 	{"pkg/transfer", "pkg/addonset", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
-		"pkg/airgap", "pkg/relocate", "pkg/signature"},
+		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git"},
 	// The commands.
 	{"cmd/addonpkg"},
 }

@@ -1,4 +1,13 @@
-package source
+// Package git is the git location of pkg/source: SOURCEs written
+// git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT] (also
+// git+http://, git+ssh:// and git+file://), read in memory in pure Go
+// with the unpacker's limits, and the git work tree a local folder sits
+// in (the revision a build records). It is the only package that
+// compiles go-git: a program opts in by listing Location in
+// source.Options.Locations.
+//
+//	opts := source.Options{Locations: []source.Location{git.Location{}}}
+package git
 
 import (
 	"context"
@@ -12,7 +21,7 @@ import (
 	"strings"
 	"sync"
 
-	git "github.com/go-git/go-git/v5"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -22,56 +31,67 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/addonpkg/addonpkg/internal/gitinfo"
 	"github.com/addonpkg/addonpkg/internal/netguard"
-	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
+	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
-// Environment variables that give git over https a token.
-const (
-	EnvGitToken = "ADDONPKG_GIT_TOKEN"
-	EnvGitUser  = "ADDONPKG_GIT_USER"
-	// defaultTokenUser is the user name sent with a token (GitHub's
-	// convention; most forges ignore the name).
-	defaultTokenUser = "x-access-token"
-)
+// defaultTokenUser is the user name sent with a token (GitHub's
+// convention; most forges ignore the name).
+const defaultTokenUser = "x-access-token"
 
 // wantRef is the local name the fetched commit is stored under.
 const wantRef = "refs/addonpkg/want"
 
-// gitLocation is a git repository:
-// git+https://HOST/REPO.git[//SUBDIR][?ref=REF], also git+http://,
-// git+ssh:// and git+file://.
-type gitLocation struct{}
+// Location is the git location: git+https://HOST/REPO.git[//SUBDIR]
+// [?ref=REF], also git+http://, git+ssh:// and git+file://. Its syntax
+// is source.Parse's; it adds the fetch (LoadTree) and, for builds of a
+// local folder, the work tree's remote and commit (ReadWorkTree).
+type Location struct{}
 
-func (gitLocation) Kind() Kind           { return KindGit }
-func (gitLocation) Claims(s string) bool { return strings.HasPrefix(s, "git+") }
+var (
+	_ source.TreeLoader     = Location{}
+	_ source.WorkTreeReader = Location{}
+)
 
-func (gitLocation) Parse(s string) (Ref, error) {
-	ref, err := parseGit(s)
-	if err != nil && exists(s) {
-		return Ref{Kind: KindDir, Path: s}, nil // a folder named git+...
+// Kind is source.KindGit.
+func (Location) Kind() source.Kind { return source.KindGit }
+
+// Claims reports whether s starts with git+.
+func (Location) Claims(s string) bool { return strings.HasPrefix(s, "git+") }
+
+// Parse parses a git SOURCE (source.Parse).
+func (Location) Parse(s string) (source.Ref, error) { return source.Parse(s) }
+
+// Format writes r back, credentials removed.
+func (Location) Format(r source.Ref) string { return r.String() }
+
+// ReadWorkTree returns the remote, commit and commit time of the git
+// work tree holding path, or nil when it is in none.
+func (Location) ReadWorkTree(path string) (*source.WorkTree, error) {
+	info, err := gitinfo.Read(path)
+	if err != nil || info == nil {
+		return nil, err
 	}
-	return ref, err
+	return &source.WorkTree{URL: info.URL, Commit: info.Commit, Time: info.Time}, nil
 }
 
-func (gitLocation) Format(r Ref) string {
-	return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
-}
-
-func (gitLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+// LoadTree reads the tree of a git source at its ref: from a local
+// repository directly, from a remote one by a shallow fetch into memory.
+func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
 	t, err := loadGit(ctx, ref, opts, limits)
 	if err != nil {
-		return nil, sourceErr(ref, err)
+		return nil, source.WrapError(ref, err)
 	}
 	return t, nil
 }
 
 // loadGit reads the tree of a git source at its ref: from a local
 // repository directly, from a remote one by a shallow fetch into memory.
-func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
-	timeout := opts.timeout()
+func loadGit(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
+	timeout := opts.IdleTimeout()
 	if !strings.HasPrefix(ref.URL, "https://") && !strings.HasPrefix(ref.URL, "http://") {
 		// git+ssh:// has no idle timeout (its transport is not ours):
 		// the whole fetch is bounded instead.
@@ -80,7 +100,7 @@ func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (
 		defer cancel()
 	}
 	var (
-		repo *git.Repository
+		repo *gogit.Repository
 		hash plumbing.Hash
 		err  error
 	)
@@ -121,22 +141,22 @@ func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (
 			return nil, fmt.Errorf("read %s in %s: %w", ref.Subdir, what, err)
 		}
 	}
-	tb := newTreeBuilder(what, "", limits)
+	tb := source.NewTreeBuilder(what, "", limits)
 	if err := readGitTree(ctx, repo, tree, ref.Subdir, ".", tb); err != nil {
 		return nil, err
 	}
-	fsys, err := tb.done()
+	fsys, err := tb.Done()
 	if err != nil {
 		return nil, err
 	}
 	pinned := ref
 	pinned.GitRef = hash.String()
-	return &Tree{
+	return &source.Tree{
 		Ref:        ref,
 		FS:         fsys,
-		Name:       remoteName(ref),
+		Name:       source.RemoteName(ref),
 		Pinned:     pinned.String(),
-		Source:     redactURL(ref.URL),
+		Source:     source.RedactURL(ref.URL),
 		Revision:   hash.String(),
 		Time:       commit.Committer.When.UTC(),
 		ContentDir: "/" + ref.Subdir,
@@ -146,7 +166,7 @@ func loadGit(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (
 // readGitTree copies a git tree into tb: files with their modes, safe
 // symlinks; submodules are refused. top is the tree's path in the
 // repository, for messages.
-func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, top, dir string, tb *treeBuilder) error {
+func readGitTree(ctx context.Context, repo *gogit.Repository, tree *object.Tree, top, dir string, tb *source.TreeBuilder) error {
 	for _, e := range tree.Entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -157,7 +177,7 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 		p := path.Join(dir, e.Name)
 		switch e.Mode {
 		case filemode.Dir:
-			if err := tb.mkdir(p, p); err != nil {
+			if err := tb.Mkdir(p, p); err != nil {
 				return err
 			}
 			sub, err := repo.TreeObject(e.Hash)
@@ -168,22 +188,22 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 				return err
 			}
 		case filemode.Regular, filemode.Executable, filemode.Deprecated:
-			if err := tb.check(p); err != nil {
+			if err := tb.Check(p); err != nil {
 				return err
 			}
 			blob, err := repo.BlobObject(e.Hash)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			if err := tb.checkSize(p, blob.Size); err != nil {
+			if err := tb.CheckSize(p, blob.Size); err != nil {
 				return err
 			}
-			data, err := readBlob(blob, tb.limits.MaxFileBytes)
+			data, err := readBlob(blob, tb.Limits().MaxFileBytes)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
 			mode, _ := e.Mode.ToOSFileMode()
-			if err := tb.file(p, p, data, mode.Perm()); err != nil {
+			if err := tb.File(p, p, data, mode.Perm()); err != nil {
 				return err
 			}
 		case filemode.Symlink:
@@ -191,11 +211,11 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			target, err := readBlob(blob, int64(tb.limits.MaxPathLength))
+			target, err := readBlob(blob, int64(tb.Limits().MaxPathLength))
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			if err := tb.symlink(p, p, string(target)); err != nil {
+			if err := tb.Symlink(p, p, string(target)); err != nil {
 				return err
 			}
 		case filemode.Submodule:
@@ -220,14 +240,14 @@ func readBlob(b *object.Blob, max int64) ([]byte, error) {
 }
 
 // openLocal opens a git+file:// repository in place.
-func openLocal(ref Ref) (*git.Repository, plumbing.Hash, error) {
+func openLocal(ref source.Ref) (*gogit.Repository, plumbing.Hash, error) {
 	dir := strings.TrimPrefix(ref.URL, "file://")
 	if _, err := os.Stat(dir); err != nil {
 		return nil, plumbing.ZeroHash, fmt.Errorf("no repository at %s: %w", dir, errors.Unwrap(err))
 	}
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := gogit.PlainOpenWithOptions(dir, &gogit.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
-		if errors.Is(err, git.ErrRepositoryNotExists) {
+		if errors.Is(err, gogit.ErrRepositoryNotExists) {
 			return nil, plumbing.ZeroHash, fmt.Errorf("%s is not a git repository", dir)
 		}
 		return nil, plumbing.ZeroHash, err
@@ -269,7 +289,7 @@ func unknownRef(r string) error {
 }
 
 // resolveLocal resolves a branch, tag, full or abbreviated commit in repo.
-func resolveLocal(repo *git.Repository, r string) (plumbing.Hash, error) {
+func resolveLocal(repo *gogit.Repository, r string) (plumbing.Hash, error) {
 	for _, name := range refCandidates(r) {
 		if ref, err := repo.Reference(plumbing.ReferenceName(name), true); err == nil {
 			return peel(repo, ref.Hash())
@@ -310,7 +330,7 @@ func resolveLocal(repo *git.Repository, r string) (plumbing.Hash, error) {
 }
 
 // peel follows annotated tags to the commit.
-func peel(repo *git.Repository, h plumbing.Hash) (plumbing.Hash, error) {
+func peel(repo *gogit.Repository, h plumbing.Hash) (plumbing.Hash, error) {
 	for range 10 {
 		obj, err := repo.Object(plumbing.AnyObject, h)
 		if err != nil {
@@ -352,22 +372,22 @@ func (s *limitedStorage) limitErr() error {
 // gitRemote is a remote repository being fetched into memory.
 type gitRemote struct {
 	st     *limitedStorage
-	repo   *git.Repository
-	remote *git.Remote
+	repo   *gogit.Repository
+	remote *gogit.Remote
 	auth   transport.AuthMethod
-	ref    Ref
-	opts   Options
+	ref    source.Ref
+	opts   source.Options
 }
 
 // fetchRemote fetches the commit a remote git source names (shallow for
 // a branch or tag) into memory and returns it.
-func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*git.Repository, plumbing.Hash, error) {
+func fetchRemote(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*gogit.Repository, plumbing.Hash, error) {
 	u, err := url.Parse(ref.URL)
 	if err != nil {
-		return nil, plumbing.ZeroHash, unwrapURLError(err)
+		return nil, plumbing.ZeroHash, source.UnwrapURLError(err)
 	}
-	if !plainHTTPAllowed(u, opts) {
-		return nil, plumbing.ZeroHash, plainHTTPRefused(u)
+	if !opts.PlainHTTPAllowed(u) {
+		return nil, plumbing.ZeroHash, source.PlainHTTPRefused(u)
 	}
 	g := &gitRemote{st: &limitedStorage{Storage: memory.NewStorage(), max: limits.MaxImageBytes}, ref: ref, opts: opts}
 	if g.auth, err = gitAuth(u, opts); err != nil {
@@ -378,17 +398,17 @@ func fetchRemote(ctx context.Context, ref Ref, opts Options, limits unpack.Limit
 			return nil, plumbing.ZeroHash, err
 		}
 	}
-	if g.repo, err = git.Init(g.st, nil); err != nil {
+	if g.repo, err = gogit.Init(g.st, nil); err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
 	clean := ref.URL
 	if u.Scheme == "https" || u.Scheme == "http" {
-		clean = redactURL(ref.URL) // the credentials travel in auth
+		clean = source.RedactURL(ref.URL) // the credentials travel in auth
 	}
 	if g.remote, err = g.repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{clean}}); err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	refs, err := g.remote.ListContext(ctx, &git.ListOptions{Auth: g.auth, PeelingOption: git.AppendPeeled})
+	refs, err := g.remote.ListContext(ctx, &gogit.ListOptions{Auth: g.auth, PeelingOption: gogit.AppendPeeled})
 	if err != nil {
 		return nil, plumbing.ZeroHash, g.explain(err)
 	}
@@ -439,7 +459,7 @@ func (g *gitRemote) resolve(ctx context.Context, refs []*plumbing.Reference) (pl
 		if err == nil {
 			return g.want()
 		}
-		if !errors.Is(err, git.ErrExactSHA1NotSupported) {
+		if !errors.Is(err, gogit.ErrExactSHA1NotSupported) {
 			return plumbing.ZeroHash, g.explain(err)
 		}
 	}
@@ -460,16 +480,16 @@ func (g *gitRemote) fetchNamed(ctx context.Context, name string) (plumbing.Hash,
 }
 
 func (g *gitRemote) fetch(ctx context.Context, depth int, specs ...config.RefSpec) error {
-	err := g.remote.FetchContext(ctx, &git.FetchOptions{
+	err := g.remote.FetchContext(ctx, &gogit.FetchOptions{
 		RefSpecs: specs,
 		Depth:    depth,
 		Auth:     g.auth,
-		Tags:     git.NoTags,
+		Tags:     gogit.NoTags,
 	})
 	if g.st.exceeded {
 		return g.st.limitErr()
 	}
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+	if errors.Is(err, gogit.NoErrAlreadyUpToDate) {
 		return nil
 	}
 	return err
@@ -492,7 +512,7 @@ func (g *gitRemote) explain(err error) error {
 		return err
 	case errors.Is(err, transport.ErrAuthenticationRequired):
 		if strings.HasPrefix(g.ref.URL, "https://") {
-			return fmt.Errorf("authentication required: set %s, or give the host's login and password in ~/.netrc", EnvGitToken)
+			return fmt.Errorf("authentication required: set %s, or give the host's login and password in ~/.netrc", source.EnvGitToken)
 		}
 		return errors.New("authentication required (credentials are sent over https only)")
 	case errors.Is(err, transport.ErrAuthorizationFailed):
@@ -502,14 +522,14 @@ func (g *gitRemote) explain(err error) error {
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return errors.New("the repository is empty")
 	}
-	return unwrapURLError(err)
+	return source.UnwrapURLError(err)
 }
 
 // gitAuth picks credentials for a remote: those in the URL (refused over
 // plain http to a host that is not loopback), else (https only) the
 // token in $ADDONPKG_GIT_TOKEN, else the netrc entry of the host. Nil
 // leaves ssh to go-git's defaults (the ssh agent).
-func gitAuth(u *url.URL, opts Options) (transport.AuthMethod, error) {
+func gitAuth(u *url.URL, opts source.Options) (transport.AuthMethod, error) {
 	if (u.Scheme == "https" || u.Scheme == "http") && u.User != nil {
 		if err := netguard.CheckCredentials(u); err != nil {
 			return nil, errors.New("user and password in a plain http:// URL are refused (only loopback hosts get them): use https://")
@@ -520,14 +540,14 @@ func gitAuth(u *url.URL, opts Options) (transport.AuthMethod, error) {
 	if u.Scheme != "https" {
 		return nil, nil
 	}
-	if tok := os.Getenv(EnvGitToken); tok != "" {
-		user := os.Getenv(EnvGitUser)
+	if tok := os.Getenv(source.EnvGitToken); tok != "" {
+		user := os.Getenv(source.EnvGitUser)
 		if user == "" {
 			user = defaultTokenUser
 		}
 		return &githttp.BasicAuth{Username: user, Password: tok}, nil
 	}
-	if user, pass, ok := netrcLookup(opts.netrcFile(), u.Hostname()); ok {
+	if user, pass, ok := opts.NetrcLogin(u.Hostname()); ok {
 		return &githttp.BasicAuth{Username: user, Password: pass}, nil
 	}
 	return nil, nil
@@ -556,17 +576,22 @@ func (d gitDispatch) RoundTrip(req *http.Request) (*http.Response, error) {
 // credentials only to u's origin (go-git moves its endpoint after a
 // redirect and sends its next requests there), none in clear except to
 // loopback, the idle timeout, and the registry options' TLS choices.
-func withGitTransport(ctx context.Context, u *url.URL, opts Options) (context.Context, error) {
+func withGitTransport(ctx context.Context, u *url.URL, opts source.Options) (context.Context, error) {
 	installGitHTTP.Do(func() {
 		c := githttp.NewClientWithOptions(&http.Client{Transport: gitDispatch{fallback: &netguard.Transport{}}}, &githttp.ClientOptions{})
 		gitclient.InstallProtocol("https", c)
 		gitclient.InstallProtocol("http", c)
 	})
-	base, err := opts.transport()
+	base, err := opts.BaseTransport()
 	if err != nil {
 		return nil, err
 	}
-	origin := netguard.OriginOf(u)
-	rt := registry.LogTransport(&netguard.Transport{Base: base, Idle: opts.timeout(), CredentialOrigin: &origin}, opts.Registry.Logger)
+	rt := opts.GuardedTransport(base, u)
 	return context.WithValue(ctx, gitTransportKey{}, http.RoundTripper(rt)), nil
+}
+
+// refuse is the error of an entry of a git tree that breaks a rule of
+// class (a safetree class).
+func refuse(name string, class error, reason string) error {
+	return &safetree.Error{Entry: name, Reason: reason, Err: class}
 }
