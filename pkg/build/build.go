@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
-	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -14,25 +12,31 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
-// Format is the form a build produces.
-type Format string
+// Format is the form a build produces (pack.Format).
+type Format = pack.Format
 
 // The two forms.
 const (
-	FormatImage    Format = "image"
-	FormatArtifact Format = "artifact"
+	FormatImage    = pack.FormatImage
+	FormatArtifact = pack.FormatArtifact
 )
 
 // ParseFormat parses the name of a form ("image" or "artifact").
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case FormatImage, FormatArtifact:
-		return f, nil
-	}
-	return "", fmt.Errorf("unknown format %q (want %q or %q)", s, FormatImage, FormatArtifact)
+func ParseFormat(s string) (Format, error) { return pack.ParseFormat(s) }
+
+// NewArtifact assembles an artifact-form image from a config document and
+// content layers (pack.NewArtifact).
+func NewArtifact(config []byte, layers []v1.Layer, ann map[string]string) (v1.Image, error) {
+	return pack.NewArtifact(config, layers, ann)
+}
+
+// packOptions are what pack needs of opts.
+func (o Options) packOptions(created time.Time) pack.Options {
+	return pack.Options{Format: o.Format, Compression: o.Compression, Created: created, Labels: o.Labels, Annotations: o.Annotations}
 }
 
 // Options describe the add-on being built. The zero value builds a gzip
@@ -92,7 +96,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if opts.Name == "" {
 		opts.Name = "addon"
 	}
-	if err := checkName(opts.Name); err != nil {
+	if err := pack.CheckName(opts.Name); err != nil {
 		return nil, err
 	}
 	created := opts.Created.UTC().Truncate(time.Second)
@@ -108,7 +112,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	}
 	layerc := make(chan built, 1)
 	go func() {
-		l, err := contentLayer(fsys, opts, created)
+		l, err := pack.Layer(fsys, opts.packOptions(created))
 		layerc <- built{l, err}
 	}()
 	kind := addon.DetectKind(fsys)
@@ -139,16 +143,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		Created:     created.Format(time.RFC3339),
 		Inventory:   inv,
 	}
-	var (
-		img v1.Image
-		err error
-	)
-	switch opts.Format {
-	case FormatImage:
-		img, err = buildImage(b.layer, cfg, opts, created)
-	case FormatArtifact:
-		img, err = buildArtifact(b.layer, cfg, opts)
-	}
+	img, err := pack.Assemble(b.layer, cfg, opts.packOptions(created))
 	if err != nil {
 		return nil, err
 	}
@@ -157,48 +152,4 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Image: img, Config: cfg, Digest: d}, nil
-}
-
-// contentLayer writes the tree as the one layer of the chosen form.
-func contentLayer(fsys fs.FS, opts Options, created time.Time) (*archive.Layer, error) {
-	if opts.Format == FormatArtifact {
-		return archive.BuildLayer(fsys, archive.TarOptions{ModTime: created},
-			opts.Compression, mediatypes.ContentLayer(opts.Compression))
-	}
-	return archive.BuildLayer(fsys, archive.TarOptions{
-		Prefix:  strings.TrimPrefix(mediatypes.DefaultContentDir, "/"),
-		ModTime: created,
-	}, opts.Compression, mediatypes.ImageLayer(opts.Compression))
-}
-
-// checkName keeps names usable as labels and file names.
-func checkName(name string) error {
-	if strings.ContainsAny(name, "\x00\n\r/") || len(name) > 253 {
-		return fmt.Errorf("invalid add-on name %q: no slashes or control characters, at most 253 bytes", name)
-	}
-	return nil
-}
-
-// annotations are the manifest annotations both forms carry.
-func annotations(cfg *addon.Config, extra map[string]string) map[string]string {
-	a := map[string]string{
-		mediatypes.AnnotationTitle:   cfg.Name,
-		mediatypes.AnnotationCreated: cfg.Created,
-		mediatypes.LabelSpec:         mediatypes.SpecVersion,
-		mediatypes.LabelName:         cfg.Name,
-		mediatypes.LabelKind:         string(cfg.Kind),
-		mediatypes.LabelIdentity:     cfg.Identity,
-	}
-	set := func(k, v string) {
-		if v != "" {
-			a[k] = v
-		}
-	}
-	set(mediatypes.AnnotationVersion, cfg.Version)
-	set(mediatypes.LabelVersion, cfg.Version)
-	set(mediatypes.AnnotationDescription, cfg.Description)
-	set(mediatypes.AnnotationSource, cfg.Source)
-	set(mediatypes.AnnotationRevision, cfg.Revision)
-	maps.Copy(a, extra)
-	return a
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -125,7 +126,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	if cfg.Name == "" {
 		cfg.Name = "addon"
 	}
-	if err := checkName(cfg.Name); err != nil {
+	if err := pack.CheckName(cfg.Name); err != nil {
 		return nil, err
 	}
 	cfg.Created = created.Format(time.RFC3339)
@@ -305,7 +306,7 @@ func patchImage(base v1.Image, ad *unpack.Addon, patch fs.FS, deletes []string, 
 		return nil, err
 	}
 
-	img, err := appendLayer(base, layer, created, "addonpkg build --base", "patch of add-on "+cfg.Name)
+	img, err := pack.AppendLayer(base, layer, created, "addonpkg build --base", "patch of add-on "+cfg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +315,7 @@ func patchImage(base v1.Image, ad *unpack.Addon, patch fs.FS, deletes []string, 
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	ann := annotations(cfg, opts.Annotations)
+	ann := pack.Annotations(cfg, opts.Annotations)
 	labels := maps.Clone(cf.Config.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -381,7 +382,7 @@ func squashArtifact(ad *unpack.Addon, merged fs.FS, cfg *addon.Config, opts Patc
 	if err != nil {
 		return nil, err
 	}
-	return NewArtifact(cfgJSON, []v1.Layer{layer}, manifestAnnotations(ad.Manifest.Annotations, annotations(cfg, opts.Annotations)))
+	return NewArtifact(cfgJSON, []v1.Layer{layer}, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
 }
 
 // patchArtifact makes a new artifact: a new config blob, the base's
@@ -404,5 +405,5 @@ func patchArtifact(base v1.Image, ad *unpack.Addon, patch fs.FS, deletes []strin
 		return nil, fmt.Errorf("read base layers: %w", err)
 	}
 	layers = append(layers, layer)
-	return NewArtifact(cfgJSON, layers, manifestAnnotations(ad.Manifest.Annotations, annotations(cfg, opts.Annotations)))
+	return NewArtifact(cfgJSON, layers, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
 }

@@ -10,16 +10,17 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // ConvertToImage rebuilds an artifact-form add-on as the image form: the
 // same tree (so the same content identity), name, version, description,
-// source, revision and created time, and the artifact's own manifest
-// annotations; one gzip layer, as build writes it. An add-on already in
+// source, revision, created time and inventory, and the artifact's own
+// manifest annotations; one gzip layer, as build writes it (pack). An add-on already in
 // the image form is returned as it is.
 func ConvertToImage(ctx context.Context, artifact v1.Image) (v1.Image, error) {
 	ad, err := unpack.Image(ctx, artifact, unpack.Options{})
@@ -32,36 +33,56 @@ func ConvertToImage(ctx context.Context, artifact v1.Image) (v1.Image, error) {
 	if ad.Form != mediatypes.FormArtifact {
 		return nil, fmt.Errorf("convert to the image form: a %s is not an add-on in the artifact form", ad.Form)
 	}
-	cfg := ad.Config
-	opts := build.Options{
-		Format:      build.FormatImage,
-		Name:        cfg.Name,
-		Version:     cfg.Version,
-		Description: cfg.Description,
-		Source:      cfg.Source,
-		Revision:    cfg.Revision,
-		Compression: mediatypes.Gzip,
-		// An add-on built without validation has no inventory: keep it so.
-		NoValidate: len(cfg.Inventory.Objects) == 0,
-	}
-	if cfg.Created != "" {
-		t, err := time.Parse(time.RFC3339, cfg.Created)
+	// The tree is packed again with the config it carries: its inventory
+	// was derived when it was built, so nothing renders here (and copy and
+	// push compile no kustomize: TestDependencyBudgets).
+	src := ad.Config
+	created := time.Unix(0, 0).UTC()
+	if src.Created != "" {
+		t, err := time.Parse(time.RFC3339, src.Created)
 		if err != nil {
-			return nil, fmt.Errorf("convert to the image form: created %q: %w", cfg.Created, err)
+			return nil, fmt.Errorf("convert to the image form: created %q: %w", src.Created, err)
 		}
-		opts.Created = t
+		created = t.UTC().Truncate(time.Second)
 	}
+	name := src.Name
+	if name == "" {
+		name = "addon" // as build names an add-on without one
+	}
+	if err := pack.CheckName(name); err != nil {
+		return nil, fmt.Errorf("convert to the image form: %w", err)
+	}
+	inv := src.Inventory
+	if inv.Objects == nil {
+		inv.Objects = []addon.Object{}
+	}
+	cfg := &addon.Config{
+		SpecVersion: mediatypes.SpecVersion,
+		Name:        name,
+		Version:     src.Version,
+		Description: src.Description,
+		Kind:        addon.DetectKind(ad.FS),
+		Source:      src.Source,
+		Revision:    src.Revision,
+		Created:     created.Format(time.RFC3339),
+		Inventory:   inv,
+	}
+	popts := pack.Options{Format: pack.FormatImage, Compression: mediatypes.Gzip, Created: created}
 	if ann := extraAnnotations(ad.Manifest.Annotations); len(ann) > 0 {
-		opts.Annotations = ann
+		popts.Annotations = ann
 	}
-	res, err := build.Build(ctx, ad.FS, opts)
+	layer, err := pack.Layer(ad.FS, popts)
+	if err != nil {
+		return nil, fmt.Errorf("convert to the image form: build layer: %w", err)
+	}
+	img, err := pack.Assemble(layer, cfg, popts)
 	if err != nil {
 		return nil, fmt.Errorf("convert to the image form: %w", err)
 	}
-	if res.Config.Identity != ad.Identity {
-		return nil, fmt.Errorf("convert to the image form: identity changed from %s to %s", ad.Identity, res.Config.Identity)
+	if cfg.Identity != ad.Identity {
+		return nil, fmt.Errorf("convert to the image form: identity changed from %s to %s", ad.Identity, cfg.Identity)
 	}
-	return res.Image, nil
+	return img, nil
 }
 
 // extraAnnotations are the annotations build does not compute itself.

@@ -24,7 +24,7 @@ var Layers = [][]string{
 	{"pkg/addon", "pkg/memfs", "pkg/archive", "internal/retry"},
 	// What reads and writes trees and images, and registry access: only
 	// render knows kustomize.
-	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry"},
+	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
 	// What the commands do.

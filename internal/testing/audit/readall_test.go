@@ -19,7 +19,7 @@ var allowed = map[string]string{
 	"internal/verify/verify.go:Config": "images that hold their config in memory, or read it with their own cap",
 	// freeze encodes the config of an image build just made in memory
 	// (mutate over its own typed config), nothing read from outside.
-	"pkg/build/image.go:freeze": "the config of an image build made in memory",
+	"pkg/pack/image.go:freeze": "the config of an image build made in memory",
 }
 
 // Every read of a whole reader or decoder over a reader in pkg/ and

@@ -1,4 +1,4 @@
-package build
+package pack
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func buildArtifact(layer *archive.Layer, cfg *addon.Config, opts Options) (v1.Im
 	if err != nil {
 		return nil, err
 	}
-	return NewArtifact(cfgJSON, []v1.Layer{layer}, annotations(cfg, opts.Annotations))
+	return NewArtifact(cfgJSON, []v1.Layer{layer}, Annotations(cfg, opts.Annotations))
 }
 
 // NewArtifact assembles an artifact-form image from a config document and

@@ -1,4 +1,4 @@
-package build
+package pack
 
 import (
 	"maps"
@@ -31,7 +31,7 @@ func buildImage(layer *archive.Layer, cfg *addon.Config, opts Options, created t
 	if err != nil {
 		return nil, err
 	}
-	ann := annotations(cfg, opts.Annotations)
+	ann := Annotations(cfg, opts.Annotations)
 	labels := map[string]string{}
 	// The standard and add-on annotations double as labels, so that tools
 	// that only show labels (docker inspect) see them.
@@ -51,7 +51,7 @@ func buildImage(layer *archive.Layer, cfg *addon.Config, opts Options, created t
 	if err != nil {
 		return nil, err
 	}
-	img, err = appendLayer(img, layer, created, "addonpkg build", "add-on "+cfg.Name)
+	img, err = AppendLayer(img, layer, created, "addonpkg build", "add-on "+cfg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -95,9 +95,9 @@ func (f *frozenImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) 
 	return f.img.LayerByDigest(h)
 }
 
-// appendLayer puts layer on top of img with its history entry (created
+// AppendLayer puts layer on top of img with its history entry (created
 // time, created_by, comment), as a Dockerfile step records one.
-func appendLayer(img v1.Image, layer v1.Layer, created time.Time, createdBy, comment string) (v1.Image, error) {
+func AppendLayer(img v1.Image, layer v1.Layer, created time.Time, createdBy, comment string) (v1.Image, error) {
 	return mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{Created: v1.Time{Time: created}, CreatedBy: createdBy, Comment: comment},
