@@ -461,7 +461,10 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			cfg = nil
 		}
 	}
-	kind := addon.DetectKind(a.FS)
+	kind, err := addon.KindOf(a.FS)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
 	if form == mediatypes.FormHelm {
 		chart, err := ParseHelmChart(rawCfg)
 		if err != nil {
