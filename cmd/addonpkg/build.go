@@ -154,6 +154,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return err
 				}
 			}
+			a.warn(res.Warnings)
 			for _, w := range build.FluxWarnings(res.Image) {
 				fmt.Fprintf(a.stderr, "warning: %s\n", w)
 			}
