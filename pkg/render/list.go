@@ -87,8 +87,8 @@ func streamText(text []byte) ([]byte, error) {
 
 // blockYAML writes a node as a YAML document in block style. Flow
 // collections become block ones, and strings that JSON had to quote lose
-// their quotes where YAML needs none (the encoder quotes any string that
-// would otherwise read as another type).
+// their quotes where neither YAML 1.2 (the encoder quotes those) nor
+// YAML 1.1 would read them as another type.
 func blockYAML(node *yaml.RNode) ([]byte, error) {
 	unflow(node.YNode())
 	s, err := yaml.String(node.YNode())
@@ -106,7 +106,9 @@ func unflow(n *yaml.Node) {
 			unflow(c)
 		}
 	case yaml.ScalarNode:
-		if n.Style&yaml.DoubleQuotedStyle != 0 && n.Tag == "!!str" && !strings.ContainsAny(n.Value, "\n\t") {
+		// A string that YAML 1.1 reads as another type ("n", "on",
+		// "0x1F") keeps its quotes: kubectl reads the stream as YAML 1.1.
+		if n.Style&yaml.DoubleQuotedStyle != 0 && n.Tag == "!!str" && !strings.ContainsAny(n.Value, "\n\t") && !yaml.IsYaml1_1NonString(n) {
 			n.Style &^= yaml.DoubleQuotedStyle
 		}
 	}

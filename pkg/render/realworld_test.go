@@ -61,15 +61,17 @@ func TestRenderFlattensLists(t *testing.T) {
 // A stream whose first document comes from a JSON file begins as YAML.
 func TestRenderJSONFirstAsYAML(t *testing.T) {
 	files := map[string]string{
-		"a.json": `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n","labels":{"on":"true","n":"1","empty":""}}}`,
-		"b.yaml": cm("c", "n"),
+		"a.json": `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns","labels":{"on":"true","n":"1","y":"no","x":"0x1F","e":"1e3","empty":"","plain":"a b"}}}`,
+		"b.yaml": cm("c", "ns"),
 	}
 	for _, dropText := range []bool{false, true} {
 		res, err := render.Render(context.Background(), tree(files), render.Options{DropText: dropText})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n  labels:\n    on: \"true\"\n    n: \"1\"\n    empty: \"\"\n---\n" + cm("c", "n")
+		// Strings that YAML 1.1 (kubectl) or 1.2 reads as other types
+		// keep their quotes, keys too.
+		want := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n  labels:\n    \"on\": \"true\"\n    \"n\": \"1\"\n    \"y\": \"no\"\n    x: \"0x1F\"\n    e: \"1e3\"\n    empty: \"\"\n    plain: a b\n---\n" + cm("c", "ns")
 		if got := string(res.YAML()); got != want {
 			t.Errorf("DropText %v: stream\n%s\nwant\n%s", dropText, got, want)
 		}
