@@ -63,3 +63,36 @@ func IsManifestFile(name string) bool {
 	}
 	return false
 }
+
+// Helm's inputs are not manifests: a chart's templates and values only
+// become Kubernetes objects through `helm template`. These names are how
+// a tree gives them away, so that a reader can say "this is a Helm chart"
+// rather than "invalid manifest".
+
+// HelmChartFile is the file that makes a directory a Helm chart.
+const HelmChartFile = "Chart.yaml"
+
+// IsHelmChartFile reports whether name (a slash path) is a chart's
+// Chart.yaml.
+func IsHelmChartFile(name string) bool { return path.Base(name) == HelmChartFile }
+
+// IsHelmValuesFile reports whether name (a slash path) is named as Helm's
+// values files are: values.yaml, values-ENV.yaml, ENV-values.yaml or
+// ENV.values.yaml (and .yml).
+func IsHelmValuesFile(name string) bool {
+	base := strings.ToLower(path.Base(name))
+	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+	if stem == base {
+		return false
+	}
+	return stem == "values" || strings.HasPrefix(stem, "values-") || strings.HasPrefix(stem, "values.") ||
+		strings.HasSuffix(stem, "-values") || strings.HasSuffix(stem, ".values") || strings.HasSuffix(stem, "_values")
+}
+
+// KustomizeHelmFields are the kustomization fields that inflate a Helm
+// chart, which needs `kustomize build --enable-helm` and the helm binary.
+var KustomizeHelmFields = []string{"helmCharts", "helmChartInflationGenerator"}
+
+// HelmAdvice is what to run instead, said once for every reader and
+// writer that meets a Helm input.
+const HelmAdvice = "run `helm template NAME CHART > addon.yaml` (with -f for values files) and build that file"

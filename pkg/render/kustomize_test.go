@@ -437,9 +437,16 @@ func TestInventoryCRDsNoDuplicates(t *testing.T) {
 	crd := func(n string) string {
 		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + n + "\n"
 	}
+	// Two copies of one CRD are refused (section 6.2): one of each name
+	// is left, and the order is still the rule's.
+	if _, err := renderTree(t, map[string]string{
+		"a.yaml": crd("zs.example.com"),
+		"b.yaml": crd("zs.example.com"),
+	}); !errors.Is(err, render.ErrDuplicate) {
+		t.Errorf("two copies of a CRD: %v, want ErrDuplicate", err)
+	}
 	res, err := renderTree(t, map[string]string{
 		"a.yaml": crd("zs.example.com") + "---\n" + crd("as.example.com"),
-		"b.yaml": crd("zs.example.com"),
 	})
 	if err != nil {
 		t.Fatal(err)
