@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -186,5 +187,12 @@ func Connect(ctx context.Context, o registry.Options) ([]remote.Option, []Option
 		return nil, nil, err
 	}
 	ua := o.Agent()
+	// The user agent goes under the guard (it adds no credentials), so
+	// that WithHTTP finds the base guarded and does not guard it twice.
+	if g, ok := base.(*netguard.Transport); ok {
+		ng := *g
+		ng.Base = transport.NewUserAgent(g.Base, ua)
+		return ropts, []Option{WithHTTP(&ng, o.Keychain)}, nil
+	}
 	return ropts, []Option{WithHTTP(transport.NewUserAgent(base, ua), o.Keychain)}, nil
 }

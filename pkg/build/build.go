@@ -72,6 +72,9 @@ type Result struct {
 	Config *addon.Config
 	// Digest is the manifest digest.
 	Digest v1.Hash
+	// Warnings are the renderer's (render.Result.Warnings), one line
+	// each: kustomize's deprecated fields, for instance.
+	Warnings []string
 }
 
 // ErrValidation marks a tree that does not render.
@@ -104,6 +107,10 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		created = time.Unix(0, 0).UTC()
 	}
 
+	kind, err := addon.KindOf(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+	}
 	// The layer (tar, compress, digest) does not depend on the inventory:
 	// it is built while the tree renders.
 	type built struct {
@@ -115,8 +122,8 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		l, err := pack.Layer(fsys, opts.packOptions(created))
 		layerc <- built{l, err}
 	}()
-	kind := addon.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
+	var warnings []string
 	if !opts.NoValidate {
 		// Only the inventory is kept: the documents' text is let go as
 		// each file is parsed (a folder's tree is not in memory).
@@ -125,7 +132,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
-		inv = res.Inventory()
+		inv, warnings = res.Inventory(), res.Warnings
 	}
 	b := <-layerc
 	if b.err != nil {
@@ -151,5 +158,5 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Image: img, Config: cfg, Digest: d}, nil
+	return &Result{Image: img, Config: cfg, Digest: d, Warnings: warnings}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -64,10 +65,11 @@ type Pinner interface {
 }
 
 // A WorkTreeReader tells where a local folder came from: the remote,
-// commit and commit time of the git work tree it is in (ReadTree). The
-// git location is one; without it a local build records no revision.
+// and the last commit that changed it and its time, when tree (what the
+// build packages of path) is what that commit holds (ReadTree). The git
+// location is one; without it a local build records no revision.
 type WorkTreeReader interface {
-	ReadWorkTree(path string) (*WorkTree, error)
+	ReadWorkTree(path string, tree fs.FS) (*WorkTree, error)
 }
 
 // WorkTree is where a local folder came from (WorkTreeReader).

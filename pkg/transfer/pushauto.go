@@ -52,6 +52,10 @@ func ConvertToImage(ctx context.Context, artifact v1.Image) (v1.Image, error) {
 	if err := pack.CheckName(name); err != nil {
 		return nil, fmt.Errorf("convert to the image form: %w", err)
 	}
+	kind, err := addon.KindOf(ad.FS)
+	if err != nil {
+		return nil, fmt.Errorf("convert to the image form: %w", err)
+	}
 	inv := src.Inventory
 	if inv.Objects == nil {
 		inv.Objects = []addon.Object{}
@@ -61,7 +65,7 @@ func ConvertToImage(ctx context.Context, artifact v1.Image) (v1.Image, error) {
 		Name:        name,
 		Version:     src.Version,
 		Description: src.Description,
-		Kind:        addon.DetectKind(ad.FS),
+		Kind:        kind,
 		Source:      src.Source,
 		Revision:    src.Revision,
 		Created:     created.Format(time.RFC3339),

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -68,10 +69,11 @@ func (Location) Parse(s string) (source.Ref, error) { return source.Parse(s) }
 // Format writes r back, credentials removed.
 func (Location) Format(r source.Ref) string { return r.String() }
 
-// ReadWorkTree returns the remote, commit and commit time of the git
-// work tree holding path, or nil when it is in none.
-func (Location) ReadWorkTree(path string) (*source.WorkTree, error) {
-	info, err := gitinfo.Read(path)
+// ReadWorkTree returns the remote of the git work tree holding path, and
+// the last commit that changed path and its time, or nil when path is in
+// no work tree or tree is not what that commit holds (gitinfo.Read).
+func (Location) ReadWorkTree(path string, tree fs.FS) (*source.WorkTree, error) {
+	info, err := gitinfo.Read(path, tree)
 	if err != nil || info == nil {
 		return nil, err
 	}
