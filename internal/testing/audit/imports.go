@@ -28,7 +28,7 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/addonset", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
+	{"pkg/transfer", "pkg/addonset", "pkg/apply", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
 		"pkg/airgap", "pkg/relocate", "pkg/signature"},
 	// The commands.
 	{"cmd/addonpkg"},
