@@ -96,6 +96,9 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	if err := c.Preflight(ctx, p.permissions(c, opts)); err != nil {
 		return nil, fmt.Errorf("apply %s: %w", a.Name, err)
 	}
+	if len(p.unread) > 0 {
+		return nil, fmt.Errorf("apply %s: %w", a.Name, p.unread[0])
+	}
 	p.label()
 	if opts.DryRun {
 		cs, err := c.diff(ctx, p, opts)

@@ -2,9 +2,13 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 
+	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +48,10 @@ type plan struct {
 	prev       *Inventory
 	prevSecret *corev1.Secret
 	setID      string
+	// unread are the reads the credentials were refused: the pre-flight
+	// reports them (and all else missing); if it does not, the first is
+	// the error.
+	unread []error
 }
 
 // crdKind is what a CRD of the add-on defines, for objects of kinds the
@@ -110,7 +118,12 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	var err error
 	p.prev, p.prevSecret, err = c.readInventory(ctx, a.Name)
 	if err != nil {
-		return nil, err
+		// A read the credentials may not do is the pre-flight's to
+		// report, with everything else they may not do.
+		if !errors.Is(err, ErrForbidden) {
+			return nil, err
+		}
+		p.unread = append(p.unread, err)
 	}
 	p.setID = ApplySetID(InventoryName(a.Name), c.opts.InventoryNamespace)
 	crds := addonCRDs(a.Objects)
@@ -134,6 +147,17 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		p.objects = append(p.objects, &planned{obj: o, entry: e, resource: gvr, crdPending: pending})
 	}
 
+	// In apply order, so changes are listed as they are made.
+	objs := make([]*unstructured.Unstructured, len(p.objects))
+	byObj := map[*unstructured.Unstructured]*planned{}
+	for i, pl := range p.objects {
+		objs[i], byObj[pl.obj] = pl.obj, pl
+	}
+	sort.Stable(ssa.SortableUnstructureds(objs))
+	for i, o := range objs {
+		p.objects[i] = byObj[o]
+	}
+
 	// The objects in the cluster, and the namespaces that do not exist yet.
 	nsExists := map[string]bool{}
 	for _, pl := range p.objects {
@@ -148,10 +172,14 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		case err == nil:
 			nsExists[ns] = true
 		case apierrors.IsNotFound(err):
+		case apierrors.IsForbidden(err):
+			nsExists[ns] = true
+			p.unread = append(p.unread, err)
 		default:
 			return nil, fmt.Errorf("read namespace %s: %w", ns, wrap(err))
 		}
 	}
+	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency * 2)
 	for _, pl := range p.objects {
@@ -164,6 +192,12 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 		g.Go(func() error {
 			live, err := c.get(gctx, pl.obj)
+			if errors.Is(err, ErrForbidden) {
+				mu.Lock()
+				p.unread = append(p.unread, err)
+				mu.Unlock()
+				return nil
+			}
 			pl.live = live
 			return err
 		})
@@ -187,6 +221,10 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 				continue
 			}
 			d, err := c.doomedOf(ctx, e)
+			if errors.Is(err, ErrForbidden) {
+				p.unread = append(p.unread, err)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
