@@ -95,11 +95,21 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 			return live == nil && err == nil, nil
 		})
 		if err != nil {
-			left = append(left, describe(o))
+			// The deadline passed, maybe on an earlier object: look once
+			// more, so only what is still there is named.
+			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			live, gerr := c.get(rctx, o)
+			rcancel()
+			if live != nil || gerr != nil {
+				left = append(left, describe(o))
+			}
 		}
 	}
 	if len(left) == 0 {
 		return nil
 	}
-	return &WaitError{Op: "wait for deletion of", Objects: left, TimedOut: true, Err: errors.Join(context.DeadlineExceeded)}
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("wait for deletion: %w", ctx.Err())
+	}
+	return &WaitError{Op: "wait for deletion of", Objects: left, TimedOut: true, Err: context.DeadlineExceeded}
 }
