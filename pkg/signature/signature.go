@@ -20,7 +20,6 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
-	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // Where and how cosign stores a signature.
@@ -172,23 +171,15 @@ type Verifier interface {
 }
 
 // KeyVerifier accepts a manifest signed by any one of Keys. It is a
-// source.Verifier too: set it as source.Options.Verify to check every
-// add-on before it is read.
+// source.Verifier too (VerifyAt): set it as source.Options.Verify to
+// check every add-on before it is read.
 type KeyVerifier struct {
 	Keys []Key
 }
 
-var _ source.Verifier = (*KeyVerifier)(nil)
-
-// VerifyArtifact verifies the artifact's manifest digest where it was
-// read from.
-func (v *KeyVerifier) VerifyArtifact(ctx context.Context, a *source.Artifact, opts source.Options) error {
-	st, repo, ref := a.Beside()
-	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
-	if err != nil {
-		return fmt.Errorf("%w: %w", source.ErrNotVerifiable, err)
-	}
-	_, err = v.Verify(ctx, loc, a.Digest)
+// VerifyAt is Verify without its result: the source.Verifier method.
+func (v *KeyVerifier) VerifyAt(ctx context.Context, loc referrers.Location, d v1.Hash) error {
+	_, err := v.Verify(ctx, loc, d)
 	return err
 }
 

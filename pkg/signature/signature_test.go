@@ -193,6 +193,10 @@ func TestSignVerify(t *testing.T) {
 	}
 }
 
+// A KeyVerifier is the source.Verifier an installer sets once, though
+// signature imports no source resolver (TestDependencyBudgets).
+var _ source.Verifier = (*signature.KeyVerifier)(nil)
+
 // TestSourceVerify checks source.Options.Verify: an unsigned add-on is
 // not opened, a signed one is, and a folder is refused.
 func TestSourceVerify(t *testing.T) {

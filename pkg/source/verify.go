@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 )
 
 // ErrNotVerifiable marks a source that Options.Verify cannot check: a
@@ -18,11 +19,14 @@ import (
 var ErrNotVerifiable = errors.New("cannot verify a signature")
 
 // Verifier checks an opened artifact before any of its layers is read:
-// that its manifest digest (Artifact.Digest) is signed. pkg/signature
-// implements it with public keys; other kinds of verification (keyless)
-// can be added behind the same interface.
+// that its manifest digest d is signed, by what refers to it at loc
+// (where the artifact was read: its registry repository or layout).
+// pkg/signature's KeyVerifier implements it with public keys, knowing
+// nothing of sources (a signing library compiles no resolver); other
+// kinds of verification (keyless) can be added behind the same
+// interface.
 type Verifier interface {
-	VerifyArtifact(ctx context.Context, a *Artifact, opts Options) error
+	VerifyAt(ctx context.Context, loc referrers.Location, d v1.Hash) error
 }
 
 // Layout is the OCI image layout the artifact was read from (the local
@@ -56,7 +60,12 @@ func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
 	if a.Ref.Kind == KindDockerArchive {
 		return fmt.Errorf("%s: %w: a docker-archive holds no signatures", a.Ref, ErrNotVerifiable)
 	}
-	return opts.Verify.VerifyArtifact(ctx, a, opts)
+	st, repo, ref := a.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotVerifiable, err)
+	}
+	return opts.Verify.VerifyAt(ctx, loc, a.Digest)
 }
 
 // withoutReferrers drops from a layout's entries those that refer to

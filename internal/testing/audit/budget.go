@@ -43,6 +43,33 @@ var Budgets = []Budget{
 	{Dep: "github.com/fluxcd/", Why: "the cluster only in apply", Allowed: clusterClients},
 }
 
+// NoDependency maps packages to module packages they must not compile,
+// whatever they cost (go-containerregistry's AssertNoDependency): a
+// signing library does not resolve sources, copy and push do not build
+// or render, the unpacker does not render.
+var NoDependency = map[string][]string{
+	"pkg/signature": {"pkg/source", "pkg/source/git", "pkg/render"},
+	"pkg/transfer":  {"pkg/build", "pkg/render"},
+	"pkg/unpack":    {"pkg/render"},
+	"pkg/source":    {"pkg/source/git", "pkg/render", "pkg/build"},
+}
+
+// Forbidden lists the packages of NoDependency that compile what they
+// must not, with the chain that brings it in.
+func Forbidden(g DepGraph, rules map[string][]string) []string {
+	var out []string
+	for p, bad := range rules {
+		deps := g.Closure(p)
+		for _, b := range bad {
+			if contains(deps, b) {
+				out = append(out, fmt.Sprintf("%s compiles %s, through %s", p, b, strings.Join(g.path(p, b), " -> ")))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // DepGraph maps every package a build of the module compiles (the
 // module's, the standard library's and third parties') to its imports,
 // with the module's packages relative ("pkg/unpack").

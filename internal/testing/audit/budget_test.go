@@ -35,6 +35,9 @@ func TestDependencyBudgets(t *testing.T) {
 	for _, v := range audit.OverBudget(g, audit.Budgets) {
 		t.Error(v)
 	}
+	for _, v := range audit.Forbidden(g, audit.NoDependency) {
+		t.Error(v)
+	}
 	checkInstaller(t, g)
 }
 
@@ -79,6 +82,22 @@ func TestDependencyBudgetsCatchForbiddenImports(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("planted %s -> %s: no violation %q among %d: %v", tc.from, tc.to, tc.want, len(vs), vs)
+		}
+	}
+	// The module's own edges (audit.NoDependency): signature resolving
+	// sources, transfer building.
+	for _, tc := range []struct{ from, to, want string }{
+		{"pkg/signature", "pkg/source", "pkg/signature compiles pkg/source"},
+		{"pkg/transfer", "pkg/build", "pkg/transfer compiles pkg/build"},
+		{"pkg/transfer", "pkg/build", "pkg/transfer compiles pkg/render"},
+	} {
+		vs := audit.Forbidden(g.With(tc.from, tc.to), audit.NoDependency)
+		found := false
+		for _, v := range vs {
+			found = found || strings.HasPrefix(v, tc.want)
+		}
+		if !found {
+			t.Errorf("planted %s -> %s: no violation %q among %v", tc.from, tc.to, tc.want, vs)
 		}
 	}
 	// The installer's own budget: a planted import of everything the

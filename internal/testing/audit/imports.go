@@ -25,8 +25,11 @@ var Layers = [][]string{
 	// What reads and writes trees and images, and registry access: only
 	// render knows kustomize.
 	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
+	// What refers to a manifest where it lives: the source resolver
+	// finds signatures through it, so a verifier needs no resolver.
+	{"pkg/referrers"},
 	// Where add-ons live, and how they are built.
-	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
+	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
 	{"pkg/transfer", "pkg/addonset", "pkg/apply", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
 		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git"},
