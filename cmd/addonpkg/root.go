@@ -15,6 +15,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/source/git"
+	"github.com/addonpkg/addonpkg/pkg/source/https"
 )
 
 // app holds what every command shares.
@@ -122,7 +123,7 @@ func (a *app) sourceOptions(pull string) (source.Options, error) {
 // locations are the kinds of SOURCE beyond the core ones: the command
 // line reads them all.
 func locations() []source.Location {
-	return []source.Location{git.Location{}}
+	return []source.Location{git.Location{}, https.Location{}}
 }
 
 // addRegistryFlags adds the transport flags to commands that talk to registries.

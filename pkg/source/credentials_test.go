@@ -90,7 +90,7 @@ func TestHTTPCredentialsStayWithTheirOrigin(t *testing.T) {
 			if c.userinfo {
 				u = strings.Replace(u, "https://", "https://alice:s3cret@", 1)
 			}
-			opts := source.Options{HTTPClient: from.Client(), Netrc: netrc, Timeout: 20 * time.Second}
+			opts := source.Options{Locations: remote, HTTPClient: from.Client(), Netrc: netrc, Timeout: 20 * time.Second}
 			if c.userinfo {
 				opts.Netrc = filepath.Join(t.TempDir(), "none")
 			}
@@ -114,7 +114,7 @@ func TestHTTPNoCredentialsInClear(t *testing.T) {
 		return nil, errors.New("no network in this test")
 	})}
 	u := "http://alice:s3cret@addons.example.test/coredns.yaml"
-	opts := source.Options{HTTPClient: client}
+	opts := source.Options{Locations: remote, HTTPClient: client}
 	opts.Registry.PlainHTTP = true // the user allowed plain http, not credentials in clear
 	err := resolveErr(t, u, opts)
 	checkOneLine(t, err, "http://addons.example.test/coredns.yaml", "plain http:// URL are refused")
@@ -127,7 +127,7 @@ func TestHTTPNoCredentialsInClear(t *testing.T) {
 
 	// To loopback, asked for explicitly in the URL, they are sent.
 	loop := newAuthLog(t, false, nil)
-	resolve(t, strings.Replace(loop.URL, "http://", "http://alice:s3cret@", 1)+"/x.yaml", source.Options{Timeout: 20 * time.Second})
+	resolve(t, strings.Replace(loop.URL, "http://", "http://alice:s3cret@", 1)+"/x.yaml", source.Options{Locations: remote, Timeout: 20 * time.Second})
 	if loop.withCredentials() != 1 {
 		t.Errorf("loopback http got credentials %d times, want 1", loop.withCredentials())
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
 )
 
 // gitFixture is a work repository with branches, tags and nested add-ons,
@@ -196,7 +195,7 @@ func (f *gitFixture) opts(t testing.TB) source.Options {
 		Registry:  registry.Options{CAFile: f.caFile},
 		Timeout:   60 * time.Second,
 		Netrc:     filepath.Join(f.home, "no-netrc"),
-		Locations: []source.Location{sourcegit.Location{}},
+		Locations: remote,
 	}
 }
 

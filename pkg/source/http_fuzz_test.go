@@ -58,7 +58,7 @@ func FuzzHTTPArchive(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := source.Options{
+		opts := source.Options{Locations: remote,
 			HTTPClient:       &http.Client{Transport: bodyTransport(body)},
 			MaxDownloadBytes: 1 << 20,
 			Netrc:            "/nonexistent/netrc",

@@ -154,7 +154,7 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
 	t.Cleanup(func() { close(stop) }) // runs first: releases the stalled handlers
-	f.opts = source.Options{
+	f.opts = source.Options{Locations: remote,
 		HTTPClient: f.srv.Client(),
 		Timeout:    20 * time.Second,
 		Netrc:      filepath.Join(t.TempDir(), "no-netrc"),
@@ -203,8 +203,8 @@ func rawZip(t testing.TB, name, data string) []byte {
 
 func TestHTTPSources(t *testing.T) {
 	f := newHTTPFixture(t)
-	ms := resolve(t, exampleDir(t, "metrics-server"), source.Options{})
-	coredns := resolve(t, exampleDir(t, "coredns"), source.Options{})
+	ms := resolve(t, exampleDir(t, "metrics-server"), source.Options{Locations: remote})
+	coredns := resolve(t, exampleDir(t, "coredns"), source.Options{Locations: remote})
 
 	t.Run("yaml", func(t *testing.T) {
 		ad := resolve(t, f.url("/coredns.yaml"), f.opts)
@@ -276,18 +276,18 @@ func TestHTTPSources(t *testing.T) {
 	t.Run("ca-file", func(t *testing.T) {
 		ca := filepath.Join(t.TempDir(), "ca.pem")
 		os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw}), 0o644)
-		opts := source.Options{Registry: registry.Options{CAFile: ca}, Timeout: 20 * time.Second}
+		opts := source.Options{Locations: remote, Registry: registry.Options{CAFile: ca}, Timeout: 20 * time.Second}
 		sameAsFolder(t, "ca-file", resolve(t, f.url("/coredns.yaml"), opts), coredns)
 		// Without it the certificate is unknown.
-		err := resolveErr(t, f.url("/coredns.yaml"), source.Options{Timeout: 20 * time.Second})
+		err := resolveErr(t, f.url("/coredns.yaml"), source.Options{Locations: remote, Timeout: 20 * time.Second})
 		checkOneLine(t, err, f.url("/coredns.yaml"), "certificate")
 	})
 	t.Run("plain-http", func(t *testing.T) {
 		plain := httptest.NewServer(f.srv.Config.Handler)
 		defer plain.Close()
-		sameAsFolder(t, "loopback http", resolve(t, plain.URL+"/coredns.yaml", source.Options{Timeout: 20 * time.Second}), coredns)
+		sameAsFolder(t, "loopback http", resolve(t, plain.URL+"/coredns.yaml", source.Options{Locations: remote, Timeout: 20 * time.Second}), coredns)
 		u := "http://198.51.100.7/coredns.yaml"
-		checkOneLine(t, resolveErr(t, u, source.Options{}), u, "plain http:// to 198.51.100.7 is refused")
+		checkOneLine(t, resolveErr(t, u, source.Options{Locations: remote}), u, "plain http:// to 198.51.100.7 is refused")
 	})
 }
 

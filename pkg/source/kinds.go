@@ -16,8 +16,8 @@ type Limits = safetree.Limits
 
 // A Location is one kind of place add-ons live. The core kinds are one
 // file of this package each (store.go, registry.go, layout.go,
-// dockerarchive.go, dir.go, http.go) and always there. Git is an opt-in
-// package (pkg/source/git) that a caller lists in
+// dockerarchive.go, dir.go) and always there. The fetching kinds are
+// opt-in packages (pkg/source/git, pkg/source/https) that a caller lists in
 // Options.Locations, as it lists any kind of its own: there is no global
 // table, so what a program can open is what its options name, and a
 // program that lists no git location compiles no git library.
@@ -80,15 +80,15 @@ type WorkTree struct {
 }
 
 // ErrKindNotEnabled marks a SOURCE of a kind the options list no
-// location for: a git source when Options.Locations lacks
-// pkg/source/git's Location.
+// location for: a git or https source when Options.Locations lacks
+// pkg/source/git's or pkg/source/https's Location.
 var ErrKindNotEnabled = errors.New("source kind not enabled")
 
 // core is the kinds every program has, in the order their claims are
 // tried.
 var core = [...]Location{
 	layoutLocation{}, archiveLocation{}, dockerArchiveLocation{},
-	registryLocation{}, httpLocation{}, dirLocation{}, storeLocation{},
+	registryLocation{}, dirLocation{}, storeLocation{},
 }
 
 // location returns the location of kind k: one of opts.Locations, else
@@ -112,6 +112,8 @@ func notEnabled(ref Ref) error {
 	switch ref.Kind {
 	case KindGit:
 		return fmt.Errorf("%s: %w: git sources need pkg/source/git's location in source.Options.Locations", ref, ErrKindNotEnabled)
+	case KindHTTP:
+		return fmt.Errorf("%s: %w: https sources need pkg/source/https's location in source.Options.Locations", ref, ErrKindNotEnabled)
 	}
 	return fmt.Errorf("%s: %w: no location of kind %q in source.Options.Locations", ref, ErrKindNotEnabled, ref.Kind)
 }
@@ -135,7 +137,10 @@ func (o Options) isTree(k Kind) bool {
 }
 
 func (r Ref) String() string {
-	if r.Kind == KindGit {
+	switch r.Kind {
+	case KindHTTP:
+		return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
+	case KindGit:
 		return remoteString("git+", r.URL, r.Subdir, paramRef, r.GitRef)
 	}
 	for _, l := range core {
@@ -185,7 +190,10 @@ func ParseIn(s string, locations []Location) (Ref, error) {
 			return l.Parse(s)
 		}
 	}
-	if strings.HasPrefix(s, "git+") {
+	switch {
+	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "http://"):
+		return parseHTTP(s)
+	case strings.HasPrefix(s, "git+"):
 		return parseGit(s)
 	}
 	for _, l := range core {

@@ -61,16 +61,24 @@ func TestOptionsLocations(t *testing.T) {
 	}
 }
 
-// A git source without the git location is refused as not enabled, by
-// kind, before anything is fetched; the core compiles no go-git
+// A git or https source without its location is refused as not enabled,
+// by kind, before anything is fetched; the core compiles no go-git
 // (TestDependencyBudgets).
-func TestGitNotEnabledInCore(t *testing.T) {
-	ref, err := source.Parse("git+https://127.0.0.1:1/repo.git?ref=main")
-	if err != nil || ref.Kind != source.KindGit {
-		t.Fatalf("Parse = %+v, %v", ref, err)
-	}
-	_, err = source.Unpack(context.Background(), ref, source.Options{}, unpack.Options{})
-	if !errors.Is(err, source.ErrKindNotEnabled) {
-		t.Fatalf("Unpack of git without its location: %v, want ErrKindNotEnabled", err)
+func TestRemoteNotEnabledInCore(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		kind source.Kind
+	}{
+		{"git+https://127.0.0.1:1/repo.git?ref=main", source.KindGit},
+		{"https://127.0.0.1:1/addon.tar.gz", source.KindHTTP},
+	} {
+		ref, err := source.Parse(c.s)
+		if err != nil || ref.Kind != c.kind {
+			t.Fatalf("Parse(%q) = %+v, %v", c.s, ref, err)
+		}
+		_, err = source.Unpack(context.Background(), ref, source.Options{}, unpack.Options{})
+		if !errors.Is(err, source.ErrKindNotEnabled) {
+			t.Errorf("Unpack of %s without its location: %v, want ErrKindNotEnabled", c.s, err)
+		}
 	}
 }

@@ -1,16 +1,20 @@
 package source
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// The helpers below are for location packages (pkg/source/git, a
-// program's own fetching kind): they keep every remote kind under the
+// The helpers below are for location packages (pkg/source/git,
+// pkg/source/https, a program's own fetching kind): they keep every remote kind under the
 // rules of the built-in ones (the same transport, credentials, timeouts
 // and messages).
 
@@ -58,3 +62,42 @@ func RemoteName(ref Ref) string { return remoteName(ref) }
 // WrapError wraps err in an *Error naming ref (unless it is one): the
 // error a LoadTree of a remote kind returns.
 func WrapError(ref Ref, err error) error { return sourceErr(ref, err) }
+
+// ErrPlainHTTP marks an http:// (or git over http://) source to a host
+// that is not loopback, refused unless Options.Registry.PlainHTTP allows it.
+var ErrPlainHTTP = errors.New("plain http:// refused")
+
+type plainHTTPError struct{ host string }
+
+func (e *plainHTTPError) Error() string {
+	return fmt.Sprintf("plain http:// to %s is refused (only loopback hosts get it): use https://", safetree.Sanitize(e.host))
+}
+
+func (e *plainHTTPError) Is(target error) bool { return target == ErrPlainHTTP }
+
+func plainHTTPRefused(u *url.URL) error { return &plainHTTPError{host: u.Host} }
+
+// transport builds the base transport: the registry options' transport
+// if set, else the default one with the TLS choices and timeouts.
+func (o Options) transport() (http.RoundTripper, error) {
+	if o.Registry.Transport != nil {
+		return o.Registry.Transport, nil
+	}
+	connect := o.ConnectTimeout
+	if connect <= 0 {
+		connect = DefaultTimeout
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = http.ProxyFromEnvironment
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	tc, err := o.Registry.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	t.TLSClientConfig = tc
+	return t, nil
+}
+
+// MaxDownload is Options.MaxDownloadBytes, or DefaultMaxDownloadBytes.
+func (o Options) MaxDownload() int64 { return o.maxDownload() }

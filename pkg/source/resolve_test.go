@@ -25,6 +25,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
+	sourcehttps "github.com/addonpkg/addonpkg/pkg/source/https"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -408,10 +409,14 @@ func TestParseRemote(t *testing.T) {
 	}
 }
 
-// withGit lists the git location in opts, as the command line does.
+// remote are the opt-in locations, which the command line lists.
+var remote = []source.Location{sourcegit.Location{}, sourcehttps.Location{}}
+
+// withGit lists the git and https locations in opts, as the command line
+// does.
 func withGit(opts source.Options) source.Options {
 	if opts.Locations == nil {
-		opts.Locations = []source.Location{sourcegit.Location{}}
+		opts.Locations = remote
 	}
 	return opts
 }

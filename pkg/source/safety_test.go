@@ -47,7 +47,7 @@ func TestHTTPSymlinkChain(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
 	defer srv.Close()
 	u := srv.URL + "/chain.tar"
-	err := resolveErr(t, u, source.Options{Timeout: 20 * time.Second})
+	err := resolveErr(t, u, source.Options{Locations: remote, Timeout: 20 * time.Second})
 	if !errors.Is(err, safetree.ErrLinkEscape) {
 		t.Fatalf("got %v, want ErrLinkEscape", err)
 	}
@@ -67,7 +67,7 @@ func TestHTTPSourceLogsRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := source.Unpack(t.Context(), ref, source.Options{Registry: registry.Options{Logger: log}, Timeout: 20 * time.Second}, unpack.Options{}); err != nil {
+	if _, err := source.Unpack(t.Context(), ref, source.Options{Locations: remote, Registry: registry.Options{Logger: log}, Timeout: 20 * time.Second}, unpack.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

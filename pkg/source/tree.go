@@ -157,6 +157,21 @@ func (t *TreeBuilder) Check(tp string) error {
 	return t.limits.CheckEntries(t.b.Count() + 1)
 }
 
+// Rel maps a clean path of the archive or repository into the content
+// directory; in is false outside it (the entry is skipped).
+func (t *TreeBuilder) Rel(p string) (tp string, in bool) { return t.rel(p) }
+
+// ContentIsFile records that the content directory is a file, which
+// Done refuses.
+func (t *TreeBuilder) ContentIsFile() { t.contentIsFile = true }
+
+// Lookup reports the mode of the entry at tp, if there is one.
+func (t *TreeBuilder) Lookup(tp string) (fs.FileMode, bool) { return t.b.Lookup(tp) }
+
+// ReadFile returns the bytes of the file at tp, if it is one (a hard
+// link's target).
+func (t *TreeBuilder) ReadFile(tp string) ([]byte, bool) { return t.b.ReadFile(tp) }
+
 // Limits are the builder's limits.
 func (t *TreeBuilder) Limits() Limits { return t.limits }
 

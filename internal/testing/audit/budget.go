@@ -51,7 +51,7 @@ var NoDependency = map[string][]string{
 	"pkg/signature": {"pkg/source", "pkg/source/git", "pkg/render"},
 	"pkg/transfer":  {"pkg/build", "pkg/render"},
 	"pkg/unpack":    {"pkg/render"},
-	"pkg/source":    {"pkg/source/git", "pkg/render", "pkg/build"},
+	"pkg/source":    {"pkg/source/git", "pkg/source/https", "pkg/render", "pkg/build"},
 }
 
 // Forbidden lists the packages of NoDependency that compile what they

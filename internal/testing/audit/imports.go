@@ -32,7 +32,7 @@ var Layers = [][]string{
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
 	{"pkg/transfer", "pkg/addonset", "pkg/apply", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
-		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git"},
+		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
 	// The commands.
 	{"cmd/addonpkg"},
 }

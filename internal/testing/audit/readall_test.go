@@ -13,7 +13,7 @@ import (
 var allowed = map[string]string{
 	// readZip reads through limitedReader, which wraps io.LimitReader and
 	// also counts the archive's total.
-	"pkg/source/http.go:readZip": "capped by limitedReader over io.LimitReader",
+	"pkg/source/https/https.go:readZip": "capped by limitedReader over io.LimitReader",
 	// verify.Config is the capped read of a config: it falls back to
 	// RawConfigFile only for images that hold their config already.
 	"internal/verify/verify.go:Config": "images that hold their config in memory, or read it with their own cap",

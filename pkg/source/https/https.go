@@ -1,4 +1,11 @@
-package source
+// Package https is the https location of pkg/source: SOURCEs written
+// https://HOST/PATH/FILE.yaml or an archive, [//SUBDIR]
+// [?checksum=sha256:HEX], read in memory with the unpacker's limits and
+// a folder's ignore and link rules. A program opts in by listing Location
+// in source.Options.Locations.
+//
+//	opts := source.Options{Locations: []source.Location{https.Location{}}}
+package https
 
 import (
 	"archive/tar"
@@ -17,7 +24,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -29,58 +35,53 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
+	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // maxRedirects bounds the redirects an http source may follow.
 const maxRedirects = 10
 
-// httpLocation is an https:// (or loopback http://) download of a YAML
-// file or an archive: URL[//SUBDIR][?checksum=sha256:HEX].
-type httpLocation struct{}
+// Location is the https location: https://HOST/PATH/FILE.yaml or an
+// archive (.tar.gz, .tgz, .tar, .zip), [//SUBDIR][?checksum=sha256:HEX],
+// and plain http:// to loopback hosts. Its syntax is source.Parse's; it
+// adds the download (LoadTree).
+type Location struct{}
 
-func (httpLocation) Kind() Kind { return KindHTTP }
+var _ source.TreeLoader = Location{}
 
-func (httpLocation) Claims(s string) bool {
+// Kind is source.KindHTTP.
+func (Location) Kind() source.Kind { return source.KindHTTP }
+
+// Claims reports whether s starts with https:// or http://.
+func (Location) Claims(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
 }
 
-func (httpLocation) Parse(s string) (Ref, error) { return parseHTTP(s) }
+// Parse parses an https SOURCE (source.Parse).
+func (Location) Parse(s string) (source.Ref, error) { return source.Parse(s) }
 
-func (httpLocation) Format(r Ref) string {
-	return remoteString("", r.URL, r.Subdir, paramChecksum, r.Checksum)
-}
+// Format writes r back, credentials removed.
+func (Location) Format(r source.Ref) string { return r.String() }
 
-func (httpLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+// LoadTree downloads the source and reads its tree, with the unpacker's
+// limits and safety rules.
+func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
 	t, err := loadHTTP(ctx, ref, opts, limits)
 	if err != nil {
-		return nil, sourceErr(ref, err)
+		return nil, source.WrapError(ref, err)
 	}
 	return t, nil
 }
 
-// ErrPlainHTTP marks an http:// (or git over http://) source to a host
-// that is not loopback, refused unless Options.Registry.PlainHTTP allows it.
-var ErrPlainHTTP = errors.New("plain http:// refused")
-
-type plainHTTPError struct{ host string }
-
-func (e *plainHTTPError) Error() string {
-	return fmt.Sprintf("plain http:// to %s is refused (only loopback hosts get it): use https://", safetree.Sanitize(e.host))
-}
-
-func (e *plainHTTPError) Is(target error) bool { return target == ErrPlainHTTP }
-
-func plainHTTPRefused(u *url.URL) error { return &plainHTTPError{host: u.Host} }
-
 // loadHTTP downloads an http source and reads its tree.
-func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) (*Tree, error) {
+func loadHTTP(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
 	u, err := url.Parse(ref.URL)
 	if err != nil {
-		return nil, unwrapURLError(err)
+		return nil, source.UnwrapURLError(err)
 	}
-	if !plainHTTPAllowed(u, opts) {
-		return nil, plainHTTPRefused(u)
+	if !opts.PlainHTTPAllowed(u) {
+		return nil, source.PlainHTTPRefused(u)
 	}
 	body, ctype, err := download(ctx, u, opts)
 	if err != nil {
@@ -95,11 +96,11 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{
+	t := &source.Tree{
 		Ref:        ref,
-		Name:       remoteName(ref),
+		Name:       source.RemoteName(ref),
 		Digest:     v1.Hash{Algorithm: "sha256", Hex: hexSum},
-		Source:     redactURL(ref.URL),
+		Source:     source.RedactURL(ref.URL),
 		ContentDir: "/" + ref.Subdir,
 	}
 	pinned := ref
@@ -118,7 +119,7 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 			return nil, err
 		}
 	case bodyTar:
-		tb := NewTreeBuilder("the archive", ref.Subdir, limits)
+		tb := source.NewTreeBuilder("the archive", ref.Subdir, limits)
 		if err := extractTar(ctx, body, tb); err != nil {
 			return nil, err
 		}
@@ -126,7 +127,7 @@ func loadHTTP(ctx context.Context, ref Ref, opts Options, limits unpack.Limits) 
 			return nil, err
 		}
 	case bodyZip:
-		tb := NewTreeBuilder("the archive", ref.Subdir, limits)
+		tb := source.NewTreeBuilder("the archive", ref.Subdir, limits)
 		if err := extractZip(ctx, body, tb); err != nil {
 			return nil, err
 		}
@@ -154,12 +155,12 @@ func fileName(u *url.URL) string {
 // download GETs u with the options' client, credentials and limits. The
 // timeout is an idle timeout (netguard): waiting for the headers, and any
 // pause of the body, not the download as a whole.
-func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, error) {
+func download(ctx context.Context, u *url.URL, opts source.Options) ([]byte, string, error) {
 	user, pass, hasCreds, err := httpCredentials(u, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	client, closeIdle, err := opts.httpClient(u)
+	client, closeIdle, err := httpClient(opts, u)
 	if err != nil {
 		return nil, "", err
 	}
@@ -169,7 +170,7 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 	clean.User = nil
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clean.String(), nil)
 	if err != nil {
-		return nil, "", unwrapURLError(err)
+		return nil, "", source.UnwrapURLError(err)
 	}
 	req.Header.Set("User-Agent", opts.Registry.Agent())
 	// The checksum is over the bytes the server stores: no transparent
@@ -190,8 +191,8 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 		}
 		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
 	}
-	max := opts.maxDownload()
-	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: LimitDownloadBytes}
+	max := opts.MaxDownload()
+	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: source.LimitDownloadBytes}
 	if resp.ContentLength > max {
 		return nil, "", tooBig
 	}
@@ -215,16 +216,16 @@ func netErr(err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("timed out: %w", unwrapURLError(err))
+		return fmt.Errorf("timed out: %w", source.UnwrapURLError(err))
 	}
-	return unwrapURLError(err)
+	return source.UnwrapURLError(err)
 }
 
 // httpCredentials picks basic-auth credentials: the URL's own, else the
 // netrc entry of the host (https only). Credentials in the URL of a plain
 // http:// download are refused unless the host is loopback (netguard's
 // rule): they would travel in clear.
-func httpCredentials(u *url.URL, opts Options) (user, pass string, ok bool, err error) {
+func httpCredentials(u *url.URL, opts source.Options) (user, pass string, ok bool, err error) {
 	if u.User != nil {
 		if err := netguard.CheckCredentials(u); err != nil {
 			return "", "", false, fmt.Errorf("user and password in a plain http:// URL are refused (only loopback hosts get them): use https://")
@@ -235,7 +236,7 @@ func httpCredentials(u *url.URL, opts Options) (user, pass string, ok bool, err 
 	if u.Scheme != "https" {
 		return "", "", false, nil
 	}
-	user, pass, ok = netrcLookup(opts.netrcFile(), u.Hostname())
+	user, pass, ok = opts.NetrcLogin(u.Hostname())
 	return user, pass, ok, nil
 }
 
@@ -244,13 +245,13 @@ func httpCredentials(u *url.URL, opts Options) (user, pass string, ok bool, err 
 // netguard.Transport: credentials only to the origin of u (a redirect
 // elsewhere carries none), never in clear except to loopback, and the
 // idle timeout; redirects to plain http are refused (loopback aside).
-func (o Options) httpClient(u *url.URL) (*http.Client, func(), error) {
+func httpClient(o source.Options, u *url.URL) (*http.Client, func(), error) {
 	var c http.Client
 	closeIdle := func() {}
 	if o.HTTPClient != nil {
 		c = *o.HTTPClient
 	} else {
-		t, err := o.transport()
+		t, err := o.BaseTransport()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,13 +261,13 @@ func (o Options) httpClient(u *url.URL) (*http.Client, func(), error) {
 		}
 	}
 	origin := netguard.OriginOf(u)
-	c.Transport = registry.LogTransport(&netguard.Transport{Base: c.Transport, Idle: o.timeout(), CredentialOrigin: &origin}, o.Registry.Logger)
+	c.Transport = registry.LogTransport(&netguard.Transport{Base: c.Transport, Idle: o.IdleTimeout(), CredentialOrigin: &origin}, o.Registry.Logger)
 	prev := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("stopped after %d redirects", maxRedirects)
 		}
-		if !plainHTTPAllowed(req.URL, o) {
+		if !o.PlainHTTPAllowed(req.URL) {
 			return fmt.Errorf("redirected to plain http://%s: refused", req.URL.Host)
 		}
 		if prev != nil {
@@ -275,28 +276,6 @@ func (o Options) httpClient(u *url.URL) (*http.Client, func(), error) {
 		return nil
 	}
 	return &c, closeIdle, nil
-}
-
-// transport builds the base transport: the registry options' transport
-// if set, else the default one with the TLS choices and timeouts.
-func (o Options) transport() (http.RoundTripper, error) {
-	if o.Registry.Transport != nil {
-		return o.Registry.Transport, nil
-	}
-	connect := o.ConnectTimeout
-	if connect <= 0 {
-		connect = DefaultTimeout
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = http.ProxyFromEnvironment
-	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = connect
-	tc, err := o.Registry.TLSConfig()
-	if err != nil {
-		return nil, err
-	}
-	t.TLSClientConfig = tc
-	return t, nil
 }
 
 // What an http body holds.
@@ -411,13 +390,13 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 // extractTar reads a tar, gzip- or zstd-compressed or not, into t.
-func extractTar(ctx context.Context, body []byte, t *TreeBuilder) error {
+func extractTar(ctx context.Context, body []byte, t *source.TreeBuilder) error {
 	zr, err := archive.Decompress(bytes.NewReader(body), mediatypes.Unknown)
 	if err != nil {
 		return fmt.Errorf("not a valid archive: %w", err)
 	}
 	defer zr.Close()
-	tr := tar.NewReader(&limitedReader{r: zr, max: t.limits.MaxImageBytes})
+	tr := tar.NewReader(&limitedReader{r: zr, max: t.Limits().MaxImageBytes})
 	entries, err := archive.Entries(ctx, tr, func(hdr *tar.Header) error { return tarEntry(tr, hdr, t) })
 	var he *archive.HeaderError
 	if errors.As(err, &he) {
@@ -435,25 +414,25 @@ func extractTar(ctx context.Context, body []byte, t *TreeBuilder) error {
 	return nil
 }
 
-func tarEntry(tr *tar.Reader, hdr *tar.Header, t *TreeBuilder) error {
+func tarEntry(tr *tar.Reader, hdr *tar.Header, t *source.TreeBuilder) error {
 	switch hdr.Typeflag {
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
 	}
-	p, err := cleanEntry(hdr.Name)
+	p, err := safetree.CleanName(hdr.Name)
 	if err != nil {
 		return err
 	}
 	if p == "." {
 		return nil
 	}
-	tp, in := t.rel(p)
+	tp, in := t.Rel(p)
 	if !in {
 		return nil // outside the subdirectory: read past, only counted
 	}
 	if tp == "." {
 		if hdr.Typeflag != tar.TypeDir {
-			t.contentIsFile = true
+			t.ContentIsFile()
 		}
 		return nil
 	}
@@ -482,19 +461,19 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *TreeBuilder) error {
 	case tar.TypeSymlink:
 		return t.Symlink(tp, hdr.Name, hdr.Linkname)
 	case tar.TypeLink:
-		target, err := cleanEntry(hdr.Linkname)
+		target, err := safetree.CleanName(hdr.Linkname)
 		if err != nil {
 			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q leaves the tree", hdr.Linkname))
 		}
-		tt, in := t.rel(target)
+		tt, in := t.Rel(target)
 		if !in {
 			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q leads out of the add-on tree", hdr.Linkname))
 		}
-		data, ok := t.b.ReadFile(tt)
+		data, ok := t.ReadFile(tt)
 		if !ok {
 			return refuse(hdr.Name, safetree.ErrLinkEscape, fmt.Sprintf("hardlink to %q, which is not a file earlier in the archive", hdr.Linkname))
 		}
-		mode, _ := t.b.Lookup(tt)
+		mode, _ := t.Lookup(tt)
 		return t.File(tp, hdr.Name, data, mode)
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
 		return refuse(hdr.Name, safetree.ErrUnsupportedType, "device or fifo entries are not allowed in an add-on")
@@ -503,7 +482,7 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *TreeBuilder) error {
 }
 
 // extractZip reads a zip archive into t.
-func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
+func extractZip(ctx context.Context, body []byte, t *source.TreeBuilder) error {
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return fmt.Errorf("not a valid zip archive: %w", err)
@@ -515,14 +494,14 @@ func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
 		}
 		// Some zip tools write DOS separators.
 		name := strings.ReplaceAll(f.Name, "\\", "/")
-		p, err := cleanEntry(name)
+		p, err := safetree.CleanName(name)
 		if err != nil {
 			return err
 		}
 		if p == "." {
 			continue
 		}
-		tp, in := t.rel(p)
+		tp, in := t.Rel(p)
 		if !in {
 			continue
 		}
@@ -530,7 +509,7 @@ func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
 		isDir := mode.IsDir() || strings.HasSuffix(name, "/")
 		if tp == "." {
 			if !isDir {
-				t.contentIsFile = true
+				t.ContentIsFile()
 			}
 			continue
 		}
@@ -539,21 +518,21 @@ func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
 			err = t.Mkdir(tp, f.Name)
 		case mode&fs.ModeSymlink != 0:
 			var target []byte
-			if target, err = readZip(f, int64(t.limits.MaxPathLength), &total, t); err == nil {
+			if target, err = readZip(f, int64(t.Limits().MaxPathLength), &total, t); err == nil {
 				err = t.Symlink(tp, f.Name, string(target))
 			}
 		case mode.IsRegular():
 			if err = t.Check(tp); err != nil {
 				return err
 			}
-			if f.UncompressedSize64 > uint64(t.limits.MaxFileBytes) {
-				return &unpack.LimitError{Name: "file size", Limit: t.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
+			if f.UncompressedSize64 > uint64(t.Limits().MaxFileBytes) {
+				return &unpack.LimitError{Name: "file size", Limit: t.Limits().MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
 			}
 			if err = t.CheckSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
 			}
 			var data []byte
-			if data, err = readZip(f, t.limits.MaxFileBytes, &total, t); err == nil {
+			if data, err = readZip(f, t.Limits().MaxFileBytes, &total, t); err == nil {
 				err = t.File(tp, f.Name, data, mode.Perm())
 			}
 		default:
@@ -568,13 +547,13 @@ func extractZip(ctx context.Context, body []byte, t *TreeBuilder) error {
 
 // readZip reads one zip entry, at most max bytes, counting the total
 // decompressed bytes against MaxImageBytes.
-func readZip(f *zip.File, max int64, total *int64, t *TreeBuilder) ([]byte, error) {
+func readZip(f *zip.File, max int64, total *int64, t *source.TreeBuilder) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)
 	}
 	defer rc.Close()
-	lr := &limitedReader{r: io.LimitReader(rc, max+1), n: *total, max: t.limits.MaxImageBytes}
+	lr := &limitedReader{r: io.LimitReader(rc, max+1), n: *total, max: t.Limits().MaxImageBytes}
 	data, err := io.ReadAll(lr)
 	*total = lr.n
 	if err != nil {
@@ -588,4 +567,10 @@ func readZip(f *zip.File, max int64, total *int64, t *TreeBuilder) ([]byte, erro
 		return nil, &unpack.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
 	}
 	return data, nil
+}
+
+// refuse is the error of an archive entry that breaks a rule of class (a
+// safetree class).
+func refuse(name string, class error, reason string) error {
+	return &safetree.Error{Entry: name, Reason: reason, Err: class}
 }
