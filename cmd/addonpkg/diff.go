@@ -92,7 +92,7 @@ func renderSource(ctx context.Context, s string, sopts source.Options, allowRemo
 	if err != nil {
 		return nil, err
 	}
-	res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote})
+	res, err := render.Addon(ctx, ad, render.Options{AllowRemote: allowRemote})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", ref, err)
 	}

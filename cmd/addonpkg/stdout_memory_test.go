@@ -180,7 +180,7 @@ func TestUnpackStdoutSameStream(t *testing.T) {
 			})
 			cliMust(t, "build", dir, "-t", "big:1")
 			fsys := os.DirFS(dir)
-			raw, err := render.Raw(context.Background(), fsys)
+			raw, err := render.Render(context.Background(), fsys, render.Options{Raw: true})
 			must(t, err)
 			cases := []struct {
 				args []string

@@ -110,7 +110,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
 				if ad.NoInventory {
-					res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: allowRemote, DropText: true})
+					res, err := render.Addon(cmd.Context(), ad, render.Options{AllowRemote: allowRemote, DropText: true})
 					if err != nil {
 						return fmt.Errorf("render %s: %w", ref, err)
 					}
@@ -123,7 +123,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			case raw:
 				// The stream reads each document back from the tree as
 				// it writes it: the render holds no text.
-				res, err := render.RawAddonOptions(cmd.Context(), ad.FS, ad.Form, ad.Config, render.Options{DropText: true})
+				res, err := render.Addon(cmd.Context(), ad, render.Options{Raw: true, DropText: true})
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
@@ -132,7 +132,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			}
 			// Relocation rewrites the documents' text: it keeps it.
 			ropts := render.Options{AllowRemote: allowRemote, DropText: !reloc.enabled()}
-			res, err := render.Addon(cmd.Context(), ad.FS, ad.Form, ad.Config, ropts)
+			res, err := render.Addon(cmd.Context(), ad, ropts)
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}

@@ -36,7 +36,7 @@ func run(ctx context.Context, src string, opts source.Options, w io.Writer) erro
 	if err != nil {
 		return err
 	}
-	res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{})
+	res, err := render.Addon(ctx, ad, render.Options{})
 	if err != nil {
 		return fmt.Errorf("render %s: %w", src, err)
 	}

@@ -139,7 +139,7 @@ func (in *Inspection) content(ctx context.Context, img v1.Image, repo string) {
 	}
 	in.Config, in.Derived, in.StaleLabels = ad.Config, ad.Derived, ad.Stale
 	if ad.NoInventory {
-		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{})
+		res, err := render.Addon(ctx, ad, render.Options{})
 		if err != nil {
 			in.Problem = "render: " + err.Error()
 			return

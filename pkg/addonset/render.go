@@ -81,7 +81,7 @@ func Render(ctx context.Context, s *Set, opts RenderOptions) (*Result, error) {
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: err}
 		}
-		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, render.Options{AllowRemote: opts.AllowRemote})
+		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote})
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: fmt.Errorf("render: %w", err)}
 		}

@@ -149,7 +149,7 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 	if ad.NoInventory {
 		// A config without an inventory (a foreign image, a minimal
 		// third-party config): render the tree for one.
-		res, err := render.Addon(ctx, ad.FS, ad.Form, ad.Config, opts.Render)
+		res, err := render.Addon(ctx, ad, opts.Render)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: render: %w", src, ErrNoImages, err)
 		}

@@ -90,7 +90,8 @@ func TestDropTextSameStream(t *testing.T) {
 					if mode == "Render" {
 						res, err = render.Render(ctx, tc.fsys, opts)
 					} else {
-						res, err = render.RawOptions(ctx, tc.fsys, opts)
+						opts.Raw = true
+						res, err = render.Render(ctx, tc.fsys, opts)
 					}
 					if err != nil {
 						t.Fatal(err)

@@ -235,7 +235,7 @@ func TestRaw(t *testing.T) {
 		"base/deployment.yaml":    orderDeployment,
 		"base/namespace.yaml":     orderNamespace,
 	}
-	res, err := render.Raw(context.Background(), tree(files))
+	res, err := render.Render(context.Background(), tree(files), render.Options{Raw: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestRaw(t *testing.T) {
 		t.Errorf("raw stream\n%s\nwant the files as written:\n%s", got, want)
 	}
 	// A plain-manifest tree: Raw is Render, invalid documents refused.
-	if _, err := render.Raw(context.Background(), tree(map[string]string{"a.yaml": orderNamespace, "b.yaml": "- op: x\n"})); !errors.Is(err, render.ErrInvalid) {
+	if _, err := render.Render(context.Background(), tree(map[string]string{"a.yaml": orderNamespace, "b.yaml": "- op: x\n"}), render.Options{Raw: true}); !errors.Is(err, render.ErrInvalid) {
 		t.Errorf("Raw of a manifests tree with a non-object: %v, want ErrInvalid", err)
 	}
 }

@@ -16,34 +16,20 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
-// Addon renders an unpacked add-on's tree (unpack.Addon's FS, Form and
-// Config): a Helm chart is refused (addon.ErrHelmChart), and the config's
-// kind is used unless opts names one.
-func Addon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config, opts Options) (*Result, error) {
-	if form == mediatypes.FormHelm {
-		return nil, helmError(cfg)
+// Addon renders an unpacked add-on, passed whole: a Helm chart is
+// refused (addon.ErrHelmChart), and its config's kind is used unless
+// opts names one. With opts.Raw its manifests are listed instead.
+func Addon(ctx context.Context, ad *unpack.Addon, opts Options) (*Result, error) {
+	if ad.Form == mediatypes.FormHelm {
+		return nil, helmError(ad.Config)
 	}
-	if opts.Kind == "" && cfg != nil {
-		opts.Kind = cfg.Kind
+	if opts.Kind == "" && ad.Config != nil {
+		opts.Kind = ad.Config.Kind
 	}
-	return Render(ctx, fsys, opts)
-}
-
-// RawAddon lists an unpacked add-on's manifests without rendering (Raw);
-// a Helm chart is refused (addon.ErrHelmChart): its templates are not
-// manifests.
-func RawAddon(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config) (*Result, error) {
-	return RawAddonOptions(ctx, fsys, form, cfg, Options{})
-}
-
-// RawAddonOptions is RawAddon with options: only DropText applies.
-func RawAddonOptions(ctx context.Context, fsys fs.FS, form mediatypes.Form, cfg *addon.Config, opts Options) (*Result, error) {
-	if form == mediatypes.FormHelm {
-		return nil, helmError(cfg)
-	}
-	return RawOptions(ctx, fsys, opts)
+	return Render(ctx, ad.FS, opts)
 }
 
 func helmError(cfg *addon.Config) error {
@@ -72,6 +58,14 @@ type Options struct {
 	// kustomize render is built in memory by kustomize: its documents keep
 	// their Raw whatever DropText says.
 	DropText bool
+	// Raw lists the tree's manifests without rendering kustomize: the
+	// documents of its YAML and JSON files, in apply order as for a
+	// plain-manifest add-on (for a plain-manifest tree, what rendering
+	// gives). In a kustomize tree the kustomization files are left out,
+	// and so is any file whose documents are not all Kubernetes objects
+	// (JSON patches, transformer configurations): those are kustomize's
+	// inputs, not manifests. Kind and AllowRemote do not apply.
+	Raw bool
 }
 
 // Document is one rendered Kubernetes object.
@@ -149,8 +143,12 @@ var ErrRemote = errors.New("remote resource refused")
 // ErrOutsideRoot marks a kustomization that reads outside the tree.
 var ErrOutsideRoot = errors.New("path outside the add-on root")
 
-// Render renders the tree.
+// Render renders the tree fsys (or, with opts.Raw, lists its manifests):
+// the one entry point, with Addon for an unpacked add-on.
 func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	if opts.Raw {
+		return raw(ctx, fsys, opts)
+	}
 	kind := opts.Kind
 	if kind == "" {
 		kind = addon.DetectKind(fsys)
@@ -186,19 +184,8 @@ func newResult(kind addon.Kind, docs []Document, fsys fs.FS, opts Options) *Resu
 	return r
 }
 
-// Raw lists the tree's manifests without rendering kustomize: the
-// documents of its YAML and JSON files, in apply order as for a
-// plain-manifest add-on. For a plain-manifest tree it is Render. In a
-// kustomize tree the kustomization files are left out, and so is any
-// file whose documents are not all Kubernetes objects (JSON patches,
-// transformer configurations): those are kustomize's inputs, not
-// manifests.
-func Raw(ctx context.Context, fsys fs.FS) (*Result, error) {
-	return RawOptions(ctx, fsys, Options{})
-}
-
-// RawOptions is Raw with options: only DropText applies.
-func RawOptions(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+// raw lists the tree's manifests (Options.Raw).
+func raw(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	lenient := addon.DetectKind(fsys) == addon.KindKustomize
 	docs, err := manifestDocuments(ctx, fsys, lenient, opts.DropText)
 	if err != nil {

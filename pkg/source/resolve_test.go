@@ -83,7 +83,7 @@ func checkOneLine(t testing.TB, err error, source string, wants ...string) {
 
 func renderYAML(t testing.TB, ad *unpack.Addon) string {
 	t.Helper()
-	res, err := render.Addon(context.Background(), ad.FS, ad.Form, ad.Config, render.Options{})
+	res, err := render.Addon(context.Background(), ad, render.Options{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

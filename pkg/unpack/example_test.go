@@ -29,7 +29,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := render.Addon(ctx, a.FS, a.Form, a.Config, render.Options{})
+	res, err := render.Addon(ctx, a, render.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

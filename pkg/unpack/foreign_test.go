@@ -47,7 +47,7 @@ func TestForeignImageMetadata(t *testing.T) {
 			if !a.NoInventory || len(a.Config.Inventory.Objects) != 0 {
 				t.Fatalf("NoInventory %v, inventory %v before DeriveInventory", a.NoInventory, a.Config.Inventory.Objects)
 			}
-			res, err := render.Addon(context.Background(), a.FS, a.Form, a.Config, render.Options{})
+			res, err := render.Addon(context.Background(), a, render.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,10 +85,10 @@ func TestHelmChartUnpacksButDoesNotRender(t *testing.T) {
 	if got := treeOf(t, a.FS); !reflect.DeepEqual(got, want) {
 		t.Errorf("tree %v, want %v", got, want)
 	}
-	if _, err := render.Addon(context.Background(), a.FS, a.Form, a.Config, render.Options{}); !errors.Is(err, unpack.ErrHelmChart) || !strings.Contains(err.Error(), "helm template") {
+	if _, err := render.Addon(context.Background(), a, render.Options{}); !errors.Is(err, unpack.ErrHelmChart) || !strings.Contains(err.Error(), "helm template") {
 		t.Errorf("Render: %v, want ErrHelmChart naming helm template", err)
 	}
-	if _, err := render.RawAddon(context.Background(), a.FS, a.Form, a.Config); !errors.Is(err, unpack.ErrHelmChart) {
+	if _, err := render.Addon(context.Background(), a, render.Options{Raw: true}); !errors.Is(err, unpack.ErrHelmChart) {
 		t.Errorf("Raw: %v, want ErrHelmChart", err)
 	}
 }

@@ -22,12 +22,12 @@ var Layers = [][]string{
 	// The core data (configs, trees in memory, tar layers) and the retry
 	// policy.
 	{"pkg/addon", "pkg/memfs", "pkg/archive", "internal/retry"},
-	// What reads and writes trees and images, and registry access: only
-	// render knows kustomize.
-	{"pkg/unpack", "pkg/render", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
-	// What refers to a manifest where it lives: the source resolver
-	// finds signatures through it, so a verifier needs no resolver.
-	{"pkg/referrers"},
+	// What reads and writes trees and images, and registry access.
+	{"pkg/unpack", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
+	// What refers to a manifest where it lives (the source resolver finds
+	// signatures through it, so a verifier needs no resolver), and the
+	// renderer, which takes an unpacked add-on whole.
+	{"pkg/referrers", "pkg/render"},
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
