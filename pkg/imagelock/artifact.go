@@ -20,6 +20,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // emptyJSON is the OCI empty descriptor's content: an artifact without a
@@ -248,11 +249,11 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != types.MediaType(mediatypes.ImagesLock) {
 		return nil, fmt.Errorf("%w: want one layer of %s", ErrInvalid, mediatypes.ImagesLock)
 	}
-	if m.Layers[0].Size > MaxSize {
-		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, m.Layers[0].Size, MaxSize)
+	if err := lockCap.Check("", m.Layers[0].Size); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	b, err := verify.Layer(img, m.Layers[0], MaxSize)
-	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, verify.ErrTooLarge) {
+	b, err := verify.Layer(img, m.Layers[0], lockCap)
+	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, safetree.ErrLimit) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {

@@ -12,10 +12,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// MaxSize caps the bytes of a lock document a reader accepts.
-const MaxSize = 4 << 20
+// lockCap caps the bytes of a lock document a reader accepts.
+var lockCap = safetree.DefaultCap(safetree.LimitLockBytes)
 
 // Lock is the image lock document.
 type Lock struct {
@@ -64,8 +65,8 @@ var (
 
 // Parse reads and validates a lock document.
 func Parse(b []byte) (*Lock, error) {
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, len(b), MaxSize)
+	if err := lockCap.Check("", int64(len(b))); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	var l Lock
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -18,7 +18,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
@@ -112,7 +111,7 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 	}
-	cfg, err := verify.Config(img, addon.MaxConfigSize)
+	cfg, err := verify.Config(img, configCap)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -233,7 +232,7 @@ func withProgress(r io.Reader, h v1.Hash, total int64, progress Progress) io.Rea
 
 // Image returns the image d describes. Every blob it reads is verified.
 func (s *Store) Image(d v1.Descriptor) (v1.Image, error) {
-	raw, err := s.readBlob(d.Digest, d.Size, MaxManifestSize)
+	raw, err := s.readBlob(d.Digest, d.Size, manifestCap)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -267,7 +266,7 @@ func (i *storeImage) MediaType() (types.MediaType, error) { return i.mediaType, 
 func (i *storeImage) RawConfigFile() ([]byte, error) {
 	if i.config == nil {
 		c := i.manifest.Config
-		b, err := i.s.readBlob(c.Digest, c.Size, addon.MaxConfigSize)
+		b, err := i.s.readBlob(c.Digest, c.Size, configCap)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
@@ -300,7 +299,7 @@ func (l *storeLayer) Compressed() (io.ReadCloser, error)  { return l.s.Blob(l.de
 
 // Index returns the index d describes, reading its children from the store.
 func (s *Store) Index(d v1.Descriptor) (v1.ImageIndex, error) {
-	raw, err := s.readBlob(d.Digest, d.Size, MaxManifestSize)
+	raw, err := s.readBlob(d.Digest, d.Size, manifestCap)
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
@@ -469,7 +468,7 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	if keep[d.Digest.Hex] {
 		return nil
 	}
-	raw, err := s.readBlob(d.Digest, d.Size, MaxIndexSize)
+	raw, err := s.readBlob(d.Digest, d.Size, indexCap)
 	if err != nil {
 		return err
 	}

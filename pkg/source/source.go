@@ -217,7 +217,8 @@ type Options struct {
 	// is nil; 0 means DefaultTimeout.
 	ConnectTimeout time.Duration
 	// MaxDownloadBytes caps the body of an HTTP download; 0 means
-	// DefaultMaxDownloadBytes. The unpack limits (unpack.Options.Limits)
+	// safetree.DefaultMaxDownloadBytes (a refusal is a LimitError of
+	// safetree.LimitDownloadBytes). The unpack limits (unpack.Options.Limits)
 	// apply to the tree inside it, and to git trees.
 	MaxDownloadBytes int64
 	// MaxLayers caps the layers of an image that Open returns, checked
@@ -234,14 +235,8 @@ type Options struct {
 	Netrc string
 }
 
-// Defaults of Options.
-const (
-	DefaultTimeout          = 60 * time.Second
-	DefaultMaxDownloadBytes = 512 << 20
-)
-
-// LimitDownloadBytes identifies Options.MaxDownloadBytes in a LimitError.
-const LimitDownloadBytes = safetree.LimitDownloadBytes
+// DefaultTimeout is the default of Options.Timeout and ConnectTimeout.
+const DefaultTimeout = 60 * time.Second
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {
@@ -254,7 +249,7 @@ func (o Options) maxDownload() int64 {
 	if o.MaxDownloadBytes > 0 {
 		return o.MaxDownloadBytes
 	}
-	return DefaultMaxDownloadBytes
+	return safetree.DefaultMaxDownloadBytes
 }
 
 // Artifact is an opened OCI source: an image or an index.

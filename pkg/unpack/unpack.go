@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Options change how an add-on is unpacked. The zero value is ready to use.
@@ -239,7 +240,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	if err := limits.CheckLayers(len(m.Layers)); err != nil {
 		return nil, err
 	}
-	rawCfg, err := verify.Config(img, addon.MaxConfigSize)
+	rawCfg, err := verify.Config(img, limits.Cap(safetree.LimitConfigBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

@@ -1,0 +1,113 @@
+package audit
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// ByteSizes lists the constants and variables declared below dirs (test
+// files excepted, and the directories skip names) whose value is a byte
+// size: a shift (4 << 20) or a product with 1024. A cap on untrusted
+// input has one home, safetree.Limits; what else declares a size is a
+// memory budget or a format's parameter, which an allowlist names with
+// its reason. Func is the declared name.
+func ByteSizes(skip []string, dirs ...string) ([]Finding, error) {
+	var out []Finding
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				for _, s := range skip {
+					if p == s {
+						return filepath.SkipDir
+					}
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, sizesInFile(fset, f)...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// CheckSizesSource is ByteSizes for one file's source text.
+func CheckSizesSource(name, src string) ([]Finding, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	return sizesInFile(fset, f), nil
+}
+
+func sizesInFile(fset *token.FileSet, f *ast.File) []Finding {
+	var out []Finding
+	ast.Inspect(f, func(n ast.Node) bool {
+		gd, ok := n.(*ast.GenDecl)
+		if !ok || (gd.Tok != token.CONST && gd.Tok != token.VAR) {
+			return true
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, v := range vs.Values {
+				if i < len(vs.Names) && isByteSize(v) {
+					out = append(out, Finding{Pos: fset.Position(vs.Names[i].Pos()), Func: vs.Names[i].Name, Call: gd.Tok.String()})
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// isByteSize reports whether e, under parentheses and conversions such
+// as int64(...), is x << y or a product with the literal 1024.
+func isByteSize(e ast.Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+			continue
+		case *ast.CallExpr:
+			if len(x.Args) != 1 {
+				return false
+			}
+			if _, ok := x.Fun.(*ast.Ident); !ok {
+				return false
+			}
+			e = x.Args[0]
+			continue
+		case *ast.BinaryExpr:
+			switch x.Op {
+			case token.SHL:
+				return true
+			case token.MUL:
+				return isKiB(x.X) || isKiB(x.Y) || isByteSize(x.X) || isByteSize(x.Y)
+			}
+		}
+		return false
+	}
+}
+
+func isKiB(e ast.Expr) bool {
+	l, ok := e.(*ast.BasicLit)
+	return ok && l.Kind == token.INT && (l.Value == "1024" || l.Value == "1_024")
+}

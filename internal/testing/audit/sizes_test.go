@@ -1,0 +1,85 @@
+package audit_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testing/audit"
+)
+
+// budgets are the byte sizes declared in pkg/ outside safetree that are
+// not caps on untrusted input, each with the reason.
+var budgets = map[string]string{
+	"pkg/source/netrc.go:maxNetrcSize":         "the user's own credentials file, not untrusted input; a larger one is ignored, not refused",
+	"pkg/source/unpack.go:SpilledMemoryBudget": "memory budget: file bytes held in memory before they wait on disk",
+	"pkg/render/render.go:readBuffer":          "a worker's reusable read buffer",
+	"pkg/output/output.go:maxQueued":           "memory budget: bytes queued for the disk writers",
+	"pkg/unpack/readahead.go:readAheadBudget":  "memory budget: read-ahead of the lower layers",
+	"pkg/unpack/readahead.go:spillBudget":      "memory budget: read-ahead held in memory when the rest spills",
+	"pkg/unpack/readahead.go:slabSize":         "allocation unit of small files",
+	"pkg/unpack/readahead.go:maxSlabAlloc":     "largest file that shares a slab",
+	"pkg/unpack/flatten.go:maxShadowBytes":     "memory budget: hidden bytes kept for hardlinks (the image's limits bound the rest)",
+	"pkg/unpack/flatten.go:shadowMemBytes":     "memory budget: hidden bytes in memory before they spill",
+	"pkg/unpack/flatten.go:small":              "files up to this size take a pooled buffer",
+	"pkg/unpack/flatten.go:trustedSize":        "how much of a header's claimed size is allocated before the bytes arrive",
+	"pkg/unpack/prefetch.go:chunkSize":         "read-ahead unit",
+	"pkg/unpack/unpack.go:SpillThreshold":      "memory budget: the size over which a file goes to the spill directory",
+	"pkg/archive/layer.go:SpillBytes":          "memory budget: a layer being built past this goes to a temporary file",
+	"pkg/archive/layer.go:chunkSize":           "allocation unit of a layer being built",
+	"pkg/archive/layer.go:gzipBlockSize":       "a format parameter: layer digests depend on it",
+}
+
+// Outside safetree.Limits, no file under pkg/ declares a byte size that
+// is not on the budgets list: a cap on untrusted input is a field of
+// safetree.Limits, with its LimitID and its default in the one table.
+func TestOneHomeForSizeCaps(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := audit.ByteSizes([]string{filepath.Join(root, "pkg", "safetree")}, filepath.Join(root, "pkg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, f := range found {
+		k := f.Key(root)
+		keys = append(keys, k)
+		if _, ok := budgets[k]; !ok {
+			t.Errorf("%s: %s %s declares a byte size: a cap on untrusted input belongs in safetree.Limits (a field, a LimitID, a default); a memory budget goes on the list with its reason as %q", f.Pos, f.Call, f.Func, k)
+		}
+	}
+	for k := range budgets {
+		if !slices.Contains(keys, k) {
+			t.Errorf("budget entry %q matches nothing: remove it", k)
+		}
+	}
+}
+
+// The check itself: it finds sizes declared at package level and in a
+// function, through conversions, and passes counts and durations.
+func TestCheckSizesSource(t *testing.T) {
+	src := `package x
+import "time"
+const MaxThing = 4 << 20
+var cap2 int64 = int64(8 * 1024)
+const (
+	count = 10_000
+	wait  = 2 * time.Second
+)
+func f() { const local = (1 << 10); _ = local }
+`
+	found, err := audit.CheckSizesSource("x.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		got = append(got, f.Call+" "+f.Func)
+	}
+	want := []string{"const MaxThing", "var cap2", "const local"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("found %q, want %q", got, want)
+	}
+}
