@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // kustomizeMu serializes kustomize runs: kustomize keeps global state
@@ -164,8 +165,8 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode) error {
 			if item.Kind != yaml.ScalarNode {
 				continue
 			}
-			p := path.Join(dir, item.Value)
-			if path.IsAbs(item.Value) || p == ".." || strings.HasPrefix(p, "../") {
+			p, err := safetree.JoinInside(dir, item.Value)
+			if err != nil {
 				return &Error{File: file, Line: item.Line, Err: fmt.Errorf("%w: %s %q", ErrOutsideRoot, field, item.Value)}
 			}
 			if _, err := fs.Stat(fsys, p); err != nil {

@@ -43,3 +43,31 @@ func TestDocumentCaps(t *testing.T) {
 	}()
 	safetree.Limits{}.Cap(safetree.LimitEntries)
 }
+
+// CleanComponent takes one clean name; JoinInside resolves a relative
+// reference and refuses one that leaves the tree.
+func TestCleanComponentAndJoinInside(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"a": true, "chart.yaml": true, "..a": true,
+		"": false, ".": false, "..": false, "a/b": false, "a/": false, "/a": false, "a\x00": false,
+	} {
+		if err := safetree.CleanComponent(name); (err == nil) != ok || (err != nil && !errors.Is(err, safetree.ErrPathEscape)) {
+			t.Errorf("CleanComponent(%q) = %v, want ok %v", name, err, ok)
+		}
+	}
+	for _, c := range []struct{ dir, rel, want string }{
+		{"overlays/prod", "../../base", "base"},
+		{".", "a/./b", "a/b"},
+		{"", "a", "a"},
+		{"a", "..", "."},
+		{"a", "../..", ""},
+		{".", "../x", ""},
+		{"a", "/etc", ""},
+		{"a", "b\x00", ""},
+	} {
+		got, err := safetree.JoinInside(c.dir, c.rel)
+		if got != c.want || (c.want == "") != (err != nil) || (err != nil && !errors.Is(err, safetree.ErrPathEscape)) {
+			t.Errorf("JoinInside(%q, %q) = %q, %v; want %q", c.dir, c.rel, got, err, c.want)
+		}
+	}
+}

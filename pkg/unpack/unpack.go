@@ -369,15 +369,12 @@ func contentDir(override string, labels map[string]string, form mediatypes.Form)
 	if dir == "" {
 		dir = mediatypes.DefaultContentDir
 	}
-	if !strings.HasPrefix(dir, "/") {
-		dir = "/" + dir // OLM labels are written without the leading slash
+	// OLM labels are written without the leading slash.
+	clean, err := safetree.CleanName(strings.TrimPrefix(dir, "/"))
+	if err != nil {
+		return ""
 	}
-	for _, part := range strings.Split(dir, "/") {
-		if part == ".." {
-			return ""
-		}
-	}
-	return path.Clean(dir)
+	return path.Join("/", clean)
 }
 
 // orasLayers maps an oras file/directory artifact to layers: a directory
@@ -410,7 +407,8 @@ func orasDirRoot(m *v1.Manifest) string {
 	title := ""
 	for i, l := range m.Layers {
 		t := strings.Trim(l.Annotations[mediatypes.AnnotationTitle], "/")
-		unsafe := path.Clean(t) != t || t == ".." || strings.HasPrefix(t, "../")
+		c, err := safetree.CleanName(t)
+		unsafe := err != nil || c != t
 		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" || t == "" || t == "." || unsafe || (i > 0 && t != title) {
 			return "/"
 		}

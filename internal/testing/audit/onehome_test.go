@@ -83,3 +83,38 @@ func f() { const local = (1 << 10); _ = local }
 		t.Fatalf("found %q, want %q", got, want)
 	}
 }
+
+// pathLiterals are the ".." and "../" literals in pkg/ outside safetree
+// that are not path checks, each with the reason.
+var pathLiterals = map[string]string{
+	"pkg/source/dir.go:dirLocation.Claims": "source syntax: \"..\" and \"../DIR\" name a folder",
+	"pkg/source/url.go:parseGit":           "a git ref name may not hold \"..\" (git check-ref-format), not a path",
+}
+
+// Outside safetree no file under pkg/ spells ".." or "../": a path is
+// checked by safetree.CleanName (an entry name), CleanComponent (one
+// name) or JoinInside (a relative reference such as "../base"), so a fix
+// to the rule lands once.
+func TestOneHomeForPathChecks(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := audit.Literals([]string{filepath.Join(root, "pkg", "safetree")}, []string{"..", "../"}, filepath.Join(root, "pkg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, f := range found {
+		k := f.Key(root)
+		keys = append(keys, k)
+		if _, ok := pathLiterals[k]; !ok {
+			t.Errorf("%s: %s in %s: check paths with safetree.CleanName, CleanComponent or JoinInside (or list %q with the reason)", f.Pos, f.Call, f.Func, k)
+		}
+	}
+	for k := range pathLiterals {
+		if !slices.Contains(keys, k) {
+			t.Errorf("path literal entry %q matches nothing: remove it", k)
+		}
+	}
+}

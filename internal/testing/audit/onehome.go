@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -24,10 +26,8 @@ func ByteSizes(skip []string, dirs ...string) ([]Finding, error) {
 				return err
 			}
 			if d.IsDir() {
-				for _, s := range skip {
-					if p == s {
-						return filepath.SkipDir
-					}
+				if slices.Contains(skip, p) {
+					return filepath.SkipDir
 				}
 				return nil
 			}
@@ -110,4 +110,70 @@ func isByteSize(e ast.Expr) bool {
 func isKiB(e ast.Expr) bool {
 	l, ok := e.(*ast.BasicLit)
 	return ok && l.Kind == token.INT && (l.Value == "1024" || l.Value == "1_024")
+}
+
+// Literals lists, in the Go files below dirs (test files and the
+// directories skip excepted), the string literals whose value is one of
+// values, each with its enclosing function (or the declaration's name).
+// A literal ".." outside safetree is a path check written a second time.
+func Literals(skip []string, values []string, dirs ...string) ([]Finding, error) {
+	var out []Finding
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if slices.Contains(skip, p) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, literalsInFile(fset, f, values)...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func literalsInFile(fset *token.FileSet, f *ast.File, values []string) []Finding {
+	var out []Finding
+	for _, decl := range f.Decls {
+		name := "?"
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			name = d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				name = typeName(d.Recv.List[0].Type) + "." + name
+			}
+		case *ast.GenDecl:
+			if len(d.Specs) > 0 {
+				if vs, ok := d.Specs[0].(*ast.ValueSpec); ok && len(vs.Names) > 0 {
+					name = vs.Names[0].Name
+				}
+			}
+		}
+		ast.Inspect(decl, func(n ast.Node) bool {
+			l, ok := n.(*ast.BasicLit)
+			if !ok || l.Kind != token.STRING {
+				return true
+			}
+			if v, err := strconv.Unquote(l.Value); err == nil && slices.Contains(values, v) {
+				out = append(out, Finding{Pos: fset.Position(l.Pos()), Func: name, Call: l.Value})
+			}
+			return true
+		})
+	}
+	return out
 }
