@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/blang/semver/v4"
 	"github.com/docker/cli/cli/config"
@@ -129,10 +130,7 @@ func Explain(ref string, err error) error {
 
 	// First the certificate: a registry on localhost is also tried over
 	// plain HTTP, and that answer (an error too) says less.
-	var ce *tls.CertificateVerificationError
-	var ue x509.UnknownAuthorityError
-	var he x509.HostnameError
-	if errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || strings.Contains(err.Error(), "x509:") {
+	if untrustedCertificate(err) {
 		return e.set(ErrUntrustedCertificate, fmt.Sprintf("the TLS certificate of %s is not trusted", safetree.Sanitize(host)), "trust the registry's CA, or skip TLS verification")
 	}
 	var te *transport.Error
@@ -169,7 +167,7 @@ func Explain(ref string, err error) error {
 	if errors.As(err, &dns) {
 		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", safetree.Sanitize(hostOnly(host))), "check the registry's host name")
 	}
-	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+	if errors.Is(err, http.ErrSchemeMismatch) {
 		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", safetree.Sanitize(host)), "reach it over plain HTTP")
 	}
 	var op *net.OpError
@@ -179,7 +177,7 @@ func Explain(ref string, err error) error {
 		switch {
 		case errors.As(op.Err, &se) && se.Timeout():
 			why = "connection timed out"
-		case strings.Contains(op.Err.Error(), "connection refused"):
+		case errors.Is(op.Err, syscall.ECONNREFUSED):
 			why = "connection refused"
 		}
 		return e.set(ErrUnreachable, fmt.Sprintf("cannot connect to %s (%s)", safetree.Sanitize(host), why), "check the host and port, and that the registry is running")
@@ -188,6 +186,21 @@ func Explain(ref string, err error) error {
 		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", safetree.Sanitize(host)), "check the registry, or allow more time")
 	}
 	return e
+}
+
+// untrustedCertificate reports whether err is a TLS certificate that did
+// not verify, by its type: the handshake's CertificateVerificationError
+// (Go wraps every verification failure in it), or one of x509's errors
+// when a caller's own VerifyPeerCertificate returns it bare.
+func untrustedCertificate(err error) bool {
+	var (
+		ce *tls.CertificateVerificationError
+		ue x509.UnknownAuthorityError
+		he x509.HostnameError
+		ie x509.CertificateInvalidError
+		se x509.SystemRootsError
+	)
+	return errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || errors.As(err, &ie) || errors.As(err, &se)
 }
 
 func (e *Error) set(kind error, msg, hint string) *Error {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -124,7 +125,7 @@ func checkBombs(fsys fs.FS) error {
 			return nil // no aliases at all
 		}
 		for _, c := range splitYAML(b) {
-			if _, err := parseDocument(c.text); err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+			if _, err := parseDocument(c.text); errors.Is(err, errAliasBomb) {
 				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
 			}
 		}
