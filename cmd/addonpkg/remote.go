@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -73,12 +73,12 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src := source.Ref{Kind: source.KindStore, Name: source.NormalizeName(args[0])}
+			src := source.Ref{Kind: source.KindStore, Name: reference.WithDefaultTag(args[0])}
 			dstName := args[0]
 			if len(args) == 2 {
 				dstName = args[1]
 			} else if r, err := source.Parse(dstName); err == nil && r.Kind == source.KindStore {
-				return fmt.Errorf("push %s: a local name needs a destination: addonpkg push %s REGISTRY/REPO[:TAG] (for Docker Hub: %s)", dstName, dstName, source.DockerHubName(dstName))
+				return fmt.Errorf("push %s: a local name needs a destination: addonpkg push %s REGISTRY/REPO[:TAG] (for Docker Hub: %s)", dstName, dstName, reference.DockerHub(dstName))
 			}
 			dst, err := registryRef(dstName)
 			if err != nil {
@@ -110,7 +110,7 @@ func registryRef(s string) (source.Ref, error) {
 	if r.Kind == source.KindStore {
 		// A name without a registry host is a local name: Docker Hub is
 		// reached only by an explicit docker.io/ reference.
-		return source.Ref{}, fmt.Errorf("%s: %w: a name without a registry host is a local name (for Docker Hub write %s)", s, source.ErrShortName, source.DockerHubName(s))
+		return source.Ref{}, fmt.Errorf("%s: %w: a name without a registry host is a local name (for Docker Hub write %s)", s, source.ErrShortName, reference.DockerHub(s))
 	}
 	if r.Kind != source.KindRegistry {
 		return source.Ref{}, fmt.Errorf("%s: want a registry reference REGISTRY/REPO[:TAG]", s)
@@ -137,7 +137,7 @@ func newPullCmd(a *app) *cobra.Command {
 			if r, err := source.Parse(name); err == nil && r.Kind == source.KindRegistry {
 				name = r.Name
 			}
-			dst := source.Ref{Kind: source.KindStore, Name: source.NormalizeName(name)}
+			dst := source.Ref{Kind: source.KindStore, Name: reference.WithDefaultTag(name)}
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},
 	}
@@ -213,7 +213,7 @@ func newLsCmd(a *app) *cobra.Command {
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if repo, tag, ok := splitTag(args[0]); ok {
+			if repo, tag := reference.Split(args[0]); tag != "" {
 				return &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", args[0], tag, repo)}
 			}
 			repo, err := a.reg.ParseRepository(args[0])
@@ -241,19 +241,6 @@ func newLsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	a.addRegistryFlags(cmd)
 	return cmd
-}
-
-// splitTag splits REPO:TAG or REPO@DIGEST (after the last '/', so a
-// registry's :PORT is not a tag).
-func splitTag(s string) (repo, tag string, ok bool) {
-	slash := strings.LastIndexByte(s, '/')
-	if i := strings.IndexByte(s[slash+1:], '@'); i >= 0 {
-		return s[:slash+1+i], s[slash+1+i:], true
-	}
-	if i := strings.LastIndexByte(s[slash+1:], ':'); i >= 0 {
-		return s[:slash+1+i], s[slash+1+i:], true
-	}
-	return s, "", false
 }
 
 // addCopyFlags adds the flags pull and copy share.

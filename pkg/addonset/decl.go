@@ -17,10 +17,10 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -341,11 +341,8 @@ func (s *Set) Ref(a Addon) (source.Ref, error) {
 // hasTagOrDigest reports whether a registry reference names a tag or a
 // digest, not only a repository.
 func hasTagOrDigest(ref string) bool {
-	if strings.Contains(ref, "@") {
-		return true
-	}
-	_, err := name.NewRepository(ref)
-	return err != nil
+	_, version := reference.Split(ref)
+	return version != ""
 }
 
 // Order returns the members in dependency order: every member after those

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -196,7 +195,7 @@ func (s *Set) resolve(ctx context.Context, a Addon, opts Options) (Locked, *unpa
 			}
 			ref.Name += ":" + tag
 		}
-		m.Tag = tagOf(ref.Name)
+		m.Tag = reference.Tag(ref.Name)
 	}
 	ad, err := source.Unpack(ctx, ref, opts.sourceOptions(), uo)
 	if err != nil {
@@ -223,18 +222,6 @@ func (s *Set) resolve(ctx context.Context, a Addon, opts Options) (Locked, *unpa
 		return Locked{}, nil, fmt.Errorf("%s: no pinned form", ref)
 	}
 	return m, ad, nil
-}
-
-// tagOf is the tag of a registry reference: "" for a digest, "latest"
-// when none is written.
-func tagOf(ref string) string {
-	if strings.Contains(ref, "@") {
-		return ""
-	}
-	if t, err := name.NewTag(ref); err == nil {
-		return t.TagStr()
-	}
-	return ""
 }
 
 // pinnedRef is the source a lock entry fetches.
@@ -266,7 +253,7 @@ func (s *Set) pinnedRef(a Addon, m Locked) (source.Ref, error) {
 func samePlace(declared, pinned source.Ref) bool {
 	switch declared.Kind {
 	case source.KindRegistry:
-		return repoOf(declared.Name) == repoOf(pinned.Name)
+		return reference.Name(declared.Name) == reference.Name(pinned.Name)
 	case source.KindGit:
 		return declared.URL == pinned.URL && declared.Subdir == pinned.Subdir
 	case source.KindHTTP:
@@ -291,7 +278,7 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 		return nil, err
 	}
 	if ref.Kind == source.KindRegistry && m.Tag != "" && m.Digest != "" {
-		tagged := repoOf(ref.Name) + ":" + m.Tag
+		tagged := reference.Name(ref.Name) + ":" + m.Tag
 		d, err := headDigest(ctx, tagged, opts.Source.Registry)
 		if err != nil {
 			return nil, err
@@ -308,17 +295,6 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 		return nil, &MismatchError{Member: a.Name, Source: m.Pinned, What: "has identity", Got: ad.Identity, Locked: m.Identity}
 	}
 	return ad, nil
-}
-
-// repoOf drops a reference's :TAG and @DIGEST.
-func repoOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().Name()
-	}
-	if i := strings.IndexByte(ref, '@'); i >= 0 {
-		ref = ref[:i]
-	}
-	return ref
 }
 
 // headDigest asks the registry which manifest a tag points to.

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -88,7 +89,7 @@ func (e *Error) Error() string {
 			b.WriteString(safetree.Sanitize(t))
 		}
 		if e.MoreTags > 0 {
-			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, safetree.Sanitize(repositoryOf(e.Ref)))
+			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, safetree.Sanitize(reference.Name(e.Ref)))
 		}
 	}
 	if e.Hint != "" {
@@ -125,7 +126,7 @@ func Explain(ref string, err error) error {
 		return err
 	}
 	e := &Error{Ref: ref, Err: err}
-	host := registryOf(ref)
+	host := reference.Registry(ref)
 	login := fmt.Sprintf("run 'addonpkg login %s'", host)
 
 	// First the certificate: a registry on localhost is also tried over
@@ -219,7 +220,7 @@ func (e *Error) notFound() *Error {
 		return e
 	}
 	repo := safetree.Sanitize(r.Context().Name())
-	if !explicitVersion(e.Ref) {
+	if _, version := reference.Split(e.Ref); version == "" {
 		// A repository (ls, a referrers probe): the repository is missing.
 		e.Message = fmt.Sprintf("repository %s not found", repo)
 		e.Hint = "check the registry and repository name"
@@ -307,34 +308,6 @@ func SortTags(tags []string) {
 		}
 		return tags[i] < tags[j]
 	})
-}
-
-// registryOf is the registry host of a reference, repository or host.
-func registryOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().RegistryStr()
-	}
-	if r, err := name.NewRepository(ref); err == nil {
-		return r.RegistryStr()
-	}
-	if i := strings.IndexByte(ref, '/'); i > 0 {
-		return ref[:i]
-	}
-	return ref
-}
-
-// repositoryOf is the repository of a reference, for messages.
-func repositoryOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().Name()
-	}
-	return ref
-}
-
-// explicitVersion reports whether ref names a tag or a digest itself
-// (after its last '/', so a registry's :PORT is not a tag).
-func explicitVersion(ref string) bool {
-	return strings.ContainsAny(ref[strings.LastIndexByte(ref, '/')+1:], ":@")
 }
 
 // hostOnly drops the port of HOST:PORT.

@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -35,7 +36,7 @@ func (registryLocation) Parse(s string) (Ref, error) {
 }
 
 func (registryLocation) Format(r Ref) string {
-	if !hasRegistryHost(r.Name) {
+	if !reference.HasRegistry(r.Name) {
 		// docker://NAME without a host: without the prefix it would
 		// read back as a store name.
 		return "docker://" + r.Name
@@ -51,7 +52,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 		if err != nil {
 			return nil, err
 		}
-		d, err := st.Resolve(NormalizeName(ref.Name))
+		d, err := st.Resolve(reference.WithDefaultTag(ref.Name))
 		if err == nil {
 			return fromStore(st, ref, d, nil)
 		}
@@ -111,7 +112,7 @@ func (registryLocation) Pinned(a *Artifact) string {
 	if r, err := name.ParseReference(a.Ref.Name); err == nil {
 		return r.Context().Name() + "@" + a.Digest.String()
 	}
-	return repoOf(a.Ref.Name) + "@" + a.Digest.String()
+	return reference.Repository(a.Ref.Name) + "@" + a.Digest.String()
 }
 
 func (registryLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }

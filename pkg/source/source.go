@@ -25,6 +25,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -121,10 +122,10 @@ func parseByLook(s string) (Ref, error) {
 		}
 		return Ref{}, fmt.Errorf("%w: %q is neither a reference nor an existing path: %w", ErrBadSource, s, err)
 	}
-	if hasRegistryHost(s) {
+	if reference.HasRegistry(s) {
 		return Ref{Kind: KindRegistry, Name: s}, nil
 	}
-	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+	return Ref{Kind: KindStore, Name: reference.WithDefaultTag(s)}, nil
 }
 
 // isManifestName reports whether s ends like a manifest file.
@@ -157,29 +158,6 @@ func splitPathName(s string) (string, string) {
 
 // tagPattern is the OCI distribution spec's tag grammar.
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
-// hasRegistryHost reports whether the first component of a reference is
-// a registry host (has a dot or a port, or is localhost), as docker decides.
-func hasRegistryHost(s string) bool {
-	i := strings.IndexByte(s, '/')
-	if i < 0 {
-		return false
-	}
-	host := s[:i]
-	return strings.ContainsAny(host, ".:") || host == "localhost"
-}
-
-// NormalizeName gives a store name its default tag.
-func NormalizeName(s string) string {
-	if strings.Contains(s, "@") {
-		return s
-	}
-	last := s[strings.LastIndex(s, "/")+1:]
-	if !strings.Contains(last, ":") {
-		return s + ":latest"
-	}
-	return s
-}
 
 // Options open sources.
 type Options struct {

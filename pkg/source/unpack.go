@@ -11,6 +11,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -172,18 +173,7 @@ func namedRepository(name string) string {
 	if strings.HasPrefix(name, "sha256:") {
 		return ""
 	}
-	return repoOf(name)
-}
-
-// repoOf drops the :TAG or @DIGEST of a name.
-func repoOf(name string) string {
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i]
-	}
-	return name
+	return reference.Repository(name)
 }
 
 // Addon turns a tree into an unpacked add-on with a derived config that

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -56,17 +56,6 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 	return nil
 }
 
-// repositoryOf drops the :TAG or @DIGEST of a store name.
-func repositoryOf(name string) string {
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i]
-	}
-	return name
-}
-
 // destination is where referrers go when dst was written: its registry
 // repository, the store under dst's repository, the oci: layout; nil for
 // a docker-archive, which holds none.
@@ -90,7 +79,7 @@ func destination(ctx context.Context, dst source.Ref, opts Options) (referrers.L
 				return nil, err
 			}
 		}
-		return referrers.Layout(st, repositoryOf(dst.Name)), nil
+		return referrers.Layout(st, reference.Repository(dst.Name)), nil
 	case source.KindLayout:
 		st, err := layout.Open(dst.Path)
 		if err != nil {

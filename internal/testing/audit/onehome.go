@@ -177,3 +177,73 @@ func literalsInFile(fset *token.FileSet, f *ast.File, values []string) []Finding
 	}
 	return out
 }
+
+// slicers are the string functions that take a reference apart when
+// handed ':' or '@'.
+var slicers = map[string]bool{
+	"strings.LastIndexByte": true, "strings.LastIndex": true, "strings.IndexByte": true, "strings.Index": true,
+	"strings.IndexAny": true, "strings.Cut": true, "strings.Contains": true, "strings.ContainsAny": true,
+	"strings.ContainsRune": true, "strings.Split": true, "strings.SplitN": true,
+}
+
+// ReferenceSlicing lists, in the Go files below dirs (test files and the
+// directories skip excepted), the calls that cut a string at ':' or '@',
+// which is how a reference helper written a second time looks.
+func ReferenceSlicing(skip []string, dirs ...string) ([]Finding, error) {
+	var out []Finding
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if slices.Contains(skip, p) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, slicingInFile(fset, f)...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func slicingInFile(fset *token.FileSet, f *ast.File) []Finding {
+	var out []Finding
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil && len(fn.Recv.List) == 1 {
+			name = typeName(fn.Recv.List[0].Type) + "." + name
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok || !slicers[selector(c.Fun)] || len(c.Args) < 2 {
+				return true
+			}
+			if l, ok := c.Args[1].(*ast.BasicLit); ok {
+				v := l.Value
+				if v == `'@'` || v == `':'` || v == `"@"` || v == `":"` || v == `":@"` || v == `"@:"` {
+					out = append(out, Finding{Pos: fset.Position(c.Pos()), Func: name, Call: selector(c.Fun) + " " + v})
+				}
+			}
+			return true
+		})
+	}
+	return out
+}

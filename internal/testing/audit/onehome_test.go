@@ -118,3 +118,42 @@ func TestOneHomeForPathChecks(t *testing.T) {
 		}
 	}
 }
+
+// referenceCuts are the cuts at ':' or '@' outside pkg/reference that
+// are not a reference taken apart, each with the reason.
+var referenceCuts = map[string]string{
+	"pkg/source/source.go:splitPathName":                      "oci:DIR:TAG, a path and a tag, not a reference",
+	"pkg/source/url.go:redactURL":                             "a URL's user information",
+	"pkg/layout/store.go:Store.Resolve":                       "the store's own keys: a tag, sha256:HEX or NAME@sha256:HEX",
+	"pkg/relocate/relocate.go:targetsOf":                      "a mirror (HOST[/PATH]) may hold no digest",
+	"pkg/addonset/decl.go:Set.Ref":                            "source syntax: a colon means a kind or a tag, not a folder beside the declaration",
+	"pkg/source/dockerarchive.go:dockerArchiveLocation.Parse": "source syntax: docker-archive:PATH[:NAME]",
+}
+
+// Outside pkg/reference, nothing in pkg/, internal/ or cmd/ cuts a
+// string at ':' or '@' unless listed with its reason: a reference is
+// taken apart by pkg/reference (over go-containerregistry's name), once.
+func TestOneHomeForReferences(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := audit.ReferenceSlicing([]string{filepath.Join(root, "pkg", "reference")},
+		filepath.Join(root, "pkg"), filepath.Join(root, "internal"), filepath.Join(root, "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, f := range found {
+		k := f.Key(root)
+		keys = append(keys, k)
+		if _, ok := referenceCuts[k]; !ok {
+			t.Errorf("%s: %s in %s: take references apart with pkg/reference (or list %q with the reason)", f.Pos, f.Call, f.Func, k)
+		}
+	}
+	for k := range referenceCuts {
+		if !slices.Contains(keys, k) {
+			t.Errorf("reference cut entry %q matches nothing: remove it", k)
+		}
+	}
+}
