@@ -66,7 +66,7 @@ func (s *Store) Hold() (release func(), err error) {
 //
 // Blobs already in the store are kept only if they verify: a corrupted
 // one is fetched from img again and replaced. The descriptor's media type
-// comes from the manifest's own bytes (MediaTypeOf), never from what img
+// comes from the manifest's own bytes (mediatypes.Sniff), never from what img
 // says, which for a registry is a Content-Type header.
 func (s *Store) WriteImage(ctx context.Context, img v1.Image, progress Progress, names ...string) (v1.Descriptor, error) {
 	unlock, err := s.writeLock(false)
@@ -188,18 +188,18 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 
 // writeManifest writes a manifest's own bytes, refusing an index where an
 // image manifest belongs and the other way round; its media type is the
-// one the bytes give (MediaTypeOf).
+// one the bytes give (mediatypes.Sniff).
 func (s *Store) writeManifest(raw []byte, index bool) (*v1.Descriptor, error) {
 	what, other := "manifest", "an index where an image manifest belongs"
 	if index {
 		what, other = "index", "an image manifest where an index belongs"
 	}
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if mediatypes.IsIndex(mediatypes.MediaType(mt)) != index {
-		return nil, fmt.Errorf("%s: %w: %s", what, ErrNotManifest, other)
+		return nil, fmt.Errorf("%s: %w: %s", what, mediatypes.ErrNotManifest, other)
 	}
 	h, err := s.writeBytes(raw)
 	if err != nil {
@@ -242,12 +242,12 @@ func (s *Store) Image(d v1.Descriptor) (v1.Image, error) {
 	}
 	// What index.json says is a claim, possibly written by an older
 	// version from a Content-Type header: the manifest's bytes decide.
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", d.Digest, err)
 	}
 	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("manifest %s: %w: an index, not an image manifest", d.Digest, ErrNotManifest)
+		return nil, fmt.Errorf("manifest %s: %w: an index, not an image manifest", d.Digest, mediatypes.ErrNotManifest)
 	}
 	return partial.CompressedToImage(&storeImage{s: s, raw: raw, manifest: m, mediaType: mt})
 }
@@ -307,12 +307,12 @@ func (s *Store) Index(d v1.Descriptor) (v1.ImageIndex, error) {
 	if err := json.Unmarshal(raw, &im); err != nil {
 		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
 	}
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
 	}
 	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("index %s: %w: an image manifest, not an index", d.Digest, ErrNotManifest)
+		return nil, fmt.Errorf("index %s: %w: an image manifest, not an index", d.Digest, mediatypes.ErrNotManifest)
 	}
 	return &storeIndex{s: s, raw: raw, im: &im, mediaType: mt, digest: d.Digest}, nil
 }
@@ -472,7 +472,7 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	if err != nil {
 		return err
 	}
-	doc, _, err := parseManifest(raw)
+	doc, err := mediatypes.ParseDocument(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.Digest, err)
 	}
@@ -483,11 +483,9 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	for _, l := range doc.Layers {
 		keep[l.Digest.Hex] = true
 	}
-	if doc.Manifests != nil {
-		for _, c := range *doc.Manifests {
-			if err := s.mark(c, keep, depth+1); err != nil {
-				return err
-			}
+	for _, c := range doc.Manifests {
+		if err := s.mark(c, keep, depth+1); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -114,7 +114,7 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 		}
 		return nil, registry.Explain(ref.String(), err)
 	}
-	mt, err := layout.MediaTypeOf(desc.Manifest)
+	mt, err := mediatypes.Sniff(desc.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}

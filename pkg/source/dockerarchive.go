@@ -244,9 +244,9 @@ func checkDockerImage(img v1.Image) error {
 		return err
 	}
 	cfg := mediatypes.MediaType(m.Config.MediaType)
-	if cfg != mediatypes.OCIConfig && cfg != mediatypes.DockerConfig {
+	if !mediatypes.IsImageConfig(cfg) {
 		what := "an artifact"
-		if cfg == mediatypes.AddonConfig || mediatypes.MediaType(m.ArtifactType) == mediatypes.AddonConfig {
+		if mediatypes.ClassifyManifest(m, nil) == mediatypes.FormArtifact {
 			what = "an add-on in the artifact form"
 		}
 		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it in the image form", what, m.Config.MediaType)

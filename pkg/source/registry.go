@@ -150,7 +150,7 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	// Image or index, as the manifest's own bytes say: the media type of
 	// desc is the registry's Content-Type header.
 	mt := desc.MediaType
-	if own, err := layout.MediaTypeOf(desc.Manifest); err == nil {
+	if own, err := mediatypes.Sniff(desc.Manifest); err == nil {
 		mt = own
 	}
 	if mediatypes.IsIndex(mediatypes.MediaType(mt)) {

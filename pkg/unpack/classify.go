@@ -38,7 +38,7 @@ func ReadHeader(img v1.Image) (*Header, error) {
 	}
 	h := &Header{Manifest: m, MediaType: mt, Config: raw}
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
-	if cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig {
+	if mediatypes.IsImageConfig(cfgType) {
 		var ic v1.ConfigFile
 		if json.Unmarshal(raw, &ic) == nil {
 			h.Labels = ic.Config.Labels
@@ -46,14 +46,4 @@ func ReadHeader(img v1.Image) (*Header, error) {
 	}
 	h.Form = mediatypes.ClassifyManifest(m, h.Labels)
 	return h, nil
-}
-
-// Classify tells the form of img from its manifest and config, reading no
-// layer (spec/addon-v1.md section 10, and Helm charts).
-func Classify(img v1.Image) (mediatypes.Form, error) {
-	h, err := ReadHeader(img)
-	if err != nil {
-		return "", err
-	}
-	return h.Form, nil
 }

@@ -246,17 +246,13 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	}
 	var ic v1.ConfigFile
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
-	isImageConfig := cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig
+	isImageConfig := mediatypes.IsImageConfig(cfgType)
 	if isImageConfig {
 		if err := json.Unmarshal(rawCfg, &ic); err != nil {
 			return nil, fmt.Errorf("%w: decode image config: %w", ErrCorrupt, err)
 		}
 	}
-	var classLayers []mediatypes.Layer
-	for _, l := range m.Layers {
-		classLayers = append(classLayers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType), Annotations: l.Annotations})
-	}
-	form := mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), classLayers, ic.Config.Labels)
+	form := mediatypes.ClassifyManifest(m, ic.Config.Labels)
 	log.Debug("classified", "digest", digest, "form", form)
 
 	a := &Addon{Form: form, Digest: digest, Manifest: m}

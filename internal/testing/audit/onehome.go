@@ -247,3 +247,75 @@ func slicingInFile(fset *token.FileSet, f *ast.File) []Finding {
 	}
 	return out
 }
+
+// Comparisons lists, in the Go files below dirs (test files and the
+// directories skip excepted), the == and != comparisons with pkg.NAME
+// for a NAME of names (through a conversion such as string(...)).
+func Comparisons(skip []string, pkg string, names []string, dirs ...string) ([]Finding, error) {
+	var out []Finding
+	fset := token.NewFileSet()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if slices.Contains(skip, p) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, comparisonsInFile(fset, f, pkg, names)...)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func comparisonsInFile(fset *token.FileSet, f *ast.File, pkg string, names []string) []Finding {
+	var out []Finding
+	is := func(e ast.Expr) string {
+		for {
+			c, ok := e.(*ast.CallExpr)
+			if !ok || len(c.Args) != 1 {
+				break
+			}
+			e = c.Args[0]
+		}
+		if s := selector(e); strings.HasPrefix(s, pkg+".") && slices.Contains(names, strings.TrimPrefix(s, pkg+".")) {
+			return s
+		}
+		return ""
+	}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil && len(fn.Recv.List) == 1 {
+			name = typeName(fn.Recv.List[0].Type) + "." + name
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
+				return true
+			}
+			if s := is(b.X) + is(b.Y); s != "" {
+				out = append(out, Finding{Pos: fset.Position(b.Pos()), Func: name, Call: s})
+			}
+			return true
+		})
+	}
+	return out
+}

@@ -157,3 +157,23 @@ func TestOneHomeForReferences(t *testing.T) {
 		}
 	}
 }
+
+// Outside pkg/mediatypes, nothing in pkg/, internal/ or cmd/ compares a
+// media type with the config types that tell an add-on's form: which
+// form an image is, is mediatypes.Classify's to say (ClassifyManifest,
+// unpack.ReadHeader), and what a manifest's bytes are, Sniff's.
+func TestOneHomeForClassification(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := audit.Comparisons([]string{filepath.Join(root, "pkg", "mediatypes")}, "mediatypes",
+		[]string{"AddonConfig", "FluxConfig", "HelmConfig", "OCIConfig", "DockerConfig", "HelmChartContent"},
+		filepath.Join(root, "pkg"), filepath.Join(root, "internal"), filepath.Join(root, "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: %s compared in %s: classify with mediatypes (Classify, ClassifyManifest, IsImageConfig)", f.Pos, f.Call, f.Func)
+	}
+}
