@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -35,6 +36,48 @@ type Options struct {
 	// MaxCount caps the manifests written; more is an error wrapping
 	// ErrTooMany (and what was written stays). 0 means DefaultMaxCount.
 	MaxCount int
+	// SkipArtifactTypes lists artifact types not copied (nor counted by
+	// Any): a copy that writes its own image lock skips the source's.
+	SkipArtifactTypes []string
+}
+
+func (o Options) skips(f Copied) bool {
+	return f.ArtifactType != "" && slices.Contains(o.SkipArtifactTypes, f.ArtifactType)
+}
+
+// Subjects are the manifests whose referrers travel with the manifest d:
+// d itself and, when it is an index (idx not nil), each manifest it
+// lists, since a signature or SBOM may name one platform's image.
+func Subjects(d v1.Hash, idx v1.ImageIndex) ([]v1.Hash, error) {
+	out := []v1.Hash{d}
+	if idx == nil {
+		return out, nil
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range im.Manifests {
+		out = append(out, c.Digest)
+	}
+	return out, nil
+}
+
+// Any reports whether anything Copy would carry refers to d at loc (a
+// signature, an SBOM, an attestation). A copy that would keep one
+// platform of a signed index keeps the index whole instead: the
+// signature covers the index, not its children.
+func Any(ctx context.Context, loc Location, d v1.Hash, opts Options) (bool, error) {
+	found, err := Find(ctx, loc, d)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range found {
+		if !opts.skips(f) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Copied is one manifest a Copy wrote.
@@ -104,7 +147,7 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 			}
 			for _, f := range found {
 				key := f.Digest + "\x00" + f.Tag
-				if written[key] {
+				if written[key] || opts.skips(f) {
 					continue
 				}
 				if len(out) >= maxCount {
