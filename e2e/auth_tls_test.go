@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // TestTLSRegistry pushes to an HTTPS registry whose certificate comes from

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // inspectForeign is the part of inspect --json this test reads.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // pushForm builds the example of f and pushes it to r as addons/EXAMPLE:1;

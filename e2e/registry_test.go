@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // form is one way an example is packaged.

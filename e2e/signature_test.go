@@ -18,7 +18,7 @@ import (
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // Signatures and referrers travel with an add-on: signed by addonpkg (and

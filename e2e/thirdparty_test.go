@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // orasPushAddon pushes dir (relative to work) as an add-on artifact with

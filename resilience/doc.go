@@ -1,6 +1,6 @@
 // Package resilience holds the resilience proofs of addonpkg, all in its
 // _test.go files: the real binary against a real Distribution registry
-// behind a fault-injecting proxy (internal/faultproxy), killed with
+// behind a fault-injecting proxy (internal/testing/faultproxy), killed with
 // SIGKILL at random points, and run many at once against one store. After
 // every failure the tests check that nothing half-written is left: every
 // tag of the store resolves to blobs that hash to their digests, and no

@@ -9,7 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/pkg/conformance"
+	"github.com/addonpkg/addonpkg/internal/conformance"
 )
 
 func newConformanceCmd(a *app) *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/conformance"
+	"github.com/addonpkg/addonpkg/internal/conformance"
 )
 
 const conformanceVectors = "../../spec/conformance/vectors"

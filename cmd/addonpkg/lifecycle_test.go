@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/doctor"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/addon"
-	"github.com/addonpkg/addonpkg/pkg/doctor"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // On a terminal, login asks for the user name and then the password,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // patchPeersConfigMap is a valid manifest document a patch adds.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 // readmeSkip lists the lines of the documentation's sh blocks that this
@@ -27,7 +27,7 @@ var readmeSkip = []struct {
 	{"README.md", "addonpkg copy --with-images oci-archive:coredns-airgap.tar", "needs the archive of the line above"},
 	{"README.md", "addonpkg unpack --relocate mirror.internal", "needs the mirror of the line above"},
 	{"README.md", "go run ./examples/installer", "needs the module's source, not this scratch directory; examples/installer's TestInstall runs the same program on the same set"},
-	{"examples/in-cluster/README.md", "make image", "builds in the clone; internal/selfimage's tests build, push and run the same image"},
+	{"examples/in-cluster/README.md", "make image", "builds in the clone; hack/selfimage's tests build, push and run the same image"},
 	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},
 }
 

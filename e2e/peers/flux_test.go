@@ -13,7 +13,7 @@ import (
 
 	"github.com/fluxcd/pkg/oci"
 
-	"github.com/addonpkg/addonpkg/internal/testregistry"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 var (

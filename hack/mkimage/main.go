@@ -1,5 +1,5 @@
 // Command mkimage builds addonpkg's own container image (see
-// internal/selfimage) into an OCI layout and, with -push, to a
+// hack/selfimage) into an OCI layout and, with -push, to a
 // registry. make image runs it.
 package main
 
@@ -13,7 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/addonpkg/addonpkg/internal/selfimage"
+	"github.com/addonpkg/addonpkg/hack/selfimage"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 

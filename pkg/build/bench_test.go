@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/benchdata"
+	"github.com/addonpkg/addonpkg/internal/testing/benchdata"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/safetree"

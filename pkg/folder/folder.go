@@ -20,7 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/addonpkg/addonpkg/pkg/ignore"
+	"github.com/addonpkg/addonpkg/internal/ignore"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )

@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/addonpkg/addonpkg/pkg/netguard"
-	"github.com/addonpkg/addonpkg/pkg/retry"
+	"github.com/addonpkg/addonpkg/internal/netguard"
+	"github.com/addonpkg/addonpkg/internal/retry"
 )
 
 // Version is reported in the user agent; the CLI sets it at link time.

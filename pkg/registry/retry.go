@@ -15,8 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/retry"
 )
 
 // retryTransport is the one retry budget of every registry request:
@@ -33,7 +33,7 @@ import (
 // hashicorp/go-retryablehttp retries a whole request but never resumes a
 // body that broke off after its headers (a 100 MiB layer cut at 99 MiB
 // starts over), and go-containerregistry's transport.NewRetry neither
-// honours Retry-After nor resumes; the backoff and budget are pkg/retry's.
+// honours Retry-After nor resumes; the backoff and budget are internal/retry's.
 type retryTransport struct {
 	inner   http.RoundTripper
 	retries int

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addonpkg/addonpkg/pkg/netguard"
-	"github.com/addonpkg/addonpkg/pkg/retry"
+	"github.com/addonpkg/addonpkg/internal/netguard"
+	"github.com/addonpkg/addonpkg/internal/retry"
 )
 
 // A 429 with Retry-After is waited out (as told) and the request replayed.

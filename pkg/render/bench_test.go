@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/internal/benchdata"
+	"github.com/addonpkg/addonpkg/internal/testing/benchdata"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addonpkg/addonpkg/internal/gitinfo"
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/gitinfo"
 )
 
 // BuildTree is what a build packages (ReadTree).

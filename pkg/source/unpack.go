@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/output"
-	"github.com/addonpkg/addonpkg/pkg/retry"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 

@@ -86,7 +86,7 @@ func inLayer(layer int, err error) error {
 // Finer sentinels: each is also its parent (errors.Is(ErrLinkEscape,
 // ErrUnsafeEntry) holds), so callers that test the parent see no change.
 // They let a caller tell the refusal classes of spec/addon-v1.md apart
-// (see pkg/conformance.Classify).
+// (see internal/conformance.Classify).
 var (
 	// ErrPathEscape: an absolute entry name, a ".." component or a NUL
 	// byte (safetree.ErrPathEscape). It is an ErrUnsafeEntry.

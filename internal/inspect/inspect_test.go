@@ -1,0 +1,124 @@
+package inspect_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+
+	"github.com/addonpkg/addonpkg/internal/inspect"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// buildLayout builds the example coredns add-on in format f into an OCI
+// layout in dir, tagged 1.
+func buildLayout(dir string, f build.Format) (source.Ref, error) {
+	fsys, err := folder.LoadDir("../../examples/coredns")
+	if err != nil {
+		return source.Ref{}, err
+	}
+	res, err := build.Build(context.Background(), fsys, build.Options{Name: "coredns", Version: "1.11", Format: f})
+	if err != nil {
+		return source.Ref{}, err
+	}
+	st, err := layout.Init(dir)
+	if err != nil {
+		return source.Ref{}, err
+	}
+	if _, err := st.WriteImage(context.Background(), res.Image, nil, "1"); err != nil {
+		return source.Ref{}, err
+	}
+	return source.Ref{Kind: source.KindLayout, Path: dir, Name: "1"}, nil
+}
+
+// Both forms are described with the same metadata; only the image form
+// needs its content read (its labels are checked against the tree).
+func TestSourceForms(t *testing.T) {
+	for _, f := range []build.Format{build.FormatImage, build.FormatArtifact} {
+		t.Run(string(f), func(t *testing.T) {
+			ref, err := buildLayout(t.TempDir(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := inspect.Source(context.Background(), ref, inspect.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mediatypes.FormImage
+			if f == build.FormatArtifact {
+				want = mediatypes.FormArtifact
+			}
+			if in.Form != want || in.Config == nil || in.Config.Name != "coredns" || in.Config.Version != "1.11" || in.Problem != "" {
+				t.Fatalf("form %s, config %+v, problem %q", in.Form, in.Config, in.Problem)
+			}
+			if len(in.Config.Inventory.Objects) == 0 || len(in.Layers) != 1 || !strings.HasPrefix(in.Digest, "sha256:") {
+				t.Errorf("inventory %d objects, %d layers, digest %q", len(in.Config.Inventory.Objects), len(in.Layers), in.Digest)
+			}
+		})
+	}
+}
+
+// A plain container image is inspected, not refused: its content problem
+// (no /addon directory) is reported in Problem. A folder is refused.
+func TestSourceProblems(t *testing.T) {
+	dir := t.TempDir()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = mutate.MediaType(img, "application/vnd.oci.image.manifest.v1+json")
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(context.Background(), img, nil, "x"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspect.Source(context.Background(), source.Ref{Kind: source.KindLayout, Path: dir, Name: "x"}, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Problem == "" {
+		t.Errorf("a random image has no add-on, but no problem is reported: %+v", in)
+	}
+	if _, err := inspect.Source(context.Background(), source.Ref{Kind: source.KindDir, Path: dir}, inspect.Options{}); err == nil {
+		t.Error("a folder was inspected as an image")
+	}
+	d, err := st.Resolve("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inspect.StoreForm(st, d); got != string(in.Form) {
+		t.Errorf("StoreForm = %s, Source says %s", got, in.Form)
+	}
+}
+
+// Inspect an add-on in an OCI layout: its form and metadata, from the
+// manifest and config (and, for the image form, the content).
+func ExampleSource() {
+	dir, err := os.MkdirTemp("", "inspect-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ref, err := buildLayout(filepath.Join(dir, "layout"), build.FormatArtifact)
+	if err != nil {
+		log.Fatal(err)
+	}
+	in, err := inspect.Source(context.Background(), ref, inspect.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(in.Form, in.Config.Name, in.Config.Version, in.Config.Kind)
+	// Output: artifact coredns 1.11 manifests
+}

@@ -1,0 +1,114 @@
+package audit_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testing/audit"
+)
+
+// MaxDepth is the longest chain of imports from the command to a leaf, in
+// packages, command included (docs/architecture.md).
+const MaxDepth = 6
+
+func loadGraph(t *testing.T) (string, audit.Graph) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := audit.LoadGraph(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, g
+}
+
+// Imports go down the layers of docs/architecture.md, and the graph from
+// the command is at most MaxDepth packages deep.
+func TestImportDirections(t *testing.T) {
+	_, g := loadGraph(t)
+	for _, v := range audit.Violations(g, audit.Layers) {
+		t.Error(v)
+	}
+	if c := audit.LongestChain(g, "cmd/addonpkg"); len(c) > MaxDepth {
+		t.Errorf("the import graph is %d packages deep, over %d: %s", len(c), MaxDepth, strings.Join(c, " -> "))
+	}
+}
+
+// The check itself fails on a wrong import: unpack importing render (the
+// one that pulled kustomize into every reader), a core package importing
+// a command's library, two packages of one layer, and a new package
+// nobody placed.
+func TestImportDirectionsCatchWrongImports(t *testing.T) {
+	_, g := loadGraph(t)
+	for _, tc := range []struct{ from, to, want string }{
+		{"pkg/unpack", "pkg/render", "pkg/unpack (layer 2) imports pkg/render (layer 2)"},
+		{"pkg/memfs", "pkg/transfer", "pkg/memfs (layer 1) imports pkg/transfer (layer 4)"},
+		{"pkg/registry", "pkg/layout", "pkg/registry (layer 2) imports pkg/layout (layer 2)"},
+		{"pkg/source", "pkg/build", "pkg/source (layer 3) imports pkg/build (layer 3)"},
+		{"pkg/newthing", "pkg/memfs", "pkg/newthing is in no layer"},
+	} {
+		bad := audit.Graph{}
+		for p, imps := range g {
+			bad[p] = imps
+		}
+		bad[tc.from] = append(append([]string(nil), bad[tc.from]...), tc.to)
+		vs := audit.Violations(bad, audit.Layers)
+		found := false
+		for _, v := range vs {
+			found = found || strings.Contains(v, tc.want)
+		}
+		if !found {
+			t.Errorf("%s -> %s: no violation %q among %v", tc.from, tc.to, tc.want, vs)
+		}
+	}
+	deep := audit.Graph{"cmd/addonpkg": {"pkg/a"}, "pkg/a": {"pkg/b"}, "pkg/b": {"pkg/c"}, "pkg/c": {"fmt"}}
+	if c := audit.LongestChain(deep, "cmd/addonpkg"); len(c) != 4 {
+		t.Errorf("LongestChain = %v, want 4 packages", c)
+	}
+}
+
+// No production package imports a test helper, and the check sees one
+// that does.
+func TestNoTestHelpersInProduction(t *testing.T) {
+	_, g := loadGraph(t)
+	for _, v := range audit.TestHelperImports(g) {
+		t.Error(v)
+	}
+	bad := audit.Graph{}
+	for p, imps := range g {
+		bad[p] = imps
+	}
+	bad["pkg/registry"] = append(append([]string(nil), bad["pkg/registry"]...), "internal/testing/faultproxy")
+	if vs := audit.TestHelperImports(bad); len(vs) != 1 || !strings.Contains(vs[0], "pkg/registry imports the test helper internal/testing/faultproxy") {
+		t.Errorf("a planted import of the fault proxy gave %v", vs)
+	}
+}
+
+// An installer that imports the unpacker, the store or a source gets no
+// kustomize: only render (and what renders) compiles it in.
+func TestUnpackPullsNoKustomize(t *testing.T) {
+	root, _ := loadGraph(t)
+	for _, pkg := range []string{"./pkg/unpack", "./pkg/layout", "./pkg/output", "./pkg/folder", "./pkg/registry"} {
+		deps, err := audit.Deps(root, pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range deps {
+			if strings.HasPrefix(d, "sigs.k8s.io/kustomize") || d == audit.Module+"/pkg/render" {
+				t.Errorf("importing %s compiles in %s", pkg, d)
+				break
+			}
+		}
+	}
+	// The check finds kustomize where it is.
+	deps, err := audit.Deps(root, "./pkg/render")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(deps, " "), "sigs.k8s.io/kustomize/api") {
+		t.Error("pkg/render's deps hold no kustomize: the check looks at the wrong list")
+	}
+}
