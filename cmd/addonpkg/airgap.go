@@ -53,6 +53,7 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 		opts.Referrers = func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
 			ropts := transfer.Options{Options: sopts}
 			ropts.ReferrerLimits.SkipArtifactTypes = skip
+			ropts.ReferrerLimits.Ignored = a.ignoredReferrer
 			return transfer.CopyReferrers(ctx, src, dst, ropts)
 		}
 	}

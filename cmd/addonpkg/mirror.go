@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 )
 
 func newMirrorCmd(a *app) *cobra.Command {
@@ -54,6 +55,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			}
 			res, err := addonset.Mirror(cmd.Context(), s, addonset.MirrorOptions{
 				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out), Referrers: referrersOn(cmd),
+				ReferrerLimits: referrers.Options{Ignored: a.ignoredReferrer},
 			})
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -33,6 +34,7 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		return err
 	}
 	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
+	opts.ReferrerLimits.Ignored = a.ignoredReferrer
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 			return fmt.Errorf("--platform %q: %w", platform, err)
@@ -105,6 +107,12 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 	a.addRegistryFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(transfer.FormatKeep, transfer.FormatAuto))
 	return cmd
+}
+
+// ignoredReferrer says that a manifest at a cosign tag was left because
+// it is not what its tag says.
+func (a *app) ignoredReferrer(i referrers.Ignored) {
+	a.infof("ignored %s", safetree.Sanitize(i.String()))
 }
 
 // registryRef takes a registry reference with or without a docker:// prefix.

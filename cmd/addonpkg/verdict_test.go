@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,46 @@ func TestOneVerdictPerBlob(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A registry that answers every tag with the same manifest holds, at
+// cosign's sha256-HEX.sig, .att and .sbom tags, something that is not a
+// signature, attestation or SBOM: pull and copy leave it and say so
+// (issue 25: they reported "copied 3 referrers" for an image with none).
+func TestReferrerTagsMustBeWhatTheySay(t *testing.T) {
+	cliNewHome(t)
+	reg := newEvilRegistry(t)
+	cfg := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)
+	layer := hostileCLIOne(t, hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"))
+	reg.blob(sha(cfg).String(), func(w http.ResponseWriter, _ *http.Request) { w.Write(cfg) })
+	reg.blob(layer.digest.String(), func(w http.ResponseWriter, _ *http.Request) { w.Write(layer.blob) })
+	reg.manifest("same", "1", v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1,
+		Config: v1.Descriptor{MediaType: types.OCIConfigJSON, Digest: sha(cfg), Size: int64(len(cfg))},
+		Layers: []v1.Descriptor{{MediaType: types.OCILayer, Digest: layer.digest, Size: layer.size}}})
+	// Every tag is "1".
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if repo, ref, ok := strings.Cut(strings.TrimPrefix(req.URL.Path, "/v2/"), "/manifests/"); ok && !strings.HasPrefix(ref, "sha256:") {
+			req.URL.Path = "/v2/" + repo + "/manifests/1"
+		}
+		reg.serve(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/same:1"
+	for _, args := range [][]string{
+		{"pull", ref},
+		{"copy", ref, "oci:" + filepath.Join(t.TempDir(), "copy") + ":1"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			r := cliRun(t, args...)
+			if r.code != 0 || !strings.Contains(r.stderr, "copied 0 referrers") {
+				t.Fatalf("%s: exit %d, want 0 and \"copied 0 referrers\":\n%s", args[0], r.code, r.stderr)
+			}
+			for _, suffix := range []string{".sig", ".att", ".sbom"} {
+				if !strings.Contains(r.stderr, suffix+" (sha256:") || !strings.Contains(r.stderr, "ignored sha256-") {
+					t.Errorf("%s does not say it ignored the manifest at the %s tag:\n%s", args[0], suffix, r.stderr)
+				}
+			}
+		})
 	}
 }

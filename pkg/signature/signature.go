@@ -28,7 +28,7 @@ const (
 	TagSuffix = ".sig"
 	// SimpleSigningMediaType is the media type of a signature's layer,
 	// which holds the signed payload.
-	SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	SimpleSigningMediaType types.MediaType = referrers.CosignSimpleSigningType
 	// AnnotationSignature is the layer annotation holding the base64
 	// signature of the payload.
 	AnnotationSignature = "dev.cosignproject.cosign/signature"
@@ -37,7 +37,7 @@ const (
 // Caps on what is read from a signature image: it is input like any other.
 const (
 	MaxSignatures  = 64
-	MaxPayloadSize = 1 << 20
+	MaxPayloadSize = referrers.MaxSignaturePayload
 )
 
 // Errors callers can test with errors.Is.
