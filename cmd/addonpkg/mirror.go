@@ -53,6 +53,13 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 				ext := filepath.Ext(sf.file)
 				out = strings.TrimSuffix(sf.file, ext) + "-mirror" + ext
 			}
+			archive, _ := strings.CutPrefix(to, "oci-archive:")
+			if archive == to {
+				archive = ""
+			}
+			if err := addonset.CheckOutputs([]string{sf.file, addonset.LockPath(sf.file)}, []string{out, addonset.LockPath(out), archive}); err != nil {
+				return err
+			}
 			res, err := addonset.Mirror(cmd.Context(), s, addonset.MirrorOptions{
 				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out), Referrers: referrersOn(cmd),
 				ReferrerLimits: referrers.Options{Ignored: a.ignoredReferrer},
