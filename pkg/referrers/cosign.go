@@ -10,14 +10,15 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
 // Media types of what cosign stores at its tags: a signature's layers
 // hold simple-signing payloads, an attestation's DSSE envelopes, an
 // SBOM's layers a document in one of the SBOM formats cosign attaches.
 const (
-	CosignSimpleSigningType = "application/vnd.dev.cosign.simplesigning.v1+json"
-	DSSEEnvelopeType        = "application/vnd.dsse.envelope.v1+json"
+	CosignSimpleSigningType = string(mediatypes.CosignSimpleSigning)
+	DSSEEnvelopeType        = string(mediatypes.DSSEEnvelope)
 )
 
 // SBOMTypes are the layer media types of an SBOM at a sha256-HEX.sbom tag
