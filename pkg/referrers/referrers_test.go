@@ -62,7 +62,7 @@ func artifact(t *testing.T, art types.MediaType, content string, subject *v1.Des
 func cosignSignature(t *testing.T, d v1.Hash) v1.Image {
 	t.Helper()
 	payload := `{"critical":{"identity":{"docker-reference":"x"},"image":{"docker-manifest-digest":"` + d.String() + `"},"type":"cosign container image signature"},"optional":null}`
-	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte(payload), referrers.CosignSimpleSigningType)})
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte(payload), types.MediaType(referrers.CosignSimpleSigningType))})
 	if err != nil {
 		t.Fatal(err)
 	}
