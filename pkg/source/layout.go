@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
 // layoutLocation is an OCI image layout directory: oci:DIR[:TAG|@DIGEST].
@@ -167,7 +168,7 @@ func resolveTagOfName(st *layout.Store, tag string, notFound error) (v1.Descript
 	var names []string
 	for _, e := range entries {
 		n := e.Annotations[mediatypes.AnnotationRefName]
-		if i := strings.LastIndex(n, ":"); i > 0 && n[i+1:] == tag && !strings.Contains(n[i+1:], "/") {
+		if repo, v := reference.Split(n); repo != "" && v == ":"+tag {
 			found = append(found, e)
 			names = append(names, n)
 		}

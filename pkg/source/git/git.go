@@ -173,7 +173,7 @@ func readGitTree(ctx context.Context, repo *gogit.Repository, tree *object.Tree,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
+		if safetree.CleanComponent(e.Name) != nil {
 			return refuse(path.Join(dir, e.Name), safetree.ErrPathEscape, "invalid name in a git tree")
 		}
 		p := path.Join(dir, e.Name)

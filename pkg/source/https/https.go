@@ -192,7 +192,7 @@ func download(ctx context.Context, u *url.URL, opts source.Options) ([]byte, str
 		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
 	}
 	max := opts.MaxDownload()
-	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: source.LimitDownloadBytes}
+	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: safetree.LimitDownloadBytes}
 	if resp.ContentLength > max {
 		return nil, "", tooBig
 	}
