@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/blang/semver/v4"
+	"github.com/Masterminds/semver/v3"
 	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -293,8 +293,8 @@ func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 // the other tags lexically.
 func SortTags(tags []string) {
 	sort.SliceStable(tags, func(i, j int) bool {
-		vi, ei := semver.ParseTolerant(tags[i])
-		vj, ej := semver.ParseTolerant(tags[j])
+		vi, ei := semver.NewVersion(tags[i])
+		vj, ej := semver.NewVersion(tags[j])
 		switch {
 		case ei == nil && ej == nil:
 			if c := vi.Compare(vj); c != 0 {
