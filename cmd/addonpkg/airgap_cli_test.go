@@ -135,8 +135,8 @@ func tamperedLockArtifact(t *testing.T, doc []byte, subject v1.Descriptor) v1.Im
 		SchemaVersion: 2,
 		MediaType:     types.OCIManifestSchema1,
 		ArtifactType:  string(mediatypes.ImagesLock),
-		Config:        v1.Descriptor{MediaType: types.MediaType(mediatypes.OCIEmpty), Size: 2, Digest: digest(empty)},
-		Layers:        []v1.Descriptor{{MediaType: types.MediaType(mediatypes.ImagesLock), Size: int64(len(doc)), Digest: digest(doc)}},
+		Config:        v1.Descriptor{MediaType: mediatypes.OCIEmpty, Size: 2, Digest: digest(empty)},
+		Layers:        []v1.Descriptor{{MediaType: mediatypes.ImagesLock, Size: int64(len(doc)), Digest: digest(doc)}},
 		Subject:       &sub,
 	}
 	raw, err := json.Marshal(&m)
@@ -163,7 +163,7 @@ func (a rawArtifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	if !ok {
 		return nil, fmt.Errorf("no blob %s", h)
 	}
-	return static.NewLayer(b, types.MediaType(mediatypes.ImagesLock)), nil
+	return static.NewLayer(b, mediatypes.ImagesLock), nil
 }
 
 // The critical air-gap bypass of issue 25: a signed add-on pins an image

@@ -383,7 +383,7 @@ func (p *prober) emptyConfig() (Check, error) {
 		c.Detail = "not tried: the image form was refused"
 		return c, nil
 	}
-	empty := static.NewLayer([]byte("{}"), types.MediaType(mediatypes.OCIEmpty))
+	empty := static.NewLayer([]byte("{}"), mediatypes.OCIEmpty)
 	if err := remote.WriteLayer(p.repo, empty, p.ropts...); err != nil {
 		return fail(c, err), refusalOr(err)
 	}
@@ -396,7 +396,7 @@ func (p *prober) emptyConfig() (Check, error) {
 		SchemaVersion: 2,
 		MediaType:     types.OCIManifestSchema1,
 		ArtifactType:  "application/vnd.addonpkg.doctor.v1",
-		Config:        v1.Descriptor{MediaType: types.MediaType(mediatypes.OCIEmpty), Digest: ed, Size: 2},
+		Config:        v1.Descriptor{MediaType: mediatypes.OCIEmpty, Digest: ed, Size: 2},
 		Layers:        m.Layers,
 	}
 	raw, err := json.Marshal(em)

@@ -326,7 +326,7 @@ func TestConfig(t *testing.T) {
 // descriptor does not match its bytes.
 func TestLayer(t *testing.T) {
 	body := []byte(`{"critical":{}}`)
-	l := static.NewLayer(body, types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json"))
+	l := static.NewLayer(body, "application/vnd.dev.cosign.simplesigning.v1+json")
 	img, err := mutate.AppendLayers(empty.Image, l)
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func BuildLayer(fsys fs.FS, opts TarOptions, c mediatypes.Compression, mt mediat
 	if buf.err != nil {
 		return nil, fmt.Errorf("write layer: %w", buf.err)
 	}
-	return &Layer{compressed: buf, digest: digester.digest(), diffID: res.DiffID, mediaType: types.MediaType(mt), compression: c, Tar: res}, nil
+	return &Layer{compressed: buf, digest: digester.digest(), diffID: res.DiffID, mediaType: mt, compression: c, Tar: res}, nil
 }
 
 // Digest is the digest of the compressed bytes.

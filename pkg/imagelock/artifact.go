@@ -42,8 +42,8 @@ func Artifact(l *Lock, subject v1.Descriptor) (v1.Image, error) {
 		SchemaVersion: 2,
 		MediaType:     types.OCIManifestSchema1,
 		ArtifactType:  string(mediatypes.ImagesLock),
-		Config:        v1.Descriptor{MediaType: types.MediaType(mediatypes.OCIEmpty), Size: int64(len(emptyJSON)), Digest: a.emptyDigest, Data: emptyJSON},
-		Layers:        []v1.Descriptor{{MediaType: types.MediaType(mediatypes.ImagesLock), Size: int64(len(doc)), Digest: a.docDigest}},
+		Config:        v1.Descriptor{MediaType: mediatypes.OCIEmpty, Size: int64(len(emptyJSON)), Digest: a.emptyDigest, Data: emptyJSON},
+		Layers:        []v1.Descriptor{{MediaType: mediatypes.ImagesLock, Size: int64(len(doc)), Digest: a.docDigest}},
 		Subject:       &sub,
 	}
 	if a.manifest, err = json.Marshal(&m); err != nil {
@@ -69,9 +69,9 @@ func (a *artifact) RawConfigFile() ([]byte, error)      { return emptyJSON, nil 
 func (a *artifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	switch h {
 	case a.docDigest:
-		return static.NewLayer(a.doc, types.MediaType(mediatypes.ImagesLock)), nil
+		return static.NewLayer(a.doc, mediatypes.ImagesLock), nil
 	case a.emptyDigest:
-		return static.NewLayer(emptyJSON, types.MediaType(mediatypes.OCIEmpty)), nil
+		return static.NewLayer(emptyJSON, mediatypes.OCIEmpty), nil
 	}
 	return nil, fmt.Errorf("lock artifact has no blob %s", h)
 }
@@ -220,7 +220,7 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 	if m.Subject == nil || m.Subject.Digest != subject || m.ArtifactType != string(mediatypes.ImagesLock) {
 		return nil, errOtherSubject
 	}
-	if len(m.Layers) != 1 || m.Layers[0].MediaType != types.MediaType(mediatypes.ImagesLock) {
+	if len(m.Layers) != 1 || m.Layers[0].MediaType != mediatypes.ImagesLock {
 		return nil, fmt.Errorf("%w: want one layer of %s", ErrInvalid, mediatypes.ImagesLock)
 	}
 	if err := lockCap.Check("", m.Layers[0].Size); err != nil {

@@ -4,11 +4,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// MediaType is an OCI or Docker media type string.
-type MediaType string
+// MediaType is go-containerregistry's media type: the constants below
+// are of the type descriptors, manifests and layers carry, so nothing
+// converts between two kinds of media type.
+type MediaType = types.MediaType
 
 // The add-on artifact form's own media types.
 const (

@@ -37,7 +37,7 @@ func NewArtifact(config []byte, layers []v1.Layer, ann map[string]string) (v1.Im
 		MediaType:     types.OCIManifestSchema1,
 		ArtifactType:  string(mediatypes.AddonConfig),
 		Config: v1.Descriptor{
-			MediaType: types.MediaType(mediatypes.AddonConfig),
+			MediaType: mediatypes.AddonConfig,
 			Size:      int64(len(config)),
 			Digest:    mustHash(config),
 		},
@@ -104,5 +104,5 @@ func (c configBlob) Compressed() (io.ReadCloser, error) {
 }
 func (c configBlob) Size() (int64, error) { return int64(len(c.b)), nil }
 func (c configBlob) MediaType() (types.MediaType, error) {
-	return types.MediaType(mediatypes.AddonConfig), nil
+	return mediatypes.AddonConfig, nil
 }

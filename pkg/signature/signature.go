@@ -29,7 +29,7 @@ const (
 	TagSuffix = ".sig"
 	// SimpleSigningMediaType is the media type of a signature's layer,
 	// which holds the signed payload.
-	SimpleSigningMediaType = types.MediaType(mediatypes.CosignSimpleSigning)
+	SimpleSigningMediaType = mediatypes.CosignSimpleSigning
 	// AnnotationSignature is the layer annotation holding the base64
 	// signature of the payload.
 	AnnotationSignature = "dev.cosignproject.cosign/signature"

@@ -455,10 +455,10 @@ func flattenCases() []flattenCase {
 				want := tree{"cm.yaml": F(cmYAML), "base": D, "base/keep.yaml": F(cmYAML + "# keep\n")}
 				cfg := fmt.Sprintf(`{"specVersion":"v1","name":"demo","version":"1.0.0","kind":"manifests","contentRoot":"/","identity":%q,"inventory":{"objects":[{"apiVersion":"v1","kind":"ConfigMap","name":"demo"}]}}`, identityOf(t, want))
 				l1 := tarLayer(tarBytes(dirE("base/"), file("base/keep.yaml", cmYAML+"# keep\n"), file("base/old.yaml", "gone"), file("cm.yaml", "old")),
-					mediatypes.Gzip, types.MediaType(mediatypes.AddonContentGzip))
+					mediatypes.Gzip, mediatypes.AddonContentGzip)
 				l2 := tarLayer(tarBytes(whiteout("base", "old.yaml"), file("cm.yaml", cmYAML)),
-					mediatypes.Zstd, types.MediaType(mediatypes.AddonContentZstd))
-				return artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte(cfg), nil, l1, l2)
+					mediatypes.Zstd, mediatypes.AddonContentZstd)
+				return artifactOf(t, mediatypes.AddonConfig, mediatypes.AddonConfig, []byte(cfg), nil, l1, l2)
 			},
 			want:       tree{"cm.yaml": F(cmYAML), "base": D, "base/keep.yaml": F(cmYAML + "# keep\n")},
 			form:       mediatypes.FormArtifact,
@@ -476,8 +476,8 @@ func flattenCases() []flattenCase {
 			name: "Flux artifact",
 			img: func(t testing.TB) v1.Image {
 				l := tarLayer(tarBytes(file("cm.yaml", cmYAML), dirE("apps/"), file("apps/app.yaml", cmYAML)),
-					mediatypes.Gzip, types.MediaType(mediatypes.FluxContentGzip))
-				return artifactOf(t, types.MediaType(mediatypes.FluxConfig), "", []byte("{}"),
+					mediatypes.Gzip, mediatypes.FluxContentGzip)
+				return artifactOf(t, mediatypes.FluxConfig, "", []byte("{}"),
 					map[string]string{"org.opencontainers.image.source": "https://example.com/repo"}, l)
 			},
 			want:       tree{"cm.yaml": F(cmYAML), "apps": D, "apps/app.yaml": F(cmYAML)},
@@ -495,7 +495,7 @@ func flattenCases() []flattenCase {
 				l := tarLayer(tarBytes(dirE("manifests/"), file("manifests/cm.yaml", cmYAML), dirE("manifests/sub/"), file("manifests/sub/b.yaml", cmYAML)),
 					mediatypes.Gzip, types.OCILayer)
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: "manifests", mediatypes.AnnotationORASUnpack: "true"}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "application/vnd.example.thing", []byte("{}"), nil, l)
+				return artifactOf(t, mediatypes.OCIEmpty, "application/vnd.example.thing", []byte("{}"), nil, l)
 			},
 			want:       tree{"cm.yaml": F(cmYAML), "sub": D, "sub/b.yaml": F(cmYAML)},
 			form:       mediatypes.FormORAS,
@@ -508,7 +508,7 @@ func flattenCases() []flattenCase {
 				l1.annotations = map[string]string{mediatypes.AnnotationTitle: "cm.yaml"}
 				l2 := rawLayer([]byte(cmYAML+"# two\n"), types.OCIUncompressedLayer)
 				l2.annotations = map[string]string{mediatypes.AnnotationTitle: "two.yaml"}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l1, l2)
+				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l1, l2)
 			},
 			want:       tree{"cm.yaml": F(cmYAML), "two.yaml": F(cmYAML + "# two\n")},
 			form:       mediatypes.FormORAS,

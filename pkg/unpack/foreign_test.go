@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/types"
-
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -67,9 +65,9 @@ func TestHelmChartUnpacksButDoesNotRender(t *testing.T) {
 		file("webapp/values.yaml", "replicas: 2\n"),
 		file("webapp/templates/deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"),
 	)
-	layer := tarLayer(chartTar, mediatypes.Gzip, types.MediaType(mediatypes.HelmChartContent))
-	prov := rawLayer([]byte("-----BEGIN PGP SIGNED MESSAGE-----\n"), types.MediaType(mediatypes.HelmProvenance))
-	img := artifactOf(t, types.MediaType(mediatypes.HelmConfig), "", []byte(`{"name":"webapp","version":"0.3.1","apiVersion":"v2"}`), nil, layer, prov)
+	layer := tarLayer(chartTar, mediatypes.Gzip, mediatypes.HelmChartContent)
+	prov := rawLayer([]byte("-----BEGIN PGP SIGNED MESSAGE-----\n"), mediatypes.HelmProvenance)
+	img := artifactOf(t, mediatypes.HelmConfig, "", []byte(`{"name":"webapp","version":"0.3.1","apiVersion":"v2"}`), nil, layer, prov)
 
 	if h, err := unpack.ReadHeader(img); err != nil || h.Form != mediatypes.FormHelm {
 		t.Fatalf("ReadHeader: %+v, %v; want the form %s", h, err, mediatypes.FormHelm)

@@ -141,7 +141,7 @@ func FuzzFlatten(f *testing.F) {
 		}
 
 		// A Flux artifact: the same blob, its root the tree.
-		flux := artifactOf(t, types.MediaType(mediatypes.FluxConfig), "", []byte("{}"), nil, rawLayer(blob, types.MediaType(mediatypes.FluxContentGzip)))
+		flux := artifactOf(t, mediatypes.FluxConfig, "", []byte("{}"), nil, rawLayer(blob, mediatypes.FluxContentGzip))
 		fa, ferr := unpack.Image(ctx, flux, opts)
 		if ferr == nil {
 			checkAddon(t, fa)
@@ -155,8 +155,8 @@ func FuzzFlatten(f *testing.F) {
 			id, kind = fa.Identity, string(fa.Config.Kind)
 		}
 		cfg := fmt.Sprintf(`{"specVersion":"v1","name":"fuzz","kind":%q,"contentRoot":"/","identity":%q,"inventory":{"objects":[]}}`, kind, id)
-		art := artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte(cfg), nil,
-			rawLayer(blob, types.MediaType(mediatypes.AddonContentGzip)))
+		art := artifactOf(t, mediatypes.AddonConfig, mediatypes.AddonConfig, []byte(cfg), nil,
+			rawLayer(blob, mediatypes.AddonContentGzip))
 		aa, aerr := unpack.Image(ctx, art, opts)
 		switch {
 		case aerr == nil && ferr == nil:
@@ -190,7 +190,7 @@ func TestFuzzHarness(t *testing.T) {
 			if d := diffTrees(want, treeOf(t, a.FS)); d != "" {
 				t.Errorf("image form tree:\n%s", d)
 			}
-			flux := artifactOf(t, types.MediaType(mediatypes.FluxConfig), "", []byte("{}"), nil, rawLayer(blob, types.MediaType(mediatypes.FluxContentGzip)))
+			flux := artifactOf(t, mediatypes.FluxConfig, "", []byte("{}"), nil, rawLayer(blob, mediatypes.FluxContentGzip))
 			fa, err := unpack.Image(ctx, flux, opts)
 			if err != nil {
 				t.Fatalf("flux form: %v", err)

@@ -253,7 +253,7 @@ func hostileCases() []hostileCase {
 					l.annotations = map[string]string{mediatypes.AnnotationTitle: n}
 					ls = append(ls, l)
 				}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
+				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, ls...)
 			}),
 			is: unpack.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
@@ -266,7 +266,7 @@ func hostileCases() []hostileCase {
 					l.annotations = map[string]string{mediatypes.AnnotationTitle: n}
 					ls = append(ls, l)
 				}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, ls...)
+				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, ls...)
 			}),
 			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
@@ -277,8 +277,8 @@ func hostileCases() []hostileCase {
 			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
 				tr := tree{"cm.yaml": F(cmYAML)}
 				cfg := configLabel("demo", "1.0.0", "kustomize", "/", identityOf(t, tr))
-				l := tarLayer(tarBytes(file("cm.yaml", cmYAML)), mediatypes.Gzip, types.MediaType(mediatypes.AddonContentGzip))
-				return artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte(cfg), nil, l)
+				l := tarLayer(tarBytes(file("cm.yaml", cmYAML)), mediatypes.Gzip, mediatypes.AddonContentGzip)
+				return artifactOf(t, mediatypes.AddonConfig, mediatypes.AddonConfig, []byte(cfg), nil, l)
 			}),
 		},
 		{
@@ -296,7 +296,7 @@ func hostileCases() []hostileCase {
 			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, func(t *testing.T) v1.Image {
 				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("d/", 12) + "cm.yaml"}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
+				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
 			}),
 			is: unpack.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
@@ -305,7 +305,7 @@ func hostileCases() []hostileCase {
 			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, func(t *testing.T) v1.Image {
 				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("n", 150) + ".yaml"}
-				return artifactOf(t, types.MediaType(mediatypes.OCIEmpty), "", []byte("{}"), nil, l)
+				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
 			}),
 			is: unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
@@ -417,7 +417,7 @@ func hostileCases() []hostileCase {
 			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
 				l := ociLayer(file("a", "a"))
 				l.mt = "application/vnd.example.foo"
-				return artifactOf(t, types.MediaType(mediatypes.AddonConfig), types.MediaType(mediatypes.AddonConfig), []byte("{}"), nil, l)
+				return artifactOf(t, mediatypes.AddonConfig, mediatypes.AddonConfig, []byte("{}"), nil, l)
 			}),
 			is: unpack.ErrUnsupported,
 		},
