@@ -32,9 +32,11 @@ type Options struct {
 // Result is a relocated render.
 type Result struct {
 	*render.Result
-	// Unrelocated lists the images left as they were: in the lock, but in
-	// fields outside those rewritten (a custom resource's containers in
-	// plain manifests, a CRD's), sorted.
+	// Unrelocated lists the images of the render (its inventory's, spec
+	// 6.2) left as they were, sorted: none where every one is in the
+	// lock, as the images of the workloads' pod specs are exactly those
+	// rewritten. A custom resource's image fields are not the add-on's
+	// images and are left as written.
 	Unrelocated []string
 }
 
