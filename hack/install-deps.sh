@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests need, idempotently:
-#  - Debian packages (the Distribution registry, umoci, skopeo, git) with
-#    apt-get when run as root;
-#  - the Go peers crane, oras and cosign into ./bin, pinned.
+#  - Debian packages (the Distribution registry, umoci, skopeo, git, etcd
+#    and kubectl for the cluster tests) with apt-get when run as root;
+#  - the Go peers crane, oras and cosign into ./bin, pinned;
+#  - kube-apiserver, built from its Go module by hack/build-kube-apiserver.sh
+#    and cached outside the clone (tens of minutes cold, a no-op once cached).
 # Under CI (CI non-empty) anything missing afterwards fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ mkdir -p "$BIN"
 CRANE_VERSION=v0.22.1
 ORAS_VERSION=v1.3.6
 COSIGN_VERSION=v2.6.5
-DEBS=(docker-registry umoci skopeo git)
+DEBS=(docker-registry umoci skopeo git etcd-server kubectl)
 
 missing=()
 for pkg in "${DEBS[@]}"; do
@@ -44,8 +46,22 @@ install_go_tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_V
 install_go_tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 install_go_tool cosign github.com/sigstore/cosign/v2/cmd/cosign "$COSIGN_VERSION"
 
+# The cluster tests' API server (internal/testing/kubeenv finds it in the
+# cache this prints, unless TEST_ASSET_KUBE_APISERVER names another).
+kube_apiserver=
+if [[ -n "${TEST_ASSET_KUBE_APISERVER:-}" ]]; then
+  kube_apiserver=$TEST_ASSET_KUBE_APISERVER
+elif ! kube_apiserver=$(hack/build-kube-apiserver.sh); then
+  echo "install-deps: hack/build-kube-apiserver.sh failed" >&2
+  kube_apiserver=
+fi
+
 status=0
-for tool in docker-registry umoci skopeo git; do
+if [[ -z $kube_apiserver || ! -x $kube_apiserver ]]; then
+  echo "install-deps: kube-apiserver is missing (hack/build-kube-apiserver.sh)" >&2
+  status=1
+fi
+for tool in docker-registry umoci skopeo git etcd kubectl; do
   if ! command -v "$tool" >/dev/null; then
     echo "install-deps: $tool is not installed" >&2
     status=1

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonpkg/addonpkg/internal/textdiff"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
@@ -71,7 +72,7 @@ func Diff(ctx context.Context, a, b *render.Result) *Report {
 		key := db.Object.String()
 		r.Changed = append(r.Changed, Change{
 			Object:      db.Object,
-			UnifiedDiff: Unified("a/"+key, "b/"+key, na, nb, 3),
+			UnifiedDiff: textdiff.Unified("a/"+key, "b/"+key, na, nb, 3),
 		})
 	}
 	for _, da := range docs(a) {

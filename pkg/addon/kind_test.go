@@ -1,26 +1,41 @@
 package addon_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 )
 
-// Helm's inputs are told by name (render says "this is a Helm chart"
-// rather than "invalid manifest" for them).
-func TestHelmNames(t *testing.T) {
-	for name, want := range map[string]bool{
-		"values.yaml": true, "chart/values.yml": true, "values-prod.yaml": true, "prod-values.yaml": true,
-		"prod.values.yaml": true, "Values.YAML": true, "my_values.yaml": true,
-		"values.json": false, "values": false, "invalues.yaml": false, "valuesfile.yaml": false, "deployment.yaml": false,
+func TestKindOf(t *testing.T) {
+	f := &fstest.MapFile{Data: []byte("resources: []\n")}
+	for _, tc := range []struct {
+		files []string
+		want  addon.Kind
+		both  string
+	}{
+		{[]string{"a.yaml"}, addon.KindManifests, ""},
+		{[]string{"kustomization.yaml"}, addon.KindKustomize, ""},
+		{[]string{"Kustomization", "a.yaml"}, addon.KindKustomize, ""},
+		{[]string{"sub/kustomization.yaml", "sub/Kustomization"}, addon.KindManifests, ""},
+		{[]string{"kustomization.yaml", "kustomization.yml"}, "", "kustomization.yaml and kustomization.yml"},
+		{[]string{"Kustomization", "kustomization.yml", "kustomization.yaml"}, "", "kustomization.yaml and kustomization.yml and Kustomization"},
 	} {
-		if got := addon.IsHelmValuesFile(name); got != want {
-			t.Errorf("IsHelmValuesFile(%q) = %v, want %v", name, got, want)
+		fsys := fstest.MapFS{}
+		for _, n := range tc.files {
+			fsys[n] = f
 		}
-	}
-	for name, want := range map[string]bool{"Chart.yaml": true, "charts/x/Chart.yaml": true, "chart.yaml": false, "Chart.yml": false} {
-		if got := addon.IsHelmChartFile(name); got != want {
-			t.Errorf("IsHelmChartFile(%q) = %v, want %v", name, got, want)
+		got, err := addon.KindOf(fsys)
+		if tc.both != "" {
+			if !errors.Is(err, addon.ErrTwoKustomizations) || !strings.Contains(err.Error(), tc.both) {
+				t.Errorf("%v: %v, want ErrTwoKustomizations naming %s", tc.files, err, tc.both)
+			}
+			continue
+		}
+		if err != nil || got != tc.want || addon.DetectKind(fsys) != tc.want {
+			t.Errorf("%v: %s, %v; want %s", tc.files, got, err, tc.want)
 		}
 	}
 }

@@ -103,6 +103,10 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		created = time.Unix(0, 0).UTC()
 	}
 
+	kind, err := addon.KindOf(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+	}
 	// The layer (tar, compress, digest) does not depend on the inventory:
 	// it is built while the tree renders.
 	type built struct {
@@ -114,7 +118,6 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		l, err := contentLayer(fsys, opts, created)
 		layerc <- built{l, err}
 	}()
-	kind := addon.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
 	var warnings []string
 	if !opts.NoValidate {
@@ -143,10 +146,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		Created:     created.Format(time.RFC3339),
 		Inventory:   inv,
 	}
-	var (
-		img v1.Image
-		err error
-	)
+	var img v1.Image
 	switch opts.Format {
 	case FormatImage:
 		img, err = buildImage(b.layer, cfg, opts, created)

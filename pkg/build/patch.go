@@ -129,7 +129,9 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 		return nil, err
 	}
 	cfg.Created = created.Format(time.RFC3339)
-	cfg.Kind = addon.DetectKind(merged)
+	if cfg.Kind, err = addon.KindOf(merged); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+	}
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	var warnings []string
 	if !opts.NoValidate {

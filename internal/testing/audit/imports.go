@@ -17,7 +17,7 @@ const Module = "github.com/addonpkg/addonpkg"
 // hack/, bench/, e2e/ and examples/ sit on top and are not checked).
 var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
-	{"pkg/mediatypes", "pkg/safetree", "internal/netguard", "internal/ignore", "internal/gitinfo",
+	{"pkg/mediatypes", "pkg/safetree", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
 		"internal/verify", "internal/atomicfile", "internal/rawfile"},
 	// The core data (configs, trees in memory, tar layers) and the retry
 	// policy.
@@ -28,7 +28,7 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock", "pkg/referrers"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/addonset", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
+	{"pkg/transfer", "pkg/addonset", "pkg/apply", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
 		"pkg/airgap", "pkg/relocate", "pkg/signature"},
 	// The commands.
 	{"cmd/addonpkg"},

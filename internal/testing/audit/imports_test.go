@@ -112,3 +112,43 @@ func TestUnpackPullsNoKustomize(t *testing.T) {
 		t.Error("pkg/render's deps hold no kustomize: the check looks at the wrong list")
 	}
 }
+
+// kubernetesClients are the import paths that mean "compiles a Kubernetes
+// client": only pkg/apply (and what imports it) may.
+var kubernetesClients = []string{"k8s.io/client-go", "sigs.k8s.io/controller-runtime", "github.com/fluxcd/pkg/ssa"}
+
+// clientIn returns the first dependency of deps that is a Kubernetes
+// client, or "".
+func clientIn(deps []string) string {
+	for _, d := range deps {
+		for _, p := range kubernetesClients {
+			if d == p || strings.HasPrefix(d, p+"/") {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// An installer that unpacks, reads a source, renders or builds compiles
+// no Kubernetes client: client-go stays behind pkg/apply.
+func TestCorePullsNoClientGo(t *testing.T) {
+	root, _ := loadGraph(t)
+	for _, pkg := range []string{"./pkg/unpack", "./pkg/source", "./pkg/render", "./pkg/build"} {
+		deps, err := audit.Deps(root, pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := clientIn(deps); d != "" {
+			t.Errorf("importing %s compiles in %s", pkg, d)
+		}
+	}
+	// The check fails where a client is imported: pkg/apply's deps.
+	deps, err := audit.Deps(root, "./pkg/apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := clientIn(deps); !strings.HasPrefix(d, "k8s.io/client-go") && !strings.HasPrefix(d, "sigs.k8s.io/controller-runtime") && !strings.HasPrefix(d, "github.com/fluxcd/pkg/ssa") {
+		t.Errorf("pkg/apply's deps hold no Kubernetes client (found %q): the check looks at the wrong list", d)
+	}
+}

@@ -1,4 +1,6 @@
-package diff
+// Package textdiff writes unified diffs of texts, for every command that
+// shows one (the rendered diff of two add-ons, the cluster diff).
+package textdiff
 
 import (
 	"fmt"

@@ -1,0 +1,118 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Addon is one add-on to install: who it is, where it came from, and its
+// rendered objects.
+type Addon struct {
+	// Name identifies the add-on in the cluster: its inventory and its
+	// owner label. A DNS label (lowercase, at most 63 characters).
+	Name string
+	// Version is the add-on's version, as its config says.
+	Version string
+	// Source is the pinned SOURCE it was read from (for example
+	// oci://registry/addon@sha256:...).
+	Source string
+	// Digest is its manifest digest.
+	Digest string
+	// Identity is its content identity (archive.Identity).
+	Identity string
+	// Objects are the rendered objects, in any order: Apply stages them.
+	Objects []*unstructured.Unstructured
+}
+
+// DecodeObjects decodes a YAML (or JSON) stream of Kubernetes objects,
+// such as render.Result.YAML() or `addonpkg unpack`'s output. Empty
+// documents are dropped, lists are expanded, and an object without
+// apiVersion, kind or metadata.name is refused, named by its position.
+func DecodeObjects(stream []byte) ([]*unstructured.Unstructured, error) {
+	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	var out []*unstructured.Unstructured
+	for doc := 1; ; doc++ {
+		var raw map[string]any
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("decode document %d: %w: %s", doc, ErrInvalid, oneLine(err.Error()))
+		}
+		if len(raw) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: raw}
+		if u.IsList() {
+			err := u.EachListItem(func(o runtime.Object) error {
+				item := o.(*unstructured.Unstructured)
+				if err := checkObject(item); err != nil {
+					return err
+				}
+				out = append(out, item)
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("decode document %d: %w", doc, err)
+			}
+			continue
+		}
+		if err := checkObject(u); err != nil {
+			return nil, fmt.Errorf("decode document %d: %w", doc, err)
+		}
+		out = append(out, u)
+	}
+}
+
+func checkObject(u *unstructured.Unstructured) error {
+	var missing []string
+	if u.GetAPIVersion() == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if u.GetKind() == "" {
+		missing = append(missing, "kind")
+	}
+	if u.GetName() == "" {
+		missing = append(missing, "metadata.name")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: object %s has no %s", ErrInvalid, describe(u), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func (a *Addon) validate() error {
+	if errs := validation.IsDNS1123Label(a.Name); len(errs) > 0 {
+		return fmt.Errorf("%w: add-on name %q: %s", ErrInvalid, a.Name, strings.Join(errs, "; "))
+	}
+	for i, o := range a.Objects {
+		if o == nil {
+			return fmt.Errorf("%w: add-on %s: object %d is nil", ErrInvalid, a.Name, i)
+		}
+		if err := checkObject(o); err != nil {
+			return fmt.Errorf("add-on %s: %w", a.Name, err)
+		}
+	}
+	return nil
+}
+
+// describe is Kind/namespace/name, or Kind/name for a cluster-scoped
+// object, as kubectl and Flux print objects.
+func describe(u *unstructured.Unstructured) string {
+	kind := u.GetKind()
+	if kind == "" {
+		kind = "(no kind)"
+	}
+	if ns := u.GetNamespace(); ns != "" {
+		return kind + "/" + ns + "/" + u.GetName()
+	}
+	return kind + "/" + u.GetName()
+}

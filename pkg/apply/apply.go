@@ -1,0 +1,292 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultTimeout bounds the waits of Apply and Uninstall unless
+// Options.Timeout says otherwise.
+const DefaultTimeout = 5 * time.Minute
+
+// DefaultTakeOver are the field managers whose fields Apply takes over
+// (prefixes: "kubectl" covers kubectl-client-side-apply, kubectl-edit,
+// ...), so an add-on installed by hand or by another installer is
+// adopted instead of fought over.
+var DefaultTakeOver = []string{"kubectl", "helm", "kubeadm", "kops"}
+
+// Options tune Apply and Diff. The zero value applies, prunes, takes over
+// DefaultTakeOver's fields and does not wait.
+type Options struct {
+	// DryRun asks the server what would change (server-side dry-run) and
+	// changes nothing, not even the inventory. Changes carry diffs.
+	DryRun bool
+	// Wait waits until every object is ready (kstatus: CRDs established,
+	// Deployments available, Jobs complete, ...) and stops early when one
+	// fails. An object annotated AnnotationWait=WaitDisabled is not
+	// waited for.
+	Wait bool
+	// Timeout bounds each wait (CRDs established, readiness, deletions);
+	// 0: DefaultTimeout.
+	Timeout time.Duration
+	// NoPrune keeps the objects an earlier apply made that the add-on no
+	// longer holds; by default they are deleted.
+	NoPrune bool
+	// PruneNonEmpty lets prune delete a CustomResourceDefinition or a
+	// Namespace that still holds objects; by default they are kept.
+	PruneNonEmpty bool
+	// Force adopts objects that another add-on owns.
+	Force bool
+	// Recreate deletes and creates again an object whose change the
+	// server refuses as immutable (AnnotationRecreate does it for one).
+	Recreate bool
+	// TakeOver lists the field-manager prefixes whose fields are taken
+	// over; nil: DefaultTakeOver; empty (non-nil): none.
+	TakeOver []string
+	// Values are the installer's values the add-on was rendered with,
+	// recorded in the inventory.
+	Values map[string]string
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
+}
+
+// testHook, when set by a test, is called between stages ("pending",
+// "definitions", "resources", "webhooks", "pruned").
+var testHook func(stage string)
+
+func hook(stage string) {
+	if testHook != nil {
+		testHook(stage)
+	}
+}
+
+// Apply installs or upgrades an add-on. In order: it resolves every
+// object, reads the add-on's inventory, refuses objects other add-ons own
+// (unless Force) and checks every permission it needs
+// (*PreflightError); then it writes the inventory as pending (old and new
+// objects), applies in stages under field manager FieldManager, prunes
+// what the previous apply made and this one does not, writes the
+// inventory as applied, and waits if asked. Only objects that differ are
+// patched: applying the same add-on twice changes nothing.
+//
+// On an error the returned ChangeSet holds what was done so far, and the
+// inventory stays pending, so the next Apply finishes the job.
+func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, error) {
+	if err := a.validate(); err != nil {
+		return nil, err
+	}
+	a.Objects = deepCopy(a.Objects)
+	p, err := c.makePlan(ctx, &a, opts.Force)
+	if err != nil {
+		return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+	}
+	if err := c.Preflight(ctx, p.permissions(c, opts)); err != nil {
+		return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+	}
+	if len(p.unread) > 0 {
+		return nil, fmt.Errorf("apply %s: %w", a.Name, p.unread[0])
+	}
+	p.label()
+	if opts.DryRun {
+		cs, err := c.diff(ctx, p, opts)
+		if err != nil {
+			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		}
+		return cs, nil
+	}
+
+	cs := &ChangeSet{Addon: a.Name}
+	var prevObjects []InventoryEntry
+	if p.prev != nil {
+		prevObjects = p.prev.Objects
+	}
+	inv := &Inventory{
+		Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
+		Values: maps.Clone(opts.Values), Phase: PhasePending,
+		Objects: union(prevObjects, p.entries()),
+	}
+	// The pending record is needed only when this apply may make objects
+	// the last record does not list: otherwise it already covers all an
+	// apply cut short could leave behind.
+	sec := p.prevSecret
+	if p.prev == nil || !subset(p.entries(), p.prev.Objects) {
+		var err error
+		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
+			return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+		}
+	}
+	hook("pending")
+
+	if err := c.applyStaged(ctx, p, opts, cs); err != nil {
+		return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+	}
+
+	kept := []InventoryEntry{}
+	if !opts.NoPrune {
+		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
+		cs.Changes = append(cs.Changes, changes...)
+		if err != nil {
+			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		}
+		kept = retained
+	} else {
+		for _, d := range p.prune {
+			kept = append(kept, d.entry)
+		}
+	}
+	hook("pruned")
+
+	inv.Phase = PhaseApplied
+	inv.Objects = union(kept, p.entries())
+	if !sameRecord(inv, p.prev) || sec != p.prevSecret {
+		if _, err := c.writeInventory(ctx, inv, sec); err != nil {
+			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		}
+	}
+
+	if opts.Wait {
+		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
+			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		}
+	}
+	return cs, nil
+}
+
+func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o.DeepCopy()
+	}
+	return out
+}
+
+func isWebhookConfiguration(o *unstructured.Unstructured) bool {
+	return strings.HasPrefix(o.GetAPIVersion(), "admissionregistration.k8s.io/") &&
+		(o.GetKind() == "MutatingWebhookConfiguration" || o.GetKind() == "ValidatingWebhookConfiguration")
+}
+
+func isDefinition(o *unstructured.Unstructured) bool {
+	switch {
+	case o.GetKind() == "CustomResourceDefinition" && strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/"):
+	case o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1":
+	case o.GetKind() == "ClusterRole" && strings.HasPrefix(o.GetAPIVersion(), "rbac.authorization.k8s.io/"):
+	default:
+		return false
+	}
+	return true
+}
+
+func (c *Client) applyOptions(opts Options) ssa.ApplyOptions {
+	ao := ssa.DefaultApplyOptions()
+	ao.Force = opts.Recreate
+	ao.ForceSelector = map[string]string{AnnotationRecreate: RecreateEnabled}
+	ao.WaitInterval = c.opts.PollInterval
+	ao.WaitTimeout = opts.timeout()
+	// Roles in a stage of their own, before RoleBindings: binding a role
+	// that does not exist yet is refused to anyone but a cluster admin.
+	ao.CustomStageKinds = map[schema.GroupKind]struct{}{{Group: "rbac.authorization.k8s.io", Kind: "Role"}: {}}
+	takeOver := opts.TakeOver
+	if takeOver == nil {
+		takeOver = DefaultTakeOver
+	}
+	for _, name := range takeOver {
+		for _, op := range []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate} {
+			ao.Cleanup.FieldManagers = append(ao.Cleanup.FieldManagers, ssa.FieldManager{Name: name, OperationType: op})
+		}
+	}
+	return ao
+}
+
+// applyStaged applies in the stages of ssa.ApplyAllStaged (CRDs,
+// Namespaces and ClusterRoles, waited for; then *Class kinds; then Roles;
+// then the rest), with webhook configurations last of all, after the rest
+// is ready when waiting, so a webhook never refuses the objects that
+// start its own server.
+func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *ChangeSet) error {
+	ao := c.applyOptions(opts)
+	var defs, rest, hooks []*unstructured.Unstructured
+	for _, pl := range p.objects {
+		switch {
+		case isDefinition(pl.obj):
+			defs = append(defs, pl.obj)
+		case isWebhookConfiguration(pl.obj):
+			hooks = append(hooks, pl.obj)
+		default:
+			rest = append(rest, pl.obj)
+		}
+	}
+	run := func(stage string, objs []*unstructured.Unstructured, staged bool) error {
+		if len(objs) == 0 {
+			return nil
+		}
+		var (
+			res *ssa.ChangeSet
+			err error
+		)
+		if staged {
+			res, err = c.manager.ApplyAllStaged(ctx, objs, ao)
+		} else {
+			res, err = c.manager.ApplyAll(ctx, objs, ao)
+		}
+		if res != nil {
+			cs.Changes = append(cs.Changes, changesOf(res)...)
+		}
+		if err != nil {
+			return wrap(err)
+		}
+		hook(stage)
+		return nil
+	}
+	if err := run("definitions", defs, true); err != nil {
+		return err
+	}
+	if err := run("resources", rest, true); err != nil {
+		return err
+	}
+	if len(hooks) > 0 && opts.Wait {
+		var waited []*planned
+		for _, pl := range p.objects {
+			if !isWebhookConfiguration(pl.obj) {
+				waited = append(waited, pl)
+			}
+		}
+		if err := c.wait(ctx, waited, opts.timeout()); err != nil {
+			return err
+		}
+	}
+	return run("webhooks", hooks, false)
+}
+
+func changesOf(res *ssa.ChangeSet) []Change {
+	out := make([]Change, 0, len(res.Entries))
+	for _, e := range res.Entries {
+		gv := schema.GroupVersion{Group: e.ObjMetadata.GroupKind.Group, Version: e.GroupVersion}
+		out = append(out, Change{
+			Object:  describeMeta(e.ObjMetadata.GroupKind.Kind, e.ObjMetadata.Namespace, e.ObjMetadata.Name),
+			ID:      e.ObjMetadata.String(),
+			Version: gv.String(),
+			Action:  Action(e.Action),
+		})
+	}
+	return out
+}
+
+func describeMeta(kind, ns, name string) string {
+	if ns != "" {
+		return kind + "/" + ns + "/" + name
+	}
+	return kind + "/" + name
+}

@@ -1,0 +1,164 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// FieldManager is the server-side apply field manager of every object
+// addonpkg applies.
+const FieldManager = "addonpkg"
+
+// DefaultInventoryNamespace is where inventories live unless
+// ClientOptions.InventoryNamespace says otherwise.
+const DefaultInventoryNamespace = "kube-system"
+
+// ErrKubeconfig: no usable kubeconfig (none found and not in a cluster,
+// an unknown context, a malformed file).
+var ErrKubeconfig = errors.New("kubeconfig")
+
+// ConnectOptions says which cluster to talk to, as kubectl's kubeconfig
+// handling does.
+type ConnectOptions struct {
+	// Kubeconfig is a kubeconfig file. Empty: $KUBECONFIG, then
+	// ~/.kube/config, then the in-cluster config of a Pod's service
+	// account.
+	Kubeconfig string
+	// Context is the kubeconfig context; empty: its current context.
+	Context string
+	// ClientOptions apply to the client made; their Namespace defaults
+	// to the context's namespace.
+	ClientOptions
+}
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Namespace is given to namespaced objects that have none, as
+	// kubectl does; empty: "default" (Connect: the context's namespace).
+	Namespace string
+	// InventoryNamespace holds the inventories (one Secret per add-on);
+	// empty: DefaultInventoryNamespace.
+	InventoryNamespace string
+	// Concurrency is how many objects are dry-run at once; 0: 4.
+	Concurrency int
+	// PollInterval is how often readiness is polled; 0: 500 ms.
+	PollInterval time.Duration
+}
+
+// Client installs add-ons into one cluster. It is safe for concurrent use
+// on different add-ons.
+type Client struct {
+	cfg     *rest.Config
+	kube    client.Client
+	mapper  meta.RESTMapper
+	typed   kubernetes.Interface
+	manager *ssa.ResourceManager
+	opts    ClientOptions
+}
+
+// Connect loads the kubeconfig as kubectl does and checks that the API
+// server answers and accepts the credentials (ErrUnreachable,
+// ErrUnauthorized otherwise).
+func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = opts.Kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w: %s", ErrKubeconfig, oneLine(err.Error()))
+	}
+	if opts.Namespace == "" {
+		if ns, _, err := loader.Namespace(); err == nil {
+			opts.Namespace = ns
+		}
+	}
+	c, err := New(cfg, opts.ClientOptions)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Ping(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// New makes a Client from a rest.Config. It does not contact the API
+// server until used (see Ping).
+func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	// client-go's default of 5 requests a second makes a 100-object
+	// add-on take a minute.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 100, 200
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Minute
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.InventoryNamespace == "" {
+		opts.InventoryNamespace = DefaultInventoryNamespace
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("make http client: %w: %s", ErrKubeconfig, oneLine(err.Error()))
+	}
+	// The dynamic mapper discovers a group again when a kind is not found,
+	// which is what lets a custom resource follow its CRD in one apply.
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("make rest mapper: %w", wrap(err))
+	}
+	kube, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("make client: %w", wrap(err))
+	}
+	typed, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("make client: %w", wrap(err))
+	}
+	// A direct reader: readiness needs only get, which the pre-flight
+	// checks, where the caching reader would list every kind.
+	poller := polling.NewStatusPoller(kube, mapper, polling.Options{
+		ClusterReaderFactory: engine.ClusterReaderFactoryFunc(clusterreader.NewDirectClusterReader),
+	})
+	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
+	manager.SetConcurrency(opts.Concurrency)
+	return &Client{cfg: cfg, kube: kube, mapper: mapper, typed: typed, manager: manager, opts: opts}, nil
+}
+
+// Ping asks the API server its version: ErrUnreachable or ErrUnauthorized
+// when it cannot.
+func (c *Client) Ping(ctx context.Context) error {
+	rc := c.typed.Discovery().RESTClient()
+	if rc == nil {
+		return nil
+	}
+	if err := rc.Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+		return fmt.Errorf("connect to %s: %w", c.cfg.Host, wrap(err))
+	}
+	return nil
+}
+
+// Host is the API server's URL.
+func (c *Client) Host() string { return c.cfg.Host }

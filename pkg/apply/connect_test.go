@@ -1,0 +1,181 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// Connect reads a kubeconfig and its context as kubectl does, and tells
+// an unreachable server, refused credentials and a missing context apart.
+func TestConnect(t *testing.T) {
+	k := newCluster(t)
+	ctx := context.Background()
+	c, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: k.env.AdminKubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host() != k.env.URL {
+		t.Errorf("host %s, want %s", c.Host(), k.env.URL)
+	}
+	t.Setenv("KUBECONFIG", k.env.RestrictedKubeconfig)
+	if _, err := apply.Connect(ctx, apply.ConnectOptions{}); err != nil {
+		t.Errorf("connect with KUBECONFIG: %v", err)
+	}
+	if _, err := apply.Connect(ctx, apply.ConnectOptions{Context: "nope"}); !errors.Is(err, apply.ErrKubeconfig) {
+		t.Errorf("unknown context: %v, want ErrKubeconfig", err)
+	}
+	if _, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}); !errors.Is(err, apply.ErrKubeconfig) {
+		t.Errorf("missing kubeconfig: %v, want ErrKubeconfig", err)
+	}
+
+	bad := rest.CopyConfig(k.env.Admin)
+	bad.BearerToken = "not-a-token"
+	c, err = apply.New(bad, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); !errors.Is(err, apply.ErrUnauthorized) {
+		t.Errorf("bad token: %v, want ErrUnauthorized", err)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	gone := rest.CopyConfig(k.env.Admin)
+	gone.Host = "https://" + addr
+	gone.Timeout = 5 * time.Second
+	c, err = apply.New(gone, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Ping(ctx)
+	if !errors.Is(err, apply.ErrUnreachable) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), addr) {
+		t.Errorf("closed port: %v, want ErrUnreachable on one line naming %s", err, addr)
+	}
+}
+
+// What the pre-flight asks for is enough: a user granted exactly the
+// permissions it listed as missing (and nothing else) installs the
+// add-on, upgrades it with a prune, and uninstalls it.
+func TestPreflightListIsSufficient(t *testing.T) {
+	k := newCluster(t)
+	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := k.addon(t, k.prefix, "1", upgradeV1)
+	_, err = restricted.Apply(k.ctx, v1, apply.Options{})
+	var pe *apply.PreflightError
+	if !errors.As(err, &pe) {
+		t.Fatalf("restricted apply: %v, want a PreflightError", err)
+	}
+	// Grant what it listed, plus what the upgrade and uninstall will ask
+	// for (delete and update), cluster-wide per resource.
+	rules := map[string]*rbacv1.PolicyRule{}
+	for _, p := range append(pe.Missing,
+		apply.Permission{Verb: "delete", Resource: "configmaps"}, apply.Permission{Verb: "delete", Resource: "namespaces"},
+		apply.Permission{Verb: "update", Resource: "secrets"}, apply.Permission{Verb: "delete", Resource: "secrets"}) {
+		key := p.Group + "/" + p.Resource
+		if rules[key] == nil {
+			rules[key] = &rbacv1.PolicyRule{APIGroups: []string{p.Group}, Resources: []string{p.Resource}}
+		}
+		rules[key].Verbs = append(rules[key].Verbs, p.Verb)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}
+	for _, r := range rules {
+		role.Rules = append(role.Rules, *r)
+	}
+	if _, err := k.typed.RbacV1().ClusterRoles().Create(k.ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.typed.RbacV1().ClusterRoleBindings().Create(k.ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: k.prefix},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: k.prefix},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "restricted", APIGroup: "rbac.authorization.k8s.io"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, k.prefix, metav1.DeleteOptions{})
+		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, k.prefix, metav1.DeleteOptions{})
+	})
+	// RBAC takes effect through the authorizer's cache: retry briefly.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err = restricted.Apply(k.ctx, v1, apply.Options{Wait: true})
+		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("apply with the listed permissions: %v", err)
+	}
+	if _, err := restricted.Apply(k.ctx, k.addon(t, k.prefix, "2", upgradeV2), apply.Options{}); err != nil {
+		t.Fatalf("upgrade with the listed permissions: %v", err)
+	}
+	if _, err := restricted.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{PruneNonEmpty: true}); err != nil {
+		t.Fatalf("uninstall with the listed permissions: %v", err)
+	}
+}
+
+// DecodeObjects reads a rendered stream, expands lists, drops empty
+// documents, and refuses an object without a kind, naming its document.
+func TestDecodeObjects(t *testing.T) {
+	objs, err := apply.DecodeObjects([]byte(`
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+---
+# only a comment
+---
+{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetKind()+"/"+o.GetName())
+	}
+	if got := strings.Join(names, " "); got != "ConfigMap/a ConfigMap/b Secret/c" {
+		t.Errorf("decoded %s", got)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n", "document 2"},
+		{"apiVersion: v1\nkind: ConfigMap\n", "metadata.name"},
+		{"apiVersion: v1\nkind: [\n", "document 1"},
+	} {
+		_, err := apply.DecodeObjects([]byte(bad.in))
+		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("DecodeObjects(%q) = %v, want ErrInvalid naming %s", bad.in, err, bad.want)
+		}
+	}
+	a := apply.Addon{Name: "Not_A_Name"}
+	c, err := apply.New(&rest.Config{Host: "https://127.0.0.1:1"}, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(context.Background(), a, apply.Options{}); !errors.Is(err, apply.ErrInvalid) {
+		t.Errorf("bad add-on name: %v, want ErrInvalid", err)
+	}
+}

@@ -1,0 +1,99 @@
+package apply_test
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+const secretAddon = `
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: NS}
+stringData: {password: SECRETVALUE}
+`
+
+// Before the add-on is installed, the diff says plainly which objects
+// the server could not validate (their CRD or Namespace is part of the
+// add-on) instead of calling them created; after, it shows what changes,
+// Secret data masked; neither dry-run nor diff changes anything.
+func TestDryRunAndDiffChangeNothing(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", crdAddon+"---\n"+strings.ReplaceAll(secretAddon, "SECRETVALUE", "first-"+k.prefix))
+
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]apply.Change{}
+	for _, c := range cs.Changes {
+		got[c.Object] = c
+	}
+	for obj, want := range map[string]apply.Action{
+		"Namespace/" + k.prefix: apply.Created,
+		"CustomResourceDefinition/widgets." + k.prefix + ".example.com": apply.Created,
+		"Widget/" + k.prefix + "/w1":                                    apply.Unvalidated,
+		"ConfigMap/" + k.prefix + "/settings":                           apply.Unvalidated,
+	} {
+		if got[obj].Action != want {
+			t.Errorf("%s: %q, want %q:\n%s", obj, got[obj].Action, want, cs)
+		}
+	}
+	if r := got["Widget/"+k.prefix+"/w1"].Reason; !strings.Contains(r, "CustomResourceDefinition") || !strings.Contains(r, "not validated") {
+		t.Errorf("Widget's reason %q does not say its CRD is not installed", r)
+	}
+	if !cs.DryRun || !cs.Changed() {
+		t.Errorf("diff of a new add-on: dry-run %v, changed %v", cs.DryRun, cs.Changed())
+	}
+	if k.exists(t, gvrNamespace, "", k.prefix) || k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") || k.inventory(t, a.Name) != nil {
+		t.Fatal("diff changed the cluster")
+	}
+
+	k.mustApply(t, a, apply.Options{})
+	before := k.resourceVersions(t, a)
+	invBefore := k.inventorySecret(t, a.Name).ResourceVersion
+
+	b := k.addon(t, k.prefix, "2", strings.Replace(crdAddon, "key: one", "key: two", 1)+"---\n"+strings.ReplaceAll(secretAddon, "SECRETVALUE", "second-"+k.prefix))
+	for _, run := range []func() (*apply.ChangeSet, error){
+		func() (*apply.ChangeSet, error) { return k.admin.Diff(k.ctx, b, apply.Options{}) },
+		func() (*apply.ChangeSet, error) { return k.admin.Apply(k.ctx, b, apply.Options{DryRun: true}) },
+	} {
+		cs, err := run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cm, secret apply.Change
+		for _, c := range cs.Changes {
+			switch c.Object {
+			case "ConfigMap/" + k.prefix + "/settings":
+				cm = c
+			case "Secret/" + k.prefix + "/creds":
+				secret = c
+			}
+		}
+		if cm.Action != apply.Configured || !strings.Contains(cm.Diff, "-  key: one") || !strings.Contains(cm.Diff, "+  key: two") {
+			t.Errorf("ConfigMap change %+v, want configured with key: one -> two", cm)
+		}
+		if secret.Action != apply.Configured || !strings.Contains(secret.Diff, "***") {
+			t.Errorf("Secret change %+v, want configured and masked", secret)
+		}
+		for _, v := range []string{"first-", "second-"} {
+			enc := base64.StdEncoding.EncodeToString([]byte(v + k.prefix))
+			if strings.Contains(secret.Diff, v+k.prefix) || strings.Contains(secret.Diff, enc[:len(enc)-4]) {
+				t.Errorf("Secret diff shows its data:\n%s", secret.Diff)
+			}
+		}
+		if n := cs.Count(apply.Unchanged); n != 3 {
+			t.Errorf("%d unchanged, want 3:\n%s", n, cs)
+		}
+	}
+	if after := k.resourceVersions(t, a); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("dry-run and diff moved resourceVersions:\nbefore %v\nafter  %v", before, after)
+	}
+	if k.inventorySecret(t, a.Name).ResourceVersion != invBefore {
+		t.Error("dry-run or diff wrote the inventory")
+	}
+}

@@ -1,0 +1,82 @@
+// Package apply installs add-ons into a Kubernetes cluster: staged
+// server-side apply, an inventory per add-on, prune, readiness waits, a
+// server-side diff and an RBAC pre-flight, on Flux's engine
+// (github.com/fluxcd/pkg/ssa, kstatus from github.com/fluxcd/cli-utils).
+//
+// # API
+//
+//	c, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: path, Context: name})
+//	objs, err := apply.DecodeObjects(result.YAML()) // a rendered stream
+//	cs, err := c.Apply(ctx, apply.Addon{Name: "coredns", Version: "1.12.0",
+//		Source: "oci://reg/coredns@sha256:...", Digest: "sha256:...", Objects: objs},
+//		apply.Options{Wait: true})
+//	cs, err = c.Diff(ctx, addon, apply.Options{})   // what Apply would change
+//	cs, err = c.Uninstall(ctx, "coredns", apply.UninstallOptions{})
+//	list, err := c.Status(ctx)                       // installed add-ons, readiness
+//
+// Connect reads kubeconfig as kubectl does (an explicit file, then
+// $KUBECONFIG, then ~/.kube/config, then a Pod's in-cluster config); New
+// takes a *rest.Config. Errors match the sentinels of errors.go with
+// errors.Is: ErrConflict (*OwnershipError), ErrForbidden
+// (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
+// ErrUnreachable, ErrUnauthorized, ErrRejected, ErrInvalid,
+// ErrNotInstalled, ErrKubeconfig.
+//
+// # Stages
+//
+// Every object is applied with server-side apply under field manager
+// "addonpkg", after a server-side dry-run; only objects that differ are
+// patched, so applying an add-on twice bumps no resourceVersion. The
+// stages: CustomResourceDefinitions, Namespaces and ClusterRoles, waited
+// for (CRDs Established) before anything else, the REST mapper
+// discovering the new kinds; then *Class kinds (waited for); then Roles;
+// then everything else (ServiceAccounts, RoleBindings, ConfigMaps,
+// Services, workloads, custom resources, in ssa's kind order); then
+// Mutating- and ValidatingWebhookConfigurations, after the rest is ready
+// when Options.Wait is set.
+//
+// Fields held by the managers of Options.TakeOver (DefaultTakeOver:
+// kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed
+// by hand is adopted. An object whose LabelAddon names another add-on is
+// refused (*OwnershipError) unless Options.Force.
+//
+// # Inventory
+//
+// Each add-on has one Secret, InventoryName(name) ("addonpkg-NAME") in
+// the inventory namespace (ClientOptions.InventoryNamespace, default
+// kube-system), of type InventorySecretType, holding under InventoryKey
+// the JSON of Inventory: name, version, pinned source, manifest digest,
+// content identity, installer values, phase, and every object as
+// "<namespace>_<name>_<group>_<kind>" with its API version. The Secret is
+// a KEP-3659 ApplySet parent (label applyset.kubernetes.io/id =
+// ApplySetID, tooling "addonpkg/v1", contains-group-kinds,
+// additional-namespaces); every object it owns carries
+// applyset.kubernetes.io/part-of and LabelAddon, so kubectl sees what
+// owns what.
+//
+// Apply writes the inventory as pending, listing the previous objects and
+// the new ones, before its first change, and as applied, listing the new
+// ones, after pruning. An apply killed half-way leaves a pending
+// inventory; the next Apply prunes what it no longer holds from that
+// union and applies the rest.
+//
+// # Prune and uninstall
+//
+// Objects of the previous inventory that the add-on no longer holds are
+// deleted in reverse apply order, only when they carry the add-on's
+// LabelAddon, and waited for until gone. AnnotationPrune=PruneDisabled
+// keeps one. A CRD or Namespace that still holds objects (other than
+// those being deleted, and the default ServiceAccount and
+// kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
+// the inventory, unless Options.PruneNonEmpty. Uninstall deletes the
+// whole inventory the same way, then the inventory.
+//
+// # Pre-flight
+//
+// Before any change Apply and Uninstall ask the API server, with one
+// SelfSubjectAccessReview per verb and resource, whether the credentials
+// may do what the plan needs: get and patch every object, create those
+// that do not exist, delete those pruned (and recreated), get, create or
+// update the inventory. A *PreflightError lists every missing permission
+// and nothing is changed.
+package apply

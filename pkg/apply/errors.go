@@ -1,0 +1,170 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Sentinels, checked with errors.Is. Every error of this package that has
+// one of these causes matches it, whether it came from the API server or
+// from this package's own checks.
+var (
+	// ErrInvalid: the add-on itself is wrong (no name, an object without
+	// a kind, a kind neither the cluster nor the add-on defines).
+	ErrInvalid = errors.New("invalid add-on")
+	// ErrConflict: another add-on owns an object (OwnershipError), or the
+	// API server answered 409.
+	ErrConflict = errors.New("conflict")
+	// ErrForbidden: the pre-flight found missing permissions
+	// (PreflightError), or the API server answered 403.
+	ErrForbidden = errors.New("forbidden")
+	// ErrUnauthorized: the API server does not accept the credentials
+	// (401), for example an expired token.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrUnreachable: the API server cannot be reached.
+	ErrUnreachable = errors.New("api server unreachable")
+	// ErrTimeout: objects were not ready (or not gone) in time
+	// (WaitError).
+	ErrTimeout = errors.New("timeout")
+	// ErrNotReady: an object reached a failed state while waited for
+	// (WaitError).
+	ErrNotReady = errors.New("not ready")
+	// ErrNotInstalled: no inventory for the add-on in the cluster.
+	ErrNotInstalled = errors.New("add-on not installed")
+	// ErrRejected: the API server refused an object as invalid (422), for
+	// example a webhook or schema validation, or an immutable field
+	// without Recreate.
+	ErrRejected = errors.New("rejected by the api server")
+)
+
+// OwnershipError is an object that another installed add-on owns. It
+// matches ErrConflict.
+type OwnershipError struct {
+	Object string // Kind/namespace/name
+	Owner  string // the add-on that owns it
+	Addon  string // the add-on that claimed it
+}
+
+func (e *OwnershipError) Error() string {
+	return fmt.Sprintf("%s belongs to add-on %q, not %q (Force adopts it)", e.Object, e.Owner, e.Addon)
+}
+
+// Is makes an OwnershipError match ErrConflict.
+func (e *OwnershipError) Is(target error) bool { return target == ErrConflict }
+
+// Permission is one verb on one resource, as SelfSubjectAccessReview
+// asks it.
+type Permission struct {
+	Verb      string
+	Group     string
+	Resource  string
+	Namespace string // empty: cluster-wide
+}
+
+func (p Permission) String() string {
+	r := p.Resource
+	if p.Group != "" {
+		r += "." + p.Group
+	}
+	if p.Namespace == "" {
+		return p.Verb + " " + r
+	}
+	return p.Verb + " " + r + " in " + p.Namespace
+}
+
+// PreflightError lists every permission the credentials lack for the
+// plan. Nothing was changed. It matches ErrForbidden.
+type PreflightError struct {
+	User    string // as the API server names the credentials, when known
+	Missing []Permission
+}
+
+func (e *PreflightError) Error() string {
+	s := make([]string, len(e.Missing))
+	for i, p := range e.Missing {
+		s[i] = p.String()
+	}
+	who := "the credentials"
+	if e.User != "" {
+		who = fmt.Sprintf("user %q", e.User)
+	}
+	return fmt.Sprintf("pre-flight: %s may not: %s", who, strings.Join(s, ", "))
+}
+
+// Is makes a PreflightError match ErrForbidden.
+func (e *PreflightError) Is(target error) bool { return target == ErrForbidden }
+
+// WaitError names the objects that were not ready (or, for deletions,
+// not gone) and their last status. It matches ErrTimeout when the
+// timeout passed, ErrNotReady when an object failed.
+type WaitError struct {
+	Op       string   // "wait for" or "wait for deletion of"
+	Objects  []string // "Kind/namespace/name: Status: message"
+	TimedOut bool
+	Err      error // the engine's own error
+}
+
+func (e *WaitError) Error() string {
+	why := "failed"
+	if e.TimedOut {
+		why = "timed out"
+	}
+	return fmt.Sprintf("%s %s: %s", e.Op, why, strings.Join(e.Objects, "; "))
+}
+
+// Is makes a WaitError match ErrTimeout or ErrNotReady.
+func (e *WaitError) Is(target error) bool {
+	return (target == ErrTimeout && e.TimedOut) || (target == ErrNotReady && !e.TimedOut)
+}
+
+func (e *WaitError) Unwrap() error { return e.Err }
+
+// apiError keeps the API server's (or the transport's) error and its
+// message, and matches the sentinel of its cause.
+type apiError struct{ err error }
+
+func (e *apiError) Error() string { return oneLine(e.err.Error()) }
+func (e *apiError) Unwrap() error { return e.err }
+
+func (e *apiError) Is(target error) bool {
+	switch target {
+	case ErrForbidden:
+		return apierrors.IsForbidden(e.err)
+	case ErrUnauthorized:
+		return apierrors.IsUnauthorized(e.err)
+	case ErrConflict:
+		return apierrors.IsConflict(e.err) || apierrors.IsAlreadyExists(e.err)
+	case ErrRejected:
+		return apierrors.IsInvalid(e.err) || apierrors.IsBadRequest(e.err)
+	case ErrUnreachable:
+		return unreachable(e.err)
+	}
+	return false
+}
+
+func unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// wrap gives err the sentinels of its cause; nil stays nil.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return err
+	}
+	return &apiError{err: err}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

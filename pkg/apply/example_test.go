@@ -1,0 +1,48 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// An installer applies a rendered add-on and waits for it. (It needs a
+// cluster, so it is compiled, not run; the tests run the same calls
+// against a real API server.)
+func ExampleClient_Apply() {
+	ctx := context.Background()
+	c, err := apply.Connect(ctx, apply.ConnectOptions{}) // KUBECONFIG, ~/.kube/config or in-cluster
+	if err != nil {
+		log.Fatal(err)
+	}
+	stream, err := os.ReadFile("rendered.yaml") // for example render.Result.YAML()
+	if err != nil {
+		log.Fatal(err)
+	}
+	objs, err := apply.DecodeObjects(stream)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cs, err := c.Apply(ctx, apply.Addon{
+		Name:    "coredns",
+		Version: "1.12.0",
+		Source:  "oci://registry.example.com/addons/coredns@sha256:...",
+		Digest:  "sha256:...",
+		Objects: objs,
+	}, apply.Options{Wait: true, Timeout: 5 * time.Minute, Values: map[string]string{"DNS_SERVICE_IP": "10.96.0.10"}})
+	var pe *apply.PreflightError
+	switch {
+	case errors.As(err, &pe):
+		fmt.Println("missing permissions:", pe.Missing)
+	case errors.Is(err, apply.ErrTimeout):
+		fmt.Println("not ready in time:", err)
+	case err != nil:
+		log.Fatal(err)
+	}
+	fmt.Print(cs)
+}

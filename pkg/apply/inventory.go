@@ -1,0 +1,276 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+const labelDomain = "addonpkg.io"
+
+// Labels and annotations addonpkg reads and writes.
+const (
+	// LabelAddon is the owner label of every object an add-on applies:
+	// its value is the add-on's name. Prune and uninstall delete only
+	// objects that carry it with their add-on's name.
+	LabelAddon = labelDomain + "/name"
+	// LabelInventory marks an inventory Secret.
+	LabelInventory = labelDomain + "/inventory"
+
+	// AnnotationPrune set to PruneDisabled on an object (in the add-on or
+	// in the cluster) keeps it when prune or uninstall would delete it.
+	AnnotationPrune = labelDomain + "/prune"
+	PruneDisabled   = "disabled"
+	// AnnotationWait set to WaitDisabled on an object excludes it from
+	// the readiness wait.
+	AnnotationWait = labelDomain + "/wait"
+	WaitDisabled   = "disabled"
+	// AnnotationRecreate set to RecreateEnabled on an object lets Apply
+	// delete and create it again when a change of an immutable field is
+	// refused, as Options.Recreate does for every object.
+	AnnotationRecreate = labelDomain + "/recreate"
+	RecreateEnabled    = "enabled"
+
+	// The ApplySet labels and annotations of KEP-3659, so that kubectl
+	// sees which objects an add-on owns: the inventory Secret is the
+	// ApplySet's parent, every object its member.
+	LabelApplySetID              = "applyset.kubernetes.io/id"
+	LabelApplySetPartOf          = "applyset.kubernetes.io/part-of"
+	AnnotationApplySetTooling    = "applyset.kubernetes.io/tooling"
+	AnnotationApplySetGroupKinds = "applyset.kubernetes.io/contains-group-kinds"
+	AnnotationApplySetNamespaces = "applyset.kubernetes.io/additional-namespaces"
+	// Tooling is the ApplySet tooling annotation's value: kubectl refuses
+	// to prune a set another tool manages.
+	Tooling = "addonpkg/v1"
+
+	// InventorySecretType is the type of inventory Secrets.
+	InventorySecretType corev1.SecretType = labelDomain + "/inventory"
+	// InventoryKey is the inventory's key in the Secret's data.
+	InventoryKey = "inventory.json"
+)
+
+// The phases of an inventory.
+const (
+	// PhasePending: an apply started and did not finish. The inventory
+	// lists the objects of the last finished apply and of the one that
+	// started, so the next apply finishes it, or prunes what it left.
+	PhasePending = "pending"
+	// PhaseApplied: the last apply finished.
+	PhaseApplied = "applied"
+)
+
+// Inventory is what the cluster records of an installed add-on, as JSON
+// under InventoryKey in the Secret InventoryName(name) of the inventory
+// namespace.
+type Inventory struct {
+	Name     string            `json:"name"`
+	Version  string            `json:"version,omitempty"`
+	Source   string            `json:"source,omitempty"`
+	Digest   string            `json:"digest,omitempty"`
+	Identity string            `json:"identity,omitempty"`
+	Values   map[string]string `json:"values,omitempty"`
+	Phase    string            `json:"phase"`
+	Updated  time.Time         `json:"updated"`
+	Objects  []InventoryEntry  `json:"objects"`
+}
+
+// InventoryEntry is one object: ID is "<namespace>_<name>_<group>_<kind>"
+// (cli-utils' inventory format; a cluster-scoped object's namespace and
+// the core group are empty), Version its API version.
+type InventoryEntry struct {
+	ID      string `json:"id"`
+	Version string `json:"v"`
+}
+
+// InventoryName is the name of an add-on's inventory Secret.
+func InventoryName(addon string) string { return "addonpkg-" + addon }
+
+// ApplySetID is the ApplySet id (KEP-3659) of the inventory Secret
+// name/namespace: base64url(sha256("name.namespace.Secret.")) in
+// "applyset-%s-v1".
+func ApplySetID(name, namespace string) string {
+	sum := sha256.Sum256([]byte(name + "." + namespace + ".Secret."))
+	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
+}
+
+func entryOf(u *unstructured.Unstructured) InventoryEntry {
+	return InventoryEntry{ID: object.UnstructuredToObjMetadata(u).String(), Version: u.GroupVersionKind().Version}
+}
+
+// object returns a stub with the entry's identity, for get and delete.
+func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
+	m, err := object.ParseObjMetadata(e.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: inventory entry %q: %s", ErrInvalid, e.ID, oneLine(err.Error()))
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: m.GroupKind.Group, Version: e.Version, Kind: m.GroupKind.Kind})
+	u.SetName(m.Name)
+	u.SetNamespace(m.Namespace)
+	return u, nil
+}
+
+func (c *Client) readInventory(ctx context.Context, name string) (*Inventory, *corev1.Secret, error) {
+	s, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).Get(ctx, InventoryName(name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read inventory %s/%s: %w", c.opts.InventoryNamespace, InventoryName(name), wrap(err))
+	}
+	inv, err := decodeInventory(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, s, nil
+}
+
+func decodeInventory(s *corev1.Secret) (*Inventory, error) {
+	var inv Inventory
+	if err := json.Unmarshal(s.Data[InventoryKey], &inv); err != nil {
+		return nil, fmt.Errorf("read inventory %s/%s: %w: %s", s.Namespace, s.Name, ErrInvalid, oneLine(err.Error()))
+	}
+	return &inv, nil
+}
+
+// writeInventory creates or updates the inventory Secret. An update
+// carries the resourceVersion read, so two applies of one add-on at once
+// conflict instead of overwriting each other's record.
+func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev1.Secret) (*corev1.Secret, error) {
+	inv.Updated = time.Now().UTC().Truncate(time.Second)
+	sortEntries(inv.Objects)
+	data, err := json.MarshalIndent(inv, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode inventory: %w", err)
+	}
+	ns, name := c.opts.InventoryNamespace, InventoryName(inv.Name)
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns,
+			Labels: map[string]string{
+				LabelInventory: "true", LabelAddon: inv.Name,
+				LabelApplySetID: ApplySetID(name, ns),
+			},
+			Annotations: map[string]string{
+				AnnotationApplySetTooling:    Tooling,
+				AnnotationApplySetGroupKinds: groupKinds(inv.Objects),
+				AnnotationApplySetNamespaces: otherNamespaces(inv.Objects, ns),
+			},
+		},
+		Type: InventorySecretType,
+		Data: map[string][]byte{InventoryKey: data},
+	}
+	secrets := c.typed.CoreV1().Secrets(ns)
+	var out *corev1.Secret
+	if prev == nil {
+		out, err = secrets.Create(ctx, s, metav1.CreateOptions{FieldManager: FieldManager})
+	} else {
+		s.ResourceVersion = prev.ResourceVersion
+		out, err = secrets.Update(ctx, s, metav1.UpdateOptions{FieldManager: FieldManager})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write inventory %s/%s: %w", ns, name, wrap(err))
+	}
+	return out, nil
+}
+
+func sortEntries(es []InventoryEntry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].ID < es[j].ID })
+}
+
+// groupKinds is the contains-group-kinds value: "Kind.group" (or "Kind"
+// for the core group), sorted, comma-separated.
+func groupKinds(es []InventoryEntry) string {
+	var gks []string
+	for _, e := range es {
+		m, err := object.ParseObjMetadata(e.ID)
+		if err != nil {
+			continue
+		}
+		gk := m.GroupKind.Kind
+		if m.GroupKind.Group != "" {
+			gk += "." + m.GroupKind.Group
+		}
+		if !slices.Contains(gks, gk) {
+			gks = append(gks, gk)
+		}
+	}
+	sort.Strings(gks)
+	return strings.Join(gks, ",")
+}
+
+func otherNamespaces(es []InventoryEntry, parent string) string {
+	var nss []string
+	for _, e := range es {
+		m, err := object.ParseObjMetadata(e.ID)
+		if err != nil || m.Namespace == "" || m.Namespace == parent {
+			continue
+		}
+		if !slices.Contains(nss, m.Namespace) {
+			nss = append(nss, m.Namespace)
+		}
+	}
+	sort.Strings(nss)
+	return strings.Join(nss, ",")
+}
+
+// union is a's entries and b's, b's version winning.
+func union(a, b []InventoryEntry) []InventoryEntry {
+	seen := map[string]int{}
+	var out []InventoryEntry
+	for _, list := range [][]InventoryEntry{a, b} {
+		for _, e := range list {
+			if i, ok := seen[e.ID]; ok {
+				out[i] = e
+				continue
+			}
+			seen[e.ID] = len(out)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// subset reports whether every entry of a is in b (same version).
+func subset(a, b []InventoryEntry) bool {
+	in := map[InventoryEntry]bool{}
+	for _, e := range b {
+		in[e] = true
+	}
+	for _, e := range a {
+		if !in[e] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameRecord reports whether prev, an applied record, already says what
+// inv says (but for the time), so a no-op apply need not write it.
+func sameRecord(inv, prev *Inventory) bool {
+	if prev == nil || prev.Phase != PhaseApplied {
+		return false
+	}
+	a, b := *inv, *prev
+	a.Updated, b.Updated = time.Time{}, time.Time{}
+	a.Objects, b.Objects = slices.Clone(a.Objects), slices.Clone(b.Objects)
+	sortEntries(a.Objects)
+	sortEntries(b.Objects)
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}

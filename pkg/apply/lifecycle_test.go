@@ -1,0 +1,230 @@
+package apply_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+const upgradeV1 = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stays, namespace: NS}
+data: {v: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: dropped, namespace: NS}
+data: {v: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+  namespace: NS
+  annotations: {addonpkg.io/prune: disabled}
+data: {v: "1"}
+`
+
+const upgradeV2 = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stays, namespace: NS}
+data: {v: "2"}
+`
+
+// createForeign makes a ConfigMap no add-on owns.
+func (k *cluster) createForeign(t *testing.T, ns, name string) {
+	t.Helper()
+	_, err := k.typed.CoreV1().ConfigMaps(ns).Create(k.ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"owner": "someone else"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An upgrade v1 -> v2 prunes the object v2 dropped, keeps the one
+// annotated to be kept and a foreign object in the same namespace; a v3
+// that drops the Namespace keeps it while the foreign object is in it.
+func TestUpgradePrunesOnlyWhatItOwned(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", upgradeV1), apply.Options{})
+	k.createForeign(t, k.prefix, "foreign")
+
+	cs := k.mustApply(t, k.addon(t, k.prefix, "2", upgradeV2), apply.Options{Wait: true})
+	if k.exists(t, gvrConfigMap, k.prefix, "dropped") {
+		t.Errorf("v2 left ConfigMap dropped:\n%s", cs)
+	}
+	for _, name := range []string{"stays", "kept", "foreign"} {
+		if !k.exists(t, gvrConfigMap, k.prefix, name) {
+			t.Errorf("v2 deleted ConfigMap %s:\n%s", name, cs)
+		}
+	}
+	actions := map[string]apply.Action{}
+	for _, c := range cs.Changes {
+		actions[c.Object] = c.Action
+	}
+	want := map[string]apply.Action{
+		"Namespace/" + k.prefix:              apply.Unchanged,
+		"ConfigMap/" + k.prefix + "/stays":   apply.Configured,
+		"ConfigMap/" + k.prefix + "/dropped": apply.Deleted,
+		"ConfigMap/" + k.prefix + "/kept":    apply.Skipped,
+	}
+	for o, a := range want {
+		if actions[o] != a {
+			t.Errorf("%s: %q, want %q:\n%s", o, actions[o], a, cs)
+		}
+	}
+	inv := k.inventory(t, k.prefix)
+	if got, want := ids(inv), []string{"_" + k.prefix + "__Namespace", k.prefix + "_stays__ConfigMap"}; !slices.Equal(got, want) {
+		t.Errorf("inventory = %v, want %v", got, want)
+	}
+
+	// v3 holds nothing in the namespace: the Namespace still holds the
+	// foreign ConfigMap (and kept), so it stays, and stays listed.
+	v3 := k.addon(t, k.prefix, "3", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: elsewhere, namespace: default}
+`)
+	v3.Objects[0].SetName(k.prefix + "-elsewhere")
+	cs = k.mustApply(t, v3, apply.Options{})
+	if !k.exists(t, gvrNamespace, "", k.prefix) {
+		t.Fatalf("v3 deleted a Namespace that holds a foreign object:\n%s", cs)
+	}
+	var reason string
+	for _, c := range cs.Changes {
+		if c.Object == "Namespace/"+k.prefix {
+			reason = c.Reason
+		}
+	}
+	if !strings.Contains(reason, "ConfigMap/"+k.prefix+"/") {
+		t.Errorf("the kept Namespace's reason %q names no object it holds:\n%s", reason, cs)
+	}
+	if !slices.Contains(ids(k.inventory(t, k.prefix)), "_"+k.prefix+"__Namespace") {
+		t.Error("the kept Namespace left the inventory: it would never be pruned once empty")
+	}
+}
+
+// Uninstall removes exactly the inventory's objects, then the inventory:
+// a foreign object of the same name and kind elsewhere stays.
+func TestUninstallRemovesExactlyTheInventory(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", crdAddon)
+	k.mustApply(t, a, apply.Options{Wait: true})
+	k.createForeign(t, "default", "settings-"+k.prefix)
+
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "settings") || k.inventory(t, a.Name) == nil {
+		t.Fatal("a dry-run uninstall deleted something")
+	}
+
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cs.Count(apply.Deleted); n != 4 {
+		t.Errorf("deleted %d, want 4:\n%s", n, cs)
+	}
+	if k.exists(t, gvrNamespace, "", k.prefix) || k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") {
+		t.Errorf("uninstall left the Namespace or the CRD:\n%s", cs)
+	}
+	if k.inventory(t, a.Name) != nil {
+		t.Error("uninstall left the inventory")
+	}
+	if !k.exists(t, gvrConfigMap, "default", "settings-"+k.prefix) {
+		t.Error("uninstall deleted a foreign ConfigMap")
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{}); !errors.Is(err, apply.ErrNotInstalled) {
+		t.Errorf("second uninstall: %v, want ErrNotInstalled", err)
+	}
+}
+
+// Two add-ons claiming one object conflict, named with the owner, and
+// the second changes nothing; Force adopts it.
+func TestTwoAddonsClaimingOneObjectConflict(t *testing.T) {
+	k := newCluster(t)
+	first := k.addon(t, k.prefix+"-a", "1", upgradeV2)
+	k.mustApply(t, first, apply.Options{})
+
+	second := k.addon(t, k.prefix+"-b", "1", upgradeV2+`
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: only-b, namespace: NS}
+`)
+	_, err := k.admin.Apply(k.ctx, second, apply.Options{})
+	var oe *apply.OwnershipError
+	if !errors.Is(err, apply.ErrConflict) || !errors.As(err, &oe) {
+		t.Fatalf("second add-on: %v, want an OwnershipError", err)
+	}
+	if oe.Owner != first.Name || !strings.Contains(err.Error(), first.Name) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q does not name the owner %s on one line", err, first.Name)
+	}
+	if k.exists(t, gvrConfigMap, k.prefix, "only-b") || k.inventory(t, second.Name) != nil {
+		t.Error("the refused add-on changed the cluster")
+	}
+
+	k.mustApply(t, second, apply.Options{Force: true})
+	u, err := k.get(gvrConfigMap, k.prefix, "stays")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetLabels()[apply.LabelAddon] != second.Name {
+		t.Errorf("forced apply left owner %q", u.GetLabels()[apply.LabelAddon])
+	}
+}
+
+// A restricted user is refused by the pre-flight, every missing
+// permission listed, and nothing is created.
+func TestPreflightRefusesRestrictedUser(t *testing.T) {
+	k := newCluster(t)
+	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", crdAddon)
+	_, err = restricted.Apply(k.ctx, a, apply.Options{})
+	var pe *apply.PreflightError
+	if !errors.Is(err, apply.ErrForbidden) || !errors.As(err, &pe) {
+		t.Fatalf("restricted apply: %v, want a PreflightError", err)
+	}
+	var got []string
+	for _, p := range pe.Missing {
+		got = append(got, p.String())
+	}
+	for _, want := range []string{
+		"create namespaces", "patch namespaces",
+		"create customresourcedefinitions.apiextensions.k8s.io",
+		"create configmaps in " + k.prefix, "patch configmaps in " + k.prefix,
+		"create widgets." + k.prefix + ".example.com in " + k.prefix,
+		"create secrets in kube-system",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("missing permissions %v lack %q", got, want)
+		}
+	}
+	if pe.User != "restricted" || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q: want one line naming user restricted", err)
+	}
+	if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
+		t.Error("the refused apply changed the cluster")
+	}
+}

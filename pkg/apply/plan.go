@@ -1,0 +1,299 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/fluxcd/pkg/ssa"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// planned is one object of the add-on, resolved against the cluster.
+type planned struct {
+	obj      *unstructured.Unstructured
+	entry    InventoryEntry
+	resource schema.GroupVersionResource
+	// live is the object in the cluster, nil when it does not exist.
+	live *unstructured.Unstructured
+	// crdPending: its kind is defined by a CRD of this add-on that the
+	// cluster does not serve yet.
+	crdPending bool
+	// nsPending: its namespace is created by this add-on.
+	nsPending bool
+}
+
+// doomed is an object of the previous inventory that is not in the new
+// set (or, for Uninstall, every object of the inventory).
+type doomed struct {
+	entry    InventoryEntry
+	obj      *unstructured.Unstructured // a stub: identity only
+	resource schema.GroupVersionResource
+	live     *unstructured.Unstructured
+}
+
+type plan struct {
+	addon      *Addon
+	objects    []*planned
+	prune      []*doomed
+	prev       *Inventory
+	prevSecret *corev1.Secret
+	setID      string
+	// unread are the reads the credentials were refused: the pre-flight
+	// reports them (and all else missing); if it does not, the first is
+	// the error.
+	unread []error
+}
+
+// crdKind is what a CRD of the add-on defines, for objects of kinds the
+// cluster does not know yet.
+type crdKind struct {
+	crd        string
+	plural     string
+	namespaced bool
+}
+
+func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
+	out := map[schema.GroupKind]crdKind{}
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" || !strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/") {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+		out[schema.GroupKind{Group: group, Kind: kind}] = crdKind{crd: o.GetName(), plural: plural, namespaced: scope == "Namespaced"}
+	}
+	return out
+}
+
+// resolve finds an object's resource and scope, from the cluster or from
+// the add-on's own CRDs, and fixes its namespace as kubectl does: the
+// default namespace for a namespaced object without one, none for a
+// cluster-scoped one.
+func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind]crdKind) (schema.GroupVersionResource, bool, error) {
+	gvk := o.GroupVersionKind()
+	var (
+		gvr        schema.GroupVersionResource
+		namespaced bool
+		pending    bool
+	)
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case err == nil:
+		gvr, namespaced = m.Resource, m.Scope.Name() == meta.RESTScopeNameNamespace
+	case meta.IsNoMatchError(err):
+		ck, ok := crds[gvk.GroupKind()]
+		if !ok {
+			return gvr, false, fmt.Errorf("%w: %s: kind %s is not served by the cluster and no CustomResourceDefinition of the add-on defines it", ErrInvalid, describe(o), gvk.GroupKind())
+		}
+		gvr = gvk.GroupVersion().WithResource(ck.plural)
+		namespaced, pending = ck.namespaced, true
+	default:
+		return gvr, false, fmt.Errorf("discover %s: %w", gvk.GroupKind(), wrap(err))
+	}
+	if namespaced && o.GetNamespace() == "" {
+		o.SetNamespace(c.opts.Namespace)
+	}
+	if !namespaced {
+		o.SetNamespace("")
+	}
+	return gvr, pending, nil
+}
+
+// makePlan resolves the add-on's objects, reads the inventory and the
+// objects in the cluster, and refuses objects other add-ons own.
+func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, error) {
+	p := &plan{addon: a}
+	var err error
+	p.prev, p.prevSecret, err = c.readInventory(ctx, a.Name)
+	if err != nil {
+		// A read the credentials may not do is the pre-flight's to
+		// report, with everything else they may not do.
+		if !errors.Is(err, ErrForbidden) {
+			return nil, err
+		}
+		p.unread = append(p.unread, err)
+	}
+	p.setID = ApplySetID(InventoryName(a.Name), c.opts.InventoryNamespace)
+	crds := addonCRDs(a.Objects)
+	addonNS := map[string]bool{}
+	for _, o := range a.Objects {
+		if o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" {
+			addonNS[o.GetName()] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, o := range a.Objects {
+		gvr, pending, err := c.resolve(o, crds)
+		if err != nil {
+			return nil, err
+		}
+		e := entryOf(o)
+		if seen[e.ID] {
+			return nil, fmt.Errorf("%w: add-on %s holds %s twice", ErrInvalid, a.Name, describe(o))
+		}
+		seen[e.ID] = true
+		p.objects = append(p.objects, &planned{obj: o, entry: e, resource: gvr, crdPending: pending})
+	}
+
+	// In apply order, so changes are listed as they are made.
+	objs := make([]*unstructured.Unstructured, len(p.objects))
+	byObj := map[*unstructured.Unstructured]*planned{}
+	for i, pl := range p.objects {
+		objs[i], byObj[pl.obj] = pl.obj, pl
+	}
+	sort.Stable(ssa.SortableUnstructureds(objs))
+	for i, o := range objs {
+		p.objects[i] = byObj[o]
+	}
+
+	// The objects in the cluster, and the namespaces that do not exist yet.
+	nsExists := map[string]bool{}
+	for _, pl := range p.objects {
+		if ns := pl.obj.GetNamespace(); ns != "" {
+			nsExists[ns] = false
+		}
+	}
+	for ns := range nsExists {
+		var n corev1.Namespace
+		err := c.kube.Get(ctx, client.ObjectKey{Name: ns}, &n)
+		switch {
+		case err == nil:
+			nsExists[ns] = true
+		case apierrors.IsNotFound(err):
+		case apierrors.IsForbidden(err):
+			nsExists[ns] = true
+			p.unread = append(p.unread, err)
+		default:
+			return nil, fmt.Errorf("read namespace %s: %w", ns, wrap(err))
+		}
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.opts.Concurrency * 2)
+	for _, pl := range p.objects {
+		if ns := pl.obj.GetNamespace(); ns != "" && !nsExists[ns] {
+			pl.nsPending = addonNS[ns]
+			continue
+		}
+		if pl.crdPending {
+			continue
+		}
+		g.Go(func() error {
+			live, err := c.get(gctx, pl.obj)
+			if errors.Is(err, ErrForbidden) {
+				mu.Lock()
+				p.unread = append(p.unread, err)
+				mu.Unlock()
+				return nil
+			}
+			pl.live = live
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, pl := range p.objects {
+		if pl.live == nil || force {
+			continue
+		}
+		if owner := pl.live.GetLabels()[LabelAddon]; owner != "" && owner != a.Name {
+			return nil, &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
+		}
+	}
+
+	// What the previous inventory holds and the new set does not.
+	if p.prev != nil {
+		for _, e := range p.prev.Objects {
+			if seen[e.ID] {
+				continue
+			}
+			d, err := c.doomedOf(ctx, e)
+			if errors.Is(err, ErrForbidden) {
+				p.unread = append(p.unread, err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if d != nil {
+				p.prune = append(p.prune, d)
+			}
+		}
+	}
+	return p, nil
+}
+
+// doomedOf resolves an inventory entry; nil when its kind is gone from
+// the cluster (its CRD was deleted, so the object is too).
+func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error) {
+	stub, err := e.object()
+	if err != nil {
+		return nil, err
+	}
+	gvk := stub.GroupVersionKind()
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		// Another version may still be served.
+		m, err = c.mapper.RESTMapping(gvk.GroupKind())
+	}
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discover %s: %w", gvk.GroupKind(), wrap(err))
+	}
+	stub.SetAPIVersion(m.GroupVersionKind.GroupVersion().String())
+	live, err := c.get(ctx, stub)
+	if err != nil {
+		return nil, err
+	}
+	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+}
+
+// get reads an object; nil when it does not exist.
+func (c *Client) get(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	err := c.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", describe(o), wrap(err))
+	}
+	return live, nil
+}
+
+// label gives every object the owner label and the ApplySet membership.
+func (p *plan) label() {
+	for _, pl := range p.objects {
+		l := pl.obj.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[LabelAddon] = p.addon.Name
+		l[LabelApplySetPartOf] = p.setID
+		pl.obj.SetLabels(l)
+	}
+}
+
+func (p *plan) entries() []InventoryEntry {
+	out := make([]InventoryEntry, len(p.objects))
+	for i, pl := range p.objects {
+		out[i] = pl.entry
+	}
+	return out
+}

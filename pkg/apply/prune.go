@@ -1,0 +1,178 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// prune deletes doomed objects in reverse apply order, only those that
+// carry addon's owner label, and waits until they are gone. It keeps an
+// object annotated AnnotationPrune=PruneDisabled, and (unless
+// PruneNonEmpty) a CRD or Namespace that still holds objects other than
+// those being deleted; retained lists the entries to keep in the
+// inventory (the non-empty ones, to be pruned once empty).
+func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
+	going := map[string]bool{}
+	for _, d := range ds {
+		going[d.entry.ID] = true
+	}
+	var del []*unstructured.Unstructured
+	for _, d := range ds {
+		ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion()}
+		switch {
+		case d.live == nil:
+			continue // gone already
+		case d.live.GetLabels()[LabelAddon] != addon:
+			ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
+		case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
+			ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
+		default:
+			if !opts.PruneNonEmpty {
+				held, err := c.holds(ctx, d.live, going)
+				if err != nil {
+					return changes, retained, err
+				}
+				if held != "" {
+					ch.Action, ch.Reason = Skipped, "kept: it still holds "+held
+					retained = append(retained, d.entry)
+					break
+				}
+			}
+			del = append(del, d.obj)
+			continue
+		}
+		changes = append(changes, ch)
+	}
+	if len(del) == 0 {
+		return changes, retained, nil
+	}
+	res, err := c.manager.DeleteAll(ctx, del, ssa.DeleteOptions{
+		PropagationPolicy: metav1.DeletePropagationBackground,
+		Inclusions:        map[string]string{LabelAddon: addon},
+		Exclusions:        map[string]string{AnnotationPrune: PruneDisabled},
+	})
+	if res != nil {
+		changes = append(changes, changesOf(res)...)
+	}
+	if err != nil {
+		return changes, retained, wrap(err)
+	}
+	if err := c.waitGone(ctx, del, opts.timeout()); err != nil {
+		return changes, retained, err
+	}
+	return changes, retained, nil
+}
+
+// holds says what a Namespace or CRD still holds besides the objects
+// being deleted ("ConfigMap/ns/x and 2 more"); empty when nothing, or
+// when o is neither. What it cannot list counts as held: keeping is the
+// safe side.
+func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going map[string]bool) (string, error) {
+	var found []string
+	switch {
+	case isNamespace(o):
+		lists, err := c.typed.Discovery().ServerPreferredNamespacedResources()
+		if err != nil && len(lists) == 0 {
+			return "objects it may hold (discovery failed)", nil
+		}
+		for _, l := range lists {
+			gv, err := schema.ParseGroupVersion(l.GroupVersion)
+			if err != nil {
+				continue
+			}
+			for _, r := range l.APIResources {
+				if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || r.Kind == "Event" {
+					continue
+				}
+				fs, err := c.listHeld(ctx, gv.WithKind(r.Kind), o.GetName(), going)
+				if err != nil {
+					return "objects it may hold (cannot list " + r.Name + ")", nil
+				}
+				found = append(found, fs...)
+			}
+		}
+	case isCRD(o):
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		version := ""
+		for _, v := range versions {
+			if m, ok := v.(map[string]any); ok && m["served"] == true {
+				version, _ = m["name"].(string)
+				break
+			}
+		}
+		if version == "" {
+			return "", nil
+		}
+		fs, err := c.listHeld(ctx, schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, "", going)
+		if err != nil {
+			return "custom resources it may hold (cannot list " + kind + ")", nil
+		}
+		found = fs
+	default:
+		return "", nil
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	sort.Strings(found)
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	return fmt.Sprintf("%s and %d more", found[0], len(found)-1), nil
+}
+
+// listHeld lists objects of gvk in ns (all namespaces when empty),
+// leaving out those being deleted or already terminating, and what every
+// namespace gets from controllers (the default ServiceAccount, the
+// kube-root-ca.crt ConfigMap).
+func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns string, going map[string]bool) ([]string, error) {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.Limit(100)}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := c.kube.List(ctx, l, opts...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range l.Items {
+		id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
+		switch {
+		case going[id], it.DeletionTimestamp != nil:
+		case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
+		case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
+		default:
+			out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
+		}
+	}
+	return out, nil
+}
+
+func hasVerb(verbs []string, v string) bool {
+	for _, x := range verbs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func isNamespace(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1"
+}
+
+func isCRD(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "CustomResourceDefinition" && strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/")
+}

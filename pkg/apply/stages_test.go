@@ -1,0 +1,131 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// A webhook that refuses every ConfigMap of the add-on's namespace (its
+// server does not exist, and it fails closed) does not stop the add-on's
+// own ConfigMap: webhook configurations are applied last. Roles come
+// before RoleBindings, ClusterRoles with the definitions.
+func TestStagesWebhooksLastRolesBeforeBindings(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: NS-deny}
+webhooks:
+- name: deny.GROUP
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 2
+  clientConfig:
+    service: {name: nobody, namespace: NS, path: /validate}
+  namespaceSelector:
+    matchLabels: {kubernetes.io/metadata.name: NS}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader, namespace: NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: default, namespace: NS}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: NS}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS-reader}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+`)
+	t.Cleanup(func() {
+		_ = k.typed.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), k.prefix+"-deny", metav1.DeleteOptions{})
+	})
+	cs := k.mustApply(t, a, apply.Options{})
+	var order []string
+	for _, c := range cs.Changes {
+		order = append(order, strings.SplitN(c.Object, "/", 2)[0])
+	}
+	want := []string{"Namespace", "ClusterRole", "Role", "RoleBinding", "ConfigMap", "ValidatingWebhookConfiguration"}
+	if !slices.Equal(order, want) {
+		t.Errorf("applied in order %v, want %v", order, want)
+	}
+	// The webhook is live: a ConfigMap it has not seen is refused.
+	b := k.addon(t, k.prefix+"-other", "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late, namespace: NS}\n")
+	_, err := k.admin.Apply(k.ctx, b, apply.Options{})
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap/"+k.prefix+"/late") {
+		t.Errorf("a ConfigMap after the webhook: %v, want refused by the webhook, named", err)
+	}
+	t.Log(err)
+}
+
+const immutableV1 = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: frozen, namespace: default}
+immutable: true
+data: {v: "1"}
+`
+
+// A change the server refuses as immutable fails, named, unless Recreate
+// (the option or the object's annotation): then the object is deleted,
+// waited for, and created again.
+func TestRecreateImmutable(t *testing.T) {
+	k := newCluster(t)
+	stream := strings.Replace(immutableV1, "frozen", k.prefix, 1)
+	k.mustApply(t, k.addon(t, k.prefix, "1", stream), apply.Options{})
+	before, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := k.addon(t, k.prefix, "2", strings.Replace(stream, `v: "1"`, `v: "2"`, 1))
+	_, err = k.admin.Apply(k.ctx, v2, apply.Options{})
+	if !errors.Is(err, apply.ErrRejected) || !strings.Contains(err.Error(), "ConfigMap/default/"+k.prefix) {
+		t.Fatalf("immutable change without Recreate: %v, want ErrRejected naming the ConfigMap", err)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		a     apply.Addon
+		opts  apply.Options
+		value string
+	}{
+		{"option", v2, apply.Options{Recreate: true}, "2"},
+		{"annotation", k.addon(t, k.prefix, "3", strings.Replace(strings.Replace(stream, `v: "1"`, `v: "3"`, 1),
+			"namespace: default}", "namespace: default, annotations: {addonpkg.io/recreate: enabled}}", 1)), apply.Options{}, "3"},
+	} {
+		cs, err := k.admin.Apply(k.ctx, tc.a, tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		after, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.UID == before.UID || after.Data["v"] != tc.value {
+			t.Errorf("%s: not recreated (uid %s, data %v):\n%s", tc.name, after.UID, after.Data, cs)
+		}
+		before = after
+	}
+}

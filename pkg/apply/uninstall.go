@@ -1,0 +1,190 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// UninstallOptions tune Uninstall.
+type UninstallOptions struct {
+	// DryRun reports what would be deleted and deletes nothing.
+	DryRun bool
+	// Timeout bounds the wait for the deletions; 0: DefaultTimeout.
+	Timeout time.Duration
+	// PruneNonEmpty deletes CRDs and Namespaces that still hold other
+	// objects; by default they are kept and stay in the inventory.
+	PruneNonEmpty bool
+}
+
+// Uninstall deletes every object of the add-on's inventory that carries
+// its owner label, in reverse apply order, waits until they are gone, and
+// then deletes the inventory. Objects annotated AnnotationPrune=
+// PruneDisabled are left; CRDs and Namespaces that still hold objects are
+// left (unless PruneNonEmpty) and the inventory keeps them, so a later
+// Uninstall can finish. ErrNotInstalled when there is no inventory.
+func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptions) (*ChangeSet, error) {
+	inv, sec, err := c.readInventory(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("uninstall %s: %w", name, err)
+	}
+	if inv == nil {
+		return nil, fmt.Errorf("uninstall %s: %w: no inventory %s/%s", name, ErrNotInstalled, c.opts.InventoryNamespace, InventoryName(name))
+	}
+	var ds []*doomed
+	for _, e := range inv.Objects {
+		d, err := c.doomedOf(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("uninstall %s: %w", name, err)
+		}
+		if d != nil {
+			ds = append(ds, d)
+		}
+	}
+	// Reverse apply order: what depends on a CRD or a Namespace goes first.
+	sortDoomed(ds)
+	perms := map[Permission]bool{}
+	for _, d := range ds {
+		if d.live != nil {
+			perms[Permission{Verb: "get", Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace()}] = true
+			perms[Permission{Verb: "delete", Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace()}] = true
+		}
+	}
+	perms[Permission{Verb: "get", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
+	if !opts.DryRun {
+		perms[Permission{Verb: "delete", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
+		perms[Permission{Verb: "update", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
+	}
+	if err := c.Preflight(ctx, sortedPermissions(perms)); err != nil {
+		return nil, fmt.Errorf("uninstall %s: %w", name, err)
+	}
+
+	cs := &ChangeSet{Addon: name, DryRun: opts.DryRun}
+	if opts.DryRun {
+		for _, d := range ds {
+			if d.live == nil {
+				continue
+			}
+			ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Deleted}
+			switch {
+			case d.live.GetLabels()[LabelAddon] != name:
+				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
+			case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
+				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
+			}
+			cs.Changes = append(cs.Changes, ch)
+		}
+		return cs, nil
+	}
+
+	// Mark the inventory pending first: an uninstall cut short is finished
+	// by the next one (or pruned by the next apply).
+	inv.Phase = PhasePending
+	if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
+		return nil, fmt.Errorf("uninstall %s: %w", name, err)
+	}
+	changes, retained, err := c.prune(ctx, name, ds, Options{Timeout: opts.Timeout, PruneNonEmpty: opts.PruneNonEmpty})
+	cs.Changes = changes
+	if err != nil {
+		return cs, fmt.Errorf("uninstall %s: %w", name, err)
+	}
+	if len(retained) > 0 {
+		inv.Objects, inv.Phase = retained, PhaseApplied
+		if _, err := c.writeInventory(ctx, inv, sec); err != nil {
+			return cs, fmt.Errorf("uninstall %s: %w", name, err)
+		}
+		return cs, nil
+	}
+	err = c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).Delete(ctx, InventoryName(name), metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{ResourceVersion: &sec.ResourceVersion},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return cs, fmt.Errorf("uninstall %s: delete inventory: %w", name, wrap(err))
+	}
+	return cs, nil
+}
+
+func sortDoomed(ds []*doomed) {
+	objs := make([]*unstructured.Unstructured, len(ds))
+	byID := map[string]*doomed{}
+	for i, d := range ds {
+		objs[i] = d.obj
+		byID[d.entry.ID] = d
+	}
+	sort.Sort(sort.Reverse(ssa.SortableUnstructureds(objs)))
+	for i, o := range objs {
+		ds[i] = byID[object.UnstructuredToObjMetadata(o).String()]
+	}
+}
+
+// Installed is one add-on as its inventory records it, and how ready its
+// objects are now.
+type Installed struct {
+	Name     string    `json:"name"`
+	Version  string    `json:"version,omitempty"`
+	Source   string    `json:"source,omitempty"`
+	Digest   string    `json:"digest,omitempty"`
+	Identity string    `json:"identity,omitempty"`
+	Phase    string    `json:"phase"`
+	Updated  time.Time `json:"updated"`
+	Objects  int       `json:"objects"`
+	Ready    int       `json:"ready"`
+	// Unready names each object that is not ready: "Kind/ns/name: Status".
+	Unready []string `json:"unready,omitempty"`
+}
+
+// Status lists the installed add-ons (all of them, or those named), by
+// name, with the readiness of their objects (kstatus, read now).
+func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
+	var secrets []corev1.Secret
+	if len(names) == 0 {
+		l, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelInventory + "=true"})
+		if err != nil {
+			return nil, fmt.Errorf("list inventories in %s: %w", c.opts.InventoryNamespace, wrap(err))
+		}
+		secrets = l.Items
+	} else {
+		for _, n := range names {
+			_, s, err := c.readInventory(ctx, n)
+			if err != nil {
+				return nil, fmt.Errorf("status %s: %w", n, err)
+			}
+			if s == nil {
+				return nil, fmt.Errorf("status %s: %w", n, ErrNotInstalled)
+			}
+			secrets = append(secrets, *s)
+		}
+	}
+	var out []Installed
+	for i := range secrets {
+		inv, err := decodeInventory(&secrets[i])
+		if err != nil {
+			return nil, err
+		}
+		st := Installed{Name: inv.Name, Version: inv.Version, Source: inv.Source, Digest: inv.Digest, Identity: inv.Identity,
+			Phase: inv.Phase, Updated: inv.Updated, Objects: len(inv.Objects)}
+		for _, e := range inv.Objects {
+			stub, err := e.object()
+			if err != nil {
+				return nil, err
+			}
+			line, _ := c.readiness(ctx, stub)
+			if line == "" {
+				st.Ready++
+			} else {
+				st.Unready = append(st.Unready, line)
+			}
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// wait waits with kstatus until every object (but those annotated
+// AnnotationWait=WaitDisabled) is Current, stopping early when one is
+// Failed; its *WaitError names the objects that are not ready.
+func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration) error {
+	var objs []*unstructured.Unstructured
+	for _, pl := range ps {
+		if pl.obj.GetAnnotations()[AnnotationWait] != WaitDisabled {
+			objs = append(objs, pl.obj)
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	err := c.manager.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(objs), ssa.WaitOptions{
+		Interval:    c.opts.PollInterval,
+		Timeout:     timeout,
+		FailFast:    true,
+		JobsWithTTL: utils.ExtractJobsWithTTL(objs),
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("wait: %w", ctx.Err())
+	}
+	// Name each object that is not ready, from a fresh read.
+	we := &WaitError{Op: "wait for", Err: err, TimedOut: true}
+	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, o := range objs {
+		line, failed := c.readiness(rctx, o)
+		if line == "" {
+			continue
+		}
+		if failed {
+			we.TimedOut = false
+		}
+		we.Objects = append(we.Objects, line)
+	}
+	if len(we.Objects) == 0 {
+		we.Objects = []string{oneLine(err.Error())}
+	}
+	return we
+}
+
+// readiness is "" for a ready object, else "Kind/ns/name: Status:
+// message"; failed when kstatus says Failed.
+func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured) (line string, failed bool) {
+	live, err := c.get(ctx, o)
+	switch {
+	case err != nil:
+		return describe(o) + ": " + oneLine(err.Error()), false
+	case live == nil:
+		return describe(o) + ": " + string(status.NotFoundStatus), false
+	}
+	res, err := status.Compute(live)
+	if err != nil {
+		return describe(o) + ": " + oneLine(err.Error()), false
+	}
+	if res.Status == status.CurrentStatus {
+		return "", false
+	}
+	line = describe(o) + ": " + string(res.Status)
+	if res.Message != "" {
+		line += ": " + oneLine(res.Message)
+	}
+	return line, res.Status == status.FailedStatus
+}
+
+// waitGone waits until every object is deleted; its *WaitError names
+// those still there.
+func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var left []string
+	for _, o := range objs {
+		err := wait.PollUntilContextCancel(ctx, c.opts.PollInterval, true, func(ctx context.Context) (bool, error) {
+			live, err := c.get(ctx, o)
+			return live == nil && err == nil, nil
+		})
+		if err != nil {
+			// The deadline passed, maybe on an earlier object: look once
+			// more, so only what is still there is named.
+			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			live, gerr := c.get(rctx, o)
+			rcancel()
+			if live != nil || gerr != nil {
+				left = append(left, describe(o))
+			}
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("wait for deletion: %w", ctx.Err())
+	}
+	return &WaitError{Op: "wait for deletion of", Objects: left, TimedOut: true, Err: context.DeadlineExceeded}
+}

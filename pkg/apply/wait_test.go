@@ -1,0 +1,203 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+const workloads = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: 127.0.0.1/web:1}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: NS}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: 127.0.0.1/migrate:1}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ignored
+  namespace: NS
+  annotations: {addonpkg.io/wait: disabled}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ignored}}
+  template:
+    metadata: {labels: {app: ignored}}
+    spec:
+      containers: [{name: c, image: 127.0.0.1/ignored:1}]
+`
+
+// playControllers does what the Deployment and Job controllers would:
+// marks the named Deployment available and the Job complete, once they
+// exist, until ctx ends.
+func (k *cluster) playControllers(ctx context.Context, deployment, job string) {
+	go func() {
+		doneD, doneJ := false, false
+		for ctx.Err() == nil && !(doneD && doneJ) {
+			if !doneD {
+				if d, err := k.typed.AppsV1().Deployments(k.prefix).Get(ctx, deployment, metav1.GetOptions{}); err == nil {
+					d.Status = appsv1.DeploymentStatus{
+						ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+						Conditions: []appsv1.DeploymentCondition{
+							{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+							{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+						},
+					}
+					_, err = k.typed.AppsV1().Deployments(k.prefix).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+					doneD = err == nil
+				}
+			}
+			if !doneJ {
+				if j, err := k.typed.BatchV1().Jobs(k.prefix).Get(ctx, job, metav1.GetOptions{}); err == nil {
+					now := metav1.Now()
+					start := metav1.NewTime(now.Add(-time.Second))
+					j.Status = batchv1.JobStatus{
+						StartTime: &start, CompletionTime: &now, Succeeded: 1,
+						Conditions: []batchv1.JobCondition{
+							{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+							{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+						},
+					}
+					_, err = k.typed.BatchV1().Jobs(k.prefix).UpdateStatus(ctx, j, metav1.UpdateOptions{})
+					doneJ = err == nil
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+}
+
+// Apply waits until the Deployment is available and the Job complete
+// (the test plays their controllers), skipping the object that opts out;
+// a workload left unready fails at the timeout, named.
+func TestWaitForReadiness(t *testing.T) {
+	k := newCluster(t)
+	ctx, cancel := context.WithCancel(k.ctx)
+	defer cancel()
+	k.playControllers(ctx, "web", "migrate")
+	a := k.addon(t, k.prefix, "1", workloads)
+	start := time.Now()
+	if _, err := k.admin.Apply(k.ctx, a, apply.Options{Wait: true, Timeout: time.Minute}); err != nil {
+		t.Fatalf("apply with wait: %v", err)
+	}
+	st, err := k.admin.Status(k.ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The opted-out Deployment is still unready: Status says so.
+	if st[0].Ready != 3 || len(st[0].Unready) != 1 || !strings.HasPrefix(st[0].Unready[0], "Deployment/"+k.prefix+"/ignored: ") {
+		t.Errorf("status = %+v, want 3 ready and Deployment ignored not", st[0])
+	}
+	t.Logf("ready in %s", time.Since(start).Round(time.Millisecond))
+
+	// A second Deployment nobody makes available times out, named.
+	slow := k.addon(t, k.prefix, "2", workloads+`
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: slow, namespace: NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: slow}}
+  template:
+    metadata: {labels: {app: slow}}
+    spec:
+      containers: [{name: slow, image: 127.0.0.1/slow:1}]
+`)
+	_, err = k.admin.Apply(k.ctx, slow, apply.Options{Wait: true, Timeout: 3 * time.Second})
+	var we *apply.WaitError
+	if !errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) {
+		t.Fatalf("apply of an unready workload: %v, want a WaitError timeout", err)
+	}
+	if len(we.Objects) != 1 || !strings.HasPrefix(we.Objects[0], "Deployment/"+k.prefix+"/slow: InProgress") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("timeout error %q: want one line naming only Deployment slow", err)
+	}
+}
+
+const kubectlApplied = `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: by-hand
+  namespace: default
+data: {v: "by hand"}
+`
+
+// An object installed by hand with kubectl (client-side or server-side
+// apply) is adopted: its fields move to addonpkg's manager, and it gets
+// the owner label.
+func TestAdoptKubectlApplied(t *testing.T) {
+	k := newCluster(t)
+	for _, mode := range []struct {
+		name, manager string
+		args          []string
+	}{
+		{"client-side", "kubectl-client-side-apply", []string{"apply", "-f", "-"}},
+		{"server-side", "kubectl", []string{"apply", "--server-side", "-f", "-"}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			name := k.prefix + "-" + mode.name
+			stream := strings.Replace(kubectlApplied, "by-hand", name, 1)
+			if out, err := kubectl(t, k.env.AdminKubeconfig, stream, mode.args...); err != nil {
+				t.Fatalf("kubectl: %v\n%s", err, out)
+			}
+			before, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(before.ManagedFields, func(mf metav1.ManagedFieldsEntry) bool { return mf.Manager == mode.manager }) {
+				t.Fatalf("kubectl did not manage the ConfigMap as %s: %+v", mode.manager, before.ManagedFields)
+			}
+			a := k.addon(t, name, "1", strings.Replace(stream, `"by hand"`, `"by addonpkg"`, 1))
+			cs := k.mustApply(t, a, apply.Options{})
+			if cs.Changes[0].Action != apply.Configured {
+				t.Errorf("adoption: %s", cs)
+			}
+			cm, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mf := range cm.ManagedFields {
+				if strings.HasPrefix(mf.Manager, "kubectl") {
+					t.Errorf("after adoption %s still manages fields (%s)", mf.Manager, mf.Operation)
+				}
+			}
+			if cm.Data["v"] != "by addonpkg" || cm.Labels[apply.LabelAddon] != name {
+				t.Errorf("adopted ConfigMap: data %v labels %v", cm.Data, cm.Labels)
+			}
+			// Adopted once: the next apply changes nothing.
+			if cs := k.mustApply(t, a, apply.Options{}); cs.Changed() {
+				t.Errorf("re-apply after adoption:\n%s", cs)
+			}
+		})
+	}
+}
