@@ -192,7 +192,9 @@ func CheckMirror(mirror string) error {
 	if m == "" {
 		return fmt.Errorf("%w: empty", ErrBadMirror)
 	}
-	bad := func(why string) error { return fmt.Errorf("%w: %q: %s (want HOST[:PORT][/PATH])", ErrBadMirror, mirror, why) }
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %q: %s (want HOST[:PORT][/PATH])", ErrBadMirror, mirror, why)
+	}
 	if strings.Contains(m, "://") {
 		return bad("no scheme: a mirror is a registry prefix, not a URL")
 	}
