@@ -100,6 +100,9 @@ func (f *relocateFlag) check(out string, raw, list, asJSON bool) error {
 	if out != "" || raw || list || asJSON {
 		return errors.New("--relocate rewrites the rendered stream: it does not go with -o, --raw, --list or --json")
 	}
+	if err := imagelock.CheckMirror(f.mirror); err != nil {
+		return fmt.Errorf("--relocate: %w", err)
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -101,6 +102,11 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	case source.KindRegistry, source.KindLayout, source.KindArchive, source.KindStore:
 	default:
 		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, source.ErrUnsupportedDestination)
+	}
+	if opts.Mirror != "" {
+		if err := imagelock.CheckMirror(opts.Mirror); err != nil {
+			return nil, err
+		}
 	}
 	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
 		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
@@ -191,6 +197,11 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", src, ErrNoImages, err)
+	}
+	if ad.Form == mediatypes.FormHelm {
+		// Its images are in templates addonpkg does not render: an empty
+		// lock would say it runs none.
+		return nil, fmt.Errorf("%s: %w: its images are in Helm's templates, which addonpkg does not render: copy it without --with-images, and its images with their own tools", src, addon.ErrHelmChart)
 	}
 	if ad.NoInventory {
 		// A config without an inventory (a foreign image, a minimal

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/kustomize/api/pkg/util"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -50,7 +49,7 @@ var (
 	// by name and cannot give them two digests.
 	ErrAmbiguous = errors.New("two images of one name")
 	// ErrBadMirror marks a mirror that is no registry prefix.
-	ErrBadMirror = errors.New("invalid mirror")
+	ErrBadMirror = imagelock.ErrBadMirror
 )
 
 // MissingError lists the images missing from the lock.
@@ -115,11 +114,8 @@ func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options)
 // targetsOf maps each image of the lock to its mirrored reference.
 func targetsOf(opts Options) (map[string]string, error) {
 	m := strings.TrimSuffix(opts.Mirror, "/")
-	if m == "" {
-		return nil, fmt.Errorf("%w: empty", ErrBadMirror)
-	}
-	if _, err := name.NewRepository(m+"/x", name.StrictValidation); err != nil || strings.ContainsAny(m, "@") {
-		return nil, fmt.Errorf("%w: %q is no HOST[:PORT][/PATH]", ErrBadMirror, opts.Mirror)
+	if err := imagelock.CheckMirror(opts.Mirror); err != nil {
+		return nil, err
 	}
 	if opts.Lock == nil {
 		return nil, fmt.Errorf("%w: no lock", imagelock.ErrNoLock)
