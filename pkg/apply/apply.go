@@ -118,11 +118,11 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		Values: maps.Clone(opts.Values), Phase: PhasePending,
 		Objects: union(prevObjects, p.entries()),
 	}
-	// The pending record is needed only when this apply may make objects
-	// the last record does not list: otherwise it already covers all an
-	// apply cut short could leave behind.
+	// A re-apply of what the last record says (same add-on, values and
+	// objects, or fewer) writes no pending record: that one already covers
+	// all an apply cut short could leave behind.
 	sec := p.prevSecret
-	if p.prev == nil || !subset(p.entries(), p.prev.Objects) {
+	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 			return nil, fmt.Errorf("apply %s: %w", a.Name, err)
@@ -163,6 +163,13 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		}
 	}
 	return cs, nil
+}
+
+// withObjects is a copy of inv, applied, listing objs.
+func withObjects(inv *Inventory, objs []InventoryEntry) *Inventory {
+	c := *inv
+	c.Phase, c.Objects = PhaseApplied, objs
+	return &c
 }
 
 func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
