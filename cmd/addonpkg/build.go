@@ -35,8 +35,10 @@ func newBuildCmd(a *app) *cobra.Command {
 		Long: `Build packages PATH (a directory, a single YAML file, or - for a YAML stream
 on stdin) as an add-on in the image form (default) or the artifact form, into
 the local store and/or the --output destinations. The same input gives the same
-digest on any machine: times come from SOURCE_DATE_EPOCH, else the commit time
-of PATH's git HEAD, else the Unix epoch.
+digest on any machine: times come from SOURCE_DATE_EPOCH, else, when PATH is
+in a git work tree and has no untracked, modified or deleted file, from the last
+commit that changed PATH (also recorded as the revision), else the Unix epoch.
+A commit elsewhere in the repository changes nothing.
 
 PATH may also be an https:// URL of a YAML file or a .tar.gz/.tgz/.tar/.zip
 archive (URL[//SUBDIR][?checksum=sha256:HEX]), recorded as the source, or a git
@@ -154,6 +156,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 					return err
 				}
 			}
+			a.warn(res.Warnings)
 			for _, w := range build.FluxWarnings(res.Image) {
 				fmt.Fprintf(a.stderr, "warning: %s\n", w)
 			}
@@ -175,7 +178,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.StringArrayVar(&labels, "label", nil, "image config label k=v (repeatable)")
 	f.StringArrayVar(&annotations, "annotation", nil, "manifest annotation k=v (repeatable)")
 	f.StringVar(&opts.Source, "source", "", "source URL (default: the git remote of PATH)")
-	f.StringVar(&opts.Revision, "revision", "", "source revision (default: the git commit of PATH)")
+	f.StringVar(&opts.Revision, "revision", "", "source revision (default: the last git commit that changed PATH, when PATH has no changes)")
 	f.StringVar(&compression, "compression", "gzip", "layer compression: gzip, zstd or none")
 	f.StringArrayVar(&outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")

@@ -53,6 +53,7 @@ interrupted.`,
 				if results[i], err = renderSource(cmd.Context(), s, sopts, allowRemote); err != nil {
 					return err
 				}
+				a.warn(results[i].Warnings)
 			}
 			rep := diff.Diff(cmd.Context(), results[0], results[1])
 			if err := cmd.Context().Err(); err != nil {

@@ -36,6 +36,11 @@ var readmeDocs = []string{"README.md", "examples/README.md", "examples/in-cluste
 
 var readmeBlockRE = regexp.MustCompile("(?ms)^```sh\n(.*?)^```")
 
+// readmeAbsPathRE finds an absolute path in a command: a word, a flag's
+// value after "=", or the path of an oci:, oci-archive: or docker-archive:
+// location, that starts with one "/".
+var readmeAbsPathRE = regexp.MustCompile(`(?:^|[\s=]|oci:|oci-archive:|docker-archive:)(/[^/\s]\S*)`)
+
 // readmePreamble sets up the shell the blocks run in. A cluster is out of
 // reach, so `kubectl apply -f -` is replaced by what can be checked here:
 // no template placeholder is left in the stream, and every object passes
@@ -91,6 +96,14 @@ func TestREADMECommands(t *testing.T) {
 							continue lines
 						}
 					}
+					// A command writes where it runs (a scratch directory
+					// here): an absolute path would write outside it, and
+					// pass only where an earlier run left its folder.
+					for _, m := range readmeAbsPathRE.FindAllStringSubmatch(cmd, -1) {
+						if m[1] != "/dev/null" {
+							t.Errorf("%s: %q names an absolute path (%s): write relative to where it runs", doc, cmd, m[1])
+						}
+					}
 					cmd = strings.NewReplacer(
 						"registry.example.com", reg.Host,
 						"mirror.internal", reg.Host,
@@ -104,15 +117,25 @@ func TestREADMECommands(t *testing.T) {
 			if ran == 0 {
 				t.Fatalf("%s: no command ran", doc)
 			}
+			// The commands run in a scratch directory with a copy of
+			// examples/ (lock writes examples/addon-set/addons.lock: the
+			// clone's stays untouched), a fresh HOME and TMPDIR: nothing
+			// they write lands outside the test's directories.
 			work := t.TempDir()
-			if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(work, "examples")); err != nil {
+			if err := os.CopyFS(filepath.Join(work, "examples"), os.DirFS(filepath.Join(root, "examples"))); err != nil {
 				t.Fatal(err)
 			}
 			home := t.TempDir()
+			tmpdir := filepath.Join(home, "tmp")
+			if err := os.Mkdir(tmpdir, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			cmd := exec.Command(bash, "-c", script.String())
 			cmd.Dir = work
 			cmd.Env = append(os.Environ(),
 				"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+filepath.Dir(cosign)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"HOME="+home, "TMPDIR="+tmpdir,
+				"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "XDG_DATA_HOME="+filepath.Join(home, "data"),
 				"TUF_ROOT="+filepath.Join(home, "tuf"),
 				"ADDONPKG_HOME="+filepath.Join(home, "store"),
 				"DOCKER_CONFIG="+filepath.Join(home, "docker"),

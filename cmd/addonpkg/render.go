@@ -78,6 +78,11 @@ the lock and resolves the declaration as it is now.`,
 			if err != nil {
 				return err
 			}
+			for _, m := range res.Members {
+				for _, w := range m.Result.Warnings {
+					a.warn([]string{m.Name + ": " + w})
+				}
+			}
 			var names []string
 			if out != "" {
 				if err := res.WriteDir(out); err != nil {

@@ -142,6 +142,14 @@ func (a *app) printJSON(v any) error {
 	return err
 }
 
+// warn prints a library's warnings (render.Result.Warnings and the like)
+// as addonpkg's own, one line each, unless --quiet.
+func (a *app) warn(warnings []string) {
+	for _, w := range warnings {
+		a.infof("addonpkg: warning: %s", oneLine(w))
+	}
+}
+
 func (a *app) infof(format string, args ...any) {
 	if !a.quiet {
 		fmt.Fprintf(a.stderr, format+"\n", args...)

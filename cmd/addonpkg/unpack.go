@@ -114,6 +114,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 					if err != nil {
 						return fmt.Errorf("render %s: %w", ref, err)
 					}
+					a.warn(res.Warnings)
 					ad.SetInventory(res.Inventory())
 				}
 				return a.printJSON(describeAddon(ref, ad))
@@ -135,6 +136,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
+			a.warn(res.Warnings)
 			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: allowRemote}); err != nil {
 				return err
 			}

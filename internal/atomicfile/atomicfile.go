@@ -2,12 +2,19 @@
 // system after a crash, sees the old file or the new one, never a part.
 // Every file addonpkg publishes (archives, lock files, cache reports, the
 // store's index) is written this way.
+//
+// It is also the one home of the rule for where an output may go: every
+// output addonpkg writes (a file with Write, an archive or a layout built
+// in TempDir, a tree written by pkg/output) makes the folders above it
+// that are missing, as mkdir -p does (MkdirParent). They are left in
+// place when the write fails: an empty folder is no half-written output.
 package atomicfile
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,7 +25,11 @@ import (
 // find what a killed writer left), which is synced, given mode perm and
 // renamed over name; then the directory is synced so that the rename
 // lasts. On any error name is untouched and the temp file removed.
+// The folders above name are made when missing (MkdirParent).
 func Write(name, prefix string, perm os.FileMode, fill func(io.Writer) error) error {
+	if err := MkdirParent(name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
 	f, err := os.CreateTemp(filepath.Dir(name), prefix+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
@@ -52,6 +63,52 @@ func WriteBytes(name, prefix string, perm os.FileMode, b []byte) error {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// MkdirParent makes the folder that is to hold name, and the folders
+// above it, where they are missing (mode 0755, like mkdir -p), and syncs
+// the parent of each folder it made so that a file renamed into them
+// survives a crash with the path that leads to it. A path that exists
+// but is not a folder is an error (ENOTDIR).
+func MkdirParent(name string) error {
+	dir := filepath.Dir(filepath.Clean(name))
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("make folder %s: %w", dir, err)
+	}
+	for _, d := range made {
+		if err := SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TempDir makes a temp directory beside name (named prefix and a random
+// suffix), making the folders above name first (MkdirParent): a writer
+// builds a layout or a tree there and then packs or renames it into
+// name, so that name appears only when complete. The caller removes it.
+func TempDir(name, prefix string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	if err := MkdirParent(abs); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(filepath.Dir(abs), prefix+"*")
 }
 
 // SyncDir makes the entries of dir (a rename into it) durable. File

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
@@ -41,8 +43,39 @@ func TestWrite(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("temp files left: %v", entries)
 	}
-	// A directory that is not there: an error naming the file.
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "no", "f"), "x", 0o644, nil); err == nil {
-		t.Error("wrote into a missing directory")
+	// Folders that are not there are made (the rule for every output).
+	if err := atomicfile.WriteBytes(filepath.Join(dir, "no", "such", "f"), "x", 0o644, []byte("deep")); err != nil {
+		t.Error(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "no", "such", "f")); string(b) != "deep" {
+		t.Errorf("into missing folders: wrote %q", b)
+	}
+	// A file in the way: an error naming the file, and nothing written.
+	err = atomicfile.WriteBytes(filepath.Join(dir, "f", "x", "g"), "x", 0o644, nil)
+	if !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), filepath.Join(dir, "f", "x", "g")) {
+		t.Errorf("through a file: %v, want ENOTDIR naming the output", err)
+	}
+}
+
+// TempDir makes the folders above the output it is for, and its directory
+// beside that output.
+func TestTempDir(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a", "b", "c.tar")
+	tmp, err := atomicfile.TempDir(out, ".c-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(tmp) != filepath.Dir(out) || !strings.HasPrefix(filepath.Base(tmp), ".c-") {
+		t.Errorf("TempDir(%s) = %s, want a .c-* beside it", out, tmp)
+	}
+	if st, err := os.Stat(tmp); err != nil || !st.IsDir() {
+		t.Errorf("TempDir made no directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := atomicfile.TempDir(filepath.Join(dir, "file", "c.tar"), ".c-"); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("TempDir through a file: %v, want ENOTDIR", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -188,6 +189,13 @@ func Connect(ctx context.Context, o registry.Options) ([]remote.Option, []Option
 	ua := o.UserAgent
 	if ua == "" {
 		ua = "addonpkg/" + registry.Version
+	}
+	// The user agent goes under the guard (it adds no credentials), so
+	// that WithHTTP finds the base guarded and does not guard it twice.
+	if g, ok := base.(*netguard.Transport); ok {
+		ng := *g
+		ng.Base = transport.NewUserAgent(g.Base, ua)
+		return ropts, []Option{WithHTTP(&ng, o.Keychain)}, nil
 	}
 	return ropts, []Option{WithHTTP(transport.NewUserAgent(base, ua), o.Keychain)}, nil
 }

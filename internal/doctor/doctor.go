@@ -33,9 +33,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
 // Names of the checks, in the order a Report lists them.
@@ -109,12 +111,15 @@ type Option func(*prober)
 
 // WithHTTP sets the base transport and the keychain of the checks that
 // send raw requests (mounts, chunked uploads, blob deletes); the default
-// is remote.DefaultTransport and authn.DefaultKeychain. Use Connect to get
+// is registry.Options{}.BaseTransport() and authn.DefaultKeychain. A base
+// that is not a *netguard.Transport is put under one (credentials only to
+// their origin and never in clear text off this machine, idle timeouts),
+// so that the policy holds whatever the caller passes. Use Connect to get
 // remote options and this option from the same registry.Options.
 func WithHTTP(base http.RoundTripper, kc authn.Keychain) Option {
 	return func(p *prober) {
 		if base != nil {
-			p.base = base
+			p.base = guarded(base)
 		}
 		if kc != nil {
 			p.keychain = kc
@@ -199,11 +204,19 @@ func newProber(ctx context.Context, repo name.Repository, ropts []remote.Option,
 	if err != nil {
 		return nil, err
 	}
+	// The zero value is safe: without WithHTTP (Probe called without
+	// Connect) the raw checks, and the remote calls unless ropts name a
+	// transport of their own, go through the same policy as every other
+	// request of addonpkg (registry.Options.BaseTransport).
+	base, err := registry.Options{}.BaseTransport()
+	if err != nil {
+		return nil, err
+	}
 	p := &prober{
 		ctx:      ctx,
 		repo:     repo,
-		ropts:    append(append([]remote.Option{}, ropts...), remote.WithContext(ctx)),
-		base:     remote.DefaultTransport,
+		ropts:    append(append([]remote.Option{remote.WithTransport(base)}, ropts...), remote.WithContext(ctx)),
+		base:     base,
 		keychain: authn.DefaultKeychain,
 		prefix:   "addonpkg-doctor-" + nonce,
 		nonce:    nonce,
@@ -218,6 +231,20 @@ func newProber(ctx context.Context, repo name.Repository, ropts []remote.Option,
 	}
 	p.tree = b.FS()
 	return p, nil
+}
+
+// guarded puts base under the transport policy, unless it is under it.
+func guarded(base http.RoundTripper) http.RoundTripper {
+	if _, ok := base.(*netguard.Transport); ok {
+		return base
+	}
+	g, err := registry.Options{Transport: base}.BaseTransport()
+	if err != nil {
+		// BaseTransport fails only reading a CA file, which these
+		// options do not name.
+		return &netguard.Transport{Base: base}
+	}
+	return g
 }
 
 func randomHex(n int) (string, error) {

@@ -1,14 +1,18 @@
 package gitinfo_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/addonpkg/addonpkg/internal/gitinfo"
+	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // git runs the git CLI in dir with a fixed identity and dates, and
@@ -64,6 +68,25 @@ func newRepo(t *testing.T) (string, string) {
 	return dir, git(t, dir, "rev-parse", "HEAD")
 }
 
+// read is gitinfo.Read of a folder, with the tree a build packages of it
+// (folder.Open: the ignore rules applied), or of a file.
+func read(t *testing.T, p string) (*gitinfo.Info, error) {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil || !st.IsDir() {
+		return gitinfo.Read(p, nil)
+	}
+	tree, err := folder.Open(p, safetree.Limits{})
+	if errors.Is(err, folder.ErrEmpty) {
+		return gitinfo.Read(p, fstest.MapFS{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	return gitinfo.Read(p, tree)
+}
+
 // The committer time of the fixture's commits, in UTC.
 var committed = time.Date(2024, 5, 6, 5, 8, 9, 0, time.UTC)
 
@@ -89,7 +112,7 @@ func TestRead(t *testing.T) {
 			}
 			// From the root, and from a folder below it.
 			for _, p := range []string{dir, filepath.Join(dir, "addon")} {
-				got, err := gitinfo.Read(p)
+				got, err := read(t, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,12 +131,16 @@ func TestReadHead(t *testing.T) {
 	needGit(t)
 	t.Run("later commit", func(t *testing.T) {
 		dir, first := newRepo(t)
-		gitAt(t, "2025-01-01T00:00:00Z", dir, "commit", "-q", "--allow-empty", "-m", "two")
+		if err := os.WriteFile(filepath.Join(dir, "addon", "b.yaml"), []byte("kind: Secret\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, dir, "add", ".")
+		gitAt(t, "2025-01-01T00:00:00Z", dir, "commit", "-q", "-m", "two")
 		head := git(t, dir, "rev-parse", "HEAD")
 		if head == first {
 			t.Fatal("no new commit")
 		}
-		got, err := gitinfo.Read(dir)
+		got, err := read(t, dir)
 		if err != nil || got == nil || got.Commit != head || !got.Time.Equal(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("got %+v, %v; want %s at 2025-01-01", got, err, head)
 		}
@@ -122,7 +149,7 @@ func TestReadHead(t *testing.T) {
 		dir, first := newRepo(t)
 		git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
 		git(t, dir, "checkout", "-q", "--detach", first)
-		got, err := gitinfo.Read(dir)
+		got, err := read(t, dir)
 		if err != nil || got == nil || got.Commit != first {
 			t.Errorf("got %+v, %v; want %s", got, err, first)
 		}
@@ -133,14 +160,14 @@ func TestReadHead(t *testing.T) {
 		git(t, dir, "commit", "-q", "--allow-empty", "-m", "two on main")
 		wt := filepath.Join(t.TempDir(), "wt")
 		git(t, dir, "worktree", "add", "-q", "--detach", wt, first)
-		got, err := gitinfo.Read(filepath.Join(wt, "addon"))
+		got, err := read(t, filepath.Join(wt, "addon"))
 		want := gitinfo.Info{URL: "https://git.example.com/org/addons.git", Commit: first, Time: committed}
 		if err != nil || got == nil || *got != want {
 			t.Errorf("got %+v, %v; want %+v", got, err, want)
 		}
 	})
 	t.Run("not a repository", func(t *testing.T) {
-		got, err := gitinfo.Read(t.TempDir())
+		got, err := read(t, t.TempDir())
 		if err != nil || got != nil {
 			t.Errorf("got %+v, %v; want nil, nil", got, err)
 		}
@@ -148,7 +175,7 @@ func TestReadHead(t *testing.T) {
 	t.Run("no commit yet", func(t *testing.T) {
 		dir := t.TempDir()
 		git(t, dir, "init", "-q")
-		got, err := gitinfo.Read(dir)
+		got, err := read(t, dir)
 		if err != nil || got != nil {
 			t.Errorf("got %+v, %v; want nil, nil", got, err)
 		}
@@ -159,8 +186,106 @@ func TestReadHead(t *testing.T) {
 		if err := os.WriteFile(head, []byte(strings.Repeat("ab", 20)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := gitinfo.Read(dir); err == nil {
+		if got, err := read(t, dir); err == nil {
 			t.Errorf("got %+v, nil; want an error", got)
 		}
+	})
+}
+
+// issue 25: a folder is stamped with the last commit that changed it, and
+// only when it is what that commit holds; otherwise with nothing, so that
+// its build is the same whatever else the repository does.
+func TestReadOnlyTheFolder(t *testing.T) {
+	needGit(t)
+	write := func(t *testing.T, p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(t *testing.T, p, commit string) {
+		t.Helper()
+		got, err := read(t, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case commit == "" && got != nil:
+			t.Errorf("Read(%s) = %+v, want no stamp", p, got)
+		case commit != "" && (got == nil || got.Commit != commit || !got.Time.Equal(committed)):
+			t.Errorf("Read(%s) = %+v, want %s at %v", p, got, commit, committed)
+		}
+	}
+	t.Run("commits elsewhere keep the stamp", func(t *testing.T) {
+		dir, first := newRepo(t)
+		write(t, filepath.Join(dir, "other", "x.txt"), "x\n")
+		git(t, dir, "add", ".")
+		gitAt(t, "2025-01-01T00:00:00Z", dir, "commit", "-q", "-m", "elsewhere")
+		gitAt(t, "2025-02-01T00:00:00Z", dir, "commit", "-q", "--allow-empty", "-m", "empty")
+		want(t, filepath.Join(dir, "addon"), first)
+		want(t, filepath.Join(dir, "addon", "a.yaml"), first)
+	})
+	t.Run("an untracked folder of another repository", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "mine", "a.yaml"), "kind: ConfigMap\n")
+		want(t, filepath.Join(dir, "mine"), "")
+		want(t, filepath.Join(dir, "mine", "a.yaml"), "")
+	})
+	t.Run("an untracked file", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "addon", "new.yaml"), "kind: Secret\n")
+		want(t, filepath.Join(dir, "addon"), "")
+	})
+	t.Run("an untracked empty directory", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		if err := os.Mkdir(filepath.Join(dir, "addon", "empty"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want(t, filepath.Join(dir, "addon"), "")
+	})
+	t.Run("a modified file", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "addon", "a.yaml"), "kind: Secret\n")
+		want(t, filepath.Join(dir, "addon"), "")
+		want(t, filepath.Join(dir, "addon", "a.yaml"), "")
+	})
+	t.Run("a staged change", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "addon", "a.yaml"), "kind: Secret\n")
+		git(t, dir, "add", ".")
+		want(t, filepath.Join(dir, "addon"), "")
+	})
+	t.Run("a mode change", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		if err := os.Chmod(filepath.Join(dir, "addon", "a.yaml"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want(t, filepath.Join(dir, "addon"), "")
+	})
+	t.Run("a deleted file", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "addon", "b.yaml"), "kind: Secret\n")
+		git(t, dir, "add", ".")
+		git(t, dir, "commit", "-q", "-m", "two")
+		if err := os.Remove(filepath.Join(dir, "addon", "b.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		want(t, filepath.Join(dir, "addon"), "")
+	})
+	t.Run("files the ignore rules leave out do not count", func(t *testing.T) {
+		dir, first := newRepo(t)
+		write(t, filepath.Join(dir, "addon", ".a.yaml.swp"), "editor state")
+		want(t, filepath.Join(dir, "addon"), first)
+	})
+	t.Run("a change and its revert", func(t *testing.T) {
+		dir, _ := newRepo(t)
+		write(t, filepath.Join(dir, "addon", "a.yaml"), "kind: Secret\n")
+		git(t, dir, "commit", "-q", "-am", "change")
+		write(t, filepath.Join(dir, "addon", "a.yaml"), "kind: ConfigMap\n")
+		git(t, dir, "commit", "-q", "-am", "revert")
+		want(t, filepath.Join(dir, "addon"), git(t, dir, "rev-parse", "HEAD"))
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -65,7 +66,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		}
 		archive = p
 		var err error
-		if tmp, err = os.MkdirTemp(filepath.Dir(absPath(archive)), ".addonpkg-mirror-*"); err != nil {
+		if tmp, err = atomicfile.TempDir(archive, ".addonpkg-mirror-"); err != nil {
 			return nil, fmt.Errorf("mirror to %s: %w", opts.To, err)
 		}
 		defer os.RemoveAll(tmp)

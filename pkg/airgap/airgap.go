@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -109,7 +110,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	if dst.Kind != source.KindArchive {
 		return write(ctx, a, todo, dst, dst, opts)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(absOf(dst.Path)), ".addonpkg-archive-*")
+	tmp, err := atomicfile.TempDir(dst.Path, ".addonpkg-archive-")
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", dst, err)
 	}

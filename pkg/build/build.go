@@ -68,6 +68,9 @@ type Result struct {
 	Config *addon.Config
 	// Digest is the manifest digest.
 	Digest v1.Hash
+	// Warnings are the renderer's (render.Result.Warnings), one line
+	// each: kustomize's deprecated fields, for instance.
+	Warnings []string
 }
 
 // ErrValidation marks a tree that does not render.
@@ -100,6 +103,10 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		created = time.Unix(0, 0).UTC()
 	}
 
+	kind, err := addon.KindOf(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+	}
 	// The layer (tar, compress, digest) does not depend on the inventory:
 	// it is built while the tree renders.
 	type built struct {
@@ -111,8 +118,8 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		l, err := contentLayer(fsys, opts, created)
 		layerc <- built{l, err}
 	}()
-	kind := addon.DetectKind(fsys)
 	inv := addon.Inventory{Objects: []addon.Object{}}
+	var warnings []string
 	if !opts.NoValidate {
 		// Only the inventory is kept: the documents' text is let go as
 		// each file is parsed (a folder's tree is not in memory).
@@ -121,7 +128,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
-		inv = res.Inventory()
+		inv, warnings = res.Inventory(), res.Warnings
 	}
 	b := <-layerc
 	if b.err != nil {
@@ -139,10 +146,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		Created:     created.Format(time.RFC3339),
 		Inventory:   inv,
 	}
-	var (
-		img v1.Image
-		err error
-	)
+	var img v1.Image
 	switch opts.Format {
 	case FormatImage:
 		img, err = buildImage(b.layer, cfg, opts, created)
@@ -156,7 +160,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Image: img, Config: cfg, Digest: d}, nil
+	return &Result{Image: img, Config: cfg, Digest: d, Warnings: warnings}, nil
 }
 
 // contentLayer writes the tree as the one layer of the chosen form.

@@ -129,14 +129,17 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 		return nil, err
 	}
 	cfg.Created = created.Format(time.RFC3339)
-	cfg.Kind = addon.DetectKind(merged)
+	if cfg.Kind, err = addon.KindOf(merged); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+	}
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
+	var warnings []string
 	if !opts.NoValidate {
 		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, DropText: true})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
-		cfg.Inventory = res.Inventory()
+		cfg.Inventory, warnings = res.Inventory(), res.Warnings
 	}
 	id, err := archive.Identity(merged)
 	if err != nil {
@@ -162,7 +165,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Image: img, Config: &cfg, Digest: d}, nil
+	return &Result{Image: img, Config: &cfg, Digest: d, Warnings: warnings}, nil
 }
 
 // cleanDeletes checks each path exists in the base tree and returns them

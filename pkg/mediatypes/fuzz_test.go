@@ -10,6 +10,8 @@ import (
 var forms = map[mediatypes.Form]bool{
 	mediatypes.FormImage: true, mediatypes.FormArtifact: true, mediatypes.FormFlux: true,
 	mediatypes.FormORAS: true, mediatypes.FormOLM: true, mediatypes.FormUnknown: true,
+	mediatypes.FormHelm: true, mediatypes.FormSignature: true, mediatypes.FormAttestation: true,
+	mediatypes.FormImageLock: true,
 }
 
 // FuzzClassify: Classify never panics and always names one of the forms,

@@ -28,6 +28,16 @@ const (
 // document.
 const ImagesLock MediaType = "application/vnd.cncf.addon.images.lock.v1+json"
 
+// The layers of what refers to an add-on (cosign's signatures and
+// attestations), by which Classify tells them.
+const (
+	// CosignSimpleSigning is the layer of a cosign signature: the signed
+	// simple-signing payload (the signature is an annotation).
+	CosignSimpleSigning MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// DSSEEnvelope is the layer of an in-toto attestation (cosign attest).
+	DSSEEnvelope MediaType = "application/vnd.dsse.envelope.v1+json"
+)
+
 // Standard OCI media types that readers meet: image-spec's own constants
 // (github.com/opencontainers/image-spec/specs-go/v1), typed.
 const (
@@ -208,6 +218,24 @@ const (
 	FormUnknown Form = "unknown"
 )
 
+// The forms of what travels beside an add-on and refers to it. A store
+// or a registry holds them next to add-ons, so they are named for what
+// they are; none is an add-on, and unpack refuses them.
+const (
+	// FormSignature is a cosign signature (tag sha256-HEX.sig).
+	FormSignature Form = "signature"
+	// FormAttestation is a cosign attestation (tag sha256-HEX.att).
+	FormAttestation Form = "attestation"
+	// FormImageLock is an image lock (spec/image-lock-v1.md).
+	FormImageLock Form = "image-lock"
+)
+
+// IsReferrer says whether f is the form of something that refers to an
+// add-on (a signature, an attestation or an image lock), not an add-on.
+func IsReferrer(f Form) bool {
+	return f == FormSignature || f == FormAttestation || f == FormImageLock
+}
+
 // Layer is the part of a layer descriptor that classification needs.
 type Layer struct {
 	MediaType   MediaType
@@ -251,6 +279,16 @@ func Classify(configType, artifactType MediaType, layers []Layer, labels map[str
 	}
 	if hasTitles(layers) {
 		return FormORAS
+	}
+	// Not an add-on (spec 10, rule 8): what refers to one is named for
+	// what it is.
+	switch {
+	case artifactType == ImagesLock || configType == ImagesLock:
+		return FormImageLock
+	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == CosignSimpleSigning }):
+		return FormSignature
+	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == DSSEEnvelope }):
+		return FormAttestation
 	}
 	return FormUnknown
 }

@@ -39,6 +39,10 @@ func TestClassify(t *testing.T) {
 		{"image with a titled layer", mediatypes.OCIConfig, "", []mediatypes.Layer{{MediaType: mediatypes.OCILayerGzip, Annotations: map[string]string{mediatypes.AnnotationTitle: "x"}}}, nil, mediatypes.FormImage},
 		{"oras", "application/vnd.oras.config", "", titled, nil, mediatypes.FormORAS},
 		{"image config, foreign layer, titled", mediatypes.OCIConfig, "", titled, nil, mediatypes.FormORAS},
+		{"cosign signature", mediatypes.OCIConfig, "", l(mediatypes.CosignSimpleSigning, mediatypes.CosignSimpleSigning), nil, mediatypes.FormSignature},
+		{"cosign attestation", mediatypes.OCIConfig, "", l(mediatypes.DSSEEnvelope), nil, mediatypes.FormAttestation},
+		{"image lock", mediatypes.OCIEmpty, mediatypes.ImagesLock, l(mediatypes.ImagesLock), nil, mediatypes.FormImageLock},
+		{"signature layer beside an image layer", mediatypes.OCIConfig, "", l(mediatypes.CosignSimpleSigning, mediatypes.OCILayerGzip), nil, mediatypes.FormUnknown},
 		{"nothing", "application/x", "", l("application/y"), nil, mediatypes.FormUnknown},
 		{"no layers", "application/x", "", nil, nil, mediatypes.FormUnknown},
 	} {

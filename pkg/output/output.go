@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -96,7 +97,7 @@ func NewWriter(dir string) (*Writer, error) {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := atomicfile.MkdirParent(dir); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	tmp, unlockTmp, err := newTempDir(parent, filepath.Base(dir))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -31,10 +32,37 @@ func (r *Result) Inventory() addon.Inventory {
 	return inv
 }
 
-// imagesOf lists the images a document references.
+// imagesOf lists the images a document references: spec 6.2 takes the
+// containers of the pod specs of the core workload kinds only, where each
+// keeps its pod spec (podSpecPaths). A custom resource's `image:` fields
+// are its own business (an operator's CR may name images it never runs,
+// or run them under other names), so they are not the add-on's images.
 func imagesOf(node *yaml.RNode) []string {
+	path, ok := podSpecPath(node)
+	if !ok {
+		return nil
+	}
+	spec, err := node.Pipe(yaml.Lookup(path...))
+	if err != nil || spec == nil {
+		return nil
+	}
 	found := map[string]bool{}
-	collectImages(node.YNode(), false, found)
+	for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		list := spec.Field(field)
+		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range list.Value.YNode().Content {
+			if c.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(c.Content); i += 2 {
+				if k, v := c.Content[i].Value, c.Content[i+1]; k == "image" && v.Kind == yaml.ScalarNode && v.Value != "" {
+					found[v.Value] = true
+				}
+			}
+		}
+	}
 	if len(found) == 0 {
 		return nil
 	}
@@ -46,29 +74,45 @@ func imagesOf(node *yaml.RNode) []string {
 	return out
 }
 
-// collectImages finds `image:` of every container, init container and
-// ephemeral container, wherever a pod template sits in the object.
-func collectImages(n *yaml.Node, inContainers bool, out map[string]bool) {
-	switch n.Kind {
-	case yaml.DocumentNode, yaml.SequenceNode:
-		for _, c := range n.Content {
-			collectImages(c, inContainers, out)
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, n.Content[i+1]
-			if inContainers && k == "image" && v.Kind == yaml.ScalarNode && v.Value != "" {
-				out[v.Value] = true
-				continue
-			}
-			isList := k == "containers" || k == "initContainers" || k == "ephemeralContainers"
-			if isList && v.Kind == yaml.SequenceNode {
-				for _, c := range v.Content {
-					collectImages(c, true, out)
-				}
-				continue
-			}
-			collectImages(v, false, out)
-		}
+// podSpecPaths are the workload kinds of spec 6.2, by API group, and
+// where each keeps its pod spec.
+var podSpecPaths = map[string]map[string][]string{
+	"": {
+		"Pod":                   {"spec"},
+		"PodTemplate":           {"template", "spec"},
+		"ReplicationController": {"spec", "template", "spec"},
+	},
+	"apps": {
+		"ReplicaSet":  {"spec", "template", "spec"},
+		"Deployment":  {"spec", "template", "spec"},
+		"StatefulSet": {"spec", "template", "spec"},
+		"DaemonSet":   {"spec", "template", "spec"},
+	},
+	"batch": {
+		"Job":     {"spec", "template", "spec"},
+		"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
+	},
+	// Manifests written before apps/v1.
+	"extensions": {
+		"ReplicaSet": {"spec", "template", "spec"},
+		"Deployment": {"spec", "template", "spec"},
+		"DaemonSet":  {"spec", "template", "spec"},
+	},
+}
+
+// podSpecPath is where the document keeps its pod spec, if it is one of
+// the workload kinds.
+func podSpecPath(node *yaml.RNode) ([]string, bool) {
+	p := podSpecPathOf(node.GetApiVersion(), node.GetKind())
+	return p, p != nil
+}
+
+// podSpecPathOf is where an object of this apiVersion and kind keeps its
+// pod spec; nil for any other kind. The fast path (quick.go) asks it too.
+func podSpecPathOf(apiVersion, kind string) []string {
+	group := ""
+	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
+		group = apiVersion[:i]
 	}
+	return podSpecPaths[group][kind]
 }

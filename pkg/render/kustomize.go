@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
@@ -23,17 +24,15 @@ var kustomizeMu sync.Mutex
 // renderKustomize builds the tree's root kustomization in memory. Remote
 // references are refused before kustomize runs, because kustomize would
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
-func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, err error) {
-	if !opts.AllowRemote {
-		if err := checkKustomizations(fsys); err != nil {
-			return nil, err
-		}
+func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
+	if err := checkKustomizations(fsys, opts.AllowRemote); err != nil {
+		return nil, nil, err
 	}
 	if err := checkBombs(fsys); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	kustomizeMu.Lock()
@@ -49,26 +48,38 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	kopts := krusty.MakeDefaultOptions()
 	kopts.Reorder = krusty.ReorderOptionUnspecified
 	k := krusty.MakeKustomizer(kopts)
-	resMap, err := k.Run(treeFS{fsys}, "/")
+	var (
+		read   []string
+		resMap resmap.ResMap
+	)
+	tree := treeFS{fsys: fsys, kustomizations: &read}
+	printed, err := captureOutput(func() (err error) {
+		resMap, err = k.Run(tree, "/")
+		return err
+	})
+	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read, printed)
 	if err != nil {
-		return nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
+		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}
 	for _, res := range resMap.Resources() {
 		b, err := res.AsYAML()
 		if err != nil {
-			return nil, fmt.Errorf("kustomize build: encode %s: %w", res.CurId(), err)
+			return nil, nil, fmt.Errorf("kustomize build: encode %s: %w", res.CurId(), err)
 		}
 		node, err := yaml.Parse(string(b))
 		if err != nil {
-			return nil, fmt.Errorf("kustomize build: %w", err)
+			return nil, nil, fmt.Errorf("kustomize build: %w", err)
 		}
 		obj, err := objectOf(node)
 		if err != nil {
-			return nil, &Error{File: rootKustomization(fsys), Err: err}
+			return nil, nil, &Error{File: rootKustomization(fsys), Err: err}
 		}
 		docs = append(docs, Document{Raw: b, Object: obj, Images: imagesOf(node)})
 	}
-	return docs, nil
+	if err := checkDuplicates(docs, rootKustomization(fsys)); err != nil {
+		return nil, nil, err
+	}
+	return docs, warnings, nil
 }
 
 func rootKustomization(fsys fs.FS) string {
@@ -80,9 +91,10 @@ func rootKustomization(fsys fs.FS) string {
 	return addon.KustomizationNames[0]
 }
 
-// checkKustomizations refuses any kustomization in the tree that names a
-// remote resource or a path outside the tree.
-func checkKustomizations(fsys fs.FS) error {
+// checkKustomizations refuses any kustomization in the tree that inflates
+// a Helm chart, or (unless allowRemote) names a remote resource or a path
+// outside the tree.
+func checkKustomizations(fsys fs.FS, allowRemote bool) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -104,7 +116,7 @@ func checkKustomizations(fsys fs.FS) error {
 		if err != nil {
 			return &Error{File: name, Line: yamlErrorLine(err), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
 		}
-		return checkKustomization(fsys, name, node)
+		return checkKustomization(fsys, name, node, allowRemote)
 	})
 }
 
@@ -143,7 +155,16 @@ func isKustomization(name string) bool {
 // Fields whose entries kustomize loads as files or directories.
 var pathFields = []string{"resources", "bases", "components", "crds", "configurations", "transformers", "generators", "validators"}
 
-func checkKustomization(fsys fs.FS, file string, node *yaml.RNode) error {
+func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote bool) error {
+	for _, field := range addon.KustomizeHelmFields {
+		if f := node.Field(field); f != nil && !f.Value.IsNilOrEmpty() {
+			return &Error{File: file, Line: f.Key.YNode().Line, Err: fmt.Errorf("%s inflates %w, which needs kustomize's --enable-helm and the helm binary, and addonpkg runs neither: run `kustomize build --enable-helm DIR > addon.yaml` (or helm template) and build that file",
+				field, addon.ErrHelmChart)}
+		}
+	}
+	if allowRemote {
+		return nil
+	}
 	dir := path.Dir(file)
 	// Any URL anywhere in the document could be loaded (patches, generators).
 	var bad error

@@ -360,15 +360,74 @@ spec:
         image: zz:1
       - name: empty
         image: ""
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: a
+    image: pod:1
+---
+apiVersion: v1
+kind: PodTemplate
+metadata:
+  name: pt
+template:
+  spec:
+    containers:
+    - name: a
+      image: podtemplate:1
+---
+apiVersion: monitoring.coreos.com/v1
+kind: Prometheus
+metadata:
+  name: custom-resource
+spec:
+  image: quay.io/prometheus/prometheus:v2
+  containers:
+  - name: sidecar
+    image: cr-sidecar:1
+---
+apiVersion: example.com/v1
+kind: Deployment
+metadata:
+  name: a-custom-kind-named-deployment
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: cr-deployment:1
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: containers-not-in-the-pod-spec
+  annotations:
+    note: x
+spec:
+  containers:
+  - name: a
+    image: misplaced:1
+  template:
+    spec:
+      containers:
+      - name: a
+        image: placed:1
 `})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"busybox:1", "debug:2", "example.com/app@sha256:0000000000000000000000000000000000000000000000000000000000000000", "zz:1"}
+	// Spec 6.2: the pod specs of the core workload kinds only; a custom
+	// resource's images (even of a kind named Deployment) are not the
+	// add-on's, nor are containers outside the pod spec.
+	want := []string{"busybox:1", "debug:2", "example.com/app@sha256:0000000000000000000000000000000000000000000000000000000000000000", "placed:1", "pod:1", "podtemplate:1", "zz:1"}
 	if got := res.Inventory().Images; !slices.Equal(got, want) {
 		t.Errorf("images %q, want %q", got, want)
 	}
-	if inv := res.Inventory(); len(inv.Objects) != 3 || inv.CRDs != nil {
+	if inv := res.Inventory(); len(inv.Objects) != 8 || inv.CRDs != nil {
 		t.Errorf("inventory %+v", inv)
 	}
 }
@@ -378,9 +437,16 @@ func TestInventoryCRDsNoDuplicates(t *testing.T) {
 	crd := func(n string) string {
 		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + n + "\n"
 	}
+	// Two copies of one CRD are refused (section 6.2): one of each name
+	// is left, and the order is still the rule's.
+	if _, err := renderTree(t, map[string]string{
+		"a.yaml": crd("zs.example.com"),
+		"b.yaml": crd("zs.example.com"),
+	}); !errors.Is(err, render.ErrDuplicate) {
+		t.Errorf("two copies of a CRD: %v, want ErrDuplicate", err)
+	}
 	res, err := renderTree(t, map[string]string{
 		"a.yaml": crd("zs.example.com") + "---\n" + crd("as.example.com"),
-		"b.yaml": crd("zs.example.com"),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -20,7 +21,12 @@ var errReadOnly = errors.New("add-on tree is read-only")
 // names (a "+" in "high-availability-1.21+"), and copying would double the
 // memory, so kustomize reads the tree in place. Nothing outside the tree
 // exists for it.
-type treeFS struct{ fsys fs.FS }
+type treeFS struct {
+	fsys fs.FS
+	// kustomizations, when not nil, collects the kustomization files
+	// kustomize reads, in order (for the warnings about them).
+	kustomizations *[]string
+}
 
 var _ filesys.FileSystem = treeFS{}
 
@@ -70,7 +76,13 @@ func (t treeFS) ReadDir(p string) ([]string, error) {
 	return names, nil
 }
 
-func (t treeFS) ReadFile(p string) ([]byte, error) { return fs.ReadFile(t.fsys, rel(p)) }
+func (t treeFS) ReadFile(p string) ([]byte, error) {
+	b, err := fs.ReadFile(t.fsys, rel(p))
+	if err == nil && t.kustomizations != nil && isKustomization(rel(p)) && !slices.Contains(*t.kustomizations, rel(p)) {
+		*t.kustomizations = append(*t.kustomizations, rel(p))
+	}
+	return b, err
+}
 
 func (t treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	r := rel(p)

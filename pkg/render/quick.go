@@ -133,6 +133,9 @@ type quickLevel struct {
 	// containers: in a mapping, `image` keys name images; in a sequence,
 	// every item is a container (imagesOf's inContainers).
 	containers bool
+	// pod is how far along its kind's pod spec path (podSpecPathOf) this
+	// mapping is: 0 off it, 1 the root, k+1 after k keys of the path.
+	pod int8
 }
 
 // A quickRole says what a key means to objectOf and imagesOf.
@@ -165,6 +168,11 @@ type quickScanner struct {
 	pending     bool
 	pendingItem bool      // a "-", else a "key:"
 	pendingRole quickRole // the key's
+	pendingKey  []byte    // the key (a slice of the document)
+
+	// unsure: a root key that may start the pod spec path came before
+	// apiVersion or kind told the path; the slow path decides.
+	unsure bool
 
 	// A plain scalar that more-indented lines may continue.
 	cont     bool
@@ -234,7 +242,7 @@ func (s *quickScanner) line(line []byte) bool {
 		if n != 0 || isSeqEntry(rest) {
 			return false
 		}
-		s.stack = append(s.stack, quickLevel{root: true})
+		s.stack = append(s.stack, quickLevel{root: true, pod: 1})
 		s.nodes = 1
 		return s.keyLine(rest)
 	}
@@ -286,7 +294,9 @@ func (s *quickScanner) resolvePending(n int, rest []byte) bool {
 	lv := quickLevel{col: n, seq: seq, indentless: indentless}
 	switch {
 	case s.pendingItem:
-		lv.containers = parent.containers
+		// An item of containers is a container when it is a mapping; a
+		// nested sequence is none (imagesOf reads mappings only).
+		lv.containers = parent.containers && !seq
 	case role == roleMetadata:
 		if seq {
 			return false
@@ -294,6 +304,8 @@ func (s *quickScanner) resolvePending(n int, rest []byte) bool {
 		lv.meta = true
 	case role == roleContainers:
 		lv.containers = seq
+	case !seq && parent.pod > 0:
+		lv.pod = s.podStep(parent.pod, s.pendingKey)
 	}
 	s.stack = append(s.stack, lv)
 	return true
@@ -380,7 +392,7 @@ func (s *quickScanner) keyLine(c []byte) bool {
 		v = v[1:]
 	}
 	if len(v) == 0 || v[0] == '#' {
-		s.pending, s.pendingItem, s.pendingRole = true, false, role
+		s.pending, s.pendingItem, s.pendingRole, s.pendingKey = true, false, role, key
 		return true
 	}
 	return s.value(role, v)
@@ -393,7 +405,10 @@ func (s *quickScanner) roleOf(l *quickLevel, key []byte) quickRole {
 			return roleImage
 		}
 	case "containers", "initContainers", "ephemeralContainers":
-		return roleContainers
+		// Only those of the pod spec of a workload kind (spec 6.2).
+		if p := s.podPath(); p != nil && int(l.pod) == len(p)+1 {
+			return roleContainers
+		}
 	case "apiVersion":
 		if l.root {
 			return roleAPIVersion
@@ -416,6 +431,31 @@ func (s *quickScanner) roleOf(l *quickLevel, key []byte) quickRole {
 		}
 	}
 	return roleOther
+}
+
+// podPath is the pod spec path of the document's kind, as far as it is
+// known yet.
+func (s *quickScanner) podPath() []string {
+	if !s.seen[roleAPIVersion] || !s.seen[roleKind] {
+		return nil
+	}
+	return podSpecPathOf(s.obj.APIVersion, s.obj.Kind)
+}
+
+// podStep is the pod field of a mapping opened under key in a mapping
+// whose pod field is pod (> 0).
+func (s *quickScanner) podStep(pod int8, key []byte) int8 {
+	if !s.seen[roleAPIVersion] || !s.seen[roleKind] {
+		if pod == 1 && (string(key) == "spec" || string(key) == "template") {
+			s.unsure = true
+		}
+		return 0
+	}
+	p := podSpecPathOf(s.obj.APIVersion, s.obj.Kind)
+	if int(pod) <= len(p) && p[pod-1] == string(key) {
+		return pod + 1
+	}
+	return 0
 }
 
 // value reads a node that starts on the line after a "key: " or "- ":
@@ -798,6 +838,7 @@ func (s *quickScanner) finish() (quickDoc, bool) {
 	case s.quote != 0, // an unterminated quoted scalar
 		s.pending && (s.pendingRole.identity() || s.pendingRole == roleMetadata),
 		s.nodes > quickMaxNodes,
+		s.unsure,
 		s.obj.APIVersion == "", s.obj.Kind == "", s.obj.Name == "":
 		return quickDoc{}, false
 	}

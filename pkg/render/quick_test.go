@@ -43,6 +43,11 @@ const quickHead = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
 
 var quickCM = addon.Object{APIVersion: "v1", Kind: "ConfigMap", Name: "a"}
 
+// quickPod starts a Pod; its pod spec's fields follow, indented by two.
+const quickPod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+
+var quickPodObj = addon.Object{APIVersion: "v1", Kind: "Pod", Name: "p"}
+
 func TestQuickDocumentAccepts(t *testing.T) {
 	deploy := addon.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "d"}
 	for _, tc := range []struct {
@@ -71,11 +76,17 @@ func TestQuickDocumentAccepts(t *testing.T) {
 		{"flow collections", quickHead + "rules:\n- apiGroups: [\"\"]\n  resources: [pods, \"nodes\", 'x/y']\n  verbs: [ get, list ]\n  x: []\n  y: {}\n  z: [ ]\n", quickDoc{obj: quickCM}},
 		{"deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ns\nspec:\n  template:\n    spec:\n      initContainers:\n      - name: init\n        image: busybox:1\n      containers:\n      - name: a\n        image: \"reg/a:1\" # c\n        args:\n        - --x=:80\n        - -v\n      -   name: b\n          image: reg/b@sha256:0\n      - image: reg/a:1\n      ephemeralContainers: []\n",
 			quickDoc{obj: deploy, images: []string{"busybox:1", "reg/a:1", "reg/b@sha256:0"}}},
-		{"indented containers", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ns\nspec:\n  containers:\n    -\n      image: x\n    - name: y\n      image:\n    - image: ''\n    - image: ~\n",
+		{"indented containers", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ns\nspec:\n  template:\n    spec:\n      containers:\n        -\n          image: x\n        - name: y\n          image:\n        - image: ''\n        - image: ~\n",
 			quickDoc{obj: deploy, images: []string{"x", "~"}}},
 		{"image outside a container", quickHead + "spec:\n  image: no\n  containers:\n  - name: a\n    spec:\n      image: no\n", quickDoc{obj: quickCM}},
 		{"containers not a sequence", quickHead + "spec:\n  containers:\n    image: no\n", quickDoc{obj: quickCM}},
-		{"nested sequences", quickHead + "spec:\n  containers:\n  -\n    - image: nested\n", quickDoc{obj: quickCM, images: []string{"nested"}}},
+		{"nested sequences", quickPod + "  containers:\n  -\n    - image: nested\n", quickDoc{obj: quickPodObj}},
+		// Spec 6.2: the pod specs of the workload kinds only.
+		{"containers of a ConfigMap", quickHead + "spec:\n  containers:\n  - image: cm\n", quickDoc{obj: quickCM}},
+		{"containers outside the pod spec", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ns\nspec:\n  containers:\n  - image: no\n  template:\n    spec:\n      initContainers:\n      - image: yes\n", quickDoc{obj: deploy, images: []string{"yes"}}},
+		{"a custom kind named Deployment", "apiVersion: example.com/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - image: no\n", quickDoc{obj: addon.Object{APIVersion: "example.com/v1", Kind: "Deployment", Name: "d"}}},
+		{"a CronJob", "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - image: cron\n", quickDoc{obj: addon.Object{APIVersion: "batch/v1", Kind: "CronJob", Name: "c"}, images: []string{"cron"}}},
+		{"a Pod", quickPod + "  ephemeralContainers:\n  - image: debug\n", quickDoc{obj: quickPodObj, images: []string{"debug"}}},
 		{"indentless sequence in a compact mapping", quickHead + "spec:\n- k:\n  - a\n  - b\n  j: c\n- d\n", quickDoc{obj: quickCM}},
 		{"duplicate keys elsewhere", quickHead + "data:\n  a: 1\n  a: 2\n", quickDoc{obj: quickCM}},
 		{"null items and values", quickHead + "spec:\n  a:\n  b:\n  - \n  -\n  - # c\n", quickDoc{obj: quickCM}},
@@ -150,7 +161,7 @@ func TestQuickDocumentFallsBack(t *testing.T) {
 		{"metadata a scalar", "apiVersion: v1\nkind: X\nmetadata: a\n", true},
 		{"metadata a sequence", "apiVersion: v1\nkind: X\nmetadata:\n- name: a\n", true},
 		// Valid, but outside the subset.
-		{"List without a name", "apiVersion: v1\nkind: List\nitems: []\n", false},
+		{"List without a name", "apiVersion: v1\nkind: List\nitems: []\n", true}, // the slow path flattens it
 		{"null document", "null\n", false},
 		{"anchor and alias", quickHead + "data:\n  a: &x y\n  b: *x\n", false},
 		{"tag", quickHead + "data:\n  a: !!str 1\n", false},
@@ -169,7 +180,8 @@ func TestQuickDocumentFallsBack(t *testing.T) {
 		{"boolean name", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yes\n", false},
 		{"escaped name", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\u0062\"\n", false},
 		{"multi-line name", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n    b\n", false},
-		{"block scalar image", quickHead + "containers:\n- image: |\n    x\n", false},
+		{"block scalar image", quickPod + "  containers:\n  - image: |\n      x\n", false},
+		{"kind after the pod spec", "apiVersion: v1\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: x\nkind: Pod\n", false},
 		{"nested sequence entry", quickHead + "data:\n- - a\n", false},
 		{"key with a space before its colon", quickHead + "data :\n  a: b\n", false},
 	} {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"runtime"
 	"strings"
 	"sync"
@@ -98,6 +99,11 @@ type Document struct {
 type Result struct {
 	Kind      addon.Kind
 	Documents []Document
+	// Warnings are what the renderer warned about, one line each, for
+	// the caller to show (kustomize's deprecated fields, each named with
+	// its kustomization: "base/kustomization.yaml: 'commonLabels' is
+	// deprecated. ..."). The stream does not depend on them.
+	Warnings []string
 
 	// fsys is the tree rendered with Options.DropText, which the text of
 	// its documents is read back from.
@@ -150,12 +156,13 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		kind = addon.DetectKind(fsys)
 	}
 	var (
-		docs []Document
-		err  error
+		docs     []Document
+		warnings []string
+		err      error
 	)
 	switch kind {
 	case addon.KindKustomize:
-		docs, err = renderKustomize(ctx, fsys, opts)
+		docs, warnings, err = renderKustomize(ctx, fsys, opts)
 	case addon.KindManifests:
 		docs, err = manifestDocuments(ctx, fsys, false, opts.DropText)
 	default:
@@ -164,7 +171,9 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newResult(kind, docs, fsys, opts), nil
+	r := newResult(kind, docs, fsys, opts)
+	r.Warnings = warnings
+	return r, nil
 }
 
 // newResult keeps the tree in the result when its documents' text is to
@@ -204,6 +213,7 @@ func RawOptions(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) 
 // dropText keeps the documents without their text (Options.DropText).
 func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) ([]Document, error) {
 	var files []string
+	helm := "" // the first Chart.yaml
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -211,11 +221,18 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) 
 		if d.IsDir() || !addon.IsManifestFile(name) || lenient && isKustomization(name) {
 			return nil
 		}
+		if !lenient && addon.IsHelmChartFile(name) && helm == "" {
+			helm = name
+		}
 		files = append(files, name)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list manifests: %w", err)
+	}
+	if helm != "" {
+		return nil, &Error{File: helm, Err: fmt.Errorf("%w, not manifests (%s is a chart: its templates are Helm's to render): %s",
+			addon.ErrHelmChart, chartDir(helm), addon.HelmAdvice)}
 	}
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
 	// within a directory, which is the order WalkDir visits. The stream
@@ -224,8 +241,35 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) 
 	if err != nil {
 		return nil, err
 	}
+	if !lenient {
+		// A kustomize tree's files may hold an object twice (a patch
+		// names its target): only a plain tree's objects are its output.
+		if err := checkDuplicates(docs, ""); err != nil {
+			return nil, err
+		}
+	}
 	SortForApply(docs)
 	return docs, nil
+}
+
+// chartDir names the directory a Chart.yaml makes a chart.
+func chartDir(name string) string {
+	if d := path.Dir(name); d != "." {
+		return d + "/"
+	}
+	return "the add-on"
+}
+
+// helmValues says what a file that is not a manifest is when its name is
+// a Helm values file's: the error is still ErrInvalid (Raw leaves the
+// file out of a kustomize tree), and ErrHelmChart too.
+func helmValues(file string, err *Error) error {
+	if !addon.IsHelmValuesFile(file) {
+		return err
+	}
+	detail := strings.TrimPrefix(err.Err.Error(), ErrInvalid.Error()+": ")
+	return &Error{File: err.File, Line: err.Line, Err: fmt.Errorf("%w: %s holds the values of %w, not a Kubernetes object (%s): %s",
+		ErrInvalid, path.Base(file), addon.ErrHelmChart, detail, addon.HelmAdvice)}
 }
 
 // readBuffer is the buffer of a DropText render's worker: a file up to
@@ -306,9 +350,16 @@ func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 		return d
 	}
 	for _, chunk := range splitYAML(b) {
+		// A byte order mark may begin a file, or a document of a stream
+		// made by concatenating files: kustomize drops it, and so does
+		// the stream, where it would sit in the middle of the text.
+		if bytes.HasPrefix(chunk.text, utf8BOM) {
+			chunk.text, chunk.off = chunk.text[len(utf8BOM):], chunk.off+len(utf8BOM)
+		}
 		// Most documents are plain enough for the fast path; the slow
-		// path reads the rest and says what is wrong with them.
-		if q, ok := quickDocument(chunk.text); ok {
+		// path reads the rest and says what is wrong with them. A List
+		// always takes the slow path, which flattens it.
+		if q, ok := quickDocument(chunk.text); ok && !isListKind(q.obj.Kind) {
 			if !q.empty {
 				docs = append(docs, doc(chunk, q.obj, q.images))
 			}
@@ -316,19 +367,46 @@ func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 		}
 		node, err := parseDocument(chunk.text)
 		if err != nil {
-			return nil, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
+			return nil, helmValues(file, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))})
 		}
 		if node == nil {
 			continue // only comments or nothing
 		}
+		if items, ok, err := listItems(node); ok || err != nil {
+			if err != nil {
+				return nil, &Error{File: file, Line: chunk.line, Err: err}
+			}
+			for _, item := range items {
+				obj, err := objectOf(item)
+				if err != nil {
+					return nil, &Error{File: file, Line: chunk.line + item.YNode().Line - 1, Err: fmt.Errorf("an item of a List: %w", err)}
+				}
+				raw, err := blockYAML(item)
+				if err != nil {
+					return nil, &Error{File: file, Line: chunk.line + item.YNode().Line - 1, Err: err}
+				}
+				// An item has no text of its own in the file: its Raw is
+				// kept whatever DropText says, and Offset and Length are 0.
+				docs = append(docs, Document{File: file, Line: chunk.line + item.YNode().Line - 1, Raw: raw, Object: obj, Images: imagesOf(item)})
+			}
+			continue
+		}
 		obj, err := objectOf(node)
 		if err != nil {
-			return nil, &Error{File: file, Line: chunk.line, Err: err}
+			return nil, helmValues(file, &Error{File: file, Line: chunk.line, Err: err})
 		}
-		docs = append(docs, doc(chunk, obj, imagesOf(node)))
+		d := doc(chunk, obj, imagesOf(node))
+		if d.Raw != nil && isJSONText(chunk.text) {
+			if d.Raw, err = blockYAML(node); err != nil {
+				return nil, &Error{File: file, Line: chunk.line, Err: err}
+			}
+		}
+		docs = append(docs, d)
 	}
 	return docs, nil
 }
+
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // rawDocument is a document's text, ending in a newline.
 func rawDocument(text []byte) []byte {
@@ -518,7 +596,7 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 		return addon.Object{}, fmt.Errorf("%w: document has no apiVersion", ErrInvalid)
 	case meta.Kind == "":
 		return addon.Object{}, fmt.Errorf("%w: document has no kind", ErrInvalid)
-	case meta.Name == "" && !strings.HasSuffix(meta.Kind, "List"):
+	case meta.Name == "":
 		return addon.Object{}, fmt.Errorf("%w: %s has no metadata.name", ErrInvalid, meta.Kind)
 	}
 	return addon.Object{APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: meta.Namespace, Name: meta.Name}, nil

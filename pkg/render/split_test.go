@@ -108,8 +108,11 @@ func TestSplitDocumentsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(docs) != 1 || docs[0].Object.Name != "j" || !strings.HasSuffix(string(docs[0].Raw), "}\n") {
-		t.Errorf("JSON document: %+v", docs)
+	// Written as YAML, as kustomize writes it: kubectl reads a stream
+	// that begins with "{" as JSON, and stops after one document.
+	const want = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: j\n"
+	if len(docs) != 1 || docs[0].Object.Name != "j" || string(docs[0].Raw) != want {
+		t.Errorf("JSON document: %+v, want Raw %q", docs, want)
 	}
 }
 
@@ -174,10 +177,41 @@ func TestSplitDocumentsErrors(t *testing.T) {
 	}
 }
 
-// The List kinds need no name.
+// A List is its items (spec/addon-v1.md, section 6.4): an empty one is
+// nothing, a nested one is flattened, an item is an object like any
+// document, and a kind that ends in "List" without items needs a name.
 func TestSplitDocumentsList(t *testing.T) {
-	docs, err := render.SplitDocuments("f.yaml", []byte("apiVersion: v1\nkind: List\nitems: []\n"))
-	if err != nil || len(docs) != 1 {
-		t.Errorf("%d documents, %v", len(docs), err)
+	for _, c := range []struct {
+		name, in, want, err string
+	}{
+		{"empty", "apiVersion: v1\nkind: List\nitems: []\n", "", ""},
+		{"null items", "apiVersion: v1\nkind: List\nitems:\n", "", ""},
+		{"items", "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: n\n", "ConfigMap/a Namespace/n", ""},
+		{"nested", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMapList\n  items:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a\n", "ConfigMap/a", ""},
+		{"JSON", `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}]}`, "ConfigMap/j", ""},
+		{"item without a name", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n", "", "f.yaml:4: an item of a List: invalid manifest: ConfigMap has no metadata.name"},
+		{"items not a list", "apiVersion: v1\nkind: List\nitems: a\n", "", "f.yaml:1: invalid manifest: the items of a List are not a list"},
+		{"a List kind without items", "apiVersion: v1\nkind: AllowList\nspec: {}\n", "", "f.yaml:1: invalid manifest: AllowList has no metadata.name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs, err := render.SplitDocuments("f.yaml", []byte(c.in))
+			if c.err != "" {
+				if err == nil || err.Error() != c.err || !errors.Is(err, render.ErrInvalid) {
+					t.Errorf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(kinds(docs), " "); got != c.want {
+				t.Errorf("documents %q, want %q", got, c.want)
+			}
+			for _, d := range docs {
+				if strings.HasPrefix(string(d.Raw), "{") || !strings.HasPrefix(string(d.Raw), "apiVersion: v1\n") {
+					t.Errorf("item written as %q: want block YAML", d.Raw)
+				}
+			}
+		})
 	}
 }

@@ -96,6 +96,14 @@ func (t *textReader) text(d *Document) ([]byte, error) {
 		text = append(t.buf[:0], t.data[d.Offset:d.Offset+d.Length]...)
 		t.buf = text
 	}
+	if isJSONText(text) {
+		// As splitDocuments writes Raw: JSON as block YAML.
+		y, err := streamText(text)
+		if err != nil {
+			return nil, &Error{File: d.File, Line: d.Line, Err: fmt.Errorf("read back: %w", err)}
+		}
+		return y, nil
+	}
 	if text[len(text)-1] != '\n' {
 		text = append(text, '\n') // as rawDocument
 		t.buf = text

@@ -18,6 +18,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -28,7 +29,7 @@ const (
 	TagSuffix = ".sig"
 	// SimpleSigningMediaType is the media type of a signature's layer,
 	// which holds the signed payload.
-	SimpleSigningMediaType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	SimpleSigningMediaType = types.MediaType(mediatypes.CosignSimpleSigning)
 	// AnnotationSignature is the layer annotation holding the base64
 	// signature of the payload.
 	AnnotationSignature = "dev.cosignproject.cosign/signature"

@@ -45,10 +45,11 @@ func (t *BuildTree) Close() error {
 // from stdin), an http, git or file:// SOURCE, or else always a local
 // folder or file (a bare name is a path here, never a store name). A
 // local folder is listed, not read (folder.Open): close the BuildTree
-// when done with it. A local path in a git work tree gets the work
-// tree's remote, commit and commit time as its Source, Revision and
-// Time; its Name is the folder's name, or the file's without its
-// extension.
+// when done with it. A local path in a git work tree that is exactly
+// what HEAD holds there gets the work tree's remote, and the last commit
+// that changed it and its commit time, as its Source, Revision and Time
+// (gitinfo.Read); any other local path gets none. Its Name is the
+// folder's name, or the file's without its extension.
 func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, limits Limits) (*BuildTree, error) {
 	if path == "-" {
 		fsys, err := folder.LoadReader("stdin.yaml", stdin)
@@ -86,7 +87,11 @@ func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, l
 		bt.FS = t.FS
 		bt.Name = strings.TrimSuffix(bt.Name, filepath.Ext(bt.Name))
 	}
-	if info, err := gitinfo.Read(p); err == nil && info != nil {
+	// The stamp is the last commit that changed the folder, and only
+	// when the folder is what that commit holds: a folder in another
+	// project's repository, or one with changes, gets none, so its
+	// digest does not move with commits that are not its own.
+	if info, err := gitinfo.Read(p, bt.FS); err == nil && info != nil {
 		bt.Source, bt.Revision, bt.Time = info.URL, info.Commit, info.Time
 	}
 	return bt, nil

@@ -372,11 +372,13 @@ func TestGitTreeSafety(t *testing.T) {
 	os.MkdirAll(f.home, 0o755)
 	repo := filepath.Join(tmp, "repo")
 	f.git(t, tmp, date1, "init", "-q", "-b", "main", repo)
-	writeFile(t, filepath.Join(repo, "ok", "real.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n")
-	os.Symlink("real.yaml", filepath.Join(repo, "ok", "link.yaml"))
+	// The target is no manifest (a .txt), so that the link's copy is the
+	// only Namespace x: two would be refused as duplicates.
+	writeFile(t, filepath.Join(repo, "ok", "real.txt"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n")
+	os.Symlink("real.txt", filepath.Join(repo, "ok", "link.yaml"))
 	os.MkdirAll(filepath.Join(repo, "escape"), 0o755)
 	writeFile(t, filepath.Join(repo, "escape", "a.yaml"), "a: b\n")
-	os.Symlink("../ok/real.yaml", filepath.Join(repo, "escape", "link.yaml"))
+	os.Symlink("../ok/real.txt", filepath.Join(repo, "escape", "link.yaml"))
 	writeFile(t, filepath.Join(repo, "ignored", "a.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: y\n")
 	writeFile(t, filepath.Join(repo, "ignored", "b.yaml.swp"), "junk")
 	writeFile(t, filepath.Join(repo, "ignored", "drafts", "c.yaml"), "junk")

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -67,7 +67,7 @@ func (archiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifa
 // Write writes a layout in a temp directory beside the file, then packs
 // it: the archive appears only when complete.
 func (archiveLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(absPath(dst.Path)), ".addonpkg-archive-*")
+	tmp, err := atomicfile.TempDir(dst.Path, ".addonpkg-archive-")
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", dst, err)
 	}

@@ -193,10 +193,14 @@ func (t *Tree) Addon() (*unpack.Addon, error) {
 	if err != nil {
 		return nil, err
 	}
+	kind, err := addon.KindOf(t.FS)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &addon.Config{
 		SpecVersion: mediatypes.SpecVersion,
 		Name:        t.Name,
-		Kind:        addon.DetectKind(t.FS),
+		Kind:        kind,
 		ContentRoot: "/",
 		Source:      t.Source,
 		Revision:    t.Revision,

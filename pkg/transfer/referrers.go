@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -109,7 +110,7 @@ func writeArchiveWithReferrers(ctx context.Context, a *source.Artifact, dst sour
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", dst, err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), ".addonpkg-archive-*")
+	tmp, err := atomicfile.TempDir(abs, ".addonpkg-archive-")
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", dst, err)
 	}

@@ -302,6 +302,9 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 			return nil, err
 		}
 	default:
+		if mediatypes.IsReferrer(form) {
+			return nil, fmt.Errorf("%w: not an add-on but a %s (what refers to one)", ErrUnsupported, form)
+		}
 		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
 	}
 	if len(layers) == 0 {
@@ -458,7 +461,10 @@ func (a *Addon) loadConfig(form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile
 			cfg = nil
 		}
 	}
-	kind := addon.DetectKind(a.FS)
+	kind, err := addon.KindOf(a.FS)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
 	if form == mediatypes.FormHelm {
 		chart, err := ParseHelmChart(rawCfg)
 		if err != nil {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutputsMakeTheirFolders: every kind of output (oci:DIR,
+// oci-archive:FILE, docker-archive:FILE, -o DIR of unpack and render, a
+// lock file, mirror's archive and declaration) makes the folders above it
+// that are missing, as -o DIR always did: one rule, in
+// internal/atomicfile. A path through a regular file is refused in one
+// line naming the output, and nothing is written. (README's `mirror --to
+// oci-archive:set/addons.tar -o set/addons.yaml` failed with "stat
+// /tmp/set: no such file or directory" on a machine where no earlier run
+// had left /tmp/set.)
+func TestOutputsMakeTheirFolders(t *testing.T) {
+	cliNewHome(t)
+	tmp := t.TempDir()
+	p := func(rel string) string { return filepath.Join(tmp, filepath.FromSlash(rel)) }
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1",
+		"--output", "oci:"+p("build/layout/x"),
+		"--output", "oci-archive:"+p("build/archive/x/c.tar"),
+		"--output", "docker-archive:"+p("build/docker/x/c.tar"))
+	cliMust(t, "unpack", "coredns:1", "-o", p("unpack/x/tree"))
+	cliMust(t, "copy", "coredns:1", "oci-archive:"+p("copy/x/c.tar"))
+	cliMust(t, "copy", "coredns:1", "oci:"+p("copy/layout/x"))
+	cliMust(t, "lock", "-f", cliSet, "-o", p("lock/x/set.lock"))
+	cliMust(t, "render", "-f", cliSet, "-o", p("render/x/manifests"))
+	cliMust(t, "mirror", "-f", cliSet, "--to", "oci-archive:"+p("mirror/archive/set.tar"), "-o", p("mirror/decl/set.yaml"))
+	for _, f := range []string{
+		"build/layout/x/index.json", "build/archive/x/c.tar", "build/docker/x/c.tar",
+		"unpack/x/tree/coredns.yaml", "copy/x/c.tar", "copy/layout/x/index.json",
+		"lock/x/set.lock", "render/x/manifests/01-coredns.yaml",
+		"mirror/archive/set.tar", "mirror/decl/set.yaml", "mirror/decl/set.lock",
+	} {
+		if _, err := os.Stat(p(f)); err != nil {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	// The mirrored declaration names the archive relative to itself, and
+	// renders from it.
+	cliMust(t, "render", "-f", p("mirror/decl/set.yaml"))
+
+	// A folder that cannot be made: one line naming the output.
+	if err := os.WriteFile(p("file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"build", cliExampleDir("coredns"), "-t", "coredns:2", "--output", "oci-archive:" + p("file/x/c.tar")},
+		{"copy", "coredns:1", "oci:" + p("file/x/layout")},
+		{"lock", "-f", cliSet, "-o", p("file/x/set.lock")},
+		{"unpack", "coredns:1", "-o", p("file/x/tree")},
+		{"mirror", "-f", cliSet, "--to", "oci-archive:" + p("file/x/set.tar"), "-o", p("mirror2/set.yaml")},
+	} {
+		r := cliRun(t, args...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code == 0 || strings.Count(line, "\n") != 0 || !strings.Contains(line, p("file/x")) || !strings.Contains(line, "not a directory") {
+			t.Errorf("addonpkg %s: exit %d, stderr %q: want one line naming the output and why", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(p("file")); err != nil || string(b) != "x" {
+		t.Errorf("the file in the way was changed: %q %v", b, err)
+	}
+	if _, err := os.Stat(p("mirror2/set.yaml")); err == nil {
+		t.Error("a failed mirror wrote its declaration")
+	}
+}

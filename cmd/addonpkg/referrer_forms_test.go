@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/signature"
+)
+
+// TestImagesNamesSignatures: a signature made in the store (cosign's
+// sha256-HEX.sig tag beside the add-on) is listed by images, and
+// described by inspect, as a signature, not as form "unknown"; unpack
+// refuses it, saying what it is.
+func TestImagesNamesSignatures(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	priv, _, err := signature.GenerateKeyPair(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "cosign.key")
+	cliWriteFile(t, key, string(priv))
+	t.Setenv(signature.PasswordEnv, "")
+	cliMust(t, "sign", "--key", key, "coredns:1")
+
+	sig := ""
+	for _, r := range cliImagesJSON(t) {
+		switch {
+		case strings.HasSuffix(r.Name, ".sig"):
+			sig = r.Name
+			if r.Form != "signature" {
+				t.Errorf("images: %s has form %q, want signature", r.Name, r.Form)
+			}
+		case r.Name == "coredns:1" && r.Form != "image":
+			t.Errorf("images: coredns:1 has form %q", r.Form)
+		}
+	}
+	if sig == "" {
+		t.Fatal("images lists no signature")
+	}
+	if table := cliMust(t, "images"); !strings.Contains(table, "signature") || strings.Contains(table, "unknown") {
+		t.Errorf("images:\n%s", table)
+	}
+	var in struct {
+		Form string `json:"form"`
+	}
+	if err := json.Unmarshal([]byte(cliMust(t, "inspect", sig, "--json")), &in); err != nil || in.Form != "signature" {
+		t.Errorf("inspect %s: form %q (%v), want signature", sig, in.Form, err)
+	}
+	cliCheckError(t, cliRun(t, "unpack", sig), sig, "not an add-on but a signature")
+}

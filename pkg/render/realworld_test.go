@@ -1,0 +1,201 @@
+package render_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// What real upstream trees hold (issue 25): each case is a shape found in
+// one, and what the renderer makes of it. The streams themselves are
+// judged by kubectl in cmd/addonpkg's TestRealAddonShapesKubectl.
+
+func cm(name, ns string) string {
+	s := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n"
+	if ns != "" {
+		s += "  namespace: " + ns + "\n"
+	}
+	return s
+}
+
+func names(res *render.Result) string {
+	var out []string
+	for _, d := range res.Documents {
+		out = append(out, d.Object.Kind+"/"+d.Object.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// A List's items take its place, in apply order and in the inventory: a
+// Namespace inside a List comes before the ConfigMap that lives in it.
+func TestRenderFlattensLists(t *testing.T) {
+	list := "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n" +
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n    namespace: n\n" +
+		"- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: n\n"
+	for _, dropText := range []bool{false, true} {
+		res, err := render.Render(context.Background(), tree(map[string]string{"export.yaml": list}), render.Options{DropText: dropText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(res); got != "Namespace/n ConfigMap/c" {
+			t.Errorf("DropText %v: documents %s, want Namespace/n ConfigMap/c", dropText, got)
+		}
+		inv := res.Inventory()
+		if len(inv.Objects) != 2 || inv.Objects[0].Kind != "Namespace" || inv.Objects[1].Name != "c" {
+			t.Errorf("inventory %+v", inv.Objects)
+		}
+		if y := string(res.YAML()); strings.Contains(y, "kind: List") || !strings.HasPrefix(y, "apiVersion: v1\nkind: Namespace\n") {
+			t.Errorf("stream:\n%s", y)
+		}
+		if l := res.Documents[0].Line; l != 11 {
+			t.Errorf("the Namespace is located at line %d, want 11", l)
+		}
+	}
+}
+
+// A stream whose first document comes from a JSON file begins as YAML.
+func TestRenderJSONFirstAsYAML(t *testing.T) {
+	files := map[string]string{
+		"a.json": `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns","labels":{"on":"true","n":"1","y":"no","x":"0x1F","e":"1e3","empty":"","plain":"a b"}}}`,
+		"b.yaml": cm("c", "ns"),
+	}
+	for _, dropText := range []bool{false, true} {
+		res, err := render.Render(context.Background(), tree(files), render.Options{DropText: dropText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Strings that YAML 1.1 (kubectl) or 1.2 reads as other types
+		// keep their quotes, keys too.
+		want := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n  labels:\n    \"on\": \"true\"\n    \"n\": \"1\"\n    \"y\": \"no\"\n    x: \"0x1F\"\n    e: \"1e3\"\n    empty: \"\"\n    plain: a b\n---\n" + cm("c", "ns")
+		if got := string(res.YAML()); got != want {
+			t.Errorf("DropText %v: stream\n%s\nwant\n%s", dropText, got, want)
+		}
+	}
+}
+
+// A byte order mark never reaches the stream, wherever the file lands.
+func TestRenderStripsBOM(t *testing.T) {
+	files := map[string]string{
+		"a.yaml": cm("a", ""),
+		"b.yaml": "\ufeff" + cm("b", ""),
+		"c.yaml": cm("c", "") + "---\n\ufeff" + cm("d", ""),
+	}
+	for _, dropText := range []bool{false, true} {
+		res, err := render.Render(context.Background(), tree(files), render.Options{DropText: dropText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := res.YAML()
+		if bytes.Contains(y, []byte("\ufeff")) {
+			t.Errorf("DropText %v: the stream holds a byte order mark:\n%q", dropText, y)
+		}
+		if got := names(res); got != "ConfigMap/a ConfigMap/b ConfigMap/c ConfigMap/d" {
+			t.Errorf("documents %s", got)
+		}
+	}
+}
+
+// Two copies of one object (group, kind, namespace, name; the version
+// does not count) are refused, naming both places.
+func TestRenderRefusesDuplicates(t *testing.T) {
+	deploy := func(v string) string {
+		return "apiVersion: " + v + "\nkind: Deployment\nmetadata:\n  name: typha\n  namespace: kube-system\n"
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  string // "" when accepted
+	}{
+		{"two files", map[string]string{"calico.yaml": cm("x", "") + "---\n" + deploy("apps/v1"), "calico-typha.yaml": deploy("apps/v1")},
+			"duplicate object: Deployment.apps kube-system/typha is in both calico-typha.yaml:1 and calico.yaml:6"},
+		{"another version", map[string]string{"a.yaml": deploy("apps/v1"), "b.yaml": deploy("apps/v1beta2")},
+			"duplicate object: Deployment.apps kube-system/typha is in both a.yaml:1 and b.yaml:1"},
+		{"one file", map[string]string{"a.yaml": cm("x", "") + "---\n" + cm("x", "")},
+			"duplicate object: ConfigMap x is in both a.yaml:1 and a.yaml:6"},
+		{"in a List", map[string]string{"a.yaml": cm("x", ""), "l.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: x\n"},
+			"duplicate object: ConfigMap x is in both a.yaml:1 and l.yaml:4"},
+		{"kustomize, two versions", map[string]string{"kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n", "a.yaml": deploy("apps/v1"), "b.yaml": deploy("apps/v1beta2")},
+			"kustomization.yaml: duplicate object: Deployment.apps kube-system/typha is rendered twice"},
+		{"other namespaces", map[string]string{"a.yaml": cm("x", "a"), "b.yaml": cm("x", "b")}, ""},
+		{"other groups", map[string]string{"a.yaml": deploy("apps/v1"), "b.yaml": deploy("example.com/v1")}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := renderTree(t, c.files)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || err.Error() != c.want || !errors.Is(err, render.ErrDuplicate) {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+// Helm's inputs are named as what they are, with what to run instead.
+func TestRenderRefusesHelmInputs(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  string // the error's start
+	}{
+		{"a chart", map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1.0.0\n", "values.yaml": "replicas: 1\n", "templates/d.yaml": "{{ .Values.x }}\n"},
+			"Chart.yaml: a Helm chart, not manifests (the add-on is a chart"},
+		{"a chart below", map[string]string{"a.yaml": cm("a", ""), "charts/x/Chart.yaml": "apiVersion: v2\nname: x\nversion: 1.0.0\n"},
+			"charts/x/Chart.yaml: a Helm chart, not manifests (charts/x/ is a chart"},
+		{"a values file", map[string]string{"a.yaml": cm("a", ""), "values.yaml": "replicas: 1\nimage:\n  tag: v1\n"},
+			"values.yaml:1: invalid manifest: values.yaml holds the values of a Helm chart, not a Kubernetes object (missing Resource metadata): run `helm template"},
+		{"a values file per environment", map[string]string{"values-prod.yaml": "replicas: 3\n"},
+			"values-prod.yaml:1: invalid manifest: values-prod.yaml holds the values of a Helm chart"},
+		{"helmCharts", map[string]string{"kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.com\n"},
+			"kustomization.yaml:1: helmCharts inflates a Helm chart, which needs kustomize's --enable-helm"},
+		{"helmChartInflationGenerator", map[string]string{"kustomization.yaml": "resources:\n- a.yaml\nhelmChartInflationGenerator:\n- chartName: x\n", "a.yaml": cm("a", "")},
+			"kustomization.yaml:3: helmChartInflationGenerator inflates a Helm chart"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := renderTree(t, c.files)
+			if !errors.Is(err, addon.ErrHelmChart) {
+				t.Fatalf("error %v: not ErrHelmChart", err)
+			}
+			if !strings.HasPrefix(err.Error(), c.want) || !strings.Contains(err.Error(), " build that file") {
+				t.Errorf("error %q\nwant it to start %q and say what to run", err, c.want)
+			}
+		})
+	}
+	// A values file that is an object is a manifest like any other.
+	if _, err := renderTree(t, map[string]string{"values.yaml": cm("values", "")}); err != nil {
+		t.Errorf("a ConfigMap named values.yaml: %v", err)
+	}
+}
+
+// kustomize's deprecation warnings are returned, named with their
+// kustomization, instead of being printed.
+func TestRenderKustomizeWarnings(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml":      "resources:\n- base\ncommonLabels:\n  app: x\n",
+		"base/kustomization.yaml": "resources:\n- a.yaml\npatchesStrategicMerge:\n- p.yaml\n",
+		"base/a.yaml":             cm("a", ""),
+		"base/p.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"kustomization.yaml: 'commonLabels' is deprecated. Please use 'labels' instead. Run 'kustomize edit fix' to update your Kustomization automatically.",
+		"base/kustomization.yaml: 'patchesStrategicMerge' is deprecated. Please use 'patches' instead. Run 'kustomize edit fix' to update your Kustomization automatically.",
+	}
+	if strings.Join(res.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(res.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	res, err = renderTree(t, map[string]string{"kustomization.yaml": "resources:\n- a.yaml\nlabels:\n- pairs:\n    app: x\n", "a.yaml": cm("a", "")})
+	if err != nil || len(res.Warnings) != 0 {
+		t.Errorf("no deprecated field: %q, %v", res.Warnings, err)
+	}
+}
