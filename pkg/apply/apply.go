@@ -254,12 +254,26 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		if err != nil {
 			return wrap(err)
 		}
-		hook(stage)
+		if stage != "" {
+			hook(stage)
+		}
 		return nil
 	}
-	if err := run("definitions", defs, true); err != nil {
+	// The definitions are waited for here rather than inside ssa, so a
+	// CRD that is never established is a *WaitError naming it.
+	if err := run("", defs, false); err != nil {
 		return err
 	}
+	var defPlanned []*planned
+	for _, pl := range p.objects {
+		if isDefinition(pl.obj) {
+			defPlanned = append(defPlanned, pl)
+		}
+	}
+	if err := c.waitAll(ctx, defPlanned, opts.timeout()); err != nil {
+		return err
+	}
+	hook("definitions")
 	if err := run("resources", rest, true); err != nil {
 		return err
 	}
