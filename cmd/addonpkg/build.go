@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
@@ -126,7 +127,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			if defaultTag {
 				v := opts.Version
 				if v == "" {
-					v = "latest"
+					v = reference.DefaultTag
 				}
 				tags = []string{opts.Name + ":" + v}
 			}
@@ -136,7 +137,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				if err != nil || (ref.Kind != source.KindStore && ref.Kind != source.KindRegistry) {
 					return fmt.Errorf("invalid tag %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", t)
 				}
-				names = append(names, source.NormalizeName(t))
+				names = append(names, reference.WithDefaultTag(t))
 			}
 			art := &source.Artifact{Image: res.Image, Digest: res.Digest}
 			if len(names) > 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/doctor"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -82,7 +83,7 @@ func (a *app) pushAuto(cmd *cobra.Command, src, dst source.Ref, asJSON bool) err
 	if err != nil {
 		cache = nil // no cache directory: probe every time
 	}
-	opts := transfer.Options{Options: sopts, AllPlatforms: true}
+	opts := transfer.Options{Options: sopts, AllPlatforms: true, Referrers: referrersOn(cmd)}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
 	res, converted, err := transfer.PushAuto(cmd.Context(), src, dst, opts, cache)
@@ -91,15 +92,7 @@ func (a *app) pushAuto(cmd *cobra.Command, src, dst source.Ref, asJSON bool) err
 		return err
 	}
 	if converted {
-		a.infof("%s does not accept the artifact form: pushed the image form of %s (same content identity, digest %s)", registryHost(dst.Name), src.Name, res.Digest)
+		a.infof("%s does not accept the artifact form: pushed the image form of %s (same content identity, digest %s)", reference.Registry(dst.Name), src.Name, res.Digest)
 	}
 	return a.printResult(res, asJSON)
-}
-
-// registryHost is the registry part of a reference, for messages.
-func registryHost(ref string) string {
-	if i := strings.IndexByte(ref, '/'); i > 0 {
-		return ref[:i]
-	}
-	return ref
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/inspect"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -88,11 +89,11 @@ func newTagCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dst := source.NormalizeName(args[1])
+			dst := reference.WithDefaultTag(args[1])
 			if r, err := source.Parse(dst); err != nil || (r.Kind != source.KindStore && r.Kind != source.KindRegistry) {
 				return fmt.Errorf("invalid name %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", args[1])
 			}
-			d, err := st.Tag(source.NormalizeName(args[0]), dst)
+			d, err := st.Tag(reference.WithDefaultTag(args[0]), dst)
 			if err != nil {
 				return err
 			}
@@ -116,10 +117,10 @@ func newRmCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, n := range args {
-				if err := st.Untag(source.NormalizeName(n)); err != nil {
+				if err := st.Untag(reference.WithDefaultTag(n)); err != nil {
 					return err
 				}
-				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(source.NormalizeName(n)))
+				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(reference.WithDefaultTag(n)))
 			}
 			return nil
 		},

@@ -176,7 +176,7 @@ type fetchFlags struct {
 }
 
 func (f *fetchFlags) add(cmd *cobra.Command) {
-	cmd.Flags().Int64Var(&f.maxDownload, "max-download-bytes", source.DefaultMaxDownloadBytes, "limit: bytes of an http download")
+	cmd.Flags().Int64Var(&f.maxDownload, "max-download-bytes", safetree.DefaultMaxDownloadBytes, "limit: bytes of an http download")
 }
 
 // apply sets the fetch limits on o, whose Registry options are set.

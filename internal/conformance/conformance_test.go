@@ -26,7 +26,7 @@ func TestClassify(t *testing.T) {
 		want string
 	}{
 		{&unpack.LimitError{Name: "entry count", Limit: 1, Which: safetree.LimitEntries}, conformance.ReasonLimit},
-		{fmt.Errorf("read manifest: %w", verify.ErrTooLarge), conformance.ReasonLimit},
+		{fmt.Errorf("read manifest: %w", safetree.DefaultCap(safetree.LimitManifestBytes).Exceeded("")), conformance.ReasonLimit},
 		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("add-on config: %w", addon.ErrUnsupportedVersion)), conformance.ReasonUnsupportedVersion},
 		{fmt.Errorf("%w: x", unpack.ErrIdentityMismatch), conformance.ReasonIdentityMismatch},
 		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("blob: %w", verify.ErrSizeMismatch)), conformance.ReasonDigestMismatch},

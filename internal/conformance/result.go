@@ -107,7 +107,7 @@ func Classify(err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.As(err, &le), errors.Is(err, unpack.ErrLimit), errors.Is(err, verify.ErrTooLarge):
+	case errors.As(err, &le), errors.Is(err, unpack.ErrLimit):
 		return ReasonLimit
 	case errors.Is(err, addon.ErrUnsupportedVersion):
 		return ReasonUnsupportedVersion

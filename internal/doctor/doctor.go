@@ -442,8 +442,6 @@ func (p *prober) referrers() []Check {
 		return []Check{fail(api, err), fail(fb, err)}
 	}
 	refSize, _ := ref.Size()
-	// Without the tag fallback, so that what the registry does is seen.
-	noFallback := append(append([]remote.Option{}, p.ropts...), remote.WithReferrersTagFallback(false))
 	pushErr := remote.Write(p.repo.Digest(refDigest.String()), ref, p.ropts...)
 	if pushErr != nil {
 		api = fail(api, fmt.Errorf("pushing a manifest with a subject: %w", pushErr))
@@ -452,17 +450,17 @@ func (p *prober) referrers() []Check {
 	}
 	p.pushed = append(p.pushed, refDigest)
 
-	subject := p.repo.Digest(p.imgDesc.Digest.String())
-	idx, err := remote.Referrers(subject, noFallback...)
-	if err != nil {
+	// Without the tag fallback, so that what the registry does is seen.
+	switch im, err := p.referrersAPI(p.imgDesc.Digest); {
+	case errors.Is(err, errNoReferrersAPI):
 		api = fail(api, err)
-		if strings.Contains(err.Error(), "does not support the Referrers API") {
-			api.Detail = "GET /v2/<name>/referrers/<digest> is not an index (404): clients fall back to sha256-<hex> tags"
-		}
-	} else {
+		api.Detail = "GET /v2/<name>/referrers/<digest> is not an index (404): clients fall back to sha256-<hex> tags"
+	case err != nil:
+		api = fail(api, err)
+	default:
 		api.OK = true
 		api.Detail = "GET /v2/<name>/referrers/<digest> answers an index"
-		if im, err := idx.IndexManifest(); err == nil && !hasDigest(im, refDigest) {
+		if !hasDigest(im, refDigest) {
 			api.Detail += ", which does not list the new referrer yet"
 		}
 	}
@@ -551,6 +549,36 @@ func (p *prober) httpClient() (*http.Client, error) {
 	}
 	p.client = &http.Client{Transport: rt}
 	return p.client, nil
+}
+
+// errNoReferrersAPI: the registry answers the referrers endpoint with
+// something other than an index.
+var errNoReferrersAPI = errors.New("the registry does not support the Referrers API")
+
+// referrersAPI asks the registry's referrers endpoint for the referrers
+// of subject, as go-containerregistry does before its tag fallback: an
+// answer of 404, 400 or 406, or one that is not an index, is
+// errNoReferrersAPI (ggcr says so only in its message).
+func (p *prober) referrersAPI(subject v1.Hash) (*v1.IndexManifest, error) {
+	resp, b, err := p.do(http.MethodGet, p.url(p.repo, "referrers/"+subject.String()), map[string]string{"Accept": string(types.OCIImageIndex)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		if resp.Header.Get("Content-Type") != string(types.OCIImageIndex) {
+			return nil, errNoReferrersAPI
+		}
+	case http.StatusNotFound, http.StatusBadRequest, http.StatusNotAcceptable:
+		return nil, errNoReferrersAPI
+	default:
+		return nil, fmt.Errorf("GET referrers: HTTP %d", resp.StatusCode)
+	}
+	var im v1.IndexManifest
+	if err := json.Unmarshal(b, &im); err != nil {
+		return nil, fmt.Errorf("GET referrers: %w", err)
+	}
+	return &im, nil
 }
 
 func (p *prober) scratchRepo() name.Repository {

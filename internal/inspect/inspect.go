@@ -152,8 +152,9 @@ func (in *Inspection) content(ctx context.Context, img v1.Image, repo string) {
 // chart is no image); an index is shown as the form of its image for the
 // running platform, "index" when that cannot be told.
 func StoreForm(st *layout.Store, d v1.Descriptor) string {
-	if d.ArtifactType == string(mediatypes.AddonConfig) {
-		return string(mediatypes.FormArtifact)
+	// An artifact that says what it is in its descriptor needs no read.
+	if f := mediatypes.Classify("", mediatypes.MediaType(d.ArtifactType), nil, nil); f == mediatypes.FormArtifact {
+		return string(f)
 	}
 	var img v1.Image
 	if mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) {
@@ -170,10 +171,10 @@ func StoreForm(st *layout.Store, d v1.Descriptor) string {
 			return string(mediatypes.FormUnknown)
 		}
 	}
-	f, err := unpack.Classify(img)
+	h, err := unpack.ReadHeader(img)
 	switch {
 	case err == nil:
-		return string(f)
+		return string(h.Form)
 	case mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)):
 		return "index"
 	}

@@ -14,6 +14,16 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
+// A Cap bounds a small blob. safetree.Cap is the one to pass (a cap of
+// safetree.Limits, refusing with a *safetree.LimitError); verify names
+// only what it uses of it, to import nothing beside itself.
+type Cap interface {
+	// Bytes is the bound.
+	Bytes() int64
+	// Check refuses a blob of size bytes over the bound.
+	Check(entry string, size int64) error
+}
+
 // ErrDigestMismatch marks a blob whose bytes do not match its digest.
 var ErrDigestMismatch = errors.New("digest mismatch")
 
@@ -26,9 +36,6 @@ type sizeMismatch struct{}
 
 func (sizeMismatch) Error() string   { return "size mismatch" }
 func (sizeMismatch) Is(t error) bool { return t == ErrDigestMismatch }
-
-// ErrTooLarge marks a blob over a reader's size cap.
-var ErrTooLarge = errors.New("blob too large")
 
 // Reader hashes what it passes and fails at EOF (or as soon as the size is
 // exceeded) when the blob is not the one described.
@@ -80,34 +87,35 @@ func (r *Reader) Read(p []byte) (int, error) {
 // Close closes the underlying reader.
 func (r *Reader) Close() error { return r.rc.Close() }
 
-// ReadAll reads a whole small blob (manifest, config) with a cap, and
+// ReadAll reads a whole small blob (manifest, config) within a cap, and
 // verifies it. It never allocates from the described size, which an
-// attacker controls.
-func ReadAll(rc io.ReadCloser, want v1.Hash, size, max int64) ([]byte, error) {
-	if size > max {
+// attacker controls. A blob described or found over the cap fails c's
+// Check.
+func ReadAll(rc io.ReadCloser, want v1.Hash, size int64, c Cap) ([]byte, error) {
+	if err := c.Check(want.String(), size); err != nil {
 		rc.Close()
-		return nil, fmt.Errorf("blob %s: %w: %d bytes described, limit %d", want, ErrTooLarge, size, max)
+		return nil, err
 	}
 	vr, err := NewReader(rc, want, size)
 	if err != nil {
 		return nil, err
 	}
 	defer vr.Close()
-	b, err := io.ReadAll(io.LimitReader(vr, max+1))
+	b, err := io.ReadAll(io.LimitReader(vr, c.Bytes()+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("blob %s: %w: over %d bytes", want, ErrTooLarge, max)
+	if err := c.Check(want.String(), int64(len(b))); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
 // Layer reads the layer d of img whole, as stored (compressed), when it
 // is small: a signature payload, a lock document. It refuses a layer
-// described or found over max bytes, and one whose bytes do not match
-// d's digest and size.
-func Layer(img v1.Image, d v1.Descriptor, max int64) ([]byte, error) {
+// described or found over the cap, and one whose bytes do not match d's
+// digest and size.
+func Layer(img v1.Image, d v1.Descriptor, c Cap) ([]byte, error) {
 	l, err := img.LayerByDigest(d.Digest)
 	if err != nil {
 		return nil, err
@@ -116,7 +124,7 @@ func Layer(img v1.Image, d v1.Descriptor, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ReadAll(rc, d.Digest, d.Size, max)
+	return ReadAll(rc, d.Digest, d.Size, c)
 }
 
 // Bytes checks b against want.
@@ -128,29 +136,30 @@ func Bytes(b []byte, want v1.Hash) error {
 	return nil
 }
 
-// Config reads an image's config blob with a cap of max bytes, checked
-// before anything is allocated: a descriptor that claims more, or a body
-// that brings more, is refused with ErrTooLarge. The bytes are verified
+// Config reads an image's config blob within a cap (normally
+// LimitConfigBytes), checked before anything is allocated: a descriptor
+// that claims more, or a body that brings more, is refused with a
+// *safetree.LimitError. The bytes are verified
 // against the manifest's config digest. ggcr's RawConfigFile reads a
 // remote config whole before anyone can check its size, so untrusted
 // images go through here.
-func Config(img v1.Image, max int64) ([]byte, error) {
+func Config(img v1.Image, c Cap) ([]byte, error) {
 	m, err := img.Manifest()
 	if err != nil {
 		return nil, err
 	}
 	d := m.Config
 	if d.Data != nil {
-		if int64(len(d.Data)) > max {
-			return nil, fmt.Errorf("config %s: %w: %d bytes, limit %d", d.Digest, ErrTooLarge, len(d.Data), max)
+		if err := c.Check(d.Digest.String(), int64(len(d.Data))); err != nil {
+			return nil, err
 		}
 		if err := Bytes(d.Data, d.Digest); err != nil {
 			return nil, err
 		}
 		return d.Data, nil
 	}
-	if d.Size > max {
-		return nil, fmt.Errorf("config %s: %w: %d bytes described, limit %d", d.Digest, ErrTooLarge, d.Size, max)
+	if err := c.Check(d.Digest.String(), d.Size); err != nil {
+		return nil, err
 	}
 	// The config as a blob to stream: a remote image gives one for any
 	// digest, also through wrappers that hide its ConfigLayer.
@@ -172,8 +181,8 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if int64(len(b)) > max {
-			return nil, fmt.Errorf("config %s: %w: over %d bytes", d.Digest, ErrTooLarge, max)
+		if err := c.Check(d.Digest.String(), int64(len(b))); err != nil {
+			return nil, err
 		}
 		if err := Bytes(b, d.Digest); err != nil {
 			return nil, err
@@ -184,5 +193,5 @@ func Config(img v1.Image, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ReadAll(rc, d.Digest, d.Size, max)
+	return ReadAll(rc, d.Digest, d.Size, c)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 func sha(t *testing.T, b []byte) v1.Hash {
@@ -162,15 +163,15 @@ func TestReadAll(t *testing.T) {
 	}{
 		{"fits", bytes.NewReader(blob), 4096, 4096, nil, 4096},
 		{"fits, size unknown", bytes.NewReader(blob), -1, 4096, nil, 4096},
-		{"described over the cap: nothing read", bytes.NewReader(blob), 4096, 4095, verify.ErrTooLarge, 0},
-		{"size unknown, body over the cap", bytes.NewReader(blob), -1, 100, verify.ErrTooLarge, 100 + 64<<10},
-		{"size unknown, endless body", endless{}, -1, 100, verify.ErrTooLarge, 100 + 64<<10},
+		{"described over the cap: nothing read", bytes.NewReader(blob), 4096, 4095, safetree.ErrLimit, 0},
+		{"size unknown, body over the cap", bytes.NewReader(blob), -1, 100, safetree.ErrLimit, 100 + 64<<10},
+		{"size unknown, endless body", endless{}, -1, 100, safetree.ErrLimit, 100 + 64<<10},
 		{"described small, body endless", endless{}, 50, 100, verify.ErrSizeMismatch, 100 + 64<<10},
 		{"wrong bytes", bytes.NewReader(bytes.Repeat([]byte{1}, 4096)), 4096, 4096, verify.ErrDigestMismatch, 4096},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := &source{r: c.body}
-			got, err := verify.ReadAll(src, h, c.size, c.max)
+			got, err := verify.ReadAll(src, h, c.size, safetree.Cap{Which: safetree.LimitManifestBytes, Max: c.max})
 			if c.want == nil {
 				if err != nil || !bytes.Equal(got, blob) {
 					t.Fatalf("got %d bytes, %v; want the blob", len(got), err)
@@ -291,23 +292,23 @@ func TestConfig(t *testing.T) {
 		want error // nil: the config reads whole
 	}{
 		{"in memory", img, size, nil},
-		{"in memory, over the cap", img, size - 1, verify.ErrTooLarge},
+		{"in memory, over the cap", img, size - 1, safetree.ErrLimit},
 		{"remote", remoteImg, size, nil},
-		{"remote, over the cap", remoteImg, size - 1, verify.ErrTooLarge},
+		{"remote, over the cap", remoteImg, size - 1, safetree.ErrLimit},
 		{"through a wrapper", layersOnly{remoteImg}, size, nil},
 		{"descriptor claims less than the body", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 10 }), size, verify.ErrSizeMismatch},
-		{"descriptor claims more than the cap", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 1 << 40 }), size, verify.ErrTooLarge},
+		{"descriptor claims more than the cap", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 1 << 40 }), size, safetree.ErrLimit},
 		{"embedded data", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = want }), size, nil},
-		{"embedded data over the cap", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = want }), size - 1, verify.ErrTooLarge},
+		{"embedded data over the cap", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = want }), size - 1, safetree.ErrLimit},
 		{"embedded data that does not match", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = tampered }), size, verify.ErrDigestMismatch},
 		{"streamed body that does not match", servesConfig{img, tampered}, size, verify.ErrDigestMismatch},
 		{"streamed body longer than described", servesConfig{img, bigger}, int64(len(bigger)), verify.ErrSizeMismatch},
 		{"held config", holdsConfig{img, want}, size, nil},
-		{"held config over the cap", holdsConfig{img, want}, size - 1, verify.ErrTooLarge},
+		{"held config over the cap", holdsConfig{img, want}, size - 1, safetree.ErrLimit},
 		{"held config that does not match", holdsConfig{img, tampered}, size, verify.ErrDigestMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := verify.Config(c.img, c.max)
+			got, err := verify.Config(c.img, safetree.Cap{Which: safetree.LimitConfigBytes, Max: c.max})
 			if c.want == nil {
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("got %q, %v; want the config", got, err)
@@ -335,15 +336,15 @@ func TestLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := m.Layers[0]
-	if got, err := verify.Layer(img, d, 1<<10); err != nil || !bytes.Equal(got, body) {
+	if got, err := verify.Layer(img, d, safetree.Cap{Which: safetree.LimitSignatureBytes, Max: 1 << 10}); err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("Layer = %q, %v", got, err)
 	}
-	if _, err := verify.Layer(img, d, 4); !errors.Is(err, verify.ErrTooLarge) {
-		t.Errorf("over the cap: %v, want ErrTooLarge", err)
+	if _, err := verify.Layer(img, d, safetree.Cap{Which: safetree.LimitSignatureBytes, Max: 4}); !errors.Is(err, safetree.ErrLimit) {
+		t.Errorf("over the cap: %v, want ErrLimit", err)
 	}
 	short := d
 	short.Size--
-	if _, err := verify.Layer(img, short, 1<<10); !errors.Is(err, verify.ErrDigestMismatch) {
+	if _, err := verify.Layer(img, short, safetree.Cap{Which: safetree.LimitSignatureBytes, Max: 1 << 10}); !errors.Is(err, verify.ErrDigestMismatch) {
 		t.Errorf("a size that lies: %v, want ErrDigestMismatch", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Kind says how an add-on's tree turns into Kubernetes objects.
@@ -83,10 +84,6 @@ func (o Object) String() string {
 	return fmt.Sprintf("%s/%s %s/%s", o.APIVersion, o.Kind, o.Namespace, o.Name)
 }
 
-// MaxConfigSize caps how many bytes a reader accepts for a config blob or
-// label; registries can lie about sizes, so readers never trust descriptors.
-const MaxConfigSize = 8 << 20
-
 // Marshal encodes c as compact, deterministic JSON.
 func (c *Config) Marshal() ([]byte, error) { return json.Marshal(c) }
 
@@ -107,8 +104,8 @@ var (
 // nothing can derive. A third-party tool can thus write a config as small
 // as {"name":"coredns","version":"1.11.3"}.
 func Parse(b []byte) (*Config, error) {
-	if len(b) > MaxConfigSize {
-		return nil, fmt.Errorf("add-on config is %d bytes, over the %d byte limit", len(b), MaxConfigSize)
+	if err := safetree.DefaultCap(safetree.LimitConfigBytes).Check("", int64(len(b))); err != nil {
+		return nil, fmt.Errorf("add-on config: %w", err)
 	}
 	var c Config
 	if err := json.Unmarshal(b, &c); err != nil {

@@ -17,10 +17,11 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -31,9 +32,9 @@ const (
 	KindLock   = "AddonSetLock"
 )
 
-// MaxFileBytes caps what Load and LoadLock read: a declaration is a short
+// declCap caps what Load and LoadLock read: a declaration is a short
 // list, not a data file.
-const MaxFileBytes = 1 << 20
+var declCap = safetree.DefaultCap(safetree.LimitDeclarationBytes)
 
 // Set is a declaration: the add-ons to install together.
 type Set struct {
@@ -112,19 +113,19 @@ func Load(ctx context.Context, file string) (*Set, error) {
 	return Parse(b, file, dir)
 }
 
-// readCapped reads at most MaxFileBytes of file.
+// readCapped reads at most declCap of file.
 func readCapped(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, declCap.Max+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
-	if len(b) > MaxFileBytes {
-		return nil, &DeclError{File: file, Err: fmt.Errorf("%w: larger than %d bytes", ErrInvalid, MaxFileBytes)}
+	if err := declCap.Check("", int64(len(b))); err != nil {
+		return nil, &DeclError{File: file, Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 	}
 	return b, nil
 }
@@ -340,11 +341,8 @@ func (s *Set) Ref(a Addon) (source.Ref, error) {
 // hasTagOrDigest reports whether a registry reference names a tag or a
 // digest, not only a repository.
 func hasTagOrDigest(ref string) bool {
-	if strings.Contains(ref, "@") {
-		return true
-	}
-	_, err := name.NewRepository(ref)
-	return err != nil
+	_, version := reference.Split(ref)
+	return version != ""
 }
 
 // Order returns the members in dependency order: every member after those

@@ -20,7 +20,7 @@ func FluxWarnings(img v1.Image) []string {
 		return nil
 	}
 	what := "image"
-	if mediatypes.MediaType(m.Config.MediaType) == mediatypes.AddonConfig {
+	if mediatypes.ClassifyManifest(m, nil) == mediatypes.FormArtifact {
 		what = "artifact"
 	}
 	var out []string

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -20,6 +18,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // emptyJSON is the OCI empty descriptor's content: an artifact without a
@@ -116,49 +115,23 @@ func Store(ctx context.Context, l *Lock, subject v1.Descriptor, st *layout.Store
 	return d.Digest, nil
 }
 
-// FromLayout finds the locks of subject in a layout: every entry of its
-// index.json whose artifactType is mediatypes.ImagesLock and whose
-// manifest's subject is subject, and every lock listed in an index tagged
-// sha256-<hex> of the subject (the referrers tag schema, should a copy
-// have carried it into the layout). It reads no network; ErrNoLock when
-// there is none.
+// FromLayout finds the locks of subject in a layout, as
+// layout.Store.Referrers discovers referrers there: every manifest of
+// index.json whose subject is subject, and every one listed in an index
+// tagged sha256-<hex> of the subject (the referrers tag schema, should a
+// copy have carried it into the layout), that is a lock of subject. It
+// reads no network; ErrNoLock when there is none.
 func FromLayout(st *layout.Store, subject v1.Hash) ([]*Lock, error) {
-	ds, err := st.Descriptors()
+	// A local read: nothing to cancel.
+	ds, err := st.Referrers(context.Background(), subject, "")
 	if err != nil {
 		return nil, err
 	}
-	fallback := strings.Replace(subject.String(), ":", "-", 1)
-	var candidates []v1.Descriptor
-	for _, d := range ds {
-		ref := d.Annotations[mediatypes.AnnotationRefName]
-		d.Annotations = nil
-		switch {
-		case d.ArtifactType == string(mediatypes.ImagesLock):
-			candidates = append(candidates, d)
-		case mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) && (ref == fallback || strings.HasSuffix(ref, ":"+fallback)):
-			idx, err := st.Index(d)
-			if err != nil {
-				return nil, fmt.Errorf("referrers index %s: %w", ref, err)
-			}
-			im, err := idx.IndexManifest()
-			if err != nil {
-				return nil, fmt.Errorf("referrers index %s: %w", ref, err)
-			}
-			for _, c := range im.Manifests {
-				if maybeLock(c) && !slices.ContainsFunc(candidates, func(x v1.Descriptor) bool { return x.Digest == c.Digest }) {
-					c.Annotations = nil
-					candidates = append(candidates, c)
-				}
-			}
-		}
-	}
 	var out []*Lock
-	seen := map[v1.Hash]bool{}
-	for _, d := range candidates {
-		if seen[d.Digest] {
+	for _, d := range ds {
+		if !maybeLock(d) {
 			continue
 		}
-		seen[d.Digest] = true
 		img, err := st.Image(d)
 		if err != nil {
 			return nil, fmt.Errorf("image lock %s: %w", d.Digest, err)
@@ -207,6 +180,8 @@ func FromRegistry(ctx context.Context, repo name.Repository, subject v1.Hash, op
 		if err != nil {
 			return nil, registry.Explain(ref.String(), fmt.Errorf("image lock %s: %w", d.Digest, err))
 		}
+		// Its blob is read and judged as every registry blob is.
+		img = opts.Blobs(repo).Image(ctx, img)
 		l, err := read(img, subject)
 		if errors.Is(err, errOtherSubject) {
 			continue
@@ -248,11 +223,11 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 	if len(m.Layers) != 1 || m.Layers[0].MediaType != types.MediaType(mediatypes.ImagesLock) {
 		return nil, fmt.Errorf("%w: want one layer of %s", ErrInvalid, mediatypes.ImagesLock)
 	}
-	if m.Layers[0].Size > MaxSize {
-		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, m.Layers[0].Size, MaxSize)
+	if err := lockCap.Check("", m.Layers[0].Size); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	b, err := verify.Layer(img, m.Layers[0], MaxSize)
-	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, verify.ErrTooLarge) {
+	b, err := verify.Layer(img, m.Layers[0], lockCap)
+	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, safetree.ErrLimit) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {

@@ -12,10 +12,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// MaxSize caps the bytes of a lock document a reader accepts.
-const MaxSize = 4 << 20
+// lockCap caps the bytes of a lock document a reader accepts.
+var lockCap = safetree.DefaultCap(safetree.LimitLockBytes)
 
 // Lock is the image lock document.
 type Lock struct {
@@ -64,8 +66,8 @@ var (
 
 // Parse reads and validates a lock document.
 func Parse(b []byte) (*Lock, error) {
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte cap", ErrInvalid, len(b), MaxSize)
+	if err := lockCap.Check("", int64(len(b))); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	var l Lock
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -165,24 +167,12 @@ func (l *Lock) Lookup(image string) (Image, bool) {
 	return Image{}, false
 }
 
-// Repository is the repository path an image takes under a mirror: the
-// original reference's repository without its registry host
-// (registry.k8s.io/coredns/coredns:v1.11.1 -> coredns/coredns,
-// nginx:1.27 -> library/nginx).
-func Repository(image string) (string, error) {
-	ref, err := name.ParseReference(image)
-	if err != nil {
-		return "", fmt.Errorf("image %q: %w", image, err)
-	}
-	return ref.Context().RepositoryStr(), nil
-}
-
 // MirrorReference names an image's copy under mirror (HOST[:PORT][/PATH]):
-// MIRROR/PATH@DIGEST, PATH being Repository(image). With an empty mirror
+// MIRROR/PATH@DIGEST, PATH being reference.Path(image). With an empty mirror
 // it is PATH@DIGEST, the name relative to whatever mirror the image will
 // be copied into.
 func MirrorReference(mirror, image, digest string) (string, error) {
-	repo, err := Repository(image)
+	repo, err := reference.Path(image)
 	if err != nil {
 		return "", err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 const (
@@ -117,7 +118,7 @@ func TestParseRefuses(t *testing.T) {
 		{"twice", doc(lockMT, dA, entry("busybox", dA), entry("busybox", dB)), "twice"},
 		{"unknown field", `{"mediaType":"` + lockMT + `","subject":"` + dA + `","images":[],"extra":1}`, "unknown field"},
 		{"two documents", doc(lockMT, dA) + doc(lockMT, dA), "after the document"},
-		{"too large", `{"x":"` + strings.Repeat("a", imagelock.MaxSize) + `"}`, "cap"},
+		{"too large", `{"x":"` + strings.Repeat("a", safetree.DefaultMaxLockBytes) + `"}`, "image lock size limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

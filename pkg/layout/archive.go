@@ -17,7 +17,7 @@ import (
 )
 
 // maxArchiveEntries bounds the entries an oci-archive may hold.
-const maxArchiveEntries = 1 << 20
+const maxArchiveEntries = 1_048_576
 
 // tarIndex maps the files of an uncompressed tar to their byte ranges, so
 // blobs are read in place without extracting anything.

@@ -19,7 +19,7 @@
 // Every blob read back is verified too (go-containerregistry's own layout
 // reader does not).
 //
-// Media types come from the manifests' own bytes (MediaTypeOf), never from
+// Media types come from the manifests' own bytes (mediatypes.Sniff), never from
 // a registry's Content-Type. GC reads what each entry of index.json
 // reaches from those bytes, and deletes nothing at all when any entry's
 // manifest tree cannot be read (UnreadableError).

@@ -3,7 +3,6 @@ package layout_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -50,16 +49,4 @@ func ExampleStore_Hold() {
 	// Output:
 	// config present: true
 	// gc removed 0 <nil>
-}
-
-// The media type of a manifest comes from its bytes, whatever header
-// came with it.
-func ExampleMediaTypeOf() {
-	mt, err := layout.MediaTypeOf([]byte(`{"schemaVersion":2,"manifests":[]}`))
-	fmt.Println(mt, err)
-	_, err = layout.MediaTypeOf([]byte(`{"schemaVersion":2,"mediaType":"text/plain"}`))
-	fmt.Println(errors.Is(err, layout.ErrNotManifest))
-	// Output:
-	// application/vnd.oci.image.index.v1+json <nil>
-	// true
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
@@ -67,7 +66,7 @@ func (s *Store) Hold() (release func(), err error) {
 //
 // Blobs already in the store are kept only if they verify: a corrupted
 // one is fetched from img again and replaced. The descriptor's media type
-// comes from the manifest's own bytes (MediaTypeOf), never from what img
+// comes from the manifest's own bytes (mediatypes.Sniff), never from what img
 // says, which for a registry is a Content-Type header.
 func (s *Store) WriteImage(ctx context.Context, img v1.Image, progress Progress, names ...string) (v1.Descriptor, error) {
 	unlock, err := s.writeLock(false)
@@ -112,7 +111,7 @@ func (s *Store) writeImageBlobs(ctx context.Context, img v1.Image, progress Prog
 			return nil, fmt.Errorf("layer %s: %w", ld.Digest, err)
 		}
 	}
-	cfg, err := verify.Config(img, addon.MaxConfigSize)
+	cfg, err := verify.Config(img, configCap)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -189,18 +188,18 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 
 // writeManifest writes a manifest's own bytes, refusing an index where an
 // image manifest belongs and the other way round; its media type is the
-// one the bytes give (MediaTypeOf).
+// one the bytes give (mediatypes.Sniff).
 func (s *Store) writeManifest(raw []byte, index bool) (*v1.Descriptor, error) {
 	what, other := "manifest", "an index where an image manifest belongs"
 	if index {
 		what, other = "index", "an image manifest where an index belongs"
 	}
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if mediatypes.IsIndex(mediatypes.MediaType(mt)) != index {
-		return nil, fmt.Errorf("%s: %w: %s", what, ErrNotManifest, other)
+		return nil, fmt.Errorf("%s: %w: %s", what, mediatypes.ErrNotManifest, other)
 	}
 	h, err := s.writeBytes(raw)
 	if err != nil {
@@ -233,7 +232,7 @@ func withProgress(r io.Reader, h v1.Hash, total int64, progress Progress) io.Rea
 
 // Image returns the image d describes. Every blob it reads is verified.
 func (s *Store) Image(d v1.Descriptor) (v1.Image, error) {
-	raw, err := s.readBlob(d.Digest, d.Size, MaxManifestSize)
+	raw, err := s.readBlob(d.Digest, d.Size, manifestCap)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -243,12 +242,12 @@ func (s *Store) Image(d v1.Descriptor) (v1.Image, error) {
 	}
 	// What index.json says is a claim, possibly written by an older
 	// version from a Content-Type header: the manifest's bytes decide.
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", d.Digest, err)
 	}
 	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("manifest %s: %w: an index, not an image manifest", d.Digest, ErrNotManifest)
+		return nil, fmt.Errorf("manifest %s: %w: an index, not an image manifest", d.Digest, mediatypes.ErrNotManifest)
 	}
 	return partial.CompressedToImage(&storeImage{s: s, raw: raw, manifest: m, mediaType: mt})
 }
@@ -267,7 +266,7 @@ func (i *storeImage) MediaType() (types.MediaType, error) { return i.mediaType, 
 func (i *storeImage) RawConfigFile() ([]byte, error) {
 	if i.config == nil {
 		c := i.manifest.Config
-		b, err := i.s.readBlob(c.Digest, c.Size, addon.MaxConfigSize)
+		b, err := i.s.readBlob(c.Digest, c.Size, configCap)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
@@ -300,7 +299,7 @@ func (l *storeLayer) Compressed() (io.ReadCloser, error)  { return l.s.Blob(l.de
 
 // Index returns the index d describes, reading its children from the store.
 func (s *Store) Index(d v1.Descriptor) (v1.ImageIndex, error) {
-	raw, err := s.readBlob(d.Digest, d.Size, MaxManifestSize)
+	raw, err := s.readBlob(d.Digest, d.Size, manifestCap)
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
@@ -308,12 +307,12 @@ func (s *Store) Index(d v1.Descriptor) (v1.ImageIndex, error) {
 	if err := json.Unmarshal(raw, &im); err != nil {
 		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
 	}
-	mt, err := MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", d.Digest, err)
 	}
 	if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("index %s: %w: an image manifest, not an index", d.Digest, ErrNotManifest)
+		return nil, fmt.Errorf("index %s: %w: an image manifest, not an index", d.Digest, mediatypes.ErrNotManifest)
 	}
 	return &storeIndex{s: s, raw: raw, im: &im, mediaType: mt, digest: d.Digest}, nil
 }
@@ -469,11 +468,11 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	if keep[d.Digest.Hex] {
 		return nil
 	}
-	raw, err := s.readBlob(d.Digest, d.Size, MaxIndexSize)
+	raw, err := s.readBlob(d.Digest, d.Size, indexCap)
 	if err != nil {
 		return err
 	}
-	doc, _, err := parseManifest(raw)
+	doc, err := mediatypes.ParseDocument(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.Digest, err)
 	}
@@ -484,11 +483,9 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	for _, l := range doc.Layers {
 		keep[l.Digest.Hex] = true
 	}
-	if doc.Manifests != nil {
-		for _, c := range *doc.Manifests {
-			if err := s.mark(c, keep, depth+1); err != nil {
-				return err
-			}
+	for _, c := range doc.Manifests {
+		if err := s.mark(c, keep, depth+1); err != nil {
+			return err
 		}
 	}
 	return nil

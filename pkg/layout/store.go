@@ -20,12 +20,15 @@ import (
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// Caps on documents read from a layout; a layout is input like any other.
-const (
-	MaxManifestSize = 4 << 20
-	MaxIndexSize    = 16 << 20
+// A layout is input like any other: its manifests, indexes and configs
+// are read within the default caps of safetree.Limits.
+var (
+	manifestCap = safetree.DefaultCap(safetree.LimitManifestBytes)
+	indexCap    = safetree.DefaultCap(safetree.LimitIndexBytes)
+	configCap   = safetree.DefaultCap(safetree.LimitConfigBytes)
 )
 
 // Errors callers can test with errors.Is.
@@ -171,12 +174,12 @@ func (s *Store) Blob(h v1.Hash, size int64) (io.ReadCloser, error) {
 }
 
 // readBlob reads a whole small blob, verified and capped.
-func (s *Store) readBlob(h v1.Hash, size, max int64) ([]byte, error) {
+func (s *Store) readBlob(h v1.Hash, size int64, c safetree.Cap) ([]byte, error) {
 	rc, err := s.Blob(h, size)
 	if err != nil {
 		return nil, err
 	}
-	return verify.ReadAll(rc, h, size, max)
+	return verify.ReadAll(rc, h, size, c)
 }
 
 // readIndex reads index.json.
@@ -197,12 +200,12 @@ func (s *Store) readIndex() (*v1.IndexManifest, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxIndexSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, indexCap.Max+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxIndexSize {
-		return nil, fmt.Errorf("%s: index.json over %d bytes", s.dir, MaxIndexSize)
+	if err := indexCap.Check(filepath.Join(s.dir, indexFile), int64(len(b))); err != nil {
+		return nil, err
 	}
 	var idx v1.IndexManifest
 	if err := json.Unmarshal(b, &idx); err != nil {

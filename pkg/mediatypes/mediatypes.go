@@ -140,6 +140,10 @@ func IsIndex(mt MediaType) bool { return mt == OCIIndex || mt == DockerList }
 // IsManifest reports whether mt is an OCI or Docker schema 2 image manifest.
 func IsManifest(mt MediaType) bool { return mt == OCIManifest || mt == DockerManifest }
 
+// IsImageConfig reports whether mt is the config of a container image
+// (OCI or Docker), whose labels classification reads.
+func IsImageConfig(mt MediaType) bool { return mt == OCIConfig || mt == DockerConfig }
+
 // IsAddonContent reports whether mt is one of the artifact form's content layers.
 func IsAddonContent(mt MediaType) bool {
 	return mt == AddonContentGzip || mt == AddonContentZstd || mt == AddonContentTar
@@ -267,7 +271,7 @@ func Classify(configType, artifactType MediaType, layers []Layer, labels map[str
 	if len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == FluxContentGzip }) {
 		return FormFlux
 	}
-	if configType == OCIConfig || configType == DockerConfig {
+	if IsImageConfig(configType) {
 		if _, ok := labels[LabelOLMManifests]; ok {
 			return FormOLM
 		}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/addonpkg/addonpkg/internal/rawfile"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // writeData writes a regular file of the temp tree: base, in the
@@ -20,7 +20,7 @@ import (
 // component, and a link in its place is refused rather than followed (the
 // temp tree has no links while files are written; they come last).
 func (w *Writer) writeData(d *os.Root, dirName, base string, data []byte, perm fs.FileMode) error {
-	if base == "" || base == "." || base == ".." || strings.ContainsRune(base, '/') {
+	if safetree.CleanComponent(base) != nil {
 		return fmt.Errorf("%q: not a file name", base)
 	}
 	dir, err := w.dirFileOf(d, dirName)

@@ -1,9 +1,7 @@
 package referrers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,6 +62,9 @@ func Registry(repo name.Repository, opts ...remote.Option) Location {
 type registryLocation struct {
 	repo name.Repository
 	opts []remote.Option
+	// blobs, when set, reads the blobs of what Open gives, judged as every
+	// registry blob is (registry.Blobs.Image).
+	blobs *registry.Blobs
 }
 
 func (r *registryLocation) String() string { return r.repo.Name() }
@@ -114,7 +115,7 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 		}
 		return nil, registry.Explain(ref.String(), err)
 	}
-	mt, err := layout.MediaTypeOf(desc.Manifest)
+	mt, err := mediatypes.Sniff(desc.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
@@ -124,11 +125,17 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
 		}
+		if r.blobs != nil {
+			idx = r.blobs.Index(ctx, idx)
+		}
 		m.Index = layout.TypedIndex(idx, mt)
 	} else {
 		img, err := desc.Image()
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
+		}
+		if r.blobs != nil {
+			img = r.blobs.Image(ctx, img)
 		}
 		m.Image = layout.TypedImage(img, mt)
 	}
@@ -187,40 +194,15 @@ func (l *layoutLocation) Resolve(_ context.Context, tag string) (v1.Descriptor, 
 	return d, err
 }
 
-// Referrers reads every manifest of index.json (each once) and keeps
-// those whose subject is d. Entries that cannot be read are skipped: they
-// could not be copied or verified either.
+// Referrers is the store's own discovery (layout.Store.Referrers): the
+// manifests of index.json whose subject is d, and those of a sha256-HEX
+// fallback index a copy carried into the layout.
 func (l *layoutLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descriptor, error) {
-	all, err := l.st.Descriptors()
+	ds, err := l.st.Referrers(ctx, d, l.repo)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[v1.Hash]bool{}
-	var out []v1.Descriptor
-	for _, e := range all {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if seen[e.Digest] || e.Digest == d {
-			continue
-		}
-		seen[e.Digest] = true
-		m, err := l.open(e)
-		if err != nil {
-			continue
-		}
-		raw, err := m.raw()
-		if err != nil {
-			continue
-		}
-		sub, art, ann := subjectOf(raw)
-		if sub == nil || sub.Digest != d {
-			continue
-		}
-		rd := v1.Descriptor{MediaType: m.Descriptor.MediaType, Size: m.Descriptor.Size, Digest: e.Digest, ArtifactType: art, Annotations: ann}
-		out = append(out, rd)
-	}
-	return sorted(out), nil
+	return sorted(ds), nil
 }
 
 func (l *layoutLocation) Open(_ context.Context, d v1.Hash) (*Manifest, error) {
@@ -271,28 +253,6 @@ func (m *Manifest) raw() ([]byte, error) {
 		return m.Index.RawManifest()
 	}
 	return m.Image.RawManifest()
-}
-
-// subjectOf reads the subject, artifact type and annotations of a
-// manifest's bytes; the artifact type defaults to the config's media type,
-// as the distribution spec says for the referrers list.
-func subjectOf(raw []byte) (*v1.Descriptor, string, map[string]string) {
-	var doc struct {
-		Subject      *v1.Descriptor    `json:"subject"`
-		ArtifactType string            `json:"artifactType"`
-		Annotations  map[string]string `json:"annotations"`
-		Config       struct {
-			MediaType string `json:"mediaType"`
-		} `json:"config"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil {
-		return nil, "", nil
-	}
-	art := doc.ArtifactType
-	if art == "" {
-		art = doc.Config.MediaType
-	}
-	return doc.Subject, art, doc.Annotations
 }
 
 // sorted drops descriptors that are not manifests of a valid sha256

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/blang/semver/v4"
 	"github.com/docker/cli/cli/config"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -87,7 +89,7 @@ func (e *Error) Error() string {
 			b.WriteString(safetree.Sanitize(t))
 		}
 		if e.MoreTags > 0 {
-			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, safetree.Sanitize(repositoryOf(e.Ref)))
+			fmt.Fprintf(&b, " (and %d more: 'addonpkg ls %s')", e.MoreTags, safetree.Sanitize(reference.Name(e.Ref)))
 		}
 	}
 	if e.Hint != "" {
@@ -124,15 +126,12 @@ func Explain(ref string, err error) error {
 		return err
 	}
 	e := &Error{Ref: ref, Err: err}
-	host := registryOf(ref)
+	host := reference.Registry(ref)
 	login := fmt.Sprintf("run 'addonpkg login %s'", host)
 
 	// First the certificate: a registry on localhost is also tried over
 	// plain HTTP, and that answer (an error too) says less.
-	var ce *tls.CertificateVerificationError
-	var ue x509.UnknownAuthorityError
-	var he x509.HostnameError
-	if errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || strings.Contains(err.Error(), "x509:") {
+	if untrustedCertificate(err) {
 		return e.set(ErrUntrustedCertificate, fmt.Sprintf("the TLS certificate of %s is not trusted", safetree.Sanitize(host)), "trust the registry's CA, or skip TLS verification")
 	}
 	var te *transport.Error
@@ -169,7 +168,7 @@ func Explain(ref string, err error) error {
 	if errors.As(err, &dns) {
 		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", safetree.Sanitize(hostOnly(host))), "check the registry's host name")
 	}
-	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+	if errors.Is(err, http.ErrSchemeMismatch) {
 		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", safetree.Sanitize(host)), "reach it over plain HTTP")
 	}
 	var op *net.OpError
@@ -179,7 +178,7 @@ func Explain(ref string, err error) error {
 		switch {
 		case errors.As(op.Err, &se) && se.Timeout():
 			why = "connection timed out"
-		case strings.Contains(op.Err.Error(), "connection refused"):
+		case errors.Is(op.Err, syscall.ECONNREFUSED):
 			why = "connection refused"
 		}
 		return e.set(ErrUnreachable, fmt.Sprintf("cannot connect to %s (%s)", safetree.Sanitize(host), why), "check the host and port, and that the registry is running")
@@ -188,6 +187,21 @@ func Explain(ref string, err error) error {
 		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", safetree.Sanitize(host)), "check the registry, or allow more time")
 	}
 	return e
+}
+
+// untrustedCertificate reports whether err is a TLS certificate that did
+// not verify, by its type: the handshake's CertificateVerificationError
+// (Go wraps every verification failure in it), or one of x509's errors
+// when a caller's own VerifyPeerCertificate returns it bare.
+func untrustedCertificate(err error) bool {
+	var (
+		ce *tls.CertificateVerificationError
+		ue x509.UnknownAuthorityError
+		he x509.HostnameError
+		ie x509.CertificateInvalidError
+		se x509.SystemRootsError
+	)
+	return errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &he) || errors.As(err, &ie) || errors.As(err, &se)
 }
 
 func (e *Error) set(kind error, msg, hint string) *Error {
@@ -206,7 +220,7 @@ func (e *Error) notFound() *Error {
 		return e
 	}
 	repo := safetree.Sanitize(r.Context().Name())
-	if !explicitVersion(e.Ref) {
+	if _, version := reference.Split(e.Ref); version == "" {
 		// A repository (ls, a referrers probe): the repository is missing.
 		e.Message = fmt.Sprintf("repository %s not found", repo)
 		e.Hint = "check the registry and repository name"
@@ -294,34 +308,6 @@ func SortTags(tags []string) {
 		}
 		return tags[i] < tags[j]
 	})
-}
-
-// registryOf is the registry host of a reference, repository or host.
-func registryOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().RegistryStr()
-	}
-	if r, err := name.NewRepository(ref); err == nil {
-		return r.RegistryStr()
-	}
-	if i := strings.IndexByte(ref, '/'); i > 0 {
-		return ref[:i]
-	}
-	return ref
-}
-
-// repositoryOf is the repository of a reference, for messages.
-func repositoryOf(ref string) string {
-	if r, err := name.ParseReference(ref); err == nil {
-		return r.Context().Name()
-	}
-	return ref
-}
-
-// explicitVersion reports whether ref names a tag or a digest itself
-// (after its last '/', so a registry's :PORT is not a tag).
-func explicitVersion(ref string) bool {
-	return strings.ContainsAny(ref[strings.LastIndexByte(ref, '/')+1:], ":@")
 }
 
 // hostOnly drops the port of HOST:PORT.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -201,5 +202,27 @@ func TestLoggerRedactsCredentials(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("log contains %q:\n%s", secret, out)
 		}
+	}
+}
+
+// A plain HTTP server asked over HTTPS is ErrPlainHTTP, recognised by
+// net/http's http.ErrSchemeMismatch (not its text), through the url.Error
+// and the wrapping a caller adds.
+func TestExplainPlainHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	_, err := (&http.Client{Transport: &http.Transport{}}).Get("https://" + host + "/v2/")
+	if !errors.Is(err, http.ErrSchemeMismatch) {
+		t.Fatalf("the HTTPS client's error %v is not http.ErrSchemeMismatch", err)
+	}
+	got := registry.Explain(host+"/addons/x:1", fmt.Errorf("HEAD: %w", err))
+	if !errors.Is(got, registry.ErrPlainHTTP) || !strings.Contains(got.Error(), "speaks plain HTTP") {
+		t.Errorf("Explain = %v, want ErrPlainHTTP", got)
+	}
+	// The same words in an error of another kind are not the scheme
+	// mismatch.
+	if got := registry.Explain(host+"/addons/x:1", errors.New("server gave HTTP response to HTTPS client; x509: connection refused")); errors.Is(got, registry.ErrPlainHTTP) || errors.Is(got, registry.ErrUntrustedCertificate) {
+		t.Errorf("Explain matched a text: %v", got)
 	}
 }

@@ -5,17 +5,19 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// MaxManifestBytes caps a manifest or index read from a registry (the
-// cap a local layout gives an index): go-containerregistry allows 100 MiB,
-// which a hostile registry could make addonpkg read and decode for
-// nothing.
-const MaxManifestBytes = 16 << 20
+// manifestLimit caps a manifest or index read from a registry, which
+// says which of the two it is only once it is read: the index cap of
+// safetree.Limits. go-containerregistry allows 100 MiB, which a hostile
+// registry could make addonpkg read and decode for nothing.
+var manifestLimit = safetree.DefaultCap(safetree.LimitIndexBytes)
 
-// manifestCap refuses a manifest response over MaxManifestBytes: by its
-// Content-Length before the body is read, or as soon as the body brings
-// more.
+// manifestCap refuses a manifest response over manifestLimit, with a
+// *safetree.LimitError: by its Content-Length before the body is read,
+// or as soon as the body brings more.
 type manifestCap struct{ inner http.RoundTripper }
 
 func (m manifestCap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -23,11 +25,11 @@ func (m manifestCap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/manifests/") {
 		return resp, err
 	}
-	if resp.ContentLength > MaxManifestBytes {
+	if err := manifestLimit.Check("", resp.ContentLength); err != nil {
 		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: manifest of %d bytes, over the %d byte limit", req.URL.Redacted(), resp.ContentLength, MaxManifestBytes)
+		return nil, fmt.Errorf("GET %s: %w", req.URL.Redacted(), err)
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxManifestBytes, url: req.URL.Redacted()}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: manifestLimit.Max, url: req.URL.Redacted()}
 	return resp, nil
 }
 
@@ -42,7 +44,7 @@ func (c *cappedBody) Read(p []byte) (int, error) {
 		// One byte more than the cap tells a body at the cap from one over it.
 		var one [1]byte
 		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("GET %s: manifest over the %d byte limit", c.url, MaxManifestBytes)
+			return 0, fmt.Errorf("GET %s: %w", c.url, manifestLimit.Exceeded(""))
 		}
 		return c.ReadCloser.Read(p)
 	}

@@ -2,18 +2,20 @@ package registry
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// A manifest over MaxManifestBytes is refused: by its Content-Length
-// before the body is read, and by its bytes when it is chunked. Blobs and
-// smaller manifests pass untouched.
+// A manifest over the index cap is refused with a *safetree.LimitError
+// naming it: by its Content-Length before the body is read, and by its
+// bytes when it is chunked. Blobs and smaller manifests pass untouched.
 func TestManifestCap(t *testing.T) {
-	big := bytes.Repeat([]byte("a"), MaxManifestBytes+1)
+	big := bytes.Repeat([]byte("a"), safetree.DefaultMaxIndexBytes+1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v2/x/manifests/sized", "/v2/x/blobs/sha256:big":
@@ -39,7 +41,8 @@ func TestManifestCap(t *testing.T) {
 	}
 	for _, p := range []string{"/v2/x/manifests/sized", "/v2/x/manifests/chunked"} {
 		b, err := get(p)
-		if err == nil || !strings.Contains(err.Error(), "byte limit") {
+		var le *safetree.LimitError
+		if !errors.As(err, &le) || le.Which != safetree.LimitIndexBytes {
 			t.Errorf("%s: %d bytes, %v; want the limit error", p, len(b), err)
 		}
 	}

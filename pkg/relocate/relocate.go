@@ -14,6 +14,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
@@ -208,7 +209,8 @@ func addImages(kustomization []byte, res *render.Result, targets map[string]stri
 				continue // already a mirror reference
 			}
 			n, _, _ := util.SplitImageName(im)
-			newName, digest, _ := strings.Cut(t, "@")
+			newName, version := reference.Split(t) // MIRROR/PATH@DIGEST
+			digest := strings.TrimPrefix(version, "@")
 			e := entry{newName: newName, digest: digest, image: im}
 			if prev, seen := byName[n]; seen {
 				if prev.newName != e.newName || prev.digest != e.digest {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // kustomizeMu serializes kustomize runs: kustomize keeps global state
@@ -135,7 +137,7 @@ func checkBombs(fsys fs.FS) error {
 			return nil // no aliases at all
 		}
 		for _, c := range splitYAML(b) {
-			if _, err := parseDocument(c.text); err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+			if _, err := parseDocument(c.text); errors.Is(err, errAliasBomb) {
 				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
 			}
 		}
@@ -185,8 +187,8 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 			if item.Kind != yaml.ScalarNode {
 				continue
 			}
-			p := path.Join(dir, item.Value)
-			if path.IsAbs(item.Value) || p == ".." || strings.HasPrefix(p, "../") {
+			p, err := safetree.JoinInside(dir, item.Value)
+			if err != nil {
 				return &Error{File: file, Line: item.Line, Err: fmt.Errorf("%w: %s %q", ErrOutsideRoot, field, item.Value)}
 			}
 			if _, err := fs.Stat(fsys, p); err != nil {

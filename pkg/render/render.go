@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"runtime"
@@ -497,7 +498,7 @@ func parseDocument(b []byte) (*yaml.RNode, error) {
 	}
 	node, err := yaml.Parse(string(b))
 	if err != nil {
-		if strings.Contains(err.Error(), "EOF") {
+		if errors.Is(err, io.EOF) {
 			return nil, nil // a document of only comments
 		}
 		return nil, err
@@ -520,6 +521,10 @@ func parseDocument(b []byte) (*yaml.RNode, error) {
 // tree keeps aliases as pointers, and kubectl (or kustomize) would expand
 // a billion-laughs document into billions of nodes.
 const maxExpandedNodes = 1_000_000
+
+// errAliasBomb marks a document whose aliases expand beyond reason
+// (checkAliases); it also matches ErrInvalid where it is reported.
+var errAliasBomb = errors.New("excessive aliasing")
 
 // checkAliases counts the nodes a document expands to, each anchored
 // subtree sized once.
@@ -549,14 +554,14 @@ func checkAliases(root *yaml.Node) error {
 	}
 	total := size(root, 0)
 	if total > maxExpandedNodes {
-		return fmt.Errorf("excessive aliasing: the document expands to over %d nodes", maxExpandedNodes)
+		return fmt.Errorf("%w: the document expands to over %d nodes", errAliasBomb, maxExpandedNodes)
 	}
 	// The ratio rule of go-yaml's decoder, which kubectl applies: mostly
 	// aliased content is refused well before the hard cap.
 	direct := countNodes(root)
 	aliased := total - direct
 	if total > 1000 && aliased > 100 && float64(aliased)/float64(total) > allowedAliasRatio(total) {
-		return fmt.Errorf("excessive aliasing: %d of the %d nodes the document expands to come from aliases", aliased, total)
+		return fmt.Errorf("%w: %d of the %d nodes the document expands to come from aliases", errAliasBomb, aliased, total)
 	}
 	return nil
 }

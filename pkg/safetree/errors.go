@@ -59,8 +59,9 @@ type LimitError struct {
 	Name string
 	// Limit is the bound that was crossed.
 	Limit int64
-	// Which identifies the limit; empty for a fixed bound that no option
-	// raises (a docker-archive's manifest size).
+	// Which identifies the limit (a field of Limits, or
+	// LimitDownloadBytes); empty only for a bound that is not a size
+	// (the entries of a docker-archive).
 	Which LimitID
 	// Entry is the entry that crossed it, if any (sanitized when printed).
 	Entry string

@@ -21,9 +21,29 @@ type Limits struct {
 	// MaxLayers caps the layers of one image, checked before any layer
 	// is fetched.
 	MaxLayers int
+
+	// The caps on the documents read before a tree, or beside one. A
+	// reader that takes no Limits applies the default.
+
+	// MaxManifestBytes caps a manifest or index blob read from a layout
+	// or an archive, and a docker-archive's manifest.json.
+	MaxManifestBytes int64
+	// MaxIndexBytes caps a layout's index.json (every tag of a store),
+	// what a layout's gc walks, and any manifest a registry serves.
+	MaxIndexBytes int64
+	// MaxConfigBytes caps a config blob or a label holding one;
+	// registries can lie about sizes, so readers never trust descriptors.
+	MaxConfigBytes int64
+	// MaxLockBytes caps an image lock document.
+	MaxLockBytes int64
+	// MaxSignatureBytes caps a signature's payload.
+	MaxSignatureBytes int64
+	// MaxDeclarationBytes caps an add-on set's declaration or lock file.
+	MaxDeclarationBytes int64
 }
 
-// Defaults, as spec/SECURITY.md documents them.
+// Defaults, as spec/SECURITY.md documents them: the one table of the
+// caps on untrusted input (a test fails if pkg/ declares another).
 const (
 	DefaultMaxAddonBytes = 512 << 20
 	DefaultMaxImageBytes = 2 << 30
@@ -32,6 +52,16 @@ const (
 	DefaultMaxPathLength = 4096
 	DefaultMaxDepth      = 64
 	DefaultMaxLayers     = 1000
+
+	DefaultMaxManifestBytes    = 4 << 20
+	DefaultMaxIndexBytes       = 16 << 20
+	DefaultMaxConfigBytes      = 8 << 20
+	DefaultMaxLockBytes        = 4 << 20
+	DefaultMaxSignatureBytes   = 1 << 20
+	DefaultMaxDeclarationBytes = 1 << 20
+	// DefaultMaxDownloadBytes is the default of source.Options'
+	// MaxDownloadBytes (LimitDownloadBytes).
+	DefaultMaxDownloadBytes = 512 << 20
 )
 
 // A LimitID names the limit a LimitError crossed, so that a caller can
@@ -50,6 +80,13 @@ const (
 	LimitDepth         LimitID = "depth"
 	LimitLayers        LimitID = "layers"
 	LimitDownloadBytes LimitID = "download-bytes"
+
+	LimitManifestBytes    LimitID = "manifest-bytes"
+	LimitIndexBytes       LimitID = "index-bytes"
+	LimitConfigBytes      LimitID = "config-bytes"
+	LimitLockBytes        LimitID = "lock-bytes"
+	LimitSignatureBytes   LimitID = "signature-bytes"
+	LimitDeclarationBytes LimitID = "declaration-bytes"
 )
 
 // WithDefaults fills the zero (or negative) fields.
@@ -61,6 +98,12 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.MaxPathLength, DefaultMaxPathLength)
 	orDefault(&l.MaxDepth, DefaultMaxDepth)
 	orDefault(&l.MaxLayers, DefaultMaxLayers)
+	orDefault(&l.MaxManifestBytes, DefaultMaxManifestBytes)
+	orDefault(&l.MaxIndexBytes, DefaultMaxIndexBytes)
+	orDefault(&l.MaxConfigBytes, DefaultMaxConfigBytes)
+	orDefault(&l.MaxLockBytes, DefaultMaxLockBytes)
+	orDefault(&l.MaxSignatureBytes, DefaultMaxSignatureBytes)
+	orDefault(&l.MaxDeclarationBytes, DefaultMaxDeclarationBytes)
 	return l
 }
 
@@ -120,4 +163,67 @@ func (l Limits) CheckLayers(n int) error {
 		return &LimitError{Name: "layer count", Limit: int64(l.MaxLayers), Which: LimitLayers}
 	}
 	return nil
+}
+
+// A Cap is one of the document caps of Limits (MaxManifestBytes...),
+// taken out to hand to a reader of one document: its bound and its id.
+type Cap struct {
+	Which LimitID
+	Max   int64
+}
+
+// Cap is the cap l sets for id, one of the Limit...Bytes of the
+// documents (LimitManifestBytes...); it panics for another id, which is
+// a programming error.
+func (l Limits) Cap(id LimitID) Cap {
+	var max int64
+	switch id {
+	case LimitManifestBytes:
+		max = l.MaxManifestBytes
+	case LimitIndexBytes:
+		max = l.MaxIndexBytes
+	case LimitConfigBytes:
+		max = l.MaxConfigBytes
+	case LimitLockBytes:
+		max = l.MaxLockBytes
+	case LimitSignatureBytes:
+		max = l.MaxSignatureBytes
+	case LimitDeclarationBytes:
+		max = l.MaxDeclarationBytes
+	default:
+		panic("safetree: no document cap " + string(id))
+	}
+	return Cap{Which: id, Max: max}
+}
+
+// DefaultCap is the default of the cap id: what a reader that takes no
+// Limits applies.
+func DefaultCap(id LimitID) Cap { return Limits{}.WithDefaults().Cap(id) }
+
+// docNames say what each document cap counts, in a LimitError.
+var docNames = map[LimitID]string{
+	LimitManifestBytes:    "manifest size",
+	LimitIndexBytes:       "index size",
+	LimitConfigBytes:      "config size",
+	LimitLockBytes:        "image lock size",
+	LimitSignatureBytes:   "signature payload size",
+	LimitDeclarationBytes: "declaration size",
+}
+
+// Bytes is the bound, c.Max.
+func (c Cap) Bytes() int64 { return c.Max }
+
+// Check refuses a document of size bytes over the cap; entry names the
+// document if known (a file, a digest, a URL).
+func (c Cap) Check(entry string, size int64) error {
+	if size > c.Max {
+		return c.Exceeded(entry)
+	}
+	return nil
+}
+
+// Exceeded is the error of a document found over the cap (a body that
+// brought more than its size said).
+func (c Cap) Exceeded(entry string) *LimitError {
+	return &LimitError{Name: docNames[c.Which], Limit: c.Max, Which: c.Which, Entry: entry}
 }

@@ -27,6 +27,39 @@ func CleanName(name string) (string, error) {
 	return path.Clean(name), nil
 }
 
+// CleanComponent refuses a name that is not one clean path component:
+// CleanName's rules, and no "/", and not "" or "." (a git tree entry, a
+// chart's directory).
+func CleanComponent(name string) error {
+	c, err := CleanName(name)
+	if err != nil {
+		return err
+	}
+	if name == "" || c == "." || c != name || strings.Contains(name, "/") {
+		return refuse(name, ErrPathEscape, "not a single name")
+	}
+	return nil
+}
+
+// JoinInside resolves the relative reference rel from the directory dir
+// (a clean tree path, "." for the top) lexically, as a kustomization's
+// "../base" or a symlink's target is read, and refuses rel when it is
+// absolute, holds a NUL byte, or climbs out of the tree. Unlike an entry
+// name, a reference may use ".." to reach a sibling.
+func JoinInside(dir, rel string) (string, error) {
+	switch {
+	case path.IsAbs(rel):
+		return "", refuse(rel, ErrPathEscape, "absolute path")
+	case strings.IndexByte(rel, 0) >= 0:
+		return "", refuse(rel, ErrPathEscape, "NUL in path")
+	}
+	j := path.Join(dir, rel)
+	if j == ".." || strings.HasPrefix(j, "../") {
+		return "", refuse(rel, ErrPathEscape, "path climbs out of the tree")
+	}
+	return j, nil
+}
+
 // CheckLinkText refuses the symbolic link at name (a clean tree path)
 // whose target text is empty, absolute, holds a NUL byte, or climbs out
 // of the tree when read lexically from the link's directory. It is the
@@ -41,7 +74,7 @@ func CheckLinkText(name, target string) error {
 	case strings.IndexByte(target, 0) >= 0:
 		return refuse(name, ErrLinkEscape, "NUL in symlink target")
 	}
-	if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+	if _, err := JoinInside(path.Dir(name), target); err != nil {
 		return refuse(name, ErrLinkEscape, "symlink %q leads out of the tree", target)
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -35,11 +36,11 @@ const (
 	AnnotationSignature = "dev.cosignproject.cosign/signature"
 )
 
-// Caps on what is read from a signature image: it is input like any other.
-const (
-	MaxSignatures  = 64
-	MaxPayloadSize = 1 << 20
-)
+// MaxSignatures caps the signatures read from a signature image: it is
+// input like any other (its payloads are capped by safetree.Limits).
+const MaxSignatures = 64
+
+var payloadCap = safetree.DefaultCap(safetree.LimitSignatureBytes)
 
 // Errors callers can test with errors.Is.
 var (
@@ -286,10 +287,13 @@ func keyNames(keys []Key) string {
 // readPayload reads a signature layer's bytes, capped and checked against
 // the layer's digest.
 func readPayload(img v1.Image, l v1.Descriptor) ([]byte, error) {
-	if l.Size < 0 || l.Size > MaxPayloadSize {
-		return nil, fmt.Errorf("payload of %d bytes, over %d", l.Size, MaxPayloadSize)
+	if l.Size < 0 {
+		return nil, fmt.Errorf("payload %s: %d bytes", l.Digest, l.Size)
 	}
-	body, err := verify.Layer(img, l, MaxPayloadSize)
+	if err := payloadCap.Check(l.Digest.String(), l.Size); err != nil {
+		return nil, err
+	}
+	body, err := verify.Layer(img, l, payloadCap)
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", l.Digest, err)
 	}

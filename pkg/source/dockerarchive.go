@@ -17,7 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -25,8 +24,8 @@ import (
 // Bounds of a docker-archive, checked before go-containerregistry's
 // tarball reader sees the file: it reads manifest.json and each config
 // whole, and scans the archive once for every file it opens.
+// Its manifest.json and configs are capped by safetree.Limits.
 const (
-	maxDockerManifest = 4 << 20
 	maxDockerEntries  = 10_000
 	maxDockerLinkHops = 8
 )
@@ -123,15 +122,16 @@ func checkDockerArchive(file string, maxLayers int) error {
 	if err != nil {
 		return err
 	}
+	limits := safetree.Limits{MaxLayers: maxLayers}.WithDefaults()
 	const manifestName = "manifest.json"
-	mpath, err := resolveDockerEntry(entries, manifestName, maxDockerManifest)
+	mpath, err := resolveDockerEntry(entries, manifestName, safetree.LimitManifestBytes, limits)
 	if err != nil {
 		return err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	raw, err := readDockerEntry(f, mpath, maxDockerManifest)
+	raw, err := readDockerEntry(f, mpath, safetree.LimitManifestBytes, limits)
 	if err != nil {
 		return err
 	}
@@ -142,16 +142,15 @@ func checkDockerArchive(file string, maxLayers int) error {
 	if err := json.Unmarshal(raw, &manifest); err != nil {
 		return fmt.Errorf("%w: manifest.json: %w", ErrBadArchive, err)
 	}
-	limits := safetree.Limits{MaxLayers: maxLayers}.WithDefaults()
 	for _, m := range manifest {
 		if err := limits.CheckLayers(len(m.Layers)); err != nil {
 			return err
 		}
-		if _, err := resolveDockerEntry(entries, m.Config, addon.MaxConfigSize); err != nil {
+		if _, err := resolveDockerEntry(entries, m.Config, safetree.LimitConfigBytes, limits); err != nil {
 			return err
 		}
 		for _, l := range m.Layers {
-			if _, err := resolveDockerEntry(entries, l, -1); err != nil {
+			if _, err := resolveDockerEntry(entries, l, "", limits); err != nil {
 				return err
 			}
 		}
@@ -182,9 +181,9 @@ func scanDockerArchive(r io.Reader) (map[string]dockerEntry, error) {
 	}
 }
 
-// resolveDockerEntry follows name through links to a regular file of at
-// most max bytes (max < 0: any size) and returns its name.
-func resolveDockerEntry(entries map[string]dockerEntry, name string, max int64) (string, error) {
+// resolveDockerEntry follows name through links to a regular file within
+// the cap which of limits (which "": any size) and returns its name.
+func resolveDockerEntry(entries map[string]dockerEntry, name string, which safetree.LimitID, limits safetree.Limits) (string, error) {
 	p := path.Clean(name)
 	for hops := 0; ; hops++ {
 		e, ok := entries[p]
@@ -199,8 +198,10 @@ func resolveDockerEntry(entries map[string]dockerEntry, name string, max int64) 
 			p = path.Join(path.Dir(p), path.Clean(e.link))
 		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
 			// A sparse file's size is the size a reader gets.
-			if max >= 0 && e.size > max {
-				return "", &safetree.LimitError{Name: "docker-archive " + path.Base(name) + " size", Limit: max, Entry: name}
+			if which != "" {
+				if c := limits.Cap(which); e.size > c.Max {
+					return "", &safetree.LimitError{Name: "docker-archive " + path.Base(name) + " size", Limit: c.Max, Which: which, Entry: name}
+				}
 			}
 			return p, nil
 		default:
@@ -209,8 +210,10 @@ func resolveDockerEntry(entries map[string]dockerEntry, name string, max int64) 
 	}
 }
 
-// readDockerEntry reads the regular file name, at most max bytes.
-func readDockerEntry(r io.Reader, name string, max int64) ([]byte, error) {
+// readDockerEntry reads the regular file name, within the cap which of
+// limits.
+func readDockerEntry(r io.Reader, name string, which safetree.LimitID, limits safetree.Limits) ([]byte, error) {
+	max := limits.Cap(which).Max
 	tr := tar.NewReader(r)
 	for {
 		hdr, err := tr.Next()
@@ -225,7 +228,7 @@ func readDockerEntry(r io.Reader, name string, max int64) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadArchive, name, err)
 		}
 		if int64(len(b)) > max {
-			return nil, &safetree.LimitError{Name: "docker-archive " + name + " size", Limit: max, Entry: name}
+			return nil, &safetree.LimitError{Name: "docker-archive " + name + " size", Limit: max, Which: which, Entry: name}
 		}
 		return b, nil
 	}
@@ -241,9 +244,9 @@ func checkDockerImage(img v1.Image) error {
 		return err
 	}
 	cfg := mediatypes.MediaType(m.Config.MediaType)
-	if cfg != mediatypes.OCIConfig && cfg != mediatypes.DockerConfig {
+	if !mediatypes.IsImageConfig(cfg) {
 		what := "an artifact"
-		if cfg == mediatypes.AddonConfig || mediatypes.MediaType(m.ArtifactType) == mediatypes.AddonConfig {
+		if mediatypes.ClassifyManifest(m, nil) == mediatypes.FormArtifact {
 			what = "an add-on in the artifact form"
 		}
 		return fmt.Errorf("a docker-archive holds only container images (the image form), and this is %s (config %s): copy it to oci:DIR or oci-archive:FILE, or build it in the image form", what, m.Config.MediaType)

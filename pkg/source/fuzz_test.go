@@ -3,6 +3,7 @@ package source_test
 import (
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -44,7 +45,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		if ref.Kind == source.KindStore {
-			if n := source.NormalizeName(ref.Name); n != ref.Name {
+			if n := reference.WithDefaultTag(ref.Name); n != ref.Name {
 				t.Fatalf("store name %q is not normalized (%q)", ref.Name, n)
 			}
 		}

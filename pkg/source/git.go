@@ -151,7 +151,7 @@ func readGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, t
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
+		if safetree.CleanComponent(e.Name) != nil {
 			return refuse(path.Join(dir, e.Name), safetree.ErrPathEscape, "invalid name in a git tree")
 		}
 		p := path.Join(dir, e.Name)

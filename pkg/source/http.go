@@ -191,7 +191,7 @@ func download(ctx context.Context, u *url.URL, opts Options) ([]byte, string, er
 		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
 	}
 	max := opts.maxDownload()
-	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: LimitDownloadBytes}
+	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: safetree.LimitDownloadBytes}
 	if resp.ContentLength > max {
 		return nil, "", tooBig
 	}

@@ -18,12 +18,12 @@ func typedByContent(a *Artifact) (*Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		mt, err := layout.MediaTypeOf(raw)
+		mt, err := mediatypes.Sniff(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.Ref, err)
 		}
 		if !mediatypes.IsIndex(mediatypes.MediaType(mt)) {
-			return nil, fmt.Errorf("%s: %w: opened as an index, but its bytes are an image manifest", a.Ref, layout.ErrNotManifest)
+			return nil, fmt.Errorf("%s: %w: opened as an index, but its bytes are an image manifest", a.Ref, mediatypes.ErrNotManifest)
 		}
 		out.Index = layout.TypedIndex(a.Index, mt)
 		return &out, nil
@@ -32,12 +32,12 @@ func typedByContent(a *Artifact) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	mt, err := layout.MediaTypeOf(raw)
+	mt, err := mediatypes.Sniff(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.Ref, err)
 	}
 	if !mediatypes.IsManifest(mediatypes.MediaType(mt)) {
-		return nil, fmt.Errorf("%s: %w: opened as an image, but its bytes are an index", a.Ref, layout.ErrNotManifest)
+		return nil, fmt.Errorf("%s: %w: opened as an image, but its bytes are an index", a.Ref, mediatypes.ErrNotManifest)
 	}
 	out.Image = layout.TypedImage(a.Image, mt)
 	return &out, nil

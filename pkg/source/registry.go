@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -35,7 +36,7 @@ func (registryLocation) Parse(s string) (Ref, error) {
 }
 
 func (registryLocation) Format(r Ref) string {
-	if !hasRegistryHost(r.Name) {
+	if !reference.HasRegistry(r.Name) {
 		// docker://NAME without a host: without the prefix it would
 		// read back as a store name.
 		return "docker://" + r.Name
@@ -51,7 +52,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 		if err != nil {
 			return nil, err
 		}
-		d, err := st.Resolve(NormalizeName(ref.Name))
+		d, err := st.Resolve(reference.WithDefaultTag(ref.Name))
 		if err == nil {
 			return fromStore(st, ref, d, nil)
 		}
@@ -111,7 +112,7 @@ func (registryLocation) Pinned(a *Artifact) string {
 	if r, err := name.ParseReference(a.Ref.Name); err == nil {
 		return r.Context().Name() + "@" + a.Digest.String()
 	}
-	return repoOf(a.Ref.Name) + "@" + a.Digest.String()
+	return reference.Repository(a.Ref.Name) + "@" + a.Digest.String()
 }
 
 func (registryLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }
@@ -149,7 +150,7 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	// Image or index, as the manifest's own bytes say: the media type of
 	// desc is the registry's Content-Type header.
 	mt := desc.MediaType
-	if own, err := layout.MediaTypeOf(desc.Manifest); err == nil {
+	if own, err := mediatypes.Sniff(desc.Manifest); err == nil {
 		mt = own
 	}
 	if mediatypes.IsIndex(mediatypes.MediaType(mt)) {
@@ -160,5 +161,9 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	if err != nil {
 		return nil, registry.Explain(ref.Name, err)
 	}
+	// Every blob is read and judged one way, whoever reads it (pull,
+	// copy, inspect; the unpacker reads them unverified and judges them
+	// itself, with the same digest and size): registry.Blobs.
+	a.Image, a.Index = a.blobs.Image(ctx, a.Image), a.blobs.Index(ctx, a.Index)
 	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
 // ErrNotInStore marks a short name (one without a registry host) that the
@@ -31,7 +32,7 @@ type NotInStoreError struct {
 }
 
 func (e *NotInStoreError) Error() string {
-	msg := fmt.Sprintf("%s: not in the local store (a name without a registry host is a local name; for Docker Hub write %s)", e.Name, DockerHubName(e.Name))
+	msg := fmt.Sprintf("%s: not in the local store (a name without a registry host is a local name; for Docker Hub write %s)", e.Name, reference.DockerHub(e.Name))
 	if len(e.Closest) > 0 {
 		msg += "; did you mean " + strings.Join(e.Closest, ", ") + "?"
 	}
@@ -41,20 +42,6 @@ func (e *NotInStoreError) Error() string {
 // Is makes errors.Is match ErrNotInStore and layout.ErrNotFound.
 func (e *NotInStoreError) Is(target error) bool {
 	return target == ErrNotInStore || target == layout.ErrNotFound
-}
-
-// DockerHubName is the explicit Docker Hub reference of a short name:
-// docker.io/library/NAME for a single path component, docker.io/NAME
-// otherwise.
-func DockerHubName(short string) string {
-	repo := short
-	if i := strings.IndexAny(repo, ":@"); i >= 0 {
-		repo = repo[:i]
-	}
-	if !strings.Contains(repo, "/") {
-		return "docker.io/library/" + short
-	}
-	return "docker.io/" + short
 }
 
 // maxSuggestions bounds how many store names an error suggests.
@@ -82,7 +69,7 @@ func ClosestNames(name string, names []string) []string {
 		name string
 		dist int
 	}
-	repo := repoOf(name)
+	repo := reference.Repository(name)
 	var cs []cand
 	for _, n := range names {
 		if n == name {
@@ -90,9 +77,9 @@ func ClosestNames(name string, names []string) []string {
 		}
 		d := editDistance(name, n)
 		switch {
-		case repoOf(n) == repo:
+		case reference.Repository(n) == repo:
 			d = -2 // another tag of the same add-on comes first
-		case lastSegment(repoOf(n)) == lastSegment(repo):
+		case lastSegment(reference.Repository(n)) == lastSegment(repo):
 			d = -1 // then the same add-on under a registry name
 		case d > max(2, len(name)/3):
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -112,7 +113,7 @@ func TestDockerHubName(t *testing.T) {
 		"org/coredns:1":    "docker.io/org/coredns:1",
 		"coredns@sha256:0": "docker.io/library/coredns@sha256:0",
 	} {
-		if got := source.DockerHubName(in); got != want {
+		if got := reference.DockerHub(in); got != want {
 			t.Errorf("DockerHubName(%q) = %q, want %q", in, got, want)
 		}
 	}

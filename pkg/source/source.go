@@ -25,6 +25,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -121,10 +122,10 @@ func parseByLook(s string) (Ref, error) {
 		}
 		return Ref{}, fmt.Errorf("%w: %q is neither a reference nor an existing path: %w", ErrBadSource, s, err)
 	}
-	if hasRegistryHost(s) {
+	if reference.HasRegistry(s) {
 		return Ref{Kind: KindRegistry, Name: s}, nil
 	}
-	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+	return Ref{Kind: KindStore, Name: reference.WithDefaultTag(s)}, nil
 }
 
 // isManifestName reports whether s ends like a manifest file.
@@ -157,29 +158,6 @@ func splitPathName(s string) (string, string) {
 
 // tagPattern is the OCI distribution spec's tag grammar.
 var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
-// hasRegistryHost reports whether the first component of a reference is
-// a registry host (has a dot or a port, or is localhost), as docker decides.
-func hasRegistryHost(s string) bool {
-	i := strings.IndexByte(s, '/')
-	if i < 0 {
-		return false
-	}
-	host := s[:i]
-	return strings.ContainsAny(host, ".:") || host == "localhost"
-}
-
-// NormalizeName gives a store name its default tag.
-func NormalizeName(s string) string {
-	if strings.Contains(s, "@") {
-		return s
-	}
-	last := s[strings.LastIndex(s, "/")+1:]
-	if !strings.Contains(last, ":") {
-		return s + ":latest"
-	}
-	return s
-}
 
 // Options open sources.
 type Options struct {
@@ -217,7 +195,8 @@ type Options struct {
 	// is nil; 0 means DefaultTimeout.
 	ConnectTimeout time.Duration
 	// MaxDownloadBytes caps the body of an HTTP download; 0 means
-	// DefaultMaxDownloadBytes. The unpack limits (unpack.Options.Limits)
+	// safetree.DefaultMaxDownloadBytes (a refusal is a LimitError of
+	// safetree.LimitDownloadBytes). The unpack limits (unpack.Options.Limits)
 	// apply to the tree inside it, and to git trees.
 	MaxDownloadBytes int64
 	// MaxLayers caps the layers of an image that Open returns, checked
@@ -234,14 +213,8 @@ type Options struct {
 	Netrc string
 }
 
-// Defaults of Options.
-const (
-	DefaultTimeout          = 60 * time.Second
-	DefaultMaxDownloadBytes = 512 << 20
-)
-
-// LimitDownloadBytes identifies Options.MaxDownloadBytes in a LimitError.
-const LimitDownloadBytes = safetree.LimitDownloadBytes
+// DefaultTimeout is the default of Options.Timeout and ConnectTimeout.
+const DefaultTimeout = 60 * time.Second
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {
@@ -254,7 +227,7 @@ func (o Options) maxDownload() int64 {
 	if o.MaxDownloadBytes > 0 {
 		return o.MaxDownloadBytes
 	}
-	return DefaultMaxDownloadBytes
+	return safetree.DefaultMaxDownloadBytes
 }
 
 // Artifact is an opened OCI source: an image or an index.
@@ -268,7 +241,8 @@ type Artifact struct {
 	// remote is set for registry sources, whose blobs can be fetched again.
 	remote bool
 	// blobs reads a registry source's blobs unverified, for the unpacker,
-	// which verifies them itself (unverifiedImage).
+	// which verifies them itself (registry.Blobs.UnverifiedImage); every
+	// other reader gets Image and Index reading through it, verified.
 	blobs *registry.Blobs
 	// store is the layout the artifact was read from (store, oci:,
 	// oci-archive:); nil for a registry or a docker-archive.

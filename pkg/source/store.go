@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
 // storeLocation is the local store: NAME[:TAG] or NAME@DIGEST, a name
@@ -16,7 +17,7 @@ type storeLocation struct{}
 func (storeLocation) Kind() Kind         { return KindStore }
 func (storeLocation) Claims(string) bool { return false }
 func (storeLocation) Parse(s string) (Ref, error) {
-	return Ref{Kind: KindStore, Name: NormalizeName(s)}, nil
+	return Ref{Kind: KindStore, Name: reference.WithDefaultTag(s)}, nil
 }
 
 func (storeLocation) Format(r Ref) string {
@@ -39,7 +40,7 @@ func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact
 	// registry (Docker Hub is reached only by docker.io/NAME), so a
 	// mistyped name neither leaks nor waits on the network.
 	if opts.Pull == PullAlways {
-		return nil, fmt.Errorf("%w: %s is a local name, there is no registry to pull it from (for Docker Hub write %s)", ErrShortName, ref.Name, DockerHubName(ref.Name))
+		return nil, fmt.Errorf("%w: %s is a local name, there is no registry to pull it from (for Docker Hub write %s)", ErrShortName, ref.Name, reference.DockerHub(ref.Name))
 	}
 	d, err := st.Resolve(ref.Name)
 	if err == nil {
@@ -62,7 +63,9 @@ func (storeLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Optio
 	return dst.Name + "@" + a.Digest.String(), nil
 }
 
-func (storeLocation) Pinned(a *Artifact) string     { return repoOf(a.Ref.Name) + "@" + a.Digest.String() }
+func (storeLocation) Pinned(a *Artifact) string {
+	return reference.Repository(a.Ref.Name) + "@" + a.Digest.String()
+}
 func (storeLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }
 
 func storeOf(opts Options) (*layout.Store, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/output"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -57,7 +58,7 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	if a.blobs != nil {
 		// The unpacker verifies every layer it reads: a registry's
 		// blobs need not be hashed on the way in as well.
-		img, idx = unverifiedImage(ctx, img, a.blobs), unverifiedIndex(ctx, idx, a.blobs)
+		img, idx = a.blobs.UnverifiedImage(ctx, img), a.blobs.UnverifiedIndex(ctx, idx)
 	}
 	unpackOnce := func() (err error) {
 		if idx != nil {
@@ -172,18 +173,7 @@ func namedRepository(name string) string {
 	if strings.HasPrefix(name, "sha256:") {
 		return ""
 	}
-	return repoOf(name)
-}
-
-// repoOf drops the :TAG or @DIGEST of a name.
-func repoOf(name string) string {
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i]
-	}
-	return name
+	return reference.Repository(name)
 }
 
 // Addon turns a tree into an unpacked add-on with a derived config that

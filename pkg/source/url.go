@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // URL parameters the remote forms understand.
@@ -118,12 +120,10 @@ func cleanSubdir(s, sub string) (string, error) {
 	if sub == "" {
 		return "", nil
 	}
-	for _, part := range strings.Split(sub, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("%w: %q: the subdirectory climbs out with ..", ErrBadSource, redactURL(s))
-		}
+	sub, err := safetree.CleanName(sub)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q: the subdirectory: %w", ErrBadSource, redactURL(s), err)
 	}
-	sub = path.Clean(sub)
 	if sub == "." {
 		return "", nil
 	}

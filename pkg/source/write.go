@@ -27,7 +27,7 @@ type Written struct {
 // Write writes an opened image or index to dst, a kind that is a Writer
 // (the store, a registry, oci:, oci-archive:, docker-archive:). The media
 // type written (to a registry's Content-Type, a layout's index.json, the
-// result) is the one the manifest's own bytes give (layout.MediaTypeOf),
+// result) is the one the manifest's own bytes give (mediatypes.Sniff),
 // never what the source said, which for a registry is a header.
 func Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (*Written, error) {
 	w, ok := LocationOf(dst.Kind).(Writer)

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -39,15 +39,9 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 	if err != nil {
 		return err
 	}
-	subjects := []v1.Hash{d}
-	if a.Index != nil {
-		im, err := a.Index.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, c := range im.Manifests {
-			subjects = append(subjects, c.Digest)
-		}
+	subjects, err := referrers.Subjects(d, a.Index)
+	if err != nil {
+		return err
 	}
 	copied, err := referrers.Copy(ctx, src, dst, subjects, o.ReferrerLimits)
 	res.Referrers = len(copied)
@@ -55,17 +49,6 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 		return fmt.Errorf("%s: %w: %w", a.Ref, ErrReferrers, err)
 	}
 	return nil
-}
-
-// repositoryOf drops the :TAG or @DIGEST of a store name.
-func repositoryOf(name string) string {
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i]
-	}
-	return name
 }
 
 // destination is where referrers go when dst was written: its registry
@@ -91,7 +74,7 @@ func destination(ctx context.Context, dst source.Ref, opts Options) (referrers.L
 				return nil, err
 			}
 		}
-		return referrers.Layout(st, repositoryOf(dst.Name)), nil
+		return referrers.Layout(st, reference.Repository(dst.Name)), nil
 	case source.KindLayout:
 		st, err := layout.Open(dst.Path)
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Header is what an image's manifest and config say about it, read
@@ -18,7 +18,7 @@ import (
 type Header struct {
 	Manifest  *v1.Manifest
 	MediaType types.MediaType
-	// Config is the config blob, read within addon.MaxConfigSize.
+	// Config is the config blob, read within the config cap of safetree.Limits.
 	Config []byte
 	// Labels are an image config's labels (nil for an artifact).
 	Labels map[string]string
@@ -32,13 +32,13 @@ func ReadHeader(img v1.Image) (*Header, error) {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
 	mt, _ := img.MediaType()
-	raw, err := verify.Config(img, addon.MaxConfigSize)
+	raw, err := verify.Config(img, safetree.DefaultCap(safetree.LimitConfigBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	h := &Header{Manifest: m, MediaType: mt, Config: raw}
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
-	if cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig {
+	if mediatypes.IsImageConfig(cfgType) {
 		var ic v1.ConfigFile
 		if json.Unmarshal(raw, &ic) == nil {
 			h.Labels = ic.Config.Labels
@@ -46,14 +46,4 @@ func ReadHeader(img v1.Image) (*Header, error) {
 	}
 	h.Form = mediatypes.ClassifyManifest(m, h.Labels)
 	return h, nil
-}
-
-// Classify tells the form of img from its manifest and config, reading no
-// layer (spec/addon-v1.md section 10, and Helm charts).
-func Classify(img v1.Image) (mediatypes.Form, error) {
-	h, err := ReadHeader(img)
-	if err != nil {
-		return "", err
-	}
-	return h.Form, nil
 }

@@ -71,8 +71,8 @@ func TestHelmChartUnpacksButDoesNotRender(t *testing.T) {
 	prov := rawLayer([]byte("-----BEGIN PGP SIGNED MESSAGE-----\n"), types.MediaType(mediatypes.HelmProvenance))
 	img := artifactOf(t, types.MediaType(mediatypes.HelmConfig), "", []byte(`{"name":"webapp","version":"0.3.1","apiVersion":"v2"}`), nil, layer, prov)
 
-	if f, err := unpack.Classify(img); err != nil || f != mediatypes.FormHelm {
-		t.Fatalf("Classify: %s, %v; want %s", f, err, mediatypes.FormHelm)
+	if h, err := unpack.ReadHeader(img); err != nil || h.Form != mediatypes.FormHelm {
+		t.Fatalf("ReadHeader: %+v, %v; want the form %s", h, err, mediatypes.FormHelm)
 	}
 	a, err := unpack.Image(context.Background(), img, unpack.Options{})
 	if err != nil {

@@ -3,13 +3,13 @@ package unpack
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // ErrHelmChart marks an attempt to render a Helm chart (addon.ErrHelmChart).
@@ -52,7 +52,7 @@ func helmLayers(m *v1.Manifest, chart *HelmChart) ([]layerSource, string, error)
 	if chart != nil {
 		name = chart.Name
 	}
-	if name == "" || strings.ContainsAny(name, "/\\") || path.Clean(name) != name || name == ".." {
+	if safetree.CleanComponent(name) != nil || strings.ContainsRune(name, '\\') {
 		return out, "/", nil
 	}
 	return out, "/" + name, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Options change how an add-on is unpacked. The zero value is ready to use.
@@ -239,23 +240,19 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	if err := limits.CheckLayers(len(m.Layers)); err != nil {
 		return nil, err
 	}
-	rawCfg, err := verify.Config(img, addon.MaxConfigSize)
+	rawCfg, err := verify.Config(img, limits.Cap(safetree.LimitConfigBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	var ic v1.ConfigFile
 	cfgType := mediatypes.MediaType(m.Config.MediaType)
-	isImageConfig := cfgType == mediatypes.OCIConfig || cfgType == mediatypes.DockerConfig
+	isImageConfig := mediatypes.IsImageConfig(cfgType)
 	if isImageConfig {
 		if err := json.Unmarshal(rawCfg, &ic); err != nil {
 			return nil, fmt.Errorf("%w: decode image config: %w", ErrCorrupt, err)
 		}
 	}
-	var classLayers []mediatypes.Layer
-	for _, l := range m.Layers {
-		classLayers = append(classLayers, mediatypes.Layer{MediaType: mediatypes.MediaType(l.MediaType), Annotations: l.Annotations})
-	}
-	form := mediatypes.Classify(mediatypes.MediaType(m.Config.MediaType), mediatypes.MediaType(m.ArtifactType), classLayers, ic.Config.Labels)
+	form := mediatypes.ClassifyManifest(m, ic.Config.Labels)
 	log.Debug("classified", "digest", digest, "form", form)
 
 	a := &Addon{Form: form, Digest: digest, Manifest: m}
@@ -371,15 +368,12 @@ func contentDir(override string, labels map[string]string, form mediatypes.Form)
 	if dir == "" {
 		dir = mediatypes.DefaultContentDir
 	}
-	if !strings.HasPrefix(dir, "/") {
-		dir = "/" + dir // OLM labels are written without the leading slash
+	// OLM labels are written without the leading slash.
+	clean, err := safetree.CleanName(strings.TrimPrefix(dir, "/"))
+	if err != nil {
+		return ""
 	}
-	for _, part := range strings.Split(dir, "/") {
-		if part == ".." {
-			return ""
-		}
-	}
-	return path.Clean(dir)
+	return path.Join("/", clean)
 }
 
 // orasLayers maps an oras file/directory artifact to layers: a directory
@@ -412,7 +406,8 @@ func orasDirRoot(m *v1.Manifest) string {
 	title := ""
 	for i, l := range m.Layers {
 		t := strings.Trim(l.Annotations[mediatypes.AnnotationTitle], "/")
-		unsafe := path.Clean(t) != t || t == ".." || strings.HasPrefix(t, "../")
+		c, err := safetree.CleanName(t)
+		unsafe := err != nil || c != t
 		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" || t == "" || t == "." || unsafe || (i > 0 && t != title) {
 			return "/"
 		}

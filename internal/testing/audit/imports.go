@@ -17,7 +17,7 @@ const Module = "github.com/addonpkg/addonpkg"
 // hack/, bench/, e2e/ and examples/ sit on top and are not checked).
 var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
-	{"pkg/mediatypes", "pkg/safetree", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
+	{"pkg/mediatypes", "pkg/safetree", "pkg/reference", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
 		"internal/verify", "internal/atomicfile", "internal/rawfile"},
 	// The core data (configs, trees in memory, tar layers) and the retry
 	// policy.

@@ -1,0 +1,115 @@
+// Package reference is the one place addonpkg takes a reference apart:
+// REGISTRY/REPO[:TAG|@DIGEST] for a registry, NAME[:TAG|@DIGEST] for the
+// local store. What needs the registry's view (its host, its canonical
+// repository, the path under a mirror) is go-containerregistry's name
+// package; what must keep a store name as it was written (no
+// index.docker.io, no library/) splits it by the same grammar without
+// normalizing it.
+package reference
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// DefaultTag is the tag a name without one gets.
+const DefaultTag = "latest"
+
+// HasRegistry reports whether the first component of s is a registry
+// host (it has a dot or a port, or is localhost), as docker decides: a
+// name without one is a local name, not Docker Hub's.
+func HasRegistry(s string) bool {
+	host, _, ok := strings.Cut(s, "/")
+	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
+}
+
+// Split splits s into its repository and its version: ":TAG" or
+// "@DIGEST", with the separator, or "" when s names neither. Only what
+// follows the last "/" is looked at, so a registry's :PORT is not a tag.
+func Split(s string) (repo, version string) {
+	slash := strings.LastIndexByte(s, '/')
+	last := s[slash+1:]
+	if i := strings.IndexByte(last, '@'); i >= 0 {
+		return s[:slash+1+i], last[i:]
+	}
+	if i := strings.LastIndexByte(last, ':'); i >= 0 {
+		return s[:slash+1+i], last[i:]
+	}
+	return s, ""
+}
+
+// Repository drops the :TAG or @DIGEST of s, and keeps the rest as it is
+// written (a store name stays a store name).
+func Repository(s string) string {
+	repo, _ := Split(s)
+	return repo
+}
+
+// WithDefaultTag gives a name without a tag or digest the DefaultTag.
+func WithDefaultTag(s string) string {
+	if _, v := Split(s); v == "" {
+		return s + ":" + DefaultTag
+	}
+	return s
+}
+
+// Tag is the tag of a registry reference: DefaultTag when none is
+// written, "" for a digest or what does not parse.
+func Tag(s string) string {
+	if _, v := Split(s); strings.HasPrefix(v, "@") {
+		return ""
+	}
+	if t, err := name.NewTag(s); err == nil {
+		return t.TagStr()
+	}
+	return ""
+}
+
+// DockerHub is the explicit Docker Hub reference of a short name:
+// docker.io/library/NAME for a single path component, docker.io/NAME
+// otherwise.
+func DockerHub(short string) string {
+	if !strings.Contains(Repository(short), "/") {
+		return "docker.io/library/" + short
+	}
+	return "docker.io/" + short
+}
+
+// Registry is the registry host of a reference, a repository or a host,
+// as go-containerregistry names it (Docker Hub is index.docker.io); the
+// first component of what it cannot parse.
+func Registry(s string) string {
+	if r, err := name.ParseReference(s); err == nil {
+		return r.Context().RegistryStr()
+	}
+	if r, err := name.NewRepository(s); err == nil {
+		return r.RegistryStr()
+	}
+	if i := strings.IndexByte(s, '/'); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Name is the canonical repository of a registry reference, as
+// go-containerregistry names it (nginx:1.27 is
+// index.docker.io/library/nginx); Repository(s) for what it cannot parse.
+func Name(s string) string {
+	if r, err := name.ParseReference(s); err == nil {
+		return r.Context().Name()
+	}
+	return Repository(s)
+}
+
+// Path is the repository path of an image without its registry host, the
+// path it takes under a mirror (registry.k8s.io/coredns/coredns:v1.11.1
+// is coredns/coredns, nginx:1.27 is library/nginx).
+func Path(image string) (string, error) {
+	r, err := name.ParseReference(image)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %w", image, err)
+	}
+	return r.Context().RepositoryStr(), nil
+}

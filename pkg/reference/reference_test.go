@@ -1,0 +1,88 @@
+package reference_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/reference"
+)
+
+func TestSplit(t *testing.T) {
+	for _, c := range []struct{ in, repo, version string }{
+		{"coredns", "coredns", ""},
+		{"coredns:1.11", "coredns", ":1.11"},
+		{"localhost:5000/a/b", "localhost:5000/a/b", ""},
+		{"localhost:5000/a/b:1", "localhost:5000/a/b", ":1"},
+		{"r.example/a@sha256:abc", "r.example/a", "@sha256:abc"},
+		{"r.example/a:1@sha256:abc", "r.example/a:1", "@sha256:abc"},
+		{"sha256:abc", "sha256", ":abc"},
+	} {
+		repo, v := reference.Split(c.in)
+		if repo != c.repo || v != c.version {
+			t.Errorf("Split(%q) = %q, %q; want %q, %q", c.in, repo, v, c.repo, c.version)
+		}
+		if got := reference.Repository(c.in); got != c.repo {
+			t.Errorf("Repository(%q) = %q", c.in, got)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for in, want := range map[string]bool{
+		"coredns": false, "team/coredns": false, "localhost/x": true, "localhost:5000/x": true,
+		"r.example/x": true, "r.example": false, "10.0.0.1:5000/x:1": true,
+	} {
+		if got := reference.HasRegistry(in); got != want {
+			t.Errorf("HasRegistry(%q) = %v", in, got)
+		}
+	}
+	for in, want := range map[string]string{
+		"coredns": "coredns:latest", "coredns:1": "coredns:1", "x@sha256:a": "x@sha256:a",
+		"localhost:5000/x": "localhost:5000/x:latest",
+	} {
+		if got := reference.WithDefaultTag(in); got != want {
+			t.Errorf("WithDefaultTag(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"coredns:1": "docker.io/library/coredns:1", "team/coredns": "docker.io/team/coredns",
+	} {
+		if got := reference.DockerHub(in); got != want {
+			t.Errorf("DockerHub(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"nginx:1.27": "index.docker.io", "localhost:5000/x": "localhost:5000", "r.example/x:1": "r.example", "Bad Host/x": "Bad Host",
+	} {
+		if got := reference.Registry(in); got != want {
+			t.Errorf("Registry(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"r.example/a": "latest", "r.example/a:1": "1", "r.example/a@sha256:" + strings.Repeat("0", 64): "", "Bad Ref": "",
+	} {
+		if got := reference.Tag(in); got != want {
+			t.Errorf("Tag(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := reference.Name("nginx:1.27"); got != "index.docker.io/library/nginx" {
+		t.Errorf("Name = %q", got)
+	}
+	if got := reference.Name("Not A Ref:1"); got != "Not A Ref" {
+		t.Errorf("Name of a bad reference = %q", got)
+	}
+	if _, err := reference.Path("Not A Ref"); err == nil {
+		t.Error("Path of a bad reference: no error")
+	}
+}
+
+func ExamplePath() {
+	p, _ := reference.Path("registry.k8s.io/coredns/coredns:v1.11.1")
+	fmt.Println(p)
+	p, _ = reference.Path("nginx:1.27")
+	fmt.Println(p)
+	// Output:
+	// coredns/coredns
+	// library/nginx
+}
