@@ -63,7 +63,19 @@ metadata: {name: NS}
 	t.Cleanup(func() {
 		_ = k.typed.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), k.prefix+"-deny", metav1.DeleteOptions{})
 	})
-	cs := k.mustApply(t, a, apply.Options{})
+	var stages []string
+	progress := func(stage string, changes []apply.Change) {
+		var objs []string
+		for _, c := range changes {
+			objs = append(objs, strings.SplitN(c.Object, "/", 2)[0])
+		}
+		stages = append(stages, stage+": "+strings.Join(objs, " "))
+	}
+	cs := k.mustApply(t, a, apply.Options{Progress: progress})
+	wantStages := []string{"definitions: Namespace ClusterRole", "resources: Role RoleBinding ConfigMap", "webhooks: ValidatingWebhookConfiguration", "pruned: "}
+	if !slices.Equal(stages, wantStages) {
+		t.Errorf("progress %q, want %q", stages, wantStages)
+	}
 	var order []string
 	for _, c := range cs.Changes {
 		order = append(order, strings.SplitN(c.Object, "/", 2)[0])
