@@ -47,10 +47,13 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 			fmt.Fprintf(a.stderr, "copied %s as %s\n", safetree.Sanitize(im.Image), safetree.Sanitize(im.Mirrored))
 		}
 	}
-	// Each image's signatures and other referrers travel with it.
+	// The add-on's and each image's signatures and other referrers travel
+	// with them.
 	if referrersOn(cmd) {
-		ropts := transfer.Options{Options: sopts}
-		opts.Referrers = func(ctx context.Context, src, dst source.Ref) (int, error) {
+		opts.Referrers = func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
+			ropts := transfer.Options{Options: sopts}
+			ropts.ReferrerLimits.SkipArtifactTypes = skip
+			ropts.ReferrerLimits.Ignored = a.ignoredReferrer
 			return transfer.CopyReferrers(ctx, src, dst, ropts)
 		}
 	}
@@ -66,6 +69,9 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 	wait()
 	if err != nil {
 		return err
+	}
+	if res.WholeIndex {
+		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Addon.Digest)
 	}
 	if asJSON {
 		return a.printJSON(res)

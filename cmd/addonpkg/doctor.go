@@ -83,7 +83,7 @@ func (a *app) pushAuto(cmd *cobra.Command, src, dst source.Ref, asJSON bool) err
 	if err != nil {
 		cache = nil // no cache directory: probe every time
 	}
-	opts := transfer.Options{Options: sopts, AllPlatforms: true}
+	opts := transfer.Options{Options: sopts, AllPlatforms: true, Referrers: referrersOn(cmd)}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
 	res, converted, err := transfer.PushAuto(cmd.Context(), src, dst, opts, cache)

@@ -92,6 +92,9 @@ true.`,
 			if out == "" {
 				out = addonset.LockPath(sf.file)
 			}
+			if err := addonset.CheckOutputs([]string{sf.file}, []string{out}); err != nil {
+				return err
+			}
 			prev, ok, err := loadLock(out)
 			if err != nil {
 				return err

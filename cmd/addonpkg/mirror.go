@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 )
 
 func newMirrorCmd(a *app) *cobra.Command {
@@ -24,7 +25,9 @@ set is locked first when there is no lock; a stale lock is an error), to a
 registry, as REGISTRY/PREFIX/NAME:TAG, or to one oci-archive file, each member
 tagged NAME. Registry, oci: and oci-archive: members are copied byte for byte;
 folder, git and https members are packaged as artifact-form add-ons of the same
-tree (the same content identity).
+tree (the same content identity). What refers to an OCI member (its
+signatures, SBOMs, attestations) travels with it, as with copy
+(--no-referrers to leave it).
 
 It writes the mirrored set's declaration (-o, default addons-mirror.yaml beside
 the declaration) and its lock beside it, so that an air-gapped site renders
@@ -50,8 +53,16 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 				ext := filepath.Ext(sf.file)
 				out = strings.TrimSuffix(sf.file, ext) + "-mirror" + ext
 			}
+			archive, _ := strings.CutPrefix(to, "oci-archive:")
+			if archive == to {
+				archive = ""
+			}
+			if err := addonset.CheckOutputs([]string{sf.file, addonset.LockPath(sf.file)}, []string{out, addonset.LockPath(out), archive}); err != nil {
+				return err
+			}
 			res, err := addonset.Mirror(cmd.Context(), s, addonset.MirrorOptions{
-				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out),
+				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out), Referrers: referrersOn(cmd),
+				ReferrerLimits: referrers.Options{Ignored: a.ignoredReferrer},
 			})
 			if err != nil {
 				return err
@@ -69,6 +80,9 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			for _, m := range res.Lock.Addons {
 				fmt.Fprintln(a.stdout, m.Pinned)
 			}
+			if referrersOn(cmd) {
+				a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
+			}
 			a.infof("wrote %s and %s", out, lockOut)
 			return nil
 		},
@@ -78,5 +92,6 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 	f.StringVar(&to, "to", "", "REGISTRY/PREFIX or oci-archive:FILE")
 	f.StringVarP(&out, "output", "o", "", "the mirrored declaration (default: NAME-mirror.yaml beside -f); its lock is written beside it")
 	f.BoolVar(&asJSON, "json", false, "print the mirrored lock as JSON")
+	addReferrersFlag(cmd)
 	return cmd
 }

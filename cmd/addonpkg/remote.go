@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/reference"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -33,6 +34,7 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		return err
 	}
 	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
+	opts.ReferrerLimits.Ignored = a.ignoredReferrer
 	if platform != "" {
 		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
 			return fmt.Errorf("--platform %q: %w", platform, err)
@@ -47,6 +49,9 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	}
 	if err != nil {
 		return err
+	}
+	if res.WholeIndex {
+		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Digest)
 	}
 	if opts.Referrers {
 		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
@@ -64,7 +69,9 @@ func newPushCmd(a *app) *cobra.Command {
 		Short: "Push an add-on from the local store to a registry",
 		Long: `Push uploads an add-on from the local store to a registry: blobs first (those
 the registry has are skipped), then the manifest. DEST defaults to NAME. It
-prints REGISTRY/REPO@sha256:... on stdout.
+prints REGISTRY/REPO@sha256:... on stdout. What refers to the add-on in the
+store travels with it, as with copy (--no-referrers to leave it): a signature
+made with 'addonpkg sign' in the store, SBOMs, attestations.
 
 A NAME without a registry host (coredns:1.11) is a local name: push it with a
 DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
@@ -96,9 +103,16 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
 	cmd.Flags().StringVar(&format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	addReferrersFlag(cmd)
 	a.addRegistryFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(transfer.FormatKeep, transfer.FormatAuto))
 	return cmd
+}
+
+// ignoredReferrer says that a manifest at a cosign tag was left because
+// it is not what its tag says.
+func (a *app) ignoredReferrer(i referrers.Ignored) {
+	a.infof("ignored %s", safetree.Sanitize(i.String()))
 }
 
 // registryRef takes a registry reference with or without a docker:// prefix.
@@ -164,8 +178,10 @@ What refers to the add-on travels with it (--no-referrers to leave it): its
 cosign signatures, attestations and SBOMs (sha256-HEX.sig, .att, .sbom tags)
 and the OCI referrers whose subject it is (an SBOM attached with oras attach),
 and what refers to those; a registry without the referrers API gets the
-sha256-HEX tag index that cosign and oras read. --verify-key checks the
-add-on's signature before anything is copied (spec/signatures.md).
+sha256-HEX tag index that cosign and oras read. An index that something refers
+to (a signature) is copied whole even with --platform: the signature covers the
+index, not one platform's image. --verify-key checks the add-on's signature
+before anything is copied (spec/signatures.md).
 
 --with-images also copies every container image the add-on runs, by digest,
 to MIRROR/PATH@DIGEST in a registry (PATH: the image's repository without its

@@ -26,6 +26,11 @@ var (
 	// ErrLockStale marks a lock that does not pin the declaration as it
 	// is: a member was added, removed or changed since the lock was made.
 	ErrLockStale = errors.New("lock is stale")
+	// ErrLockRedirected marks a lock entry that pins other content than
+	// the declaration names: another place, or another digest, commit or
+	// tag than the one declared (or a tag outside the declared range). It
+	// also matches ErrLockStale: 'addonpkg lock' resolves the member again.
+	ErrLockRedirected = errors.New("lock pins other content than the declaration names")
 	// ErrLockMismatch marks a pinned source that no longer yields what the
 	// lock recorded: a tag that moved, or different content.
 	ErrLockMismatch = errors.New("content differs from the lock")
@@ -78,13 +83,21 @@ func (e *CycleError) Unwrap() []error { return []error{ErrCycle, ErrInvalid} }
 type StaleError struct {
 	Member string
 	Reason string
+	// Redirected marks a lock entry that pins another place or content
+	// than the declaration names (ErrLockRedirected).
+	Redirected bool
 }
 
 func (e *StaleError) Error() string {
 	return fmt.Sprintf("member %q: %s: %s (run 'addonpkg lock')", e.Member, ErrLockStale, e.Reason)
 }
 
-func (e *StaleError) Unwrap() error { return ErrLockStale }
+func (e *StaleError) Unwrap() []error {
+	if e.Redirected {
+		return []error{ErrLockStale, ErrLockRedirected}
+	}
+	return []error{ErrLockStale}
+}
 
 // MismatchError says that a member's pinned source yields something other
 // than what the lock recorded. What is "digest" (a tag that now points

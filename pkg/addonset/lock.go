@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
@@ -238,12 +240,104 @@ func (s *Set) pinnedRef(a Addon, m Locked) (source.Ref, error) {
 		return source.Ref{}, fmt.Errorf("pinned source %q: %w", m.Pinned, err)
 	}
 	if ref.Kind != declared.Kind {
-		return source.Ref{}, &StaleError{Member: a.Name, Reason: fmt.Sprintf("the lock pins a %s source, the declaration a %s", ref.Kind, declared.Kind)}
+		return source.Ref{}, &StaleError{Member: a.Name, Redirected: true, Reason: fmt.Sprintf("the lock pins a %s source, the declaration a %s", ref.Kind, declared.Kind)}
 	}
 	if !samePlace(declared, ref) {
-		return source.Ref{}, &StaleError{Member: a.Name, Reason: fmt.Sprintf("the lock pins %s, which is not the declared source %s", ref, declared)}
+		return source.Ref{}, &StaleError{Member: a.Name, Redirected: true, Reason: fmt.Sprintf("the lock pins %s, which is not the declared source %s", ref, declared)}
+	}
+	if why := samePin(a, declared, ref, m); why != "" {
+		return source.Ref{}, &StaleError{Member: a.Name, Redirected: true, Reason: why}
 	}
 	return ref, nil
+}
+
+// samePin says why a lock entry pins other content than the declaration
+// names ("" when it does not): a digest, commit or tag written in the
+// declaration is what reviewers read, so the lock must pin that very one
+// (spec/addon-set-v1.md 4.4.2). A lock entry copied from another set's
+// lock for the same repository, with the entry digest kept, names the
+// same place but other content.
+func samePin(a Addon, declared, pinned source.Ref, m Locked) string {
+	switch declared.Kind {
+	case source.KindRegistry:
+		p, err := name.ParseReference(pinned.Name)
+		d, ok := p.(name.Digest)
+		if err != nil || !ok {
+			return fmt.Sprintf("the lock pins %s, which is not by digest", pinned)
+		}
+		if m.Digest != d.DigestStr() {
+			return fmt.Sprintf("the lock pins %s but records digest %s", pinned, m.Digest)
+		}
+		if dd, ok := declaredDigest(declared.Name); ok {
+			if dd != m.Digest {
+				return fmt.Sprintf("the declaration names digest %s, the lock pins %s", dd, m.Digest)
+			}
+			if m.Tag != "" {
+				return fmt.Sprintf("the declaration names digest %s, the lock a tag %q", dd, m.Tag)
+			}
+			return ""
+		}
+		if a.Version != "" {
+			// Lock checks the tag still points at the digest; the tag
+			// itself must be one the range admits.
+			c, err := semver.NewConstraint(a.Version)
+			if err != nil {
+				return fmt.Sprintf("version %q: %v", a.Version, err)
+			}
+			v, err := semver.NewVersion(m.Tag)
+			if err != nil || !c.Check(v) {
+				return fmt.Sprintf("the lock's tag %q is not in the declared range %q", m.Tag, a.Version)
+			}
+			return ""
+		}
+		if want := reference.Tag(declared.Name); m.Tag != want {
+			return fmt.Sprintf("the declaration names tag %q, the lock tag %q", want, m.Tag)
+		}
+	case source.KindGit:
+		if isFullCommit(declared.GitRef) && !strings.EqualFold(declared.GitRef, pinned.GitRef) {
+			return fmt.Sprintf("the declaration names commit %s, the lock pins %s", declared.GitRef, pinned.GitRef)
+		}
+	case source.KindHTTP:
+		if m.Digest != "" && pinned.Checksum != "" && m.Digest != pinned.Checksum {
+			return fmt.Sprintf("the lock pins checksum %s but records digest %s", pinned.Checksum, m.Digest)
+		}
+	case source.KindLayout, source.KindArchive:
+		if pinned.Name != m.Digest || !strings.HasPrefix(m.Digest, "sha256:") {
+			return fmt.Sprintf("the lock pins %s but records digest %s", pinned, m.Digest)
+		}
+		if strings.HasPrefix(declared.Name, "sha256:") && declared.Name != m.Digest {
+			return fmt.Sprintf("the declaration names digest %s, the lock pins %s", declared.Name, m.Digest)
+		}
+	}
+	return ""
+}
+
+// declaredDigest is the digest a registry reference names, if any
+// (REPO@DIGEST or REPO:TAG@DIGEST).
+func declaredDigest(ref string) (string, bool) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", false
+	}
+	d, ok := r.(name.Digest)
+	if !ok {
+		return "", false
+	}
+	return d.DigestStr(), true
+}
+
+// isFullCommit reports whether a git ref is a whole commit id (SHA-1 or
+// SHA-256), which names content as a digest does.
+func isFullCommit(r string) bool {
+	if len(r) != 40 && len(r) != 64 {
+		return false
+	}
+	for _, c := range strings.ToLower(r) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // samePlace reports whether a pinned source reads from where the declared

@@ -2,16 +2,19 @@ package addonset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -30,6 +33,11 @@ type MirrorOptions struct {
 	// to: an oci-archive path in it is written relative to DeclDir. ""
 	// writes the path as given.
 	DeclDir string
+	// Referrers also copies what refers to each OCI member (package
+	// referrers: its signatures, SBOMs, attestations), as copy does;
+	// ReferrerLimits bound it. A packaged tree has none.
+	Referrers      bool
+	ReferrerLimits referrers.Options
 }
 
 // MirrorResult is the mirrored set: a declaration whose sources are the
@@ -37,6 +45,8 @@ type MirrorOptions struct {
 type MirrorResult struct {
 	Set  *Set
 	Lock *LockFile
+	// Referrers counts what MirrorOptions.Referrers copied.
+	Referrers int
 }
 
 // Mirror copies every member of the set, as its lock pins it, to a
@@ -93,6 +103,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 
 	outA := make([]Addon, len(s.Addons))
 	outL := make([]Locked, len(s.Addons))
+	var referred atomic.Int64
 	err := forEach(ctx, len(s.Addons), limit, func(ctx context.Context, i int) error {
 		a := s.Addons[i]
 		m, _ := l.Member(a.Name)
@@ -117,6 +128,13 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: err}
 		}
+		if opts.Referrers && !source.IsTree(art.Ref.Kind) {
+			n, err := mirrorReferrers(ctx, art, dst, opts)
+			if err != nil {
+				return &MemberError{Member: a.Name, Err: err}
+			}
+			referred.Add(int64(n))
+		}
 		lm := Locked{Name: a.Name, Entry: ma.EntryDigest(), Source: ma.Source, Digest: res.Digest, Identity: m.Identity}
 		if archive != "" {
 			lm.Pinned = "oci-archive:" + archiveSrc + "@" + res.Digest
@@ -137,7 +155,48 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 	}
 	ms := &Set{APIVersion: APIVersion, Kind: KindSet, Addons: outA, Dir: opts.DeclDir}
 	ml := &LockFile{APIVersion: APIVersion, Kind: KindLock, Addons: outL}
-	return &MirrorResult{Set: ms, Lock: ml}, nil
+	return &MirrorResult{Set: ms, Lock: ml, Referrers: int(referred.Load())}, nil
+}
+
+// mirrorReferrers copies what refers to a mirrored OCI member (and, for
+// an index, to its manifests) from where it was read to dst, a registry
+// reference or the archive's temporary layout.
+func mirrorReferrers(ctx context.Context, art *source.Artifact, dst source.Ref, opts MirrorOptions) (int, error) {
+	st, repo, ref := art.Beside()
+	from, err := referrers.Beside(ctx, st, repo, ref, opts.Source.Registry)
+	if errors.Is(err, referrers.ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var to referrers.Location
+	if dst.Kind == source.KindRegistry {
+		r, err := opts.Source.Registry.ParseReference(dst.Name)
+		if err != nil {
+			return 0, err
+		}
+		ropts, err := opts.Source.Registry.Remote(ctx)
+		if err != nil {
+			return 0, err
+		}
+		to = referrers.Registry(r.Context(), ropts...)
+	} else {
+		lst, err := layout.Open(dst.Path)
+		if err != nil {
+			return 0, err
+		}
+		to = referrers.Layout(lst, "")
+	}
+	subjects, err := referrers.Subjects(art.Digest, art.Index)
+	if err != nil {
+		return 0, err
+	}
+	copied, err := referrers.Copy(ctx, from, to, subjects, opts.ReferrerLimits)
+	if err != nil {
+		return len(copied), fmt.Errorf("copy referrers of %s: %w", art.Ref, err)
+	}
+	return len(copied), nil
 }
 
 // mirrorArtifact checks a member against its pin and returns what to copy

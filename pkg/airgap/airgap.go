@@ -15,6 +15,8 @@ import (
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -37,10 +39,14 @@ type Options struct {
 	// Render is used when the add-on's config carries no inventory and
 	// its tree must be rendered to find its images.
 	Render render.Options
-	// Referrers, when set, is called after each image is copied, with the
-	// image's source and copy pinned by digest, to copy what refers to it
-	// (signatures, attestations, SBOMs); it returns how many it copied.
-	Referrers func(ctx context.Context, src, dst source.Ref) (int, error)
+	// Referrers, when set, is called after each image and the add-on are
+	// copied, with the source and the copy pinned by digest, to copy what
+	// refers to them (signatures, attestations, SBOMs) except referrers
+	// of the artifact types in skip (the source's image locks: the copy
+	// writes its own); it returns how many it copied.
+	// transfer.CopyReferrers, with skip as its
+	// ReferrerLimits.SkipArtifactTypes, is one.
+	Referrers func(ctx context.Context, src, dst source.Ref, skip []string) (int, error)
 	// Image, when set, is told of each image once it is copied.
 	Image func(imagelock.Image)
 }
@@ -55,7 +61,15 @@ type Result struct {
 	LockDigest string `json:"lockDigest"`
 	// Referrers counts what Options.Referrers copied.
 	Referrers int `json:"referrers,omitempty"`
+	// WholeIndex marks an add-on index copied whole although one platform
+	// was asked for: something refers to the index itself (a signature),
+	// which one platform's image alone would lose.
+	WholeIndex bool `json:"wholeIndex,omitempty"`
 }
+
+// skipReferrers are the artifact types a copy with images does not carry
+// from the source: it writes its own image lock.
+var skipReferrers = []string{string(mediatypes.ImagesLock)}
 
 // Errors callers can test with errors.Is.
 var (
@@ -96,7 +110,11 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, err
 	}
 	defer a.Close()
-	if a.Index != nil && !opts.AllPlatforms {
+	whole, err := keepIndex(ctx, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	if a.Index != nil && !opts.AllPlatforms && !whole {
 		img, err := unpack.SelectImage(a.Index, opts.Platform)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
@@ -108,22 +126,50 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, err
 	}
 	if dst.Kind != source.KindArchive {
-		return write(ctx, a, todo, dst, dst, opts)
+		res, err := write(ctx, a, src, todo, dst, opts)
+		if res != nil {
+			res.WholeIndex = whole
+		}
+		return res, err
 	}
 	tmp, err := atomicfile.TempDir(dst.Path, ".addonpkg-archive-")
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", dst, err)
 	}
 	defer os.RemoveAll(tmp)
-	res, err := write(ctx, a, todo, source.Ref{Kind: source.KindLayout, Path: tmp, Name: dst.Name}, dst, opts)
+	res, err := write(ctx, a, src, todo, source.Ref{Kind: source.KindLayout, Path: tmp, Name: dst.Name}, opts)
 	if err != nil {
 		return nil, err
 	}
+	res.WholeIndex = whole
 	if err := layout.WriteArchive(tmp, dst.Path); err != nil {
 		return nil, fmt.Errorf("write %s: %w", dst, err)
 	}
 	res.Addon.Reference = "oci-archive:" + dst.Path + "@" + res.Addon.Digest
 	return res, nil
+}
+
+// keepIndex reports whether the add-on's index is copied whole although
+// one platform was asked for: when referrers travel and something other
+// than an image lock refers to the index itself (its signature covers
+// the index, not one child).
+func keepIndex(ctx context.Context, a *source.Artifact, opts Options) (bool, error) {
+	if a.Index == nil || opts.AllPlatforms || opts.Referrers == nil {
+		return false, nil
+	}
+	st, repo, ref := a.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
+	if errors.Is(err, referrers.ErrUnsupported) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ok, err := referrers.Any(ctx, loc, a.Digest, referrers.Options{SkipArtifactTypes: skipReferrers})
+	if err != nil {
+		return false, fmt.Errorf("%s: referrers: %w", a.Ref, err)
+	}
+	return ok, nil
 }
 
 // imagesOf lists the images to copy: from a lock the source carries, else
@@ -237,15 +283,26 @@ func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending,
 	return out, nil
 }
 
-// write copies the add-on, then each image, then writes the lock. ref is
-// where things are written (a temp layout for an archive), dst what the
-// user named.
-func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst source.Ref, opts Options) (*Result, error) {
-	res := &Result{}
-	var err error
-	if res.Addon, err = source.Write(ctx, a, to, opts.Options); err != nil {
-		return nil, err
+// write copies each image (with its referrers), then the add-on by
+// digest, its referrers and its lock, and tags the add-on last
+// (spec/image-lock-v1.md 4): a failure before the tag leaves the
+// destination's previous tag as it was, never an add-on without its
+// images and lock. to is where things are written (a temp layout for an
+// archive); src is where the add-on was read.
+func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pending, to source.Ref, opts Options) (*Result, error) {
+	if to.Kind == source.KindStore {
+		// gc must not collect what is written untagged before the tag.
+		st, err := layoutOf(to, opts)
+		if err != nil {
+			return nil, err
+		}
+		release, err := st.Hold()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
+	res := &Result{}
 	mirror := ""
 	if to.Kind == source.KindRegistry {
 		mirror = opts.Mirror
@@ -278,6 +335,33 @@ func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst sour
 		}
 		return 0
 	})
+
+	dg, err := digestOf(a)
+	if err != nil {
+		return nil, err
+	}
+	pinned, err := pinnedAt(to, dg, opts)
+	if err != nil {
+		return nil, err
+	}
+	untagged := pinned
+	if to.Kind != source.KindRegistry {
+		untagged.Name = "" // an untagged entry of the layout or store
+	}
+	if res.Addon, err = source.Write(ctx, a, untagged, opts.Options); err != nil {
+		return nil, err
+	}
+	if opts.Referrers != nil {
+		from, err := pinnedAt(src, dg, opts)
+		if err != nil {
+			return nil, err
+		}
+		n, err := opts.Referrers(ctx, from, pinned, skipReferrers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: referrers: %w", src, err)
+		}
+		res.Referrers += n
+	}
 	h, err := v1.NewHash(res.Addon.Digest)
 	if err != nil {
 		return nil, err
@@ -295,6 +379,10 @@ func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst sour
 		if err != nil {
 			return nil, err
 		}
+		// The tag, last: the manifest again under it (its blobs are there).
+		if _, err := source.Write(ctx, a, to, opts.Options); err != nil {
+			return nil, err
+		}
 	default:
 		st, err := layoutOf(to, opts)
 		if err != nil {
@@ -303,9 +391,68 @@ func write(ctx context.Context, a *source.Artifact, todo []pending, to, dst sour
 		if ld, err = imagelock.Store(ctx, lock, subject, st); err != nil {
 			return nil, err
 		}
+		if to.Name != "" {
+			if _, err := st.Tag(h.String(), to.Name); err != nil {
+				return nil, fmt.Errorf("tag %s: %w", to, err)
+			}
+		}
+		if to.Kind == source.KindStore {
+			res.Addon.Reference = to.Name + "@" + h.String()
+		}
 	}
 	res.Lock, res.LockDigest = lock, ld.String()
 	return res, nil
+}
+
+// digestOf is the manifest digest of what a holds now (an index narrowed
+// to one image keeps the index's digest in a.Digest).
+func digestOf(a *source.Artifact) (string, error) {
+	var (
+		h   v1.Hash
+		err error
+	)
+	if a.Index != nil {
+		h, err = a.Index.Digest()
+	} else {
+		h, err = a.Image.Digest()
+	}
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// pinnedAt is ref pinned to the manifest dg: REPO@DIGEST in a registry or
+// the store, the digest alone in a layout or archive.
+func pinnedAt(ref source.Ref, dg string, opts Options) (source.Ref, error) {
+	switch ref.Kind {
+	case source.KindRegistry:
+		r, err := opts.Registry.ParseReference(ref.Name)
+		if err != nil {
+			return source.Ref{}, err
+		}
+		ref.Name = r.Context().Name() + "@" + dg
+	case source.KindStore:
+		if strings.HasPrefix(ref.Name, "sha256:") {
+			ref.Name = dg // an untagged entry, named by digest
+		} else {
+			ref.Name = storeRepository(ref.Name) + "@" + dg
+		}
+	default:
+		ref.Name = dg
+	}
+	return ref, nil
+}
+
+// storeRepository drops the :TAG or @DIGEST of a store name.
+func storeRepository(name string) string {
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name = name[:i]
+	}
+	return name
 }
 
 // copyImage copies one image, by digest, and checks the digest survived.
@@ -352,21 +499,15 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 	}
 	n := 0
 	if opts.Referrers != nil {
-		from := p.from
-		if from.Kind == source.KindRegistry {
-			r, err := opts.Registry.ParseReference(from.Name)
-			if err != nil {
-				return imagelock.Image{}, 0, err
-			}
-			from.Name = r.Context().Name() + "@" + dg
-		} else {
-			from.Name = dg
+		from, err := pinnedAt(p.from, dg, opts)
+		if err != nil {
+			return imagelock.Image{}, 0, err
 		}
 		pinned := target
 		if pinned.Kind != source.KindRegistry {
 			pinned.Name = dg
 		}
-		if n, err = opts.Referrers(ctx, from, pinned); err != nil {
+		if n, err = opts.Referrers(ctx, from, pinned, skipReferrers); err != nil {
 			return imagelock.Image{}, 0, fmt.Errorf("image %s: referrers: %w", p.image, err)
 		}
 	}

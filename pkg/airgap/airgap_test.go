@@ -147,7 +147,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 				mu    sync.Mutex
 				calls []string
 			)
-			opts := airgap.Options{Referrers: func(_ context.Context, src, dst source.Ref) (int, error) {
+			opts := airgap.Options{Referrers: func(_ context.Context, src, dst source.Ref, _ []string) (int, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				calls = append(calls, src.String()+" -> "+string(dst.Kind)+":"+dst.Name)
@@ -157,7 +157,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Addon.Digest != f.addonD.String() || res.Referrers != 2 {
+			if res.Addon.Digest != f.addonD.String() || res.Referrers != 3 {
 				t.Errorf("result = %+v", res)
 			}
 			want := map[string]string{f.one: f.oneD.String(), f.multi: f.multiD.String()}
@@ -170,6 +170,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 				}
 			}
 			wantCalls := []string{
+				f.addon[:strings.LastIndexByte(f.addon, ':')] + "@" + f.addonD.String() + " -> oci:" + f.addonD.String(),
 				f.host + "/app/one@" + f.oneD.String() + " -> oci:" + f.oneD.String(),
 				f.host + "/app/multi@" + f.multiD.String() + " -> oci:" + f.multiD.String(),
 			}

@@ -180,6 +180,8 @@ func FromRegistry(ctx context.Context, repo name.Repository, subject v1.Hash, op
 		if err != nil {
 			return nil, registry.Explain(ref.String(), fmt.Errorf("image lock %s: %w", d.Digest, err))
 		}
+		// Its blob is read and judged as every registry blob is.
+		img = opts.Blobs(repo).Image(ctx, img)
 		l, err := read(img, subject)
 		if errors.Is(err, errOtherSubject) {
 			continue

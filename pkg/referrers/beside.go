@@ -28,5 +28,5 @@ func Beside(ctx context.Context, st *layout.Store, repo, ref string, ro registry
 	if err != nil {
 		return nil, err
 	}
-	return Registry(r.Context(), ropts...), nil
+	return &registryLocation{repo: r.Context(), opts: ropts, blobs: ro.Blobs(r.Context())}, nil
 }

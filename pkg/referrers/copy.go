@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -35,6 +36,51 @@ type Options struct {
 	// MaxCount caps the manifests written; more is an error wrapping
 	// ErrTooMany (and what was written stays). 0 means DefaultMaxCount.
 	MaxCount int
+	// SkipArtifactTypes lists artifact types not copied (nor counted by
+	// Any): a copy that writes its own image lock skips the source's.
+	SkipArtifactTypes []string
+	// Ignored, when set, hears of each manifest at a cosign tag that is
+	// not what the tag says, which is neither copied nor counted.
+	Ignored func(Ignored)
+}
+
+func (o Options) skips(f Copied) bool {
+	return f.ArtifactType != "" && slices.Contains(o.SkipArtifactTypes, f.ArtifactType)
+}
+
+// Subjects are the manifests whose referrers travel with the manifest d:
+// d itself and, when it is an index (idx not nil), each manifest it
+// lists, since a signature or SBOM may name one platform's image.
+func Subjects(d v1.Hash, idx v1.ImageIndex) ([]v1.Hash, error) {
+	out := []v1.Hash{d}
+	if idx == nil {
+		return out, nil
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range im.Manifests {
+		out = append(out, c.Digest)
+	}
+	return out, nil
+}
+
+// Any reports whether anything Copy would carry refers to d at loc (a
+// signature, an SBOM, an attestation). A copy that would keep one
+// platform of a signed index keeps the index whole instead: the
+// signature covers the index, not its children.
+func Any(ctx context.Context, loc Location, d v1.Hash, opts Options) (bool, error) {
+	found, err := find(ctx, loc, d, opts)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range found {
+		if !opts.skips(f) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Copied is one manifest a Copy wrote.
@@ -51,8 +97,15 @@ type Copied struct {
 }
 
 // Find lists what refers to d at loc: the referrers whose subject is d
-// (Tag empty) and the manifests cosign's tags of d name.
+// (Tag empty) and the manifests cosign's tags of d name, when they are
+// what the tag says (a cosign signature whose payloads name d for .sig,
+// DSSE envelopes for .att, an SBOM for .sbom); any other manifest at such
+// a tag is left out (Options.Ignored hears of it in Copy and Any).
 func Find(ctx context.Context, loc Location, d v1.Hash) ([]Copied, error) {
+	return find(ctx, loc, d, Options{})
+}
+
+func find(ctx context.Context, loc Location, d v1.Hash, opts Options) ([]Copied, error) {
 	var out []Copied
 	refs, err := loc.Referrers(ctx, d)
 	if err != nil {
@@ -69,6 +122,16 @@ func Find(ctx context.Context, loc Location, d v1.Hash) ([]Copied, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("look up %s: %w", tag, err)
+		}
+		why, err := cosignKind(ctx, loc, d, suffix, desc)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", tag, err)
+		}
+		if why != "" {
+			if opts.Ignored != nil {
+				opts.Ignored(Ignored{Subject: d.String(), Tag: tag, Digest: desc.Digest.String(), Reason: why})
+			}
+			continue
 		}
 		out = append(out, Copied{Subject: d.String(), Digest: desc.Digest.String(), Tag: tag})
 	}
@@ -98,13 +161,13 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
 		var next []v1.Hash
 		for _, s := range level {
-			found, err := Find(ctx, src, s)
+			found, err := find(ctx, src, s, opts)
 			if err != nil {
 				return out, fmt.Errorf("referrers of %s at %s: %w", s, src, err)
 			}
 			for _, f := range found {
 				key := f.Digest + "\x00" + f.Tag
-				if written[key] {
+				if written[key] || opts.skips(f) {
 					continue
 				}
 				if len(out) >= maxCount {

@@ -62,6 +62,9 @@ func Registry(repo name.Repository, opts ...remote.Option) Location {
 type registryLocation struct {
 	repo name.Repository
 	opts []remote.Option
+	// blobs, when set, reads the blobs of what Open gives, judged as every
+	// registry blob is (registry.Blobs.Image).
+	blobs *registry.Blobs
 }
 
 func (r *registryLocation) String() string { return r.repo.Name() }
@@ -122,11 +125,17 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
 		}
+		if r.blobs != nil {
+			idx = r.blobs.Index(ctx, idx)
+		}
 		m.Index = layout.TypedIndex(idx, mt)
 	} else {
 		img, err := desc.Image()
 		if err != nil {
 			return nil, registry.Explain(ref.String(), err)
+		}
+		if r.blobs != nil {
+			img = r.blobs.Image(ctx, img)
 		}
 		m.Image = layout.TypedImage(img, mt)
 	}

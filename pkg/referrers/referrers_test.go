@@ -56,6 +56,19 @@ func artifact(t *testing.T, art types.MediaType, content string, subject *v1.Des
 	return img
 }
 
+// cosignSignature is a manifest shaped as cosign stores a signature of d:
+// a simple-signing layer whose payload names d (not signed: Find checks
+// what a manifest is, signature.Verify whether it verifies).
+func cosignSignature(t *testing.T, d v1.Hash) v1.Image {
+	t.Helper()
+	payload := `{"critical":{"identity":{"docker-reference":"x"},"image":{"docker-manifest-digest":"` + d.String() + `"},"type":"cosign container image signature"},"optional":null}`
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte(payload), types.MediaType(referrers.CosignSimpleSigningType))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
 func manifestOf(t *testing.T, img v1.Image) *referrers.Manifest {
 	t.Helper()
 	d, err := partial.Descriptor(img)
@@ -100,7 +113,7 @@ func newFixture(t *testing.T) fixture {
 		subject:   subject,
 		sbom:      sbom,
 		sbomSig:   artifact(t, "application/vnd.example.signature", `{"sig":1}`, bd),
-		cosignSig: artifact(t, types.OCIConfigJSON, `{"cosign":1}`, nil),
+		cosignSig: cosignSignature(t, sd.Digest),
 	}
 }
 

@@ -14,14 +14,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
-// Blobs reads a repository's blobs as they arrive, for a caller that
-// verifies what it reads itself. The unpacker checks every layer against
-// its digest (one SHA-256 pass, and a typed mismatch its retry acts on);
-// through a go-containerregistry layer the same blob was hashed twice
-// more, by this package's transport (which verifies every blob it fetches
-// by digest, for a typed error) and by the layer itself: two passes that
-// were a fifth of the CPU time of unpacking an image. Anything that does
-// not verify must use go-containerregistry's layers instead.
+// Blobs reads a repository's blobs: the one way a registry blob is read
+// and judged, whichever command reads it. OpenVerified (and the layers of
+// Image and Index) check the body against the descriptor's digest and
+// size while it streams; Open leaves that to a caller that verifies with
+// the same reader itself (the unpacker: one SHA-256 pass, and a typed
+// mismatch its retry acts on). go-containerregistry's own layers read a
+// blob only up to its descriptor's size, so a longer body (endless, or a
+// Content-Length of a terabyte over the right first bytes) passed through
+// them while the unpacker refused it: one input, two verdicts.
 //
 // The authenticated transport is made on the first Open (a ping and, on
 // registries that want one, a token for pulling from the repository), with

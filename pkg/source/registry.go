@@ -161,5 +161,9 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	if err != nil {
 		return nil, registry.Explain(ref.Name, err)
 	}
+	// Every blob is read and judged one way, whoever reads it (pull,
+	// copy, inspect; the unpacker reads them unverified and judges them
+	// itself, with the same digest and size): registry.Blobs.
+	a.Image, a.Index = a.blobs.Image(ctx, a.Image), a.blobs.Index(ctx, a.Index)
 	return a, nil
 }

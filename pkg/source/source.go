@@ -241,7 +241,8 @@ type Artifact struct {
 	// remote is set for registry sources, whose blobs can be fetched again.
 	remote bool
 	// blobs reads a registry source's blobs unverified, for the unpacker,
-	// which verifies them itself (unverifiedImage).
+	// which verifies them itself (registry.Blobs.UnverifiedImage); every
+	// other reader gets Image and Index reading through it, verified.
 	blobs *registry.Blobs
 	// store is the layout the artifact was read from (store, oci:,
 	// oci-archive:); nil for a registry or a docker-archive.

@@ -58,7 +58,7 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 	if a.blobs != nil {
 		// The unpacker verifies every layer it reads: a registry's
 		// blobs need not be hashed on the way in as well.
-		img, idx = unverifiedImage(ctx, img, a.blobs), unverifiedIndex(ctx, idx, a.blobs)
+		img, idx = a.blobs.UnverifiedImage(ctx, img), a.blobs.UnverifiedIndex(ctx, idx)
 	}
 	unpackOnce := func() (err error) {
 		if idx != nil {

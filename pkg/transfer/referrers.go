@@ -39,15 +39,9 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 	if err != nil {
 		return err
 	}
-	subjects := []v1.Hash{d}
-	if a.Index != nil {
-		im, err := a.Index.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, c := range im.Manifests {
-			subjects = append(subjects, c.Digest)
-		}
+	subjects, err := referrers.Subjects(d, a.Index)
+	if err != nil {
+		return err
 	}
 	copied, err := referrers.Copy(ctx, src, dst, subjects, o.ReferrerLimits)
 	res.Referrers = len(copied)

@@ -58,10 +58,7 @@ func TestCopyReferrers(t *testing.T) {
 	if err := remote.Write(repo.Digest(sbomDigest.String()), sbom); err != nil {
 		t.Fatal(err)
 	}
-	sig, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte("sig"), "application/octet-stream")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sig := cosignSignature(t, art.Digest)
 	sigTag := referrers.CosignTag(art.Digest, ".sig")
 	if err := remote.Write(repo.Tag(sigTag), sig); err != nil {
 		t.Fatal(err)
@@ -140,10 +137,7 @@ func TestCopyReferrersOfCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte("sig"), "application/octet-stream")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sig := cosignSignature(t, art.Digest)
 	if err := remote.Write(repo.Tag(referrers.CosignTag(art.Digest, ".sig")), sig); err != nil {
 		t.Fatal(err)
 	}
@@ -161,4 +155,17 @@ func TestCopyReferrersOfCopied(t *testing.T) {
 			t.Errorf("%s: CopyReferrers = %d, %v; want 1", dst, n, err)
 		}
 	}
+}
+
+// cosignSignature is a manifest shaped as cosign stores a signature of d:
+// a simple-signing layer whose payload names d (not signed: Find checks
+// what a manifest is, signature.Verify whether it verifies).
+func cosignSignature(t *testing.T, d v1.Hash) v1.Image {
+	t.Helper()
+	payload := `{"critical":{"identity":{"docker-reference":"x"},"image":{"docker-manifest-digest":"` + d.String() + `"},"type":"cosign container image signature"},"optional":null}`
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{Layer: static.NewLayer([]byte(payload), types.MediaType(referrers.CosignSimpleSigningType))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }

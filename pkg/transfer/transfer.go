@@ -5,6 +5,7 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -35,6 +36,10 @@ type Result struct {
 	source.Written
 	// Referrers counts the referrers copied with it (Options.Referrers).
 	Referrers int `json:"referrers"`
+	// WholeIndex marks an index copied whole although one platform was
+	// asked for: something refers to the index itself (a signature), which
+	// one platform's image alone would lose.
+	WholeIndex bool `json:"wholeIndex,omitempty"`
 }
 
 // ErrUnsupportedDestination marks a destination that cannot hold the
@@ -48,14 +53,45 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, err
 	}
 	defer a.Close()
-	if a.Index != nil && !opts.AllPlatforms {
+	whole, err := opts.keepIndex(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if a.Index != nil && !opts.AllPlatforms && !whole {
 		img, err := unpack.SelectImage(a.Index, opts.Platform)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 		a.Image, a.Index = img, nil
 	}
-	return Write(ctx, a, dst, opts)
+	res, err := Write(ctx, a, dst, opts)
+	if res != nil {
+		res.WholeIndex = whole
+	}
+	return res, err
+}
+
+// keepIndex reports whether an index is copied whole although one
+// platform was asked for: when referrers travel and something refers to
+// the index itself (a signature, an SBOM). A signature covers the index's
+// digest; one platform's image alone would arrive unsigned.
+func (o Options) keepIndex(ctx context.Context, a *source.Artifact) (bool, error) {
+	if a.Index == nil || o.AllPlatforms || !o.Referrers {
+		return false, nil
+	}
+	st, repo, ref := a.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, ref, o.Registry)
+	if errors.Is(err, referrers.ErrUnsupported) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ok, err := referrers.Any(ctx, loc, a.Digest, o.ReferrerLimits)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %w", a.Ref, ErrReferrers, err)
+	}
+	return ok, nil
 }
 
 // Write writes an opened image or index to dst (source.Write) and, with

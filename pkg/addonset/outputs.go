@@ -1,0 +1,48 @@
+package addonset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrOutputIsInput marks an output file that is one of the command's
+// inputs (the declaration, its lock) or another of its outputs: writing
+// it would replace what was read, or one output with the next.
+var ErrOutputIsInput = errors.New("output would overwrite")
+
+// CheckOutputs refuses, before anything is written, an output that is
+// the same file as an input or as another output: the same cleaned
+// absolute path, or for files that exist, the same file (os.SameFile:
+// through a link, say). "" entries are skipped.
+func CheckOutputs(inputs, outputs []string) error {
+	for i, out := range outputs {
+		if out == "" {
+			continue
+		}
+		for _, in := range inputs {
+			if in != "" && sameFile(out, in) {
+				return fmt.Errorf("%s: %w the input %s", out, ErrOutputIsInput, in)
+			}
+		}
+		for _, other := range outputs[:i] {
+			if other != "" && sameFile(out, other) {
+				return fmt.Errorf("%s: %w the output %s", out, ErrOutputIsInput, other)
+			}
+		}
+	}
+	return nil
+}
+
+func sameFile(a, b string) bool {
+	if filepath.Clean(absPath(a)) == filepath.Clean(absPath(b)) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}

@@ -1,0 +1,135 @@
+package addonset_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+)
+
+// gitRepo makes a repository with one commit per value, each holding a
+// ConfigMap with that value; it returns the commits in order.
+func gitRepo(t *testing.T, dir string, values ...string) []string {
+	t.Helper()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commits []string
+	for i, v := range values {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: " + v + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(cm), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wt.Add("cm.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(int64(1700000000+i), 0)}
+		h, err := wt.Commit("value "+v, &git.CommitOptions{Author: sig, Committer: sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, h.String())
+	}
+	return commits
+}
+
+// layoutOf writes one add-on per value into an OCI layout; it returns the
+// manifest digests in order.
+func layoutOf(t *testing.T, dir string, values ...string) []string {
+	t.Helper()
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range values {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: " + v + "\n"
+		res, err := build.Build(context.Background(), fstest.MapFS{"cm.yaml": {Data: []byte(cm), Mode: 0o644}}, build.Options{Name: "cm", Format: build.FormatArtifact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.WriteImage(context.Background(), res.Image, nil, v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Digest.String())
+	}
+	return out
+}
+
+// TestLockCannotRedirectMember is issue 25's high finding: a member
+// declared by digest, tag, version range, git commit or layout digest,
+// whose lock entry is replaced by another set's entry for the same place
+// (other content) with the declaration's entry digest kept. Check, render
+// and mirror must refuse it, and lock must resolve the member again
+// (spec/addon-set-v1.md 4.4.2).
+func TestLockCannotRedirectMember(t *testing.T) {
+	ctx := context.Background()
+	reg := memRegistry(t)
+	a1 := push(t, reg+"/set/a:1", "one")
+	a2 := push(t, reg+"/set/a:2", "two")
+	push(t, reg+"/set/a:1.0.0", "one")
+	push(t, reg+"/set/a:2.0.0", "two")
+	gitDir := t.TempDir()
+	commits := gitRepo(t, gitDir, "one", "two")
+	layoutDir := t.TempDir()
+	ld := layoutOf(t, layoutDir, "one", "two")
+
+	for _, tc := range []struct {
+		name          string
+		declared, alt string // member entries: the set reviewed, the other set
+	}{
+		{"registry digest", "source: " + reg + "/set/a@" + a1, "source: " + reg + "/set/a@" + a2},
+		{"registry tag", "source: " + reg + "/set/a:1", "source: " + reg + "/set/a:2"},
+		{"version range", "source: " + reg + "/set/a\n  version: \"~1\"", "source: " + reg + "/set/a\n  version: \"~2\""},
+		{"git commit", "source: git+file://" + gitDir + "?ref=" + commits[0], "source: git+file://" + gitDir + "?ref=" + commits[1]},
+		{"layout digest", "source: oci:" + layoutDir + "@" + ld[0], "source: oci:" + layoutDir + "@" + ld[1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := writeDecl(t, t.TempDir(), "- name: a\n  "+tc.declared+"\n")
+			good := must(addonset.Lock(ctx, s, addonset.LockOptions{}))
+			if err := addonset.Check(ctx, s, good, addonset.Options{}); err != nil {
+				t.Fatalf("check of the right lock: %v", err)
+			}
+			other := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: a\n  "+tc.alt+"\n"), addonset.LockOptions{}))
+			if other.Addons[0].Identity == good.Addons[0].Identity {
+				t.Fatal("the other set's member has the same content: the test proves nothing")
+			}
+			bad := *other
+			bad.Addons = []addonset.Locked{other.Addons[0]}
+			bad.Addons[0].Entry = good.Addons[0].Entry
+			bad.Addons[0].Source = good.Addons[0].Source
+
+			err := addonset.Check(ctx, s, &bad, addonset.Options{})
+			if !errors.Is(err, addonset.ErrLockStale) || !errors.Is(err, addonset.ErrLockStale) {
+				t.Errorf("check of the redirected lock: %v, want addonset.ErrLockStale", err)
+			}
+			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Lock: &bad}); !errors.Is(err, addonset.ErrLockStale) {
+				t.Errorf("render of the redirected lock: %v, want addonset.ErrLockStale", err)
+			}
+			_, err = addonset.Mirror(ctx, s, addonset.MirrorOptions{Lock: &bad, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
+			if !errors.Is(err, addonset.ErrLockStale) {
+				t.Errorf("mirror of the redirected lock: %v, want addonset.ErrLockStale", err)
+			}
+			// lock keeps no such pin: it resolves the member again.
+			fixed := must(addonset.Lock(ctx, s, addonset.LockOptions{Previous: &bad}))
+			if fixed.Addons[0].Identity != good.Addons[0].Identity || fixed.Addons[0].Pinned != good.Addons[0].Pinned {
+				t.Errorf("lock kept the redirected pin: %+v, want %+v", fixed.Addons[0], good.Addons[0])
+			}
+		})
+	}
+}
