@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -447,23 +448,12 @@ func pinnedAt(ref source.Ref, dg string, opts Options) (source.Ref, error) {
 		if strings.HasPrefix(ref.Name, "sha256:") {
 			ref.Name = dg // an untagged entry, named by digest
 		} else {
-			ref.Name = storeRepository(ref.Name) + "@" + dg
+			ref.Name = reference.Repository(ref.Name) + "@" + dg
 		}
 	default:
 		ref.Name = dg
 	}
 	return ref, nil
-}
-
-// storeRepository drops the :TAG or @DIGEST of a store name.
-func storeRepository(name string) string {
-	if i := strings.IndexByte(name, '@'); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name = name[:i]
-	}
-	return name
 }
 
 // copyImage copies one image, by digest, and checks the digest survived.

@@ -229,10 +229,15 @@ func (c Cap) Bytes() int64 { return c.Max }
 // document if known (a file, a digest, a URL).
 func (c Cap) Check(entry string, size int64) error {
 	if size > c.Max {
-		return c.Exceeded(entry)
+		e := c.Exceeded(entry)
+		e.Size = size
+		return e
 	}
 	return nil
 }
+
+// Over is Exceeded as an error.
+func (c Cap) Over(entry string) error { return c.Exceeded(entry) }
 
 // Exceeded is the error of a document found over the cap (a body that
 // brought more than its size said).
