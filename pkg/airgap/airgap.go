@@ -105,7 +105,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, source.ErrUnsupportedDestination)
 	}
 	if opts.Mirror != "" {
-		if err := imagelock.CheckMirror(opts.Mirror); err != nil {
+		if err := reference.CheckMirror(opts.Mirror); err != nil {
 			return nil, err
 		}
 	}

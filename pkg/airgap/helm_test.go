@@ -17,9 +17,9 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/airgap"
-	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -95,13 +95,13 @@ func TestCheckMirror(t *testing.T) {
 		{"", false},
 		{"mirror", false},
 	} {
-		err := imagelock.CheckMirror(tc.mirror)
-		if tc.ok != (err == nil) || err != nil && !errors.Is(err, imagelock.ErrBadMirror) {
+		err := reference.CheckMirror(tc.mirror)
+		if tc.ok != (err == nil) || err != nil && !errors.Is(err, reference.ErrBadMirror) {
 			t.Errorf("CheckMirror(%q) = %v, want ok=%v", tc.mirror, err, tc.ok)
 		}
 		_, err = airgap.Copy(context.Background(), source.Ref{Kind: source.KindLayout, Path: t.TempDir(), Name: "1"}, source.Ref{Kind: source.KindArchive, Path: filepath.Join(t.TempDir(), "x.tar"), Name: "1"}, airgap.Options{Mirror: tc.mirror})
-		if !tc.ok && tc.mirror != "" && !errors.Is(err, imagelock.ErrBadMirror) {
-			t.Errorf("copy with image mirror %q: %v, want imagelock.ErrBadMirror", tc.mirror, err)
+		if !tc.ok && tc.mirror != "" && !errors.Is(err, reference.ErrBadMirror) {
+			t.Errorf("copy with image mirror %q: %v, want reference.ErrBadMirror", tc.mirror, err)
 		}
 	}
 }

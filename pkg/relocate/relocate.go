@@ -49,7 +49,7 @@ var (
 	// by name and cannot give them two digests.
 	ErrAmbiguous = errors.New("two images of one name")
 	// ErrBadMirror marks a mirror that is no registry prefix.
-	ErrBadMirror = imagelock.ErrBadMirror
+	ErrBadMirror = reference.ErrBadMirror
 )
 
 // MissingError lists the images missing from the lock.
@@ -114,7 +114,7 @@ func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options)
 // targetsOf maps each image of the lock to its mirrored reference.
 func targetsOf(opts Options) (map[string]string, error) {
 	m := strings.TrimSuffix(opts.Mirror, "/")
-	if err := imagelock.CheckMirror(opts.Mirror); err != nil {
+	if err := reference.CheckMirror(opts.Mirror); err != nil {
 		return nil, err
 	}
 	if opts.Lock == nil {
