@@ -202,7 +202,7 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 	if ad.Form == mediatypes.FormHelm {
 		// Its images are in templates addonpkg does not render: an empty
 		// lock would say it runs none.
-		return nil, fmt.Errorf("%s: %w: its images are in Helm's templates, which addonpkg does not render: copy it without --with-images, and its images with their own tools", src, addon.ErrHelmChart)
+		return nil, fmt.Errorf("%s: %w: its images are in Helm's templates, which addonpkg does not render: copy the chart alone, and its images with their own tools", src, addon.ErrHelmChart)
 	}
 	if ad.NoInventory {
 		// A config without an inventory (a foreign image, a minimal
