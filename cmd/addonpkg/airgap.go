@@ -11,6 +11,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/airgap"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/relocate"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -99,6 +100,9 @@ func (f *relocateFlag) check(out string, raw, list, asJSON bool) error {
 	}
 	if out != "" || raw || list || asJSON {
 		return errors.New("--relocate rewrites the rendered stream: it does not go with -o, --raw, --list or --json")
+	}
+	if err := reference.CheckMirror(f.mirror); err != nil {
+		return fmt.Errorf("--relocate: %w", err)
 	}
 	return nil
 }

@@ -58,3 +58,14 @@ func TestCLISetOutputsNeverOverwriteInputs(t *testing.T) {
 		cliCheckError(t, cliRun(t, "mirror", "-f", in("addons.yaml"), "-o", in("link.yaml"), "--to", archive), "output would overwrite")
 	}
 }
+
+// --relocate takes a registry prefix only, refused before anything is
+// read (issue 25: it took a URL, an impossible port and a ".." path).
+func TestCLIRelocateRefusesBadMirrors(t *testing.T) {
+	cliNewHome(t)
+	full := airgapLayout(t, airgapImageA, airgapImageB)
+	for _, m := range []string{"http://m.example", "m.example:99999999", "m.example/a/../b"} {
+		cliCheckError(t, cliRun(t, "unpack", "--relocate", m, "oci:"+full+":1"), "invalid mirror", m)
+		cliCheckError(t, cliRun(t, "copy", "--with-images", "--image-mirror", m, "oci:"+full+":1", "oci-archive:"+filepath.Join(t.TempDir(), "x.tar")+":1"), "invalid mirror")
+	}
+}

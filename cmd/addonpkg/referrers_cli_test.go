@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
@@ -229,4 +231,33 @@ func TestCLICopyWithImagesFailureKeepsTag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --max-layers bounds what refers to the add-on too (issue 25: a
+// 1,500-layer "SBOM" referrer was copied by copy --max-layers 10).
+func TestCLIReferrersRespectMaxLayers(t *testing.T) {
+	cliNewHome(t)
+	dir := filepath.Join(t.TempDir(), "layout")
+	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "--name", "crds", "--output", "oci:"+dir+":1")
+	st, err := layout.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := st.Resolve("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject.Annotations = nil
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/vnd.example.sbom")
+	for i := 0; i < 20; i++ {
+		if img, err = mutate.Append(img, mutate.Addendum{Layer: static.NewLayer([]byte(fmt.Sprint(i)), "application/json")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.WriteImage(context.Background(), mutate.Subject(img, subject).(v1.Image), nil); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cliCheckError(t, cliRun(t, "copy", "--max-layers", "10", "oci:"+dir+":1", "oci:"+out+":1"), "layer count limit of 10")
+	cliMust(t, "copy", "oci:"+dir+":1", "oci:"+filepath.Join(t.TempDir(), "ok")+":1")
 }

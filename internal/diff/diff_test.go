@@ -3,9 +3,11 @@ package diff
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/memfs"
@@ -139,13 +141,25 @@ metadata:
 	}
 }
 
-// Documents with one key (plain manifests allow it) pair up in order.
+// Documents with one key pair up in order. A render refuses them
+// (spec/addon-v1.md 6.2, render.ErrDuplicate), so an add-on never gets
+// here with them; a Result made otherwise still diffs.
 func TestDiffDuplicateKeys(t *testing.T) {
 	doc := func(v string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  v: " + v + "\n"
 	}
-	a := renderFiles(t, map[string]string{"a.yaml": doc("1") + "---\n" + doc("2")})
-	b := renderFiles(t, map[string]string{"a.yaml": doc("1") + "---\n" + doc("3") + "---\n" + doc("4")})
+	split := func(body string) *render.Result {
+		docs, err := render.SplitDocuments("a.yaml", []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &render.Result{Kind: addon.KindManifests, Documents: docs}
+	}
+	if _, err := render.Render(context.Background(), fstest.MapFS{"a.yaml": {Data: []byte(doc("1") + "---\n" + doc("2"))}}, render.Options{}); !errors.Is(err, render.ErrDuplicate) {
+		t.Errorf("render of two copies: %v, want ErrDuplicate", err)
+	}
+	a := split(doc("1") + "---\n" + doc("2"))
+	b := split(doc("1") + "---\n" + doc("3") + "---\n" + doc("4"))
 	r := Diff(context.Background(), a, b)
 	if len(r.Added) != 1 || len(r.Removed) != 0 || len(r.Changed) != 1 || !strings.Contains(r.Changed[0].UnifiedDiff, "-  v: 2\n+  v: 3\n") {
 		t.Errorf("%+v", r)

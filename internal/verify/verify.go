@@ -22,6 +22,8 @@ type Cap interface {
 	Bytes() int64
 	// Check refuses a blob of size bytes over the bound.
 	Check(entry string, size int64) error
+	// Over is the error of a blob whose bytes ran over the bound.
+	Over(entry string) error
 }
 
 // ErrDigestMismatch marks a blob whose bytes do not match its digest.
@@ -105,8 +107,8 @@ func ReadAll(rc io.ReadCloser, want v1.Hash, size int64, c Cap) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Check(want.String(), int64(len(b))); err != nil {
-		return nil, err
+	if int64(len(b)) > c.Bytes() {
+		return nil, c.Over(want.String())
 	}
 	return b, nil
 }

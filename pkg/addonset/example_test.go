@@ -113,5 +113,5 @@ func ExampleLock() {
 	// Output:
 	// coredns ../coredns sha256:006e137e5f
 	// gateway-api-crds ../gateway-api-crds sha256:ac244e8636
-	// metrics-server ../metrics-server sha256:60e8e747f6
+	// metrics-server ../metrics-server sha256:afa51911a9
 }

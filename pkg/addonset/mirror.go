@@ -192,7 +192,11 @@ func mirrorReferrers(ctx context.Context, art *source.Artifact, dst source.Ref, 
 	if err != nil {
 		return 0, err
 	}
-	copied, err := referrers.Copy(ctx, from, to, subjects, opts.ReferrerLimits)
+	limits := opts.ReferrerLimits
+	if limits.MaxLayers == 0 {
+		limits.MaxLayers = opts.Limits.MaxLayers
+	}
+	copied, err := referrers.Copy(ctx, from, to, subjects, limits)
 	if err != nil {
 		return len(copied), fmt.Errorf("copy referrers of %s: %w", art.Ref, err)
 	}

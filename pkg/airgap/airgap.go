@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -103,6 +104,11 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	default:
 		return nil, fmt.Errorf("%s: %w: images travel to a registry, oci:DIR, oci-archive:FILE or the store", dst, source.ErrUnsupportedDestination)
 	}
+	if opts.Mirror != "" {
+		if err := reference.CheckMirror(opts.Mirror); err != nil {
+			return nil, err
+		}
+	}
 	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
 		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
 	}
@@ -192,6 +198,11 @@ func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Opti
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", src, ErrNoImages, err)
+	}
+	if ad.Form == mediatypes.FormHelm {
+		// Its images are in templates addonpkg does not render: an empty
+		// lock would say it runs none.
+		return nil, fmt.Errorf("%s: %w: its images are in Helm's templates, which addonpkg does not render: copy the chart alone, and its images with their own tools", src, addon.ErrHelmChart)
 	}
 	if ad.NoInventory {
 		// A config without an inventory (a foreign image, a minimal
@@ -437,16 +448,13 @@ func pinnedAt(ref source.Ref, dg string, opts Options) (source.Ref, error) {
 		if strings.HasPrefix(ref.Name, "sha256:") {
 			ref.Name = dg // an untagged entry, named by digest
 		} else {
-			ref.Name = storeRepository(ref.Name) + "@" + dg
+			ref.Name = reference.Repository(ref.Name) + "@" + dg
 		}
 	default:
 		ref.Name = dg
 	}
 	return ref, nil
 }
-
-// storeRepository drops the :TAG or @DIGEST of a store name.
-func storeRepository(name string) string { return reference.Repository(name) }
 
 // copyImage copies one image, by digest, and checks the digest survived.
 func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opts Options) (imagelock.Image, int, error) {

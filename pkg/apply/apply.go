@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,11 @@ type Options struct {
 	// Values are the installer's values the add-on was rendered with,
 	// recorded in the inventory.
 	Values map[string]string
+	// Progress, when set, is called after each stage with that stage's
+	// changes, from the goroutine that called Apply: "definitions" (CRDs,
+	// Namespaces, ClusterRoles, established), "resources", "webhooks",
+	// "pruned" and, when waiting, "ready".
+	Progress func(stage string, changes []Change)
 }
 
 func (o Options) timeout() time.Duration {
@@ -70,6 +76,15 @@ var testHook func(stage string)
 func hook(stage string) {
 	if testHook != nil {
 		testHook(stage)
+	}
+}
+
+// stageDone reports a stage: the test hook, and Progress with the
+// changes made since from.
+func (o Options) stageDone(stage string, cs *ChangeSet, from int) {
+	hook(stage)
+	if o.Progress != nil && cs != nil {
+		o.Progress(stage, slices.Clone(cs.Changes[from:]))
 	}
 }
 
@@ -118,11 +133,11 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		Values: maps.Clone(opts.Values), Phase: PhasePending,
 		Objects: union(prevObjects, p.entries()),
 	}
-	// The pending record is needed only when this apply may make objects
-	// the last record does not list: otherwise it already covers all an
-	// apply cut short could leave behind.
+	// A re-apply of what the last record says (same add-on, values and
+	// objects, or fewer) writes no pending record: that one already covers
+	// all an apply cut short could leave behind.
 	sec := p.prevSecret
-	if p.prev == nil || !subset(p.entries(), p.prev.Objects) {
+	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 			return nil, fmt.Errorf("apply %s: %w", a.Name, err)
@@ -135,6 +150,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 
 	kept := []InventoryEntry{}
+	from := len(cs.Changes)
 	if !opts.NoPrune {
 		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
 		cs.Changes = append(cs.Changes, changes...)
@@ -147,7 +163,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 			kept = append(kept, d.entry)
 		}
 	}
-	hook("pruned")
+	opts.stageDone("pruned", cs, from)
 
 	inv.Phase = PhaseApplied
 	inv.Objects = union(kept, p.entries())
@@ -161,8 +177,16 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
 			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 		}
+		opts.stageDone("ready", cs, len(cs.Changes))
 	}
 	return cs, nil
+}
+
+// withObjects is a copy of inv, applied, listing objs.
+func withObjects(inv *Inventory, objs []InventoryEntry) *Inventory {
+	c := *inv
+	c.Phase, c.Objects = PhaseApplied, objs
+	return &c
 }
 
 func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
@@ -229,7 +253,11 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		}
 	}
 	run := func(stage string, objs []*unstructured.Unstructured, staged bool) error {
+		from := len(cs.Changes)
 		if len(objs) == 0 {
+			if stage != "" {
+				opts.stageDone(stage, cs, from)
+			}
 			return nil
 		}
 		var (
@@ -247,12 +275,27 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		if err != nil {
 			return wrap(err)
 		}
-		hook(stage)
+		if stage != "" {
+			opts.stageDone(stage, cs, from)
+		}
 		return nil
 	}
-	if err := run("definitions", defs, true); err != nil {
+	// The definitions are waited for here rather than inside ssa, so a
+	// CRD that is never established is a *WaitError naming it.
+	from := len(cs.Changes)
+	if err := run("", defs, false); err != nil {
 		return err
 	}
+	var defPlanned []*planned
+	for _, pl := range p.objects {
+		if isDefinition(pl.obj) {
+			defPlanned = append(defPlanned, pl)
+		}
+	}
+	if err := c.waitAll(ctx, defPlanned, opts.timeout()); err != nil {
+		return err
+	}
+	opts.stageDone("definitions", cs, from)
 	if err := run("resources", rest, true); err != nil {
 		return err
 	}

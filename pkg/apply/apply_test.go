@@ -236,7 +236,7 @@ func TestApplyCRDAndCustomResourceInOnePass(t *testing.T) {
 	}
 
 	a := k.addon(t, k.prefix, "1.0.0", crdAddon)
-	cs := k.mustApply(t, a, apply.Options{Wait: true, Timeout: time.Minute})
+	cs := k.mustApply(t, a, apply.Options{Wait: true, Timeout: time.Minute, Values: map[string]string{"CLUSTER_DOMAIN": "cluster.local"}})
 	if n := cs.Count(apply.Created); n != 4 {
 		t.Errorf("created %d objects, want 4:\n%s", n, cs)
 	}
@@ -271,8 +271,8 @@ func TestApplyCRDAndCustomResourceInOnePass(t *testing.T) {
 	if got := ids(inv); !slices.Equal(got, want) {
 		t.Errorf("inventory objects = %v, want %v", got, want)
 	}
-	if inv.Source != a.Source || inv.Identity != a.Identity {
-		t.Errorf("inventory = %+v, want the add-on's source and identity", inv)
+	if inv.Source != a.Source || inv.Identity != a.Identity || inv.Values["CLUSTER_DOMAIN"] != "cluster.local" {
+		t.Errorf("inventory = %+v, want the add-on's source, identity and values", inv)
 	}
 }
 

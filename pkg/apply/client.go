@@ -39,6 +39,11 @@ type ConnectOptions struct {
 	Kubeconfig string
 	// Context is the kubeconfig context; empty: its current context.
 	Context string
+	// Impersonate acts as this user (kubectl's --as), for example
+	// "system:serviceaccount:NAMESPACE:NAME" to check what an in-cluster
+	// installer's ServiceAccount may do; ImpersonateGroups adds groups.
+	Impersonate       string
+	ImpersonateGroups []string
 	// ClientOptions apply to the client made; their Namespace defaults
 	// to the context's namespace.
 	ClientOptions
@@ -75,7 +80,10 @@ type Client struct {
 func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = opts.Kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
+	overrides.AuthInfo.Impersonate = opts.Impersonate
+	overrides.AuthInfo.ImpersonateGroups = opts.ImpersonateGroups
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w: %s", ErrKubeconfig, oneLine(err.Error()))

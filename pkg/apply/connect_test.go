@@ -32,6 +32,14 @@ func TestConnect(t *testing.T) {
 	if _, err := apply.Connect(ctx, apply.ConnectOptions{}); err != nil {
 		t.Errorf("connect with KUBECONFIG: %v", err)
 	}
+	// The admin acting as the restricted user is refused what it is.
+	as, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: k.env.AdminKubeconfig, Impersonate: "restricted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.Apply(ctx, k.addon(t, k.prefix, "1", upgradeV2), apply.Options{}); !errors.Is(err, apply.ErrForbidden) {
+		t.Errorf("apply as restricted: %v, want ErrForbidden", err)
+	}
 	if _, err := apply.Connect(ctx, apply.ConnectOptions{Context: "nope"}); !errors.Is(err, apply.ErrKubeconfig) {
 		t.Errorf("unknown context: %v, want ErrKubeconfig", err)
 	}

@@ -15,8 +15,8 @@
 //	list, err := c.Status(ctx)                       // installed add-ons, readiness
 //
 // Connect reads kubeconfig as kubectl does (an explicit file, then
-// $KUBECONFIG, then ~/.kube/config, then a Pod's in-cluster config); New
-// takes a *rest.Config. Errors match the sentinels of errors.go with
+// $KUBECONFIG, then ~/.kube/config, then a Pod's in-cluster config; a
+// context; impersonation as kubectl's --as); New takes a *rest.Config. Errors match the sentinels of errors.go with
 // errors.Is: ErrConflict (*OwnershipError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
 // ErrUnreachable, ErrUnauthorized, ErrRejected, ErrInvalid,

@@ -103,18 +103,17 @@ func (e *PreflightError) Is(target error) bool { return target == ErrForbidden }
 // not gone) and their last status. It matches ErrTimeout when the
 // timeout passed, ErrNotReady when an object failed.
 type WaitError struct {
-	Op       string   // "wait for" or "wait for deletion of"
+	Op       string   // "readiness" or "deletion"
 	Objects  []string // "Kind/namespace/name: Status: message"
 	TimedOut bool
 	Err      error // the engine's own error
 }
 
 func (e *WaitError) Error() string {
-	why := "failed"
 	if e.TimedOut {
-		why = "timed out"
+		return fmt.Sprintf("timed out waiting for %s: %s", e.Op, strings.Join(e.Objects, "; "))
 	}
-	return fmt.Sprintf("%s %s: %s", e.Op, why, strings.Join(e.Objects, "; "))
+	return fmt.Sprintf("%s failed: %s", e.Op, strings.Join(e.Objects, "; "))
 }
 
 // Is makes a WaitError match ErrTimeout or ErrNotReady.

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -226,5 +227,38 @@ func TestPreflightRefusesRestrictedUser(t *testing.T) {
 	}
 	if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
 		t.Error("the refused apply changed the cluster")
+	}
+}
+
+// A CRD the add-on dropped is kept while custom resources the add-on did
+// not make remain, and deleted with PruneNonEmpty.
+func TestPruneKeepsCRDThatHoldsObjects(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", crdAddon), apply.Options{Wait: true})
+	foreign := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": k.prefix + ".example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "foreign", "namespace": k.prefix},
+	}}
+	if _, err := k.dyn.Resource(k.gvrWidget()).Namespace(k.prefix).Create(k.ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := k.addon(t, k.prefix, "2", upgradeV2)
+	cs := k.mustApply(t, v2, apply.Options{})
+	crd := "CustomResourceDefinition/widgets." + k.prefix + ".example.com"
+	var reason string
+	for _, c := range cs.Changes {
+		if c.Object == crd {
+			reason = c.Reason
+		}
+	}
+	if !k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") || !strings.Contains(reason, "Widget/"+k.prefix+"/foreign") {
+		t.Fatalf("the CRD holding a foreign Widget: reason %q:\n%s", reason, cs)
+	}
+	if k.exists(t, k.gvrWidget(), k.prefix, "w1") {
+		t.Errorf("v2 left the add-on's own Widget:\n%s", cs)
+	}
+	cs = k.mustApply(t, v2, apply.Options{PruneNonEmpty: true})
+	if k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") {
+		t.Errorf("PruneNonEmpty kept the CRD:\n%s", cs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -62,7 +63,19 @@ metadata: {name: NS}
 	t.Cleanup(func() {
 		_ = k.typed.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), k.prefix+"-deny", metav1.DeleteOptions{})
 	})
-	cs := k.mustApply(t, a, apply.Options{})
+	var stages []string
+	progress := func(stage string, changes []apply.Change) {
+		var objs []string
+		for _, c := range changes {
+			objs = append(objs, strings.SplitN(c.Object, "/", 2)[0])
+		}
+		stages = append(stages, stage+": "+strings.Join(objs, " "))
+	}
+	cs := k.mustApply(t, a, apply.Options{Progress: progress})
+	wantStages := []string{"definitions: Namespace ClusterRole", "resources: Role RoleBinding ConfigMap", "webhooks: ValidatingWebhookConfiguration", "pruned: "}
+	if !slices.Equal(stages, wantStages) {
+		t.Errorf("progress %q, want %q", stages, wantStages)
+	}
 	var order []string
 	for _, c := range cs.Changes {
 		order = append(order, strings.SplitN(c.Object, "/", 2)[0])
@@ -127,5 +140,47 @@ func TestRecreateImmutable(t *testing.T) {
 			t.Errorf("%s: not recreated (uid %s, data %v):\n%s", tc.name, after.UID, after.Data, cs)
 		}
 		before = after
+	}
+}
+
+// A CRD the server refuses to establish (its kind is taken in its group)
+// stops the apply before anything depends on it, without waiting out the
+// timeout: kstatus says Failed, and the error names the CRD and why.
+func TestUnestablishedCRDTimesOutNamed(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix+"-a", "1", crdAddon), apply.Options{})
+	clash := k.addon(t, k.prefix+"-b", "1", `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Widget, listKind: WidgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: after-crd, namespace: NS}
+`)
+	start := time.Now()
+	_, err := k.admin.Apply(k.ctx, clash, apply.Options{Timeout: time.Minute})
+	var we *apply.WaitError
+	if !errors.Is(err, apply.ErrNotReady) || errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) {
+		t.Fatalf("apply of a CRD that is never established: %v, want a WaitError, failed", err)
+	}
+	if len(we.Objects) != 1 || !strings.HasPrefix(we.Objects[0], "CustomResourceDefinition/gadgets."+k.prefix+".example.com: Failed: ") ||
+		!strings.Contains(we.Objects[0], "already in use") {
+		t.Errorf("error names %v, want only the CRD and why", we.Objects)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("failing took %s: it waited out the timeout", d)
+	}
+	if k.exists(t, gvrConfigMap, k.prefix, "after-crd") {
+		t.Error("the ConfigMap after the CRD was applied anyway")
+	}
+	if inv := k.inventory(t, clash.Name); inv == nil || inv.Phase != apply.PhasePending {
+		t.Errorf("inventory after the failed apply = %+v, want pending", inv)
 	}
 }

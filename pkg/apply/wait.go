@@ -18,11 +18,21 @@ import (
 // AnnotationWait=WaitDisabled) is Current, stopping early when one is
 // Failed; its *WaitError names the objects that are not ready.
 func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration) error {
-	var objs []*unstructured.Unstructured
+	var waited []*planned
 	for _, pl := range ps {
 		if pl.obj.GetAnnotations()[AnnotationWait] != WaitDisabled {
-			objs = append(objs, pl.obj)
+			waited = append(waited, pl)
 		}
+	}
+	return c.waitAll(ctx, waited, timeout)
+}
+
+// waitAll is wait without the opt-out: what later stages need (CRDs
+// established, Namespaces active) is waited for whatever the annotation.
+func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Duration) error {
+	var objs []*unstructured.Unstructured
+	for _, pl := range ps {
+		objs = append(objs, pl.obj)
 	}
 	if len(objs) == 0 {
 		return nil
@@ -40,7 +50,7 @@ func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration)
 		return fmt.Errorf("wait: %w", ctx.Err())
 	}
 	// Name each object that is not ready, from a fresh read.
-	we := &WaitError{Op: "wait for", Err: err, TimedOut: true}
+	we := &WaitError{Op: "readiness", Err: err, TimedOut: true}
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, o := range objs {
@@ -111,5 +121,5 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("wait for deletion: %w", ctx.Err())
 	}
-	return &WaitError{Op: "wait for deletion of", Objects: left, TimedOut: true, Err: context.DeadlineExceeded}
+	return &WaitError{Op: "deletion", Objects: left, TimedOut: true, Err: context.DeadlineExceeded}
 }

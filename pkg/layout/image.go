@@ -19,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Progress is told how many bytes of a blob were copied. It may be nil.
@@ -138,19 +139,26 @@ func (s *Store) WriteIndex(ctx context.Context, idx v1.ImageIndex, progress Prog
 		return v1.Descriptor{}, err
 	}
 	defer unlock()
-	d, err := s.writeIndexBlobs(ctx, idx, progress, 0)
+	d, err := s.writeIndexBlobs(ctx, idx, progress, 0, map[v1.Hash]bool{})
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
 	return *d, s.setTags(*d, names...)
 }
 
-// maxIndexDepth bounds nested indexes (an index may point to itself).
-const maxIndexDepth = 8
+// maxIndexDepth bounds nested indexes (an index may point to itself), as
+// every reader of an index graph does.
+const maxIndexDepth = safetree.MaxIndexDepth
 
-func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress Progress, depth int) (*v1.Descriptor, error) {
+// ErrIndexGraph marks an index graph over the bounds of
+// safetree.MaxIndexDepth or safetree.MaxIndexManifests.
+var ErrIndexGraph = errors.New("index graph too large")
+
+// writeIndexBlobs writes what idx lists, each distinct manifest once
+// (done), then idx itself.
+func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress Progress, depth int, done map[v1.Hash]bool) (*v1.Descriptor, error) {
 	if depth > maxIndexDepth {
-		return nil, fmt.Errorf("index nests deeper than %d levels", maxIndexDepth)
+		return nil, fmt.Errorf("%w: indexes nest deeper than %d levels", ErrIndexGraph, maxIndexDepth)
 	}
 	im, err := idx.IndexManifest()
 	if err != nil {
@@ -160,13 +168,20 @@ func (s *Store) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, progress
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if done[c.Digest] {
+			continue
+		}
+		done[c.Digest] = true
+		if len(done) > safetree.MaxIndexManifests {
+			return nil, fmt.Errorf("%w: more than %d manifests", ErrIndexGraph, safetree.MaxIndexManifests)
+		}
 		switch {
 		case mediatypes.IsIndex(mediatypes.MediaType(c.MediaType)):
 			child, err := idx.ImageIndex(c.Digest)
 			if err != nil {
 				return nil, err
 			}
-			if _, err := s.writeIndexBlobs(ctx, child, progress, depth+1); err != nil {
+			if _, err := s.writeIndexBlobs(ctx, child, progress, depth+1, done); err != nil {
 				return nil, err
 			}
 		default:
@@ -463,7 +478,7 @@ func (e *UnreadableError) Unwrap() []error {
 // below it is unknown.
 func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	if depth > maxIndexDepth {
-		return fmt.Errorf("indexes nest deeper than %d levels", maxIndexDepth)
+		return fmt.Errorf("%w: indexes nest deeper than %d levels", ErrIndexGraph, maxIndexDepth)
 	}
 	if keep[d.Digest.Hex] {
 		return nil
@@ -485,6 +500,48 @@ func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
 	}
 	for _, c := range doc.Manifests {
 		if err := s.mark(c, keep, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckIndexGraph walks the indexes below idx, each distinct one once,
+// and refuses (ErrIndexGraph) a graph nested deeper than
+// safetree.MaxIndexDepth or holding more than safetree.MaxIndexManifests
+// manifests, before anything is written: a copy to a registry checks
+// what WriteIndex bounds as it writes.
+func CheckIndexGraph(ctx context.Context, idx v1.ImageIndex) error {
+	return checkIndexGraph(ctx, idx, 0, map[v1.Hash]bool{})
+}
+
+func checkIndexGraph(ctx context.Context, idx v1.ImageIndex, depth int, seen map[v1.Hash]bool) error {
+	if depth > maxIndexDepth {
+		return fmt.Errorf("%w: indexes nest deeper than %d levels", ErrIndexGraph, maxIndexDepth)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	for _, c := range im.Manifests {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if seen[c.Digest] {
+			continue
+		}
+		seen[c.Digest] = true
+		if len(seen) > safetree.MaxIndexManifests {
+			return fmt.Errorf("%w: more than %d manifests", ErrIndexGraph, safetree.MaxIndexManifests)
+		}
+		if !mediatypes.IsIndex(mediatypes.MediaType(c.MediaType)) {
+			continue
+		}
+		child, err := idx.ImageIndex(c.Digest)
+		if err != nil {
+			return err
+		}
+		if err := checkIndexGraph(ctx, child, depth+1, seen); err != nil {
 			return err
 		}
 	}

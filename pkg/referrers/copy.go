@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Defaults of Options.
@@ -42,6 +44,10 @@ type Options struct {
 	// Ignored, when set, hears of each manifest at a cosign tag that is
 	// not what the tag says, which is neither copied nor counted.
 	Ignored func(Ignored)
+	// MaxLayers caps the layers of each referrer copied, checked before
+	// its layers are read, as for the add-on itself (a 1,500-layer
+	// "SBOM"); 0 means safetree.DefaultMaxLayers.
+	MaxLayers int
 }
 
 func (o Options) skips(f Copied) bool {
@@ -184,6 +190,9 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 				if err != nil {
 					return out, fmt.Errorf("read referrer %s of %s: %w", h, s, err)
 				}
+				if err := checkLayers(m, opts.MaxLayers); err != nil {
+					return out, fmt.Errorf("referrer %s of %s: %w", h, s, err)
+				}
 				if err := dst.Write(ctx, m, f.Tag); err != nil {
 					return out, fmt.Errorf("copy referrer %s of %s to %s: %w", h, s, dst, err)
 				}
@@ -198,4 +207,17 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 		level = next
 	}
 	return out, nil
+}
+
+// checkLayers refuses a referrer image with more layers than max (0: the
+// default), before any is read.
+func checkLayers(m *Manifest, max int) error {
+	if m.Image == nil {
+		return nil
+	}
+	man, err := m.Image.Manifest()
+	if err != nil {
+		return err
+	}
+	return safetree.Limits{MaxLayers: max}.WithDefaults().CheckLayers(len(man.Layers))
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/kustomize/api/pkg/util"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -32,9 +31,11 @@ type Options struct {
 // Result is a relocated render.
 type Result struct {
 	*render.Result
-	// Unrelocated lists the images left as they were: in the lock, but in
-	// fields outside those rewritten (a custom resource's containers in
-	// plain manifests, a CRD's), sorted.
+	// Unrelocated lists the images of the render (its inventory's, spec
+	// 6.2) left as they were, sorted: none where every one is in the
+	// lock, as the images of the workloads' pod specs are exactly those
+	// rewritten. A custom resource's image fields are not the add-on's
+	// images and are left as written.
 	Unrelocated []string
 }
 
@@ -48,7 +49,7 @@ var (
 	// by name and cannot give them two digests.
 	ErrAmbiguous = errors.New("two images of one name")
 	// ErrBadMirror marks a mirror that is no registry prefix.
-	ErrBadMirror = errors.New("invalid mirror")
+	ErrBadMirror = reference.ErrBadMirror
 )
 
 // MissingError lists the images missing from the lock.
@@ -113,11 +114,8 @@ func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options)
 // targetsOf maps each image of the lock to its mirrored reference.
 func targetsOf(opts Options) (map[string]string, error) {
 	m := strings.TrimSuffix(opts.Mirror, "/")
-	if m == "" {
-		return nil, fmt.Errorf("%w: empty", ErrBadMirror)
-	}
-	if _, err := name.NewRepository(m+"/x", name.StrictValidation); err != nil || strings.ContainsAny(m, "@") {
-		return nil, fmt.Errorf("%w: %q is no HOST[:PORT][/PATH]", ErrBadMirror, opts.Mirror)
+	if err := reference.CheckMirror(opts.Mirror); err != nil {
+		return nil, err
 	}
 	if opts.Lock == nil {
 		return nil, fmt.Errorf("%w: no lock", imagelock.ErrNoLock)

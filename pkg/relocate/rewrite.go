@@ -13,19 +13,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
-// podSpecPaths are where the core workload kinds keep their pod spec.
-var podSpecPaths = map[string][]string{
-	"v1/Pod":                   {"spec"},
-	"v1/PodTemplate":           {"template", "spec"},
-	"v1/ReplicationController": {"spec", "template", "spec"},
-	"apps/v1/Deployment":       {"spec", "template", "spec"},
-	"apps/v1/StatefulSet":      {"spec", "template", "spec"},
-	"apps/v1/DaemonSet":        {"spec", "template", "spec"},
-	"apps/v1/ReplicaSet":       {"spec", "template", "spec"},
-	"batch/v1/Job":             {"spec", "template", "spec"},
-	"batch/v1/CronJob":         {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
 // containerLists are the pod spec fields whose entries carry an image.
 var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
 
@@ -33,8 +20,8 @@ var containerLists = []string{"containers", "initContainers", "ephemeralContaine
 // whose image the lock lists. A document it changes is encoded again
 // (YAML); the others keep their bytes.
 func rewriteDocument(d *render.Document, targets map[string]string) error {
-	path, ok := podSpecPaths[d.Object.APIVersion+"/"+d.Object.Kind]
-	if !ok {
+	path := render.PodSpecPath(d.Object.APIVersion, d.Object.Kind)
+	if path == nil {
 		return nil
 	}
 	if !slices.ContainsFunc(d.Images, func(im string) bool { _, ok := targets[im]; return ok }) {

@@ -103,13 +103,17 @@ var podSpecPaths = map[string]map[string][]string{
 // podSpecPath is where the document keeps its pod spec, if it is one of
 // the workload kinds.
 func podSpecPath(node *yaml.RNode) ([]string, bool) {
-	p := podSpecPathOf(node.GetApiVersion(), node.GetKind())
+	p := PodSpecPath(node.GetApiVersion(), node.GetKind())
 	return p, p != nil
 }
 
-// podSpecPathOf is where an object of this apiVersion and kind keeps its
-// pod spec; nil for any other kind. The fast path (quick.go) asks it too.
-func podSpecPathOf(apiVersion, kind string) []string {
+// PodSpecPath is where an object of this apiVersion and kind keeps its
+// pod spec (the fields from the object's root), when it is one of the
+// workload kinds whose containers' images make the inventory's images
+// (spec 6.2); nil for any other kind. The fast path (quick.go) and
+// relocation ask it too, so the images counted are the images rewritten.
+// The slice is shared: do not change it.
+func PodSpecPath(apiVersion, kind string) []string {
 	group := ""
 	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
 		group = apiVersion[:i]

@@ -133,7 +133,7 @@ type quickLevel struct {
 	// containers: in a mapping, `image` keys name images; in a sequence,
 	// every item is a container (imagesOf's inContainers).
 	containers bool
-	// pod is how far along its kind's pod spec path (podSpecPathOf) this
+	// pod is how far along its kind's pod spec path (PodSpecPath) this
 	// mapping is: 0 off it, 1 the root, k+1 after k keys of the path.
 	pod int8
 }
@@ -439,7 +439,7 @@ func (s *quickScanner) podPath() []string {
 	if !s.seen[roleAPIVersion] || !s.seen[roleKind] {
 		return nil
 	}
-	return podSpecPathOf(s.obj.APIVersion, s.obj.Kind)
+	return PodSpecPath(s.obj.APIVersion, s.obj.Kind)
 }
 
 // podStep is the pod field of a mapping opened under key in a mapping
@@ -451,7 +451,7 @@ func (s *quickScanner) podStep(pod int8, key []byte) int8 {
 		}
 		return 0
 	}
-	p := podSpecPathOf(s.obj.APIVersion, s.obj.Kind)
+	p := PodSpecPath(s.obj.APIVersion, s.obj.Kind)
 	if int(pod) <= len(p) && p[pod-1] == string(key) {
 		return pod + 1
 	}

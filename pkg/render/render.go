@@ -50,8 +50,8 @@ type Options struct {
 	AllowRemote bool
 	// DropText keeps the documents of plain manifest files without their
 	// text: each Document has its File, Line, Offset and Length, Object and
-	// Images but a nil Raw, and the bytes of a file are let go as soon as
-	// it is parsed. Result.WriteTo (and YAML, Text) read the text back from
+	// Images but a nil Raw (the items of a List keep theirs), and the
+	// bytes of a file are let go as soon as it is parsed. Result.WriteTo (and YAML, Text) read the text back from
 	// the tree, one file at a time, so the tree must stay readable and
 	// unchanged until then. It bounds what a render holds by the number of
 	// documents rather than the size of the add-on, when the tree itself
@@ -77,10 +77,14 @@ type Document struct {
 	// Offset and Length locate the document's text in File, in bytes
 	// (plain manifests only): Raw is those bytes, plus a newline when they
 	// do not end in one (the last document of a file without a final
-	// newline).
+	// newline), or for a JSON document those bytes written as YAML. An
+	// item of a List has no text of its own: both are 0.
 	Offset, Length int64
-	// Raw is the document's YAML (or JSON), ending in a newline. It is nil
-	// for a document rendered with Options.DropText: Result.Text reads it.
+	// Raw is the document's YAML, ending in a newline: its text as
+	// written, or block YAML for a JSON document (kubectl reads a stream
+	// that begins with "{" as one JSON object) and for an item of a List.
+	// It is nil for a document rendered with Options.DropText, except an
+	// item of a List: Result.Text reads it.
 	Raw []byte
 	// Object identifies it.
 	Object addon.Object

@@ -65,10 +65,17 @@ type LimitError struct {
 	Which LimitID
 	// Entry is the entry that crossed it, if any (sanitized when printed).
 	Entry string
+	// Size is the size that crossed it, when one is known (a
+	// descriptor's claim, a Content-Length, bytes in memory); 0 when the
+	// bytes only ran over.
+	Size int64
 }
 
 func (e *LimitError) Error() string {
 	s := fmt.Sprintf("%s limit of %d exceeded", e.Name, e.Limit)
+	if e.Size > 0 {
+		s += fmt.Sprintf(" (%d bytes)", e.Size)
+	}
 	if e.Entry != "" {
 		s = fmt.Sprintf("%s: %s", Sanitize(e.Entry), s)
 	}

@@ -64,6 +64,18 @@ const (
 	DefaultMaxDownloadBytes = 512 << 20
 )
 
+// Index graphs are bounded one way by every reader that walks one (the
+// unpacker picking an image, a copy writing every manifest, gc marking
+// what a tag reaches): nested indexes at most MaxIndexDepth levels below
+// the top one, each distinct manifest visited once, at most
+// MaxIndexManifests of them. An index may list another many times, or
+// itself: without the dedup six 10-entry indexes each listing the next
+// ten times are a million visits.
+const (
+	MaxIndexDepth     = 4
+	MaxIndexManifests = 10_000
+)
+
 // A LimitID names the limit a LimitError crossed, so that a caller can
 // say how to raise it (the command line maps each to its flag;
 // a library caller to its Limits field) without parsing the message.
@@ -217,10 +229,15 @@ func (c Cap) Bytes() int64 { return c.Max }
 // document if known (a file, a digest, a URL).
 func (c Cap) Check(entry string, size int64) error {
 	if size > c.Max {
-		return c.Exceeded(entry)
+		e := c.Exceeded(entry)
+		e.Size = size
+		return e
 	}
 	return nil
 }
+
+// Over is Exceeded as an error.
+func (c Cap) Over(entry string) error { return c.Exceeded(entry) }
 
 // Exceeded is the error of a document found over the cap (a body that
 // brought more than its size said).

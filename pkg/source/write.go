@@ -8,6 +8,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/layout"
 )
 
 // ErrUnsupportedDestination marks a destination that cannot hold what is
@@ -37,6 +39,13 @@ func Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (*Written, e
 	a, err := typedByContent(a)
 	if err != nil {
 		return nil, err
+	}
+	if a.Index != nil {
+		// Bounded as every index reader bounds it, before a byte is
+		// written (go-containerregistry's WriteIndex walks it unbounded).
+		if err := layout.CheckIndexGraph(ctx, a.Index); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Ref, err)
+		}
 	}
 	res, err := describe(a)
 	if err != nil {

@@ -43,7 +43,11 @@ func (o Options) copyReferrers(ctx context.Context, a *source.Artifact, res *Res
 	if err != nil {
 		return err
 	}
-	copied, err := referrers.Copy(ctx, src, dst, subjects, o.ReferrerLimits)
+	limits := o.ReferrerLimits
+	if limits.MaxLayers == 0 {
+		limits.MaxLayers = o.MaxLayers // --max-layers bounds referrers too
+	}
+	copied, err := referrers.Copy(ctx, src, dst, subjects, limits)
 	res.Referrers = len(copied)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", a.Ref, ErrReferrers, err)

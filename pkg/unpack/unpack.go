@@ -146,7 +146,7 @@ func (o Options) logger() *slog.Logger {
 }
 
 // maxIndexDepth bounds nested indexes: an index may even point to itself.
-const maxIndexDepth = 4
+const maxIndexDepth = safetree.MaxIndexDepth
 
 // Index picks one manifest of an index (by platform) and unpacks it.
 func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Addon, error) {

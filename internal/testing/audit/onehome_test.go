@@ -89,6 +89,7 @@ func f() { const local = (1 << 10); _ = local }
 var pathLiterals = map[string]string{
 	"pkg/source/dir.go:dirLocation.Claims": "source syntax: \"..\" and \"../DIR\" name a folder",
 	"pkg/source/url.go:parseGit":           "a git ref name may not hold \"..\" (git check-ref-format), not a path",
+	"pkg/reference/mirror.go:CheckMirror":  "a registry repository path may not hold \".\" or \"..\" components (distribution's name grammar), not a file path",
 }
 
 // Outside safetree no file under pkg/ spells ".." or "../": a path is
@@ -125,7 +126,6 @@ var referenceCuts = map[string]string{
 	"pkg/source/source.go:splitPathName":                      "oci:DIR:TAG, a path and a tag, not a reference",
 	"pkg/source/url.go:redactURL":                             "a URL's user information",
 	"pkg/layout/store.go:Store.Resolve":                       "the store's own keys: a tag, sha256:HEX or NAME@sha256:HEX",
-	"pkg/relocate/relocate.go:targetsOf":                      "a mirror (HOST[/PATH]) may hold no digest",
 	"pkg/addonset/decl.go:Set.Ref":                            "source syntax: a colon means a kind or a tag, not a folder beside the declaration",
 	"pkg/source/dockerarchive.go:dockerArchiveLocation.Parse": "source syntax: docker-archive:PATH[:NAME]",
 }

@@ -271,6 +271,18 @@ func (e *Env) Stop() {
 	})
 }
 
+// PIDs are the process ids of etcd and kube-apiserver (each its process
+// group's leader), for tests of the cleanup.
+func (e *Env) PIDs() []int {
+	var out []int
+	for _, p := range []*process{e.etcd, e.apiserver} {
+		if p != nil {
+			out = append(out, p.cmd.Process.Pid)
+		}
+	}
+	return out
+}
+
 // Clientset is a typed client for cfg.
 func Clientset(t testing.TB, cfg *rest.Config) *kubernetes.Clientset {
 	t.Helper()

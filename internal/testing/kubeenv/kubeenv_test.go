@@ -2,8 +2,14 @@ package kubeenv_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,4 +58,84 @@ func TestIdentities(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+const helperEnv = "KUBEENV_TEST_HELPER"
+
+func init() {
+	// The helper: start a server, print its pids and directory, and die
+	// without stopping it, as a test binary that panics would.
+	if os.Getenv(helperEnv) == "" {
+		return
+	}
+	env, err := kubeenv.Start(context.Background())
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	fmt.Println("pids", strings.Trim(fmt.Sprint(env.PIDs()), "[]"))
+	fmt.Println("dir", env.Dir)
+	os.Exit(1)
+}
+
+// Stop leaves no process and no file; a test binary that dies without
+// stopping leaves no process either (the parent-death signal).
+func TestNoLeaks(t *testing.T) {
+	kubeenv.Shared(t) // skips (or fails under CI) without the binaries
+	env, err := kubeenv.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := env.PIDs()
+	env.Stop()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d still runs after Stop", pid)
+		}
+	}
+	if _, err := os.Stat(env.Dir); !os.IsNotExist(err) {
+		t.Errorf("Stop left %s", env.Dir)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	out, _ := cmd.Output()
+	var dir string
+	pids = nil
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 1 && f[0] == "pids":
+			for _, s := range f[1:] {
+				n, _ := strconv.Atoi(s)
+				pids = append(pids, n)
+			}
+		case len(f) == 2 && f[0] == "dir":
+			dir = f[1]
+		}
+	}
+	if len(pids) != 2 {
+		t.Fatalf("helper said %q", out)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d outlived the test binary that started it", pid)
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// alive reports whether pid runs (a zombie counts as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
 }
