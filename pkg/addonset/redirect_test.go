@@ -15,7 +15,13 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
 )
+
+// withGit are set options that read git sources too, as the command
+// line's do (source.Options.Locations).
+var withGit = addonset.Options{Source: source.Options{Locations: []source.Location{sourcegit.Location{}}}}
 
 // gitRepo makes a repository with one commit per value, each holding a
 // ConfigMap with that value; it returns the commits in order.
@@ -101,11 +107,11 @@ func TestLockCannotRedirectMember(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := writeDecl(t, t.TempDir(), "- name: a\n  "+tc.declared+"\n")
-			good := must(addonset.Lock(ctx, s, addonset.LockOptions{}))
-			if err := addonset.Check(ctx, s, good, addonset.Options{}); err != nil {
+			good := must(addonset.Lock(ctx, s, addonset.LockOptions{Options: withGit}))
+			if err := addonset.Check(ctx, s, good, withGit); err != nil {
 				t.Fatalf("check of the right lock: %v", err)
 			}
-			other := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: a\n  "+tc.alt+"\n"), addonset.LockOptions{}))
+			other := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: a\n  "+tc.alt+"\n"), addonset.LockOptions{Options: withGit}))
 			if other.Addons[0].Identity == good.Addons[0].Identity {
 				t.Fatal("the other set's member has the same content: the test proves nothing")
 			}
@@ -114,19 +120,19 @@ func TestLockCannotRedirectMember(t *testing.T) {
 			bad.Addons[0].Entry = good.Addons[0].Entry
 			bad.Addons[0].Source = good.Addons[0].Source
 
-			err := addonset.Check(ctx, s, &bad, addonset.Options{})
+			err := addonset.Check(ctx, s, &bad, withGit)
 			if !errors.Is(err, addonset.ErrLockStale) || !errors.Is(err, addonset.ErrLockStale) {
 				t.Errorf("check of the redirected lock: %v, want addonset.ErrLockStale", err)
 			}
-			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Lock: &bad}); !errors.Is(err, addonset.ErrLockStale) {
+			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Options: withGit, Lock: &bad}); !errors.Is(err, addonset.ErrLockStale) {
 				t.Errorf("render of the redirected lock: %v, want addonset.ErrLockStale", err)
 			}
-			_, err = addonset.Mirror(ctx, s, addonset.MirrorOptions{Lock: &bad, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
+			_, err = addonset.Mirror(ctx, s, addonset.MirrorOptions{Options: withGit, Lock: &bad, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
 			if !errors.Is(err, addonset.ErrLockStale) {
 				t.Errorf("mirror of the redirected lock: %v, want addonset.ErrLockStale", err)
 			}
 			// lock keeps no such pin: it resolves the member again.
-			fixed := must(addonset.Lock(ctx, s, addonset.LockOptions{Previous: &bad}))
+			fixed := must(addonset.Lock(ctx, s, addonset.LockOptions{Options: withGit, Previous: &bad}))
 			if fixed.Addons[0].Identity != good.Addons[0].Identity || fixed.Addons[0].Pinned != good.Addons[0].Pinned {
 				t.Errorf("lock kept the redirected pin: %+v, want %+v", fixed.Addons[0], good.Addons[0])
 			}
