@@ -2,11 +2,7 @@ package audit
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strings"
 )
 
 // textMatchers are the calls that look into a string: given an error's
@@ -23,35 +19,12 @@ var textMatchers = map[string]bool{
 // handed to one of textMatchers, a regexp's MatchString, or compared with
 // == or !=. Errors are recognised by their value (errors.Is, errors.As).
 func ErrorTextMatches(dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return err
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, errTextInFile(fset, f)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(nil, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return errTextInFile(fset, f) })
 }
 
 // CheckErrorTextSource is ErrorTextMatches for one file's source text.
 func CheckErrorTextSource(name, src string) ([]Finding, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, 0)
-	if err != nil {
-		return nil, err
-	}
-	return errTextInFile(fset, f), nil
+	return scanSource(name, src, func(fset *token.FileSet, f *ast.File) []Finding { return errTextInFile(fset, f) })
 }
 
 func errTextInFile(fset *token.FileSet, f *ast.File) []Finding {

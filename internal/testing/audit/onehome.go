@@ -2,10 +2,7 @@ package audit
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,44 +15,12 @@ import (
 // memory budget or a format's parameter, which an allowlist names with
 // its reason. Func is the declared name.
 func ByteSizes(skip []string, dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if slices.Contains(skip, p) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, sizesInFile(fset, f)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return sizesInFile(fset, f) })
 }
 
 // CheckSizesSource is ByteSizes for one file's source text.
 func CheckSizesSource(name, src string) ([]Finding, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, 0)
-	if err != nil {
-		return nil, err
-	}
-	return sizesInFile(fset, f), nil
+	return scanSource(name, src, func(fset *token.FileSet, f *ast.File) []Finding { return sizesInFile(fset, f) })
 }
 
 func sizesInFile(fset *token.FileSet, f *ast.File) []Finding {
@@ -117,34 +82,7 @@ func isKiB(e ast.Expr) bool {
 // values, each with its enclosing function (or the declaration's name).
 // A literal ".." outside safetree is a path check written a second time.
 func Literals(skip []string, values []string, dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if slices.Contains(skip, p) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, literalsInFile(fset, f, values)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return literalsInFile(fset, f, values) })
 }
 
 func literalsInFile(fset *token.FileSet, f *ast.File, values []string) []Finding {
@@ -190,34 +128,7 @@ var slicers = map[string]bool{
 // directories skip excepted), the calls that cut a string at ':' or '@',
 // which is how a reference helper written a second time looks.
 func ReferenceSlicing(skip []string, dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if slices.Contains(skip, p) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, slicingInFile(fset, f)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return slicingInFile(fset, f) })
 }
 
 func slicingInFile(fset *token.FileSet, f *ast.File) []Finding {
@@ -252,34 +163,7 @@ func slicingInFile(fset *token.FileSet, f *ast.File) []Finding {
 // directories skip excepted), the == and != comparisons with pkg.NAME
 // for a NAME of names (through a conversion such as string(...)).
 func Comparisons(skip []string, pkg string, names []string, dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if slices.Contains(skip, p) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, comparisonsInFile(fset, f, pkg, names)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return comparisonsInFile(fset, f, pkg, names) })
 }
 
 func comparisonsInFile(fset *token.FileSet, f *ast.File, pkg string, names []string) []Finding {

@@ -3,11 +3,8 @@ package audit
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
-	"strings"
 )
 
 // A Finding is a read that takes all its input without a cap.
@@ -44,35 +41,12 @@ var capped = map[string]bool{
 // UncappedReads lists the calls of readAlls in the Go files below dirs
 // (test files excepted) whose reader is not one of capped.
 func UncappedReads(dirs ...string) ([]Finding, error) {
-	var out []Finding
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return err
-			}
-			f, err := parser.ParseFile(fset, p, nil, 0)
-			if err != nil {
-				return err
-			}
-			out = append(out, inFile(fset, f)...)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scanFiles(nil, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return inFile(fset, f) })
 }
 
 // CheckSource is UncappedReads for one file's source text.
 func CheckSource(name, src string) ([]Finding, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, 0)
-	if err != nil {
-		return nil, err
-	}
-	return inFile(fset, f), nil
+	return scanSource(name, src, func(fset *token.FileSet, f *ast.File) []Finding { return inFile(fset, f) })
 }
 
 func inFile(fset *token.FileSet, f *ast.File) []Finding {
