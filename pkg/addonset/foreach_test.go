@@ -41,14 +41,16 @@ func TestForEach(t *testing.T) {
 
 	// A failure after the cancellation does not displace the one that
 	// caused it, even from a lower index.
+	// Member 0 fails only once member 1's failure has cancelled it: the
+	// wait is on the context, not on member 1 returning, because member
+	// 1's error is recorded after it returns (waiting on its return let
+	// member 0 record first, a race the test used to lose under load).
 	first, second := errors.New("first"), errors.New("second")
-	release := make(chan struct{})
 	err = forEach(context.Background(), 2, 2, func(ctx context.Context, i int) error {
 		if i == 1 {
-			defer close(release)
 			return second
 		}
-		<-release
+		<-ctx.Done()
 		return first
 	})
 	if err != second {
