@@ -184,7 +184,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 	f.StringArrayVar(&outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
-	f.BoolVar(&asJSON, "json", false, "print digest, tags and config as JSON")
+	addJSONFlag(cmd, &asJSON, "digest, tags and config")
 	f.StringVar(&base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): an image keeps its layers and gets PATH's files in one layer on top; an artifact becomes one layer of the patched tree (see --layered)")
 	f.StringArrayVar(&deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")
 	f.BoolVar(&layered, "layered", false, "with --base of an artifact: keep the base's layers and add one (default: one layer of the patched tree; Flux and oras read only single-layer artifacts)")

@@ -60,7 +60,7 @@ with the refusal class of spec/addon-v1.md section 14. A refused add-on exits
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&platform, "platform", os.Getenv("ADDON_PLATFORM"), "platform to pick from an index, os/arch[/variant] (default $ADDON_PLATFORM)")
+	addPlatformFlag(cmd, &platform, true)
 	return cmd
 }
 
@@ -128,7 +128,7 @@ if any vector fails.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "vectors", "spec/conformance/vectors", "folder of the vectors")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print each vector's outcome as JSON")
+	addJSONFlag(cmd, &asJSON, "each vector's outcome")
 	return cmd
 }
 

@@ -74,11 +74,10 @@ interrupted.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "print the added, removed and changed objects as JSON")
-	f.StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
+	addJSONFlag(cmd, &asJSON, "the added, removed and changed objects")
+	addPullFlag(cmd, &pull)
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	a.addRegistryFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	return cmd
 }
 

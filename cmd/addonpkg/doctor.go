@@ -66,7 +66,7 @@ cached for a day (in the user cache directory) for 'push --format auto'.`,
 			return rep.WriteTable(a.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	addJSONFlag(cmd, &asJSON, "the report")
 	a.addRegistryFlags(cmd)
 	return cmd
 }

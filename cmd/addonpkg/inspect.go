@@ -66,9 +66,9 @@ are ignored with a warning.`,
 			return printInspection(a, in)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
-	cmd.Flags().StringVar(&platform, "platform", "", "platform to pick from an index")
+	addJSONFlag(cmd, &asJSON, "the result")
+	addPullFlag(cmd, &pull)
+	addPlatformFlag(cmd, &platform, false)
 	a.addRegistryFlags(cmd)
 	return cmd
 }

@@ -136,6 +136,6 @@ true.`,
 	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
 	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed")
-	f.BoolVar(&asJSON, "json", false, "print the lock as JSON")
+	addJSONFlag(cmd, &asJSON, "the lock")
 	return cmd
 }

@@ -91,7 +91,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "REGISTRY/PREFIX or oci-archive:FILE")
 	f.StringVarP(&out, "output", "o", "", "the mirrored declaration (default: NAME-mirror.yaml beside -f); its lock is written beside it")
-	f.BoolVar(&asJSON, "json", false, "print the mirrored lock as JSON")
+	addJSONFlag(cmd, &asJSON, "the mirrored lock")
 	addReferrersFlag(cmd)
 	return cmd
 }

@@ -100,7 +100,7 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 			return a.copyCmd(cmd, src, dst, true, "", asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print reference, digest, size and media type as JSON")
+	addJSONFlag(cmd, &asJSON, "reference, digest, size and media type")
 	cmd.Flags().StringVar(&format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	addReferrersFlag(cmd)
@@ -254,7 +254,7 @@ func newLsCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, "the result")
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -262,9 +262,9 @@ func newLsCmd(a *app) *cobra.Command {
 // addCopyFlags adds the flags pull and copy share.
 func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, platform *string) {
 	f := cmd.Flags()
-	f.BoolVar(asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, asJSON, "the result")
 	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
-	f.StringVar(platform, "platform", "", "platform to pick from an index")
+	addPlatformFlag(cmd, platform, false)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	a.addLayerLimit(cmd)
 	addVerifyKeyFlag(cmd)

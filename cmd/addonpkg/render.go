@@ -113,7 +113,7 @@ the lock and resolves the declaration as it is now.`,
 	f.StringVarP(&out, "output", "o", "", "write each member's stream to DIR/NN-NAME.yaml (DIR must not exist or be empty)")
 	f.StringVar(&lockFile, "lock", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
-	f.BoolVar(&asJSON, "json", false, "print the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
+	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	return cmd
 }

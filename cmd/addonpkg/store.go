@@ -54,7 +54,7 @@ func newImagesCmd(a *app) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, "the result")
 	return cmd
 }
 
@@ -153,7 +153,7 @@ func newGCCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, "the result")
 	return cmd
 }
 

@@ -148,9 +148,9 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.StringVarP(&out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
 	f.BoolVar(&raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&list, "list", false, "print the file list with sizes")
-	f.BoolVar(&asJSON, "json", false, "print metadata and the file list as JSON")
-	f.StringVar(&pull, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
-	f.StringVar(&platform, "platform", "", "platform to pick from an index, os/arch[/variant]")
+	addJSONFlag(cmd, &asJSON, "metadata and the file list")
+	addPullFlag(cmd, &pull)
+	addPlatformFlag(cmd, &platform, false)
 	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
@@ -163,7 +163,6 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	fetch.add(cmd)
 	addVerifyKeyFlag(cmd)
 	reloc.add(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion("missing", "always", "never"))
 	a.addRegistryFlags(cmd)
 	return cmd
 }

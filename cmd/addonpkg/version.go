@@ -83,7 +83,7 @@ func newVersionCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, "the result")
 	return cmd
 }
 
