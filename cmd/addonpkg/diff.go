@@ -83,17 +83,23 @@ interrupted.`,
 
 // renderSource unpacks any SOURCE and renders it.
 func renderSource(ctx context.Context, s string, sopts source.Options, allowRemote bool) (*render.Result, error) {
+	_, res, err := unpackAndRender(ctx, s, sopts, allowRemote)
+	return res, err
+}
+
+// unpackAndRender unpacks any SOURCE and renders it.
+func unpackAndRender(ctx context.Context, s string, sopts source.Options, allowRemote bool) (*unpack.Addon, *render.Result, error) {
 	ref, err := source.Parse(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ad, err := source.Unpack(ctx, ref, sopts, unpack.Options{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := render.Addon(ctx, ad, render.Options{AllowRemote: allowRemote})
 	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", ref, err)
+		return nil, nil, fmt.Errorf("render %s: %w", ref, err)
 	}
-	return res, nil
+	return ad, res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
@@ -64,6 +65,8 @@ func TestREADMECommands(t *testing.T) {
 	bash := lookTool(t, "bash")
 	cosign := lookTool(t, "cosign") // the "Sign and verify" block compares with cosign
 	reg := testregistry.Start(t, testregistry.Options{DeleteEnabled: true})
+	// The "Install into a cluster" block runs against a real API server.
+	kube := kubeenv.Shared(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +145,7 @@ func TestREADMECommands(t *testing.T) {
 				"XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 				"SOURCE_DATE_EPOCH=1700000000",
 				"TOKEN=readme-token",
+				"KUBECONFIG="+kube.AdminKubeconfig,
 				"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 				// Nothing leaves 127.0.0.1: cosign verify looks for its TUF
 				// root on the internet, and meets a closed port instead.

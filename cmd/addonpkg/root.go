@@ -85,6 +85,7 @@ container image holding the add-on under /addon) and the artifact form
 		newRenderCmd(a),
 		newMirrorCmd(a),
 		newSignCmd(a), newVerifyCmd(a),
+		newApplyCmd(a), newUninstallCmd(a), newStatusCmd(a),
 		newDocsCmd(root),
 	)
 	checkArgsFromUse(root)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ var (
 // TestMain removes the binary that binary built, once every test ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	kubeenv.StopShared()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

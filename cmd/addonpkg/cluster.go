@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+// clusterFlags are the flags of every command that talks to a cluster,
+// named as kubectl names them.
+type clusterFlags struct {
+	connect     apply.ConnectOptions
+	waitTimeout time.Duration
+}
+
+func (c *clusterFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.connect.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then a Pod's in-cluster credentials)")
+	f.StringVar(&c.connect.Context, "context", "", "kubeconfig context (default its current context)")
+	f.StringVar(&c.connect.Impersonate, "as", "", "act as this user, as kubectl --as (for example system:serviceaccount:NS:NAME)")
+	f.StringVar(&c.connect.InventoryNamespace, "inventory-namespace", "", "namespace of the add-ons' inventories (default "+apply.DefaultInventoryNamespace+")")
+	// --timeout is the registry's (addRegistryFlags): the cluster's waits
+	// have their own, as long as Flux's default.
+	f.DurationVar(&c.waitTimeout, "wait-timeout", apply.DefaultTimeout, "how long to wait for objects to be ready, or gone")
+}
+
+func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
+	return apply.Connect(ctx, c.connect)
+}
+
+func newApplyCmd(a *app) *cobra.Command {
+	var (
+		cf                                   clusterFlags
+		name, pull, dryRun                   string
+		asJSON, allowRemote, wait, noPrune   bool
+		force, recreate, pruneNonEmpty, diff bool
+	)
+	cmd := &cobra.Command{
+		Use:   "apply SOURCE",
+		Short: "Install or upgrade an add-on in a cluster (staged server-side apply, inventory, prune, wait)",
+		Long: `Apply reads an add-on from any SOURCE, renders it, and installs it into the
+cluster with server-side apply under the field manager "addonpkg": CRDs,
+Namespaces and ClusterRoles first (CRDs waited for until established), then
+*Class kinds, Roles, everything else, and webhook configurations last. Only
+objects that differ are changed, so a second apply changes nothing.
+
+Each add-on has an inventory (the Secret addonpkg-NAME in kube-system, a
+kubectl ApplySet parent), written before the first change: an upgrade deletes
+the objects the add-on no longer holds, and an apply that was killed is
+finished by the next. Before any change the credentials are checked with
+SelfSubjectAccessReviews; missing permissions are listed and nothing is
+changed. An object another add-on owns is refused unless --force.
+
+--dry-run=server asks the server what would change and changes nothing;
+--diff prints what would change as unified diffs (Secrets masked).`,
+		Example: `  addonpkg apply registry.example.com/addons/metrics-server:0.7
+  addonpkg apply ./examples/gateway-api-crds --context kind-dev
+  addonpkg apply metrics-server:0.7 --dry-run=server --diff
+  addonpkg apply metrics-server:0.7 --json`,
+		ValidArgsFunction: storeNames(a),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun != "none" && dryRun != "server" {
+				return fmt.Errorf("--dry-run %q: want none or server", dryRun)
+			}
+			sopts, err := a.sourceOptions(pull)
+			if err != nil {
+				return err
+			}
+			ad, err := clusterAddon(cmd.Context(), a, args[0], name, sopts, allowRemote)
+			if err != nil {
+				return err
+			}
+			c, err := cf.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			opts := apply.Options{DryRun: dryRun == "server", Wait: wait, Timeout: cf.waitTimeout, NoPrune: noPrune,
+				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress()}
+			cs, err := c.Apply(cmd.Context(), ad, opts)
+			if err != nil {
+				return err
+			}
+			return a.printChanges(cs, asJSON, diff)
+		},
+	}
+	cf.add(cmd)
+	f := cmd.Flags()
+	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")
+	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing")
+	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
+	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete)")
+	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
+	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
+	f.BoolVar(&force, "force", false, "adopt objects another add-on owns")
+	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable")
+	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))
+	addJSONFlag(cmd, &asJSON, "the change set")
+	addPullFlag(cmd, &pull)
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+func newUninstallCmd(a *app) *cobra.Command {
+	var (
+		cf                            clusterFlags
+		asJSON, dryRun, pruneNonEmpty bool
+	)
+	cmd := &cobra.Command{
+		Use:     "uninstall NAME",
+		Aliases: []string{"delete"},
+		Short:   "Remove an installed add-on: every object of its inventory, then the inventory",
+		Long: `Uninstall deletes every object the add-on's inventory lists that carries its
+owner label, in reverse apply order, waits until they are gone, and then
+deletes the inventory. Objects annotated addonpkg.dev/prune=disabled are
+left, and so are CRDs and Namespaces that still hold other objects (unless
+--prune-non-empty): the inventory keeps those, so a later uninstall can
+finish.`,
+		Example: `  addonpkg uninstall metrics-server
+  addonpkg uninstall metrics-server --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cs, err := c.Uninstall(cmd.Context(), args[0], apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty})
+			if err != nil {
+				return err
+			}
+			return a.printChanges(cs, asJSON, false)
+		},
+	}
+	cf.add(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&dryRun, "dry-run", false, "say what would be deleted and delete nothing")
+	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
+	addJSONFlag(cmd, &asJSON, "the change set")
+	return cmd
+}
+
+func newStatusCmd(a *app) *cobra.Command {
+	var (
+		cf     clusterFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status [NAME...]",
+		Short: "List the add-ons installed in a cluster, with version, digest, objects and readiness",
+		Long: `Status reads the inventories of the installed add-ons (all of them, or those
+named) and reports for each its version, pinned source and digest, how many
+objects it owns and how many of them are ready. An add-on whose last apply
+did not finish shows the phase "pending".`,
+		Example: `  addonpkg status
+  addonpkg status metrics-server --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.Status(cmd.Context(), args...)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(list)
+			}
+			return writeStatus(a, list)
+		},
+	}
+	cf.add(cmd)
+	addJSONFlag(cmd, &asJSON, "the installed add-ons")
+	return cmd
+}
+
+// clusterAddon reads and renders SOURCE into what Apply installs: the
+// rendered objects, with the add-on's name, version, pinned source,
+// manifest digest and content identity for its inventory.
+func clusterAddon(ctx context.Context, a *app, s, name string, sopts source.Options, allowRemote bool) (apply.Addon, error) {
+	ad, res, err := unpackAndRender(ctx, s, sopts, allowRemote)
+	if err != nil {
+		return apply.Addon{}, err
+	}
+	a.warn(res.Warnings)
+	objs, err := apply.DecodeObjects(res.YAML())
+	if err != nil {
+		return apply.Addon{}, fmt.Errorf("%s: %w", s, err)
+	}
+	out := apply.Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Objects: objs}
+	if ad.Config != nil {
+		out.Version = ad.Config.Version
+		if out.Name == "" {
+			out.Name = ad.Config.Name
+		}
+	}
+	if out.Source == "" {
+		out.Source = s
+	}
+	if ad.Digest.Hex != "" {
+		out.Digest = ad.Digest.String()
+	}
+	if out.Name == "" {
+		return apply.Addon{}, fmt.Errorf("%s: the add-on's config names no add-on: give --name", s)
+	}
+	return out, nil
+}
+
+// progress reports each stage of an apply on a terminal, one line each.
+func (a *app) progress() func(string, []apply.Change) {
+	if a.quiet || !isTerminal(a.stderr) {
+		return nil
+	}
+	return func(stage string, changes []apply.Change) {
+		a.infof("addonpkg: %s: %d objects", stage, len(changes))
+	}
+}
+
+// printChanges prints a change set as a table (and diffs), or JSON.
+func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
+	if asJSON {
+		return a.printJSON(cs)
+	}
+	var b strings.Builder
+	b.WriteString(cs.String())
+	if diffs {
+		for _, c := range cs.Changes {
+			if c.Diff != "" {
+				b.WriteString(c.Diff)
+			}
+		}
+	}
+	_, err := fmt.Fprint(a.stdout, b.String())
+	return err
+}
+
+func writeStatus(a *app, list []apply.Installed) error {
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tVERSION\tPHASE\tREADY\tDIGEST\tSOURCE")
+	for _, i := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", i.Name, i.Version, i.Phase, i.Ready, i.Objects, i.Digest, i.Source)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// clusterAddonFiles is an add-on holding a CRD, a custom resource of it,
+// the Namespace they live in and a ConfigMap: the custom resource sorts
+// first in the stream (w-widget.yaml), as a careless tree would have it.
+var clusterAddonFiles = map[string]string{
+	"a-namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: NS\n",
+	"b-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.NS.example.com
+spec:
+  group: NS.example.com
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`,
+	"c-config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: NS\ndata:\n  key: one\n",
+	"0-gadget.yaml": "apiVersion: NS.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n  namespace: NS\nspec:\n  size: 3\n",
+}
+
+// runKube runs the addonpkg binary (or another program) and returns its
+// stdout, stderr and exit code.
+func runKube(t *testing.T, stdin []byte, env []string, name string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// TestCLIApplyWhereKubectlFails: `addonpkg unpack X | kubectl apply -f -`
+// fails on an add-on that holds a CRD and a custom resource of it (the
+// peer's known behaviour, asserted), and `addonpkg apply X` installs it in
+// one command, every object ready; a second apply changes nothing;
+// status reports it; uninstall removes exactly its objects.
+func TestCLIApplyWhereKubectlFails(t *testing.T) {
+	env := kubeenv.Shared(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is missing: hack/install-deps.sh installs it")
+		}
+		t.Skip("kubectl is missing")
+	}
+	bin := binary(t)
+	tmp := t.TempDir()
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+
+	write := func(ns string) string {
+		dir := filepath.Join(tmp, ns)
+		must(t, os.MkdirAll(dir, 0o755))
+		for name, text := range clusterAddonFiles {
+			must(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(text, "NS", ns)), 0o644))
+		}
+		return dir
+	}
+
+	// The peer: the stream addonpkg unpacks, piped into kubectl.
+	peerDir := write("cli-peer")
+	stream, stderr, code := runKube(t, nil, cliEnv, bin, "unpack", peerDir)
+	if code != 0 {
+		t.Fatalf("unpack: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := runKube(t, []byte(stream), cliEnv, kubectl, "apply", "-f", "-")
+	if code == 0 {
+		t.Fatalf("kubectl apply -f - installed a CRD and its custom resource in one pass:\n%s", out)
+	}
+	if !strings.Contains(stderr, "ensure CRDs are installed first") {
+		t.Fatalf("kubectl failed otherwise than the peer is known to:\n%s%s", out, stderr)
+	}
+
+	// addonpkg: one command.
+	dir := write("cli-apply")
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", dir, "--name", "cli-apply", "--json")
+	if code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	var cs apply.ChangeSet
+	must(t, json.Unmarshal([]byte(out), &cs))
+	if n := cs.Count(apply.Created); n != 4 {
+		t.Errorf("apply created %d objects, want 4:\n%s", n, out)
+	}
+
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", dir, "--name", "cli-apply", "--json")
+	if code != 0 {
+		t.Fatalf("second apply: exit %d: %s", code, stderr)
+	}
+	cs = apply.ChangeSet{}
+	must(t, json.Unmarshal([]byte(out), &cs))
+	if cs.Changed() || cs.Count(apply.Unchanged) != 4 {
+		t.Errorf("the second apply changed something:\n%s", out)
+	}
+
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "status", "cli-apply", "--json")
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	var st []apply.Installed
+	must(t, json.Unmarshal([]byte(out), &st))
+	if len(st) != 1 || st[0].Objects != 4 || st[0].Ready != 4 || st[0].Phase != apply.PhaseApplied {
+		t.Errorf("status = %s, want 4 of 4 objects ready, applied", out)
+	}
+	out, _, _ = runKube(t, nil, cliEnv, bin, "status")
+	if !strings.Contains(out, "cli-apply") || !strings.Contains(out, "4/4") {
+		t.Errorf("status table does not list cli-apply with 4/4 ready:\n%s", out)
+	}
+
+	// A foreign object in the add-on's namespace survives the uninstall's
+	// prune of the add-on's own objects (the namespace is kept: it still
+	// holds the foreign one).
+	_, stderr, code = runKube(t, nil, cliEnv, kubectl, "create", "configmap", "foreign", "-n", "cli-apply")
+	if code != 0 {
+		t.Fatalf("kubectl create: %s", stderr)
+	}
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "uninstall", "cli-apply")
+	if code != 0 {
+		t.Fatalf("uninstall: exit %d: %s", code, stderr)
+	}
+	for _, obj := range []string{"configmap/settings", "gadgets.cli-apply.example.com/g1"} {
+		if _, _, code := runKube(t, nil, cliEnv, kubectl, "get", "-n", "cli-apply", obj); code == 0 {
+			t.Errorf("uninstall left %s:\n%s", obj, out)
+		}
+	}
+	if _, stderr, code := runKube(t, nil, cliEnv, kubectl, "get", "-n", "cli-apply", "configmap/foreign"); code != 0 {
+		t.Errorf("uninstall removed a foreign object: %s", stderr)
+	}
+	// The kept Namespace stays in the inventory, so a later uninstall can
+	// finish once the foreign object is gone.
+	out, _, _ = runKube(t, nil, cliEnv, bin, "status", "cli-apply", "--json")
+	st = nil
+	must(t, json.Unmarshal([]byte(out), &st))
+	if len(st) != 1 || st[0].Objects != 1 {
+		t.Errorf("after an uninstall that kept the Namespace, status = %s, want its one object", out)
+	}
+	runKube(t, nil, cliEnv, kubectl, "delete", "configmap", "foreign", "-n", "cli-apply")
+	if out, stderr, code = runKube(t, nil, cliEnv, bin, "uninstall", "cli-apply"); code != 0 {
+		t.Fatalf("second uninstall: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code = runKube(t, nil, cliEnv, bin, "status", "cli-apply"); code != 1 || !strings.Contains(stderr, "cli-apply") {
+		t.Errorf("status of an uninstalled add-on: exit %d, %q", code, stderr)
+	}
+}
+
+// TestCLIApplyRefusedByPreflight: a restricted user is refused before any
+// change, with the missing permissions listed, exit 1 and one line.
+func TestCLIApplyRefusedByPreflight(t *testing.T) {
+	env := kubeenv.Shared(t)
+	bin := binary(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "addon")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli-preflight\n  namespace: default\n"), 0o644))
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store")}
+	out, stderr, code := runKube(t, nil, cliEnv, bin, "apply", dir, "--name", "cli-preflight", "--kubeconfig", env.RestrictedKubeconfig)
+	if code != 1 || out != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "configmaps") {
+		t.Errorf("restricted apply: exit %d, stdout %q, stderr %q; want exit 1 and one line naming configmaps", code, out, stderr)
+	}
+	if _, _, code := runKube(t, nil, []string{"KUBECONFIG=" + env.AdminKubeconfig}, "kubectl", "get", "-n", "default", "configmap/cli-preflight"); code == 0 {
+		t.Error("the refused apply created the ConfigMap")
+	}
+}
