@@ -189,3 +189,47 @@ func TestCLIApplyRefusedByPreflight(t *testing.T) {
 		t.Error("the refused apply created the ConfigMap")
 	}
 }
+
+// TestInClusterRBACSuffices: the in-cluster example's ServiceAccount,
+// impersonated, passes the pre-flight and installs, upgrades in place and
+// uninstalls the add-on the example names (examples/metrics-server), with
+// no more rights than examples/in-cluster/rbac.yaml grants. Readiness is
+// not waited for: the test API server runs no controllers, so the
+// Deployment never becomes available.
+func TestInClusterRBACSuffices(t *testing.T) {
+	env := kubeenv.Shared(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("kubectl is missing: hack/install-deps.sh installs it")
+	}
+	bin := binary(t)
+	tmp := t.TempDir()
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	if _, stderr, code := runKube(t, nil, cliEnv, kubectl, "apply", "-f", filepath.Join(inClusterDir, "rbac.yaml")); code != 0 {
+		t.Fatalf("kubectl apply rbac.yaml: %s", stderr)
+	}
+	as := []string{"--as", "system:serviceaccount:addon-installer:addon-installer", "--name", "in-cluster-metrics-server"}
+	ms := filepath.Join("..", "..", "examples", "metrics-server")
+	for _, args := range [][]string{
+		append([]string{"apply", "./" + ms, "--wait=false"}, as...),
+		append([]string{"apply", "./" + ms, "--wait=false"}, as...), // again: a no-op
+		{"uninstall", "in-cluster-metrics-server", "--as", as[1]},
+	} {
+		out, stderr, code := runKube(t, nil, cliEnv, bin, args...)
+		if code != 0 {
+			t.Fatalf("addonpkg %v as the example's ServiceAccount: exit %d: %s\n%s", args[:2], code, stderr, out)
+		}
+	}
+	// And a right taken away is named before anything changes.
+	if _, stderr, code := runKube(t, nil, cliEnv, kubectl, "delete", "rolebinding", "-n", "kube-system", "addon-installer-inventory"); code != 0 {
+		t.Fatal(stderr)
+	}
+	defer runKube(t, nil, cliEnv, kubectl, "apply", "-f", filepath.Join(inClusterDir, "rbac.yaml"))
+	_, stderr, code := runKube(t, nil, cliEnv, bin, append([]string{"apply", "./" + ms, "--wait=false"}, as...)...)
+	if code != 1 || !strings.Contains(stderr, "secrets") {
+		t.Errorf("without the inventory Role: exit %d, %q; want exit 1 naming secrets", code, stderr)
+	}
+	if _, _, code := runKube(t, nil, cliEnv, kubectl, "get", "-n", "kube-system", "deployment/metrics-server"); code == 0 {
+		t.Error("the refused apply created the metrics-server Deployment")
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -104,35 +103,26 @@ func TestInClusterExample(t *testing.T) {
 	if !pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.RunAsUser != 65532 {
 		t.Errorf("the pod does not run as the image's non-root user 65532: %+v", pod.SecurityContext)
 	}
-	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
-		t.Fatalf("want one init container and one container: %+v", pod)
+	if len(pod.InitContainers) != 0 || len(pod.Containers) != 1 {
+		t.Fatalf("want one container, addonpkg's own: %+v", pod)
 	}
-	unpack, apply := pod.InitContainers[0], pod.Containers[0]
-	if len(unpack.Command) != 0 || len(unpack.Args) < 4 || unpack.Args[0] != "unpack" {
-		t.Fatalf("the init container does not run 'addonpkg unpack': command %q args %q", unpack.Command, unpack.Args)
+	apply := pod.Containers[0]
+	if len(apply.Command) != 0 || len(apply.Args) < 2 || apply.Args[0] != "apply" {
+		t.Fatalf("the container does not run 'addonpkg apply': command %q args %q", apply.Command, apply.Args)
 	}
 	// The arguments are what the CLI accepts.
 	root := newRootCmd(strings.NewReader(""), nil, nil)
-	c, rest, err := root.Find(unpack.Args)
-	if err != nil || c.Name() != "unpack" {
-		t.Fatalf("args %q: %v", unpack.Args, err)
+	c, rest, err := root.Find(apply.Args)
+	if err != nil || c.Name() != "apply" {
+		t.Fatalf("args %q: %v", apply.Args, err)
 	}
 	if err := c.ParseFlags(rest); err != nil {
-		t.Fatalf("args %q: %v", unpack.Args, err)
+		t.Fatalf("args %q: %v", apply.Args, err)
 	}
 	if err := c.ValidateArgs(c.Flags().Args()); err != nil {
-		t.Fatalf("args %q: %v", unpack.Args, err)
+		t.Fatalf("args %q: %v", apply.Args, err)
 	}
-	out := c.Flag("output").Value.String()
-	work := unpack.mountOf("work")
-	if out == "" || work == "" || !strings.HasPrefix(out, work+"/") {
-		t.Errorf("unpack writes %q, outside the shared volume mounted at %q", out, work)
-	}
-	applyDir := strings.Replace(out, work, apply.mountOf("work"), 1)
-	if apply.mountOf("work") == "" || !slices.Contains(apply.Args, applyDir) || !slices.Contains(apply.Args, "apply") {
-		t.Errorf("the kubectl container does not apply %s: args %q", applyDir, apply.Args)
-	}
-	for _, m := range append(unpack.VolumeMounts, apply.VolumeMounts...) {
+	for _, m := range apply.VolumeMounts {
 		found := false
 		for _, v := range pod.Volumes {
 			found = found || v.Name == m.Name
