@@ -233,3 +233,41 @@ func TestInClusterRBACSuffices(t *testing.T) {
 		t.Error("the refused apply created the metrics-server Deployment")
 	}
 }
+
+// TestCLIDiffCluster: diff --cluster exits 1 and says what apply would
+// create (an object whose CRD the add-on brings: not validated yet) and
+// changes nothing; after the apply it exits 0; a changed ConfigMap is a
+// diff of that field, exit 1.
+func TestCLIDiffCluster(t *testing.T) {
+	env := kubeenv.Shared(t)
+	bin := binary(t)
+	tmp := t.TempDir()
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	dir := filepath.Join(tmp, "cli-diff")
+	must(t, os.MkdirAll(dir, 0o755))
+	for name, text := range clusterAddonFiles {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(text, "NS", "cli-diff")), 0o644))
+	}
+	out, stderr, code := runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir)
+	if code != 1 || !strings.Contains(out, "unvalidated") || !strings.Contains(out, "Gadget/cli-diff/g1") {
+		t.Fatalf("diff --cluster before install: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	if _, _, code := runKube(t, nil, cliEnv, "kubectl", "get", "namespace", "cli-diff"); code == 0 {
+		t.Fatal("diff --cluster created the namespace")
+	}
+	if _, stderr, code := runKube(t, nil, cliEnv, bin, "apply", dir); code != 0 {
+		t.Fatalf("apply: %s", stderr)
+	}
+	if out, stderr, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir); code != 0 {
+		t.Fatalf("diff --cluster after install: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "c-config.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: cli-diff\ndata:\n  key: two\n"), 0o644))
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir)
+	if code != 1 || !strings.Contains(out, "-  key: one") || !strings.Contains(out, "+  key: two") {
+		t.Errorf("diff --cluster of a changed ConfigMap: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	if _, _, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster"); code != 2 {
+		t.Errorf("diff --cluster without a SOURCE: exit %d, want 2", code)
+	}
+	runKube(t, nil, cliEnv, bin, "uninstall", "cli-diff", "--prune-non-empty")
+}

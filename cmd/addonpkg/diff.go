@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/diff"
+	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -22,11 +23,12 @@ type diffOutput struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	var (
-		asJSON, allowRemote bool
-		pull                string
+		asJSON, allowRemote, cluster bool
+		pull                         string
+		cf                           clusterFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "diff A B",
+		Use:   "diff A [B]",
 		Short: "Compare the Kubernetes objects two add-ons render",
 		Long: `Diff renders the add-ons A and B (any SOURCE: a name in the local store, a
 registry reference, oci:DIR, an archive, a folder, an https:// download or a
@@ -35,18 +37,34 @@ namespace and name. It prints the objects B adds and removes, and a unified diff
 of the YAML of each object that changed. Formatting alone (comments, quoting,
 key order, flow or block style) is no change.
 
-Exit status: 0 when A and B render the same objects, 1 when they differ, 2 on
+With --cluster, diff compares one add-on with what is installed: it asks the
+API server (a server-side dry-run of the staged apply) what 'addonpkg apply A'
+would change, and prints a unified diff per object, Secrets masked, as
+kubectl diff does. Objects whose CRD or Namespace the add-on brings are
+reported as not validated by the server yet, not as created.
+
+Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
 any error (a bad argument or flag, a source that cannot be read or rendered,
 an internal error), as diff(1) and git diff --exit-code; 130 when
 interrupted.`,
 		Example: `  addonpkg diff metrics-server:0.7.1 metrics-server:0.7.2
   addonpkg diff registry.example.com/addons/coredns:1.11 ./coredns
-  addonpkg diff ./v1 ./v2 --json`,
+  addonpkg diff ./v1 ./v2 --json
+  addonpkg diff --cluster registry.example.com/addons/coredns:1.12`,
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case cluster && len(args) == 2:
+				return &usageError{cmd: cmd, msg: "--cluster compares one SOURCE with the cluster: drop B"}
+			case !cluster && len(args) == 1:
+				return &usageError{cmd: cmd, msg: "missing argument B (or --cluster, to compare A with the cluster)"}
+			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
 				return err
+			}
+			if cluster {
+				return a.diffCluster(cmd.Context(), &cf, args[0], sopts, allowRemote, asJSON)
 			}
 			var results [2]*render.Result
 			for i, s := range args {
@@ -77,8 +95,34 @@ interrupted.`,
 	addJSONFlag(cmd, &asJSON, "the added, removed and changed objects")
 	addPullFlag(cmd, &pull)
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
+	cf.add(cmd)
 	a.addRegistryFlags(cmd)
 	return cmd
+}
+
+// diffCluster prints what applying s would change in the cluster; exit 1
+// when something would.
+func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts source.Options, allowRemote, asJSON bool) error {
+	ad, err := clusterAddon(ctx, a, s, "", sopts, allowRemote)
+	if err != nil {
+		return err
+	}
+	c, err := cf.client(ctx)
+	if err != nil {
+		return err
+	}
+	cs, err := c.Diff(ctx, ad, apply.Options{})
+	if err != nil {
+		return err
+	}
+	if err := a.printChanges(cs, asJSON, true); err != nil {
+		return err
+	}
+	if cs.Changed() {
+		return &exitCodeError{1}
+	}
+	return nil
 }
 
 // renderSource unpacks any SOURCE and renders it.

@@ -208,7 +208,7 @@ func TestDiffLifecycle(t *testing.T) {
 		} {
 			r := lcRun(args...)
 			// One line; a usage mistake adds the usage line.
-			if r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: ") || strings.Count(strings.TrimSuffix(r.stderr, "Usage: addonpkg diff A B [flags]\n"), "\n") != 1 || r.stdout != "" {
+			if r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: ") || strings.Count(strings.TrimSuffix(r.stderr, "Usage: addonpkg diff A [B] [flags]\n"), "\n") != 1 || r.stdout != "" {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 			}
 		}

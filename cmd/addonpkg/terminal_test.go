@@ -135,7 +135,7 @@ func TestTerminalMistakes(t *testing.T) {
 		{name: "rm", args: []string{"rm", "gone:1"}, code: 0,
 			stderr: "Removed gone:1 (its blobs go with 'addonpkg gc')\n"},
 		{name: "diff missing argument", args: []string{"diff", "coredns:1.11"}, code: 2,
-			stderr: "addonpkg: diff: missing argument B\nUsage: addonpkg diff A B [flags]\n"},
+			stderr: "addonpkg: diff: missing argument B (or --cluster, to compare A with the cluster)\nUsage: addonpkg diff A [B] [flags]\n"},
 		{name: "diff error", args: []string{"diff", "coredns:1.11", "nosuch:1", "--pull", "never"}, code: 2},
 		{name: "interrupt", ctx: canceled, args: []string{"pull", repo + ":1.11"}, code: 130,
 			stderr: "addonpkg: interrupted\n"},
