@@ -1,9 +1,11 @@
 // Command installer is what a cluster installer needs from addonpkg, in
 // about a hundred lines to copy: load an add-on set, check that its lock
 // pins the declaration and that every pinned source still yields the
-// locked content, render the members in dependency order, and hand the
-// stream on (here to stdout, for 'kubectl apply -f -').
+// locked content, render the members in dependency order, and install
+// them one by one, each waited for until ready before the next (with
+// -kubeconfig), or hand the stream on (to stdout, for 'kubectl apply -f -').
 //
+//	go run ./examples/installer -f examples/addon-set/addons.yaml -kubeconfig ~/.kube/config
 //	go run ./examples/installer -f examples/addon-set/addons.yaml | kubectl apply -f -
 //
 // Registry credentials come from the docker config, as for addonpkg.
@@ -21,6 +23,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -29,6 +32,7 @@ func main() {
 	file := flag.String("f", "addons.yaml", "the add-on set's declaration; its lock is beside it")
 	caFile := flag.String("ca-file", "", "PEM file of CA certificates to trust (registries, https, git)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long the whole install may take")
+	kubeconfig := flag.String("kubeconfig", "", "install into this cluster (else print the stream)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -36,7 +40,13 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
-	if err := install(ctx, *file, *caFile, os.Stdout); err != nil {
+	var err error
+	if *kubeconfig != "" {
+		err = installInto(ctx, *file, *caFile, apply.ConnectOptions{Kubeconfig: *kubeconfig}, apply.Options{Wait: true})
+	} else {
+		err = install(ctx, *file, *caFile, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "installer:", explain(err))
 		os.Exit(1)
 	}
@@ -46,40 +56,71 @@ func main() {
 // writes the stream to w. Nothing is written unless every member checked
 // out and rendered.
 func install(ctx context.Context, file, caFile string, w io.Writer) error {
-	set, err := addonset.Load(ctx, file)
+	res, err := renderSet(ctx, file, caFile)
 	if err != nil {
 		return err
+	}
+	// Members are separated by "# addonpkg-set-member: NAME" comment lines.
+	bw := bufio.NewWriter(w)
+	if _, err := res.WriteTo(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// installInto applies the members in dependency order, each one waited
+// for until ready before the next; each keeps its own inventory, so a
+// member dropped from the set is what 'addonpkg uninstall NAME' removes.
+func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOptions, opts apply.Options) error {
+	res, err := renderSet(ctx, file, caFile)
+	if err != nil {
+		return err
+	}
+	c, err := apply.Connect(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Members {
+		objs, err := apply.DecodeObjects(m.Result.YAML())
+		if err != nil {
+			return fmt.Errorf("member %s: %w", m.Name, err)
+		}
+		a := apply.Addon{Name: m.Name, Source: m.Pinned, Identity: m.Identity, Objects: objs}
+		if m.Addon.Config != nil {
+			a.Version = m.Addon.Config.Version
+		}
+		cs, err := c.Apply(ctx, a, opts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "installer: %s: %d created, %d configured, %d unchanged\n", m.Name,
+			cs.Count(apply.Created), cs.Count(apply.Configured), cs.Count(apply.Unchanged))
+	}
+	return nil
+}
+
+// renderSet loads the set, checks it against its lock and renders it.
+func renderSet(ctx context.Context, file, caFile string) (*addonset.Result, error) {
+	set, err := addonset.Load(ctx, file)
+	if err != nil {
+		return nil, err
 	}
 	// An installer installs what was reviewed: no lock, no install.
 	lock, err := addonset.LoadLock(addonset.LockPath(file))
 	if err != nil {
-		return fmt.Errorf("read the lock: %w", err)
+		return nil, fmt.Errorf("read the lock: %w", err)
 	}
 	// The lock must pin the declaration as it is now (render checks this
 	// too; checking first gives the clearest message).
 	if err := lock.Stale(set); err != nil {
-		return err
+		return nil, err
 	}
 	opts := addonset.Options{
 		Source: source.Options{Registry: registry.Options{CAFile: caFile}},
 	}
 	// Render fetches exactly the pinned sources and refuses anything that
 	// differs from the lock: a stale lock, a moved tag, other content.
-	res, err := addonset.Render(ctx, set, addonset.RenderOptions{Options: opts, Lock: lock})
-	if err != nil {
-		return err
-	}
-	for _, m := range res.Members {
-		fmt.Fprintf(os.Stderr, "installer: %s %s (%d objects)\n", m.Name, m.Identity, len(m.Result.Documents))
-	}
-	// Members are separated by "# addonpkg-set-member: NAME" comment
-	// lines: an installer that waits for each member to become ready
-	// would apply res.Members one by one instead.
-	bw := bufio.NewWriter(w)
-	if _, err := res.WriteTo(bw); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return addonset.Render(ctx, set, addonset.RenderOptions{Options: opts, Lock: lock})
 }
 
 // explain adds what to do to the errors an operator will meet.

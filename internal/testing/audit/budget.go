@@ -30,8 +30,9 @@ var renderers = []string{
 	"cmd/addonpkg", "pkg/apply", "examples/unpack-render", "examples/installer",
 }
 
-// clusterClients may compile the Kubernetes clients.
-var clusterClients = []string{"pkg/apply", "pkg/capi", "cmd/addonpkg"}
+// clusterClients may compile the Kubernetes clients: the apply package,
+// the command and the example installer that applies through it.
+var clusterClients = []string{"pkg/apply", "pkg/capi", "cmd/addonpkg", "examples/installer"}
 
 // Budgets are the dependency budgets of the module.
 var Budgets = []Budget{
