@@ -44,7 +44,9 @@ spec:
 func runKube(t *testing.T, stdin []byte, env []string, name string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// kubectl keeps a discovery cache under ~/.kube: a fresh HOME keeps it
+	// in the test's directory.
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
