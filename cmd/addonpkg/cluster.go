@@ -180,34 +180,23 @@ did not finish shows the phase "pending".`,
 	return cmd
 }
 
-// clusterAddon reads and renders SOURCE into what Apply installs: the
-// rendered objects, with the add-on's name, version, pinned source,
-// manifest digest and content identity for its inventory.
+// clusterAddon reads and renders SOURCE into what Apply installs; a
+// source without a pinned form (a folder) is recorded as given.
 func clusterAddon(ctx context.Context, a *app, s, name string, sopts source.Options, allowRemote bool) (apply.Addon, error) {
 	ad, res, err := unpackAndRender(ctx, s, sopts, allowRemote)
 	if err != nil {
 		return apply.Addon{}, err
 	}
 	a.warn(res.Warnings)
-	objs, err := apply.DecodeObjects(res.YAML())
+	if name == "" && (ad.Config == nil || ad.Config.Name == "") {
+		return apply.Addon{}, fmt.Errorf("%s: the add-on's config names no add-on: give --name", s)
+	}
+	out, err := apply.FromRendered(name, ad, res)
 	if err != nil {
 		return apply.Addon{}, fmt.Errorf("%s: %w", s, err)
 	}
-	out := apply.Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Objects: objs}
-	if ad.Config != nil {
-		out.Version = ad.Config.Version
-		if out.Name == "" {
-			out.Name = ad.Config.Name
-		}
-	}
 	if out.Source == "" {
 		out.Source = s
-	}
-	if ad.Digest.Hex != "" {
-		out.Digest = ad.Digest.String()
-	}
-	if out.Name == "" {
-		return apply.Addon{}, fmt.Errorf("%s: the add-on's config names no add-on: give --name", s)
 	}
 	return out, nil
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // clusterAddonFiles is an add-on holding a CRD, a custom resource of it,
-// the Namespace they live in and a ConfigMap: the custom resource sorts
-// first in the stream (w-widget.yaml), as a careless tree would have it.
+// the Namespace they live in and a ConfigMap. Whatever the stream's order,
+// kubectl discovers the API once, before the CRD exists.
 var clusterAddonFiles = map[string]string{
 	"a-namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: NS\n",
 	"b-crd.yaml": `apiVersion: apiextensions.k8s.io/v1

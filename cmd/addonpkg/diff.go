@@ -68,7 +68,7 @@ interrupted.`,
 			}
 			var results [2]*render.Result
 			for i, s := range args {
-				if results[i], err = renderSource(cmd.Context(), s, sopts, allowRemote); err != nil {
+				if _, results[i], err = unpackAndRender(cmd.Context(), s, sopts, allowRemote); err != nil {
 					return err
 				}
 				a.warn(results[i].Warnings)
@@ -123,12 +123,6 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts
 		return &exitCodeError{1}
 	}
 	return nil
-}
-
-// renderSource unpacks any SOURCE and renders it.
-func renderSource(ctx context.Context, s string, sopts source.Options, allowRemote bool) (*render.Result, error) {
-	_, res, err := unpackAndRender(ctx, s, sopts, allowRemote)
-	return res, err
 }
 
 // unpackAndRender unpacks any SOURCE and renders it.

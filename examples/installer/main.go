@@ -81,14 +81,11 @@ func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOpt
 		return err
 	}
 	for _, m := range res.Members {
-		objs, err := apply.DecodeObjects(m.Result.YAML())
+		a, err := apply.FromRendered(m.Name, m.Addon, m.Result)
 		if err != nil {
 			return fmt.Errorf("member %s: %w", m.Name, err)
 		}
-		a := apply.Addon{Name: m.Name, Source: m.Pinned, Identity: m.Identity, Objects: objs}
-		if m.Addon.Config != nil {
-			a.Version = m.Addon.Config.Version
-		}
+		a.Source = m.Pinned
 		cs, err := c.Apply(ctx, a, opts)
 		if err != nil {
 			return err

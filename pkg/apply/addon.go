@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Addon is one add-on to install: who it is, where it came from, and its
@@ -30,6 +33,31 @@ type Addon struct {
 	Identity string
 	// Objects are the rendered objects, in any order: Apply stages them.
 	Objects []*unstructured.Unstructured
+}
+
+// FromRendered is the Addon an unpacked add-on and its rendering install:
+// the rendered objects, with the version, pinned source, manifest digest
+// and content identity its inventory records. name, when not empty,
+// overrides the name the add-on's config gives.
+func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, error) {
+	objs, err := DecodeObjects(res.YAML())
+	if err != nil {
+		return Addon{}, err
+	}
+	a := Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Objects: objs}
+	if ad.Config != nil {
+		a.Version = ad.Config.Version
+		if a.Name == "" {
+			a.Name = ad.Config.Name
+		}
+	}
+	if ad.Digest.Hex != "" {
+		a.Digest = ad.Digest.String()
+	}
+	if a.Name == "" {
+		return Addon{}, fmt.Errorf("%w: the add-on's config names no add-on", ErrInvalid)
+	}
+	return a, nil
 }
 
 // DecodeObjects decodes a YAML (or JSON) stream of Kubernetes objects,
