@@ -37,7 +37,7 @@ demo: build
 	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg images
 	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg unpack coredns:1.11 -o .work/demo/coredns
 	diff -r examples/coredns .work/demo/coredns && echo "unpacked tree equals examples/coredns"
-	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg unpack coredns:1.11
+	ADDONPKG_HOME=$(CURDIR)/.work/demo/store $(BIN)/addonpkg unpack coredns:1.11 --set DNS_SERVER_IP=10.96.0.10
 
 ## deps: install what the tests need (Debian packages as root, Go peers in ./bin)
 deps:

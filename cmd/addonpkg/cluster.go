@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
+	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -39,8 +40,9 @@ func newApplyCmd(a *app) *cobra.Command {
 	var (
 		cf                                   clusterFlags
 		name, pull, dryRun                   string
-		asJSON, allowRemote, wait, noPrune   bool
+		asJSON, wait, noPrune                bool
 		force, recreate, pruneNonEmpty, diff bool
+		rf                                   renderFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "apply SOURCE",
@@ -73,7 +75,11 @@ changed. An object another add-on owns is refused unless --force.
 			if err != nil {
 				return err
 			}
-			ad, err := clusterAddon(cmd.Context(), a, args[0], name, sopts, allowRemote)
+			ropts, err := rf.options(true)
+			if err != nil {
+				return err
+			}
+			ad, err := clusterAddon(cmd.Context(), a, args[0], name, sopts, ropts)
 			if err != nil {
 				return err
 			}
@@ -100,7 +106,7 @@ changed. An object another add-on owns is refused unless --force.
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
 	f.BoolVar(&force, "force", false, "adopt objects another add-on owns")
 	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable")
-	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))
 	addJSONFlag(cmd, &asJSON, "the change set")
@@ -182,8 +188,8 @@ did not finish shows the phase "pending".`,
 
 // clusterAddon reads and renders SOURCE into what Apply installs; a
 // source without a pinned form (a folder) is recorded as given.
-func clusterAddon(ctx context.Context, a *app, s, name string, sopts source.Options, allowRemote bool) (apply.Addon, error) {
-	ad, res, err := unpackAndRender(ctx, s, sopts, allowRemote)
+func clusterAddon(ctx context.Context, a *app, s, name string, sopts source.Options, ropts render.Options) (apply.Addon, error) {
+	ad, res, err := unpackAndRender(ctx, s, sopts, ropts)
 	if err != nil {
 		return apply.Addon{}, err
 	}

@@ -23,9 +23,10 @@ type diffOutput struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	var (
-		asJSON, allowRemote, cluster bool
-		pull                         string
-		cf                           clusterFlags
+		asJSON, cluster bool
+		pull            string
+		cf              clusterFlags
+		rf              renderFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "diff A [B]",
@@ -63,12 +64,19 @@ interrupted.`,
 			if err != nil {
 				return err
 			}
+			// Against the cluster the add-on renders as apply renders it,
+			// its values filled in; two add-ons compare as templates
+			// unless values are given.
+			ropts, err := rf.options(cluster)
+			if err != nil {
+				return err
+			}
 			if cluster {
-				return a.diffCluster(cmd.Context(), &cf, args[0], sopts, allowRemote, asJSON)
+				return a.diffCluster(cmd.Context(), &cf, args[0], sopts, ropts, asJSON)
 			}
 			var results [2]*render.Result
 			for i, s := range args {
-				if _, results[i], err = unpackAndRender(cmd.Context(), s, sopts, allowRemote); err != nil {
+				if _, results[i], err = unpackAndRender(cmd.Context(), s, sopts, ropts); err != nil {
 					return err
 				}
 				a.warn(results[i].Warnings)
@@ -94,7 +102,7 @@ interrupted.`,
 	f := cmd.Flags()
 	addJSONFlag(cmd, &asJSON, "the added, removed and changed objects")
 	addPullFlag(cmd, &pull)
-	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
 	cf.add(cmd)
 	a.addRegistryFlags(cmd)
@@ -103,8 +111,8 @@ interrupted.`,
 
 // diffCluster prints what applying s would change in the cluster; exit 1
 // when something would.
-func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts source.Options, allowRemote, asJSON bool) error {
-	ad, err := clusterAddon(ctx, a, s, "", sopts, allowRemote)
+func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts source.Options, ropts render.Options, asJSON bool) error {
+	ad, err := clusterAddon(ctx, a, s, "", sopts, ropts)
 	if err != nil {
 		return err
 	}
@@ -126,7 +134,7 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts
 }
 
 // unpackAndRender unpacks any SOURCE and renders it.
-func unpackAndRender(ctx context.Context, s string, sopts source.Options, allowRemote bool) (*unpack.Addon, *render.Result, error) {
+func unpackAndRender(ctx context.Context, s string, sopts source.Options, ropts render.Options) (*unpack.Addon, *render.Result, error) {
 	ref, err := source.Parse(s)
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +143,7 @@ func unpackAndRender(ctx context.Context, s string, sopts source.Options, allowR
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := render.Addon(ctx, ad, render.Options{AllowRemote: allowRemote})
+	res, err := render.Addon(ctx, ad, ropts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", ref, err)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // The flags many commands share are declared here, once, so that their
@@ -32,4 +35,52 @@ func addPlatformFlag(cmd *cobra.Command, v *string, fromEnv bool) {
 	}
 	cmd.Flags().StringVar(v, "platform", def, help)
 	_ = cmd.RegisterFlagCompletionFunc("platform", fixedCompletion("linux/amd64", "linux/arm64", "linux/arm/v7", "linux/ppc64le", "linux/s390x"))
+}
+
+// renderFlags say how an add-on renders for installing: whether its
+// kustomization may load remote resources, and the values it declares
+// for its installer (--values files in order, then --set, later ones
+// winning, as Helm takes them).
+type renderFlags struct {
+	allowRemote bool
+	set         []string
+	files       []string
+}
+
+func (r *renderFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&r.allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	f.StringArrayVar(&r.set, "set", nil, "fill the add-on's value NAME, as it declares in its .addonvalues (repeatable): --set NAME=VALUE")
+	f.StringArrayVar(&r.files, "values", nil, "fill the add-on's values from a YAML file of NAME: VALUE lines (repeatable; --set wins)")
+}
+
+// given reports whether any value was given.
+func (r *renderFlags) given() bool { return len(r.set) > 0 || len(r.files) > 0 }
+
+// options are the render options; with fill, the add-on's declared
+// values are filled in (an add-on that declares required values then
+// needs them), else only when some are given.
+func (r *renderFlags) options(fill bool) (render.Options, error) {
+	opts := render.Options{AllowRemote: r.allowRemote}
+	if !fill && !r.given() {
+		return opts, nil
+	}
+	opts.Values = map[string]string{}
+	for _, file := range r.files {
+		vals, err := values.ReadFile(file)
+		if err != nil {
+			return opts, fmt.Errorf("--values %w", err)
+		}
+		for k, v := range vals {
+			opts.Values[k] = v
+		}
+	}
+	for _, s := range r.set {
+		k, v, err := values.ParseAssignment(s)
+		if err != nil {
+			return opts, fmt.Errorf("--set %w", err)
+		}
+		opts.Values[k] = v
+	}
+	return opts, nil
 }

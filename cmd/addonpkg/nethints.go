@@ -13,6 +13,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // flagHint names the flag of cmd that changes what err ran into. The
@@ -38,6 +39,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.Is(err, render.ErrRemote):
 		if has("allow-remote") {
 			return " (pass --allow-remote to allow it)"
+		}
+	case errors.Is(err, values.ErrMissing):
+		if has("set") {
+			return " (give it with --set NAME=VALUE or --values FILE)"
 		}
 	case errors.Is(err, unpack.ErrNoPlatform):
 		var alts []string

@@ -17,7 +17,8 @@ import (
 func newUnpackCmd(a *app) *cobra.Command {
 	var (
 		out, pull, platform, contentDir string
-		raw, list, asJSON, allowRemote  bool
+		raw, list, asJSON               bool
+		rf                              renderFlags
 		limits                          unpack.Limits
 		fetch                           fetchFlags
 		reloc                           relocateFlag
@@ -110,7 +111,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				// A config without an inventory (a foreign image, a
 				// minimal third-party config) gets the rendered one.
 				if ad.NoInventory {
-					res, err := render.Addon(cmd.Context(), ad, render.Options{AllowRemote: allowRemote, DropText: true})
+					res, err := render.Addon(cmd.Context(), ad, render.Options{AllowRemote: rf.allowRemote, DropText: true})
 					if err != nil {
 						return fmt.Errorf("render %s: %w", ref, err)
 					}
@@ -123,7 +124,12 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			case raw:
 				// The stream reads each document back from the tree as
 				// it writes it: the render holds no text.
-				res, err := render.Addon(cmd.Context(), ad, render.Options{Raw: true, DropText: true})
+				ropts, err := rf.options(false)
+				if err != nil {
+					return err
+				}
+				ropts.Raw, ropts.DropText = true, true
+				res, err := render.Addon(cmd.Context(), ad, ropts)
 				if err != nil {
 					return fmt.Errorf("%s: %w", ref, err)
 				}
@@ -131,13 +137,17 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 				return err
 			}
 			// Relocation rewrites the documents' text: it keeps it.
-			ropts := render.Options{AllowRemote: allowRemote, DropText: !reloc.enabled()}
+			ropts, err := rf.options(true)
+			if err != nil {
+				return err
+			}
+			ropts.DropText = !reloc.enabled()
 			res, err := render.Addon(cmd.Context(), ad, ropts)
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
 			a.warn(res.Warnings)
-			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: allowRemote}); err != nil {
+			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: rf.allowRemote, Values: ropts.Values}); err != nil {
 				return err
 			}
 			_, err = res.WriteTo(a.stdout)
@@ -152,7 +162,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	addPullFlag(cmd, &pull)
 	addPlatformFlag(cmd, &platform, false)
 	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
-	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	rf.add(cmd)
 	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
 	f.Int64Var(&limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
 	f.IntVar(&limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")

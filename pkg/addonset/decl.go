@@ -23,6 +23,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // Format identifiers of the declaration and the lock file.
@@ -72,13 +73,19 @@ type Addon struct {
 	ContentDir string `yaml:"contentDir,omitempty" json:"contentDir,omitempty"`
 	// Platform picks an image from an index: os/arch[/variant].
 	Platform string `yaml:"platform,omitempty" json:"platform,omitempty"`
+	// Values fill in the values the member declares for its installer
+	// (package values). They configure the render, not the content: the
+	// entry digest leaves them out, so changing one does not make the
+	// lock stale.
+	Values map[string]string `yaml:"values,omitempty" json:"values,omitempty"`
 }
 
 // EntryDigest is the SHA-256 of the member's entry in canonical form (its
 // JSON encoding without whitespace or HTML escapes, fields in the order
-// above, empty ones left out; spec/addon-set-v1.md section 4.2). The lock
-// records it, so a changed entry makes the lock stale.
+// above, empty ones and Values left out; spec/addon-set-v1.md section
+// 4.2). The lock records it, so a changed entry makes the lock stale.
 func (a Addon) EntryDigest() string {
+	a.Values = nil
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // ">=1.2 <2" as written, not \u003e
@@ -286,6 +293,11 @@ func (s *Set) checkAddon(a Addon) error {
 		}
 		if _, err := semver.NewConstraint(a.Version); err != nil {
 			return fmt.Errorf("%w: version %q: %w", ErrInvalid, a.Version, err)
+		}
+	}
+	for name := range a.Values {
+		if err := values.CheckName(name); err != nil {
+			return err
 		}
 	}
 	if a.Platform != "" {

@@ -215,7 +215,7 @@ func (s *Set) mirrorArtifact(ctx context.Context, a Addon, m Locked, opts Option
 	if err != nil {
 		return nil, Addon{}, err
 	}
-	ma := Addon{Name: a.Name, DependsOn: a.DependsOn, Platform: a.Platform}
+	ma := Addon{Name: a.Name, DependsOn: a.DependsOn, Platform: a.Platform, Values: a.Values}
 	if !source.IsTree(ref.Kind) {
 		ma.ContentDir = a.ContentDir
 		art, err := source.Open(ctx, ref, opts.sourceOptions())

@@ -81,7 +81,11 @@ func Render(ctx context.Context, s *Set, opts RenderOptions) (*Result, error) {
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: err}
 		}
-		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote})
+		vals := a.Values
+		if vals == nil {
+			vals = map[string]string{} // a member installs: its declared values are filled in
+		}
+		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote, Values: vals})
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: fmt.Errorf("render: %w", err)}
 		}

@@ -31,6 +31,9 @@ type Addon struct {
 	Digest string
 	// Identity is its content identity (archive.Identity).
 	Identity string
+	// Values are the installer's values it was rendered with
+	// (render.Result.Values), recorded in the inventory.
+	Values map[string]string
 	// Objects are the rendered objects, in any order: Apply stages them.
 	Objects []*unstructured.Unstructured
 }
@@ -44,7 +47,7 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 	if err != nil {
 		return Addon{}, err
 	}
-	a := Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Objects: objs}
+	a := Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Values: res.Values, Objects: objs}
 	if ad.Config != nil {
 		a.Version = ad.Config.Version
 		if a.Name == "" {

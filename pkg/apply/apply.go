@@ -52,9 +52,6 @@ type Options struct {
 	// TakeOver lists the field-manager prefixes whose fields are taken
 	// over; nil: DefaultTakeOver; empty (non-nil): none.
 	TakeOver []string
-	// Values are the installer's values the add-on was rendered with,
-	// recorded in the inventory.
-	Values map[string]string
 	// Progress, when set, is called after each stage with that stage's
 	// changes, from the goroutine that called Apply: "definitions" (CRDs,
 	// Namespaces, ClusterRoles, established), "resources", "webhooks",
@@ -130,7 +127,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 	inv := &Inventory{
 		Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
-		Values: maps.Clone(opts.Values), Phase: PhasePending,
+		Values: maps.Clone(a.Values), Phase: PhasePending,
 		Objects: union(prevObjects, p.entries()),
 	}
 	// A re-apply of what the last record says (same add-on, values and

@@ -236,7 +236,8 @@ func TestApplyCRDAndCustomResourceInOnePass(t *testing.T) {
 	}
 
 	a := k.addon(t, k.prefix, "1.0.0", crdAddon)
-	cs := k.mustApply(t, a, apply.Options{Wait: true, Timeout: time.Minute, Values: map[string]string{"CLUSTER_DOMAIN": "cluster.local"}})
+	a.Values = map[string]string{"CLUSTER_DOMAIN": "cluster.local"}
+	cs := k.mustApply(t, a, apply.Options{Wait: true, Timeout: time.Minute})
 	if n := cs.Count(apply.Created); n != 4 {
 		t.Errorf("created %d objects, want 4:\n%s", n, cs)
 	}

@@ -33,8 +33,9 @@ func ExampleClient_Apply() {
 		Version: "1.12.0",
 		Source:  "oci://registry.example.com/addons/coredns@sha256:...",
 		Digest:  "sha256:...",
+		Values:  map[string]string{"DNS_SERVER_IP": "10.96.0.10"}, // what it was rendered with
 		Objects: objs,
-	}, apply.Options{Wait: true, Timeout: 5 * time.Minute, Values: map[string]string{"DNS_SERVICE_IP": "10.96.0.10"}})
+	}, apply.Options{Wait: true, Timeout: 5 * time.Minute})
 	var pe *apply.PreflightError
 	switch {
 	case errors.As(err, &pe):

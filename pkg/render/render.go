@@ -67,6 +67,15 @@ type Options struct {
 	// (JSON patches, transformer configurations): those are kustomize's
 	// inputs, not manifests. Kind and AllowRemote do not apply.
 	Raw bool
+	// Values, when not nil, fills in the values the tree declares
+	// (package values, spec/addon-v1.md section 6.6): each declared value
+	// as given here or else its default, substituted in every rendered
+	// document. A required value missing, a value given that the tree
+	// does not declare, or a document referring to an undeclared one is
+	// an error. nil renders the tree as the template it is (what a build
+	// does to compute the inventory); an installer passes a map, empty
+	// when it has nothing to give.
+	Values map[string]string
 }
 
 // Document is one rendered Kubernetes object.
@@ -103,6 +112,9 @@ type Result struct {
 	// its kustomization: "base/kustomization.yaml: 'commonLabels' is
 	// deprecated. ..."). The stream does not depend on them.
 	Warnings []string
+	// Values are the values filled in (Options.Values), defaults
+	// included; nil when the tree declares none or none were asked for.
+	Values map[string]string
 
 	// fsys is the tree rendered with Options.DropText, which the text of
 	// its documents is read back from.
@@ -176,7 +188,23 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	}
 	r := newResult(kind, docs, fsys, opts)
 	r.Warnings = warnings
+	if err := r.fill(fsys, opts); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// fill substitutes opts.Values into r's documents.
+func (r *Result) fill(fsys fs.FS, opts Options) error {
+	if opts.Values == nil {
+		return nil
+	}
+	docs, vals, err := substitute(fsys, r.Documents, opts.Values, r.fsys)
+	if err != nil {
+		return err
+	}
+	r.Documents, r.Values = docs, vals
+	return nil
 }
 
 // newResult keeps the tree in the result when its documents' text is to
@@ -196,7 +224,11 @@ func raw(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newResult(addon.KindManifests, docs, fsys, opts), nil
+	r := newResult(addon.KindManifests, docs, fsys, opts)
+	if err := r.fill(fsys, opts); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // manifestDocuments splits the tree's manifest files into documents in
