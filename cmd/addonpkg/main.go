@@ -1,6 +1,8 @@
 // Command addonpkg packages Kubernetes add-ons as OCI images, moves them
 // through registries, and unpacks them anywhere without a container
-// runtime. Every command is a thin layer over the packages in pkg/.
+// runtime, and installs them into clusters. Every command is a thin layer
+// over the packages in pkg/ (and the command-only ones in internal/):
+// flags to options, one call, print.
 package main
 
 import (

@@ -4,7 +4,7 @@
 // addonpkg reader involved, and the expected.json that the spec's rules
 // give for it, computed from the vector's own model of the tree.
 //
-// Regenerate with `go generate ./internal/vectorgen` or `make
+// Regenerate with `go generate ./hack/vectorgen` or `make
 // conformance`; a test regenerates into a temp dir and compares byte for
 // byte.
 package vectorgen

@@ -1,5 +1,8 @@
 // Package addon holds the add-on config document of spec/addon-v1.md: the
-// metadata, inventory and content identity that both forms carry.
+// metadata, inventory and content identity that both forms carry; what
+// kind a tree is (KindOf: plain manifests or kustomize, one kustomization
+// at most); and how a Helm chart is recognised (ErrHelmChart), which
+// addonpkg does not render.
 package addon
 
 import (

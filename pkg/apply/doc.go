@@ -6,8 +6,11 @@
 // # API
 //
 //	c, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: path, Context: name})
-//	objs, err := apply.DecodeObjects(result.YAML()) // a rendered stream
-//	cs, err := c.Apply(ctx, apply.Addon{Name: "coredns", Version: "1.12.0",
+//	addon, err := apply.FromRendered("", ad, res) // an unpack.Addon and its render.Result
+//	cs, err := c.Apply(ctx, addon, apply.Options{Wait: true})
+//	// or from a rendered stream alone:
+//	objs, err := apply.DecodeObjects(stream)
+//	cs, err = c.Apply(ctx, apply.Addon{Name: "coredns", Version: "1.12.0",
 //		Source: "oci://reg/coredns@sha256:...", Digest: "sha256:...", Objects: objs},
 //		apply.Options{Wait: true})
 //	cs, err = c.Diff(ctx, addon, apply.Options{})   // what Apply would change

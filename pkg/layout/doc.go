@@ -1,6 +1,8 @@
 // Package layout is addonpkg's local store: an OCI image layout on disk
 // that any OCI tool can read, written so that a killed process never
-// leaves a half-written blob, tag or index behind.
+// leaves a half-written blob, tag or index behind. Any other OCI layout
+// opens the same way, and an oci-archive file (a tar of a layout) is read
+// in place by OpenArchive and written reproducibly by WriteArchive.
 //
 // Blobs are ingested into temp files beside their final place, verified
 // against their digest, synced, renamed, and the directory synced after

@@ -1,6 +1,15 @@
-// Package memfs is the read-only, in-memory file system that holds an
-// add-on tree once it is unpacked or loaded: regular files, directories and
-// relative symbolic links, nothing else.
+// Package memfs is the read-only file system that holds an add-on tree
+// once it is unpacked or loaded: regular files, directories and relative
+// symbolic links, nothing else.
+//
+// The tree's shape is in memory; a file's bytes need not be, whatever the
+// name says. By default a Builder holds them in memory; a file the
+// unpacker streamed to disk is read from there (WriteFileOnDisk); past the
+// budget of SpillPast, files are appended to one pack file in a spill
+// directory; and Drop lets a file's bytes go, keeping its size and digest
+// (reading it then fails with ErrDropped). InMemory says how many bytes
+// are held in memory; FS.Close closes the pack file, and the caller
+// removes the directories the files on disk are in.
 //
 // A Builder assembles the tree (the unpacker applies layers through it); FS
 // is the immutable result and implements fs.FS, fs.ReadDirFS, fs.ReadFileFS,

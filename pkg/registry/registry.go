@@ -2,6 +2,13 @@
 // authentication through the docker config keychain, TLS and plain-HTTP
 // choices, retries and the user agent, turned into go-containerregistry
 // options.
+//
+// Requests go through one transport (over internal/netguard) that
+// retries what fails in transport, by internal/retry's policy, and
+// resumes bodies. Explain turns a failure into an *Error in addonpkg's
+// words whose Kind is one of the sentinels (ErrNotFound,
+// ErrUnauthorized, ErrUnreachable, ...), for errors.Is; Login and Logout
+// keep credentials in the docker config.
 package registry
 
 import (

@@ -6,7 +6,8 @@
 //
 //   - a name is relative, has no ".." component and no NUL (CleanName);
 //   - a path is at most Limits.MaxPathLength bytes and Limits.MaxDepth
-//     components long (Limits.CheckPath);
+//     components long, and no component is over MaxNameBytes
+//     (Limits.CheckPath);
 //   - a symbolic link's target is relative and not empty (CheckLinkText),
 //     and, in the final tree, resolves inside the tree when every other
 //     link on its way is followed too (CheckLinks, Resolve): a chain of
@@ -17,8 +18,11 @@
 //   - the sizes and counts of Limits bound the work a tree can cause.
 //
 // Every refusal is an *Error whose Err is one of the class sentinels
-// (ErrPathEscape, ErrLinkEscape, ErrUnsupportedType, ErrCaseCollision),
-// each of which also matches ErrUnsafe with errors.Is; a crossed limit is
-// a *LimitError, which matches ErrLimit. The package imports only the
-// standard library and golang.org/x/text, so any reader can use it.
+// (ErrPathEscape, ErrLinkEscape, ErrUnsupportedType, ErrCaseCollision,
+// ErrBadName), each of which also matches ErrUnsafe with errors.Is; a
+// crossed limit is a *LimitError, which matches ErrLimit and names the
+// limit (Which, a LimitID). Sanitize is how untrusted text (an entry
+// name, a URL from a hostile server) is printed: on one line, bounded,
+// no terminal escapes. The package imports only the standard library and
+// golang.org/x/text, so any reader can use it.
 package safetree

@@ -4,6 +4,13 @@
 // YAML file or an archive, or a git repository) to an image or index, or a
 // tree, and unpacks any of them the same way.
 //
+// This package holds the core kinds: the store, registries, the three
+// file forms and local paths. Every other kind is a Location a program
+// lists in Options.Locations: pkg/source/https and pkg/source/git, which
+// the command line lists, are kept out of this package so that a program
+// that reads no git source compiles no git. A SOURCE of a kind no
+// location is listed for fails with ErrKindNotEnabled.
+//
 // Every resolution also yields a pinned SOURCE (unpack.Addon.Pinned) that
 // resolves to exactly the same content later: REPO@sha256:..., a git URL
 // with ?ref=COMMIT, an https URL with ?checksum=sha256:....

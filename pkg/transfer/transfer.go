@@ -1,6 +1,9 @@
 // Package transfer copies add-ons between the places they live: the local
 // store, registries, OCI layouts, oci-archive and docker-archive files.
-// Digests are preserved: manifests and blobs are copied byte for byte.
+// Digests are preserved: manifests and blobs are copied byte for byte,
+// and CopyReferrers copies what refers to them. The one exception is
+// asked for: PushAuto sends an artifact-form add-on as the image form
+// (ConvertToImage, a new digest) to a registry that refuses artifacts.
 package transfer
 
 import (

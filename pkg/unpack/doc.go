@@ -1,6 +1,9 @@
 // Package unpack reads an add-on out of any OCI image or index, whatever
-// made it, into a read-only in-memory file system: no container runtime,
-// no root, no temp files.
+// made it, into a read-only tree (a memfs.FS): no container runtime, no
+// root. The tree is held in memory unless Options.SpillDir names a
+// directory, which then takes the large files, the read-ahead past its
+// budget and, with Options.MemoryBudget, every file past that budget;
+// the caller makes that directory and removes it.
 //
 // Layers are flattened by the OCI changeset rules (whiteouts, opaque
 // directories), merged top layer first, so content that an upper layer
@@ -13,9 +16,10 @@
 // (output.Writer writes them to disk), and SinkOnly lets the tree keep
 // only their sizes and digests: with a DiskSink and a SpillDir too, an
 // unpack's memory holds the tree's shape, not its bytes, whatever the
-// size of the add-on, its files or its layers. Every blob is verified as it is read, DiffIDs are
-// checked against the config, and limits stop hostile images (bombs,
-// path tricks, escaping links) with typed errors.
+// size of the add-on, its files or its layers. Every blob is verified
+// as it is read, DiffIDs are checked against the config, and limits stop
+// hostile images (bombs, path tricks, escaping links) with typed errors.
+// Unpacking never renders: render.Addon takes the result.
 //
 // # Errors
 //

@@ -111,7 +111,8 @@ type Addon struct {
 	Config  *addon.Config
 	Derived bool
 	// NoInventory says the config carried no inventory: Config.Inventory
-	// is empty until DeriveInventory renders the tree.
+	// is empty until one rendered from the tree is recorded with
+	// SetInventory (the unpacker does not render: see render.Addon).
 	NoInventory bool
 	// Stale says the image's identity label or config label describes
 	// another tree (labels inherited through FROM, spec 4.5): they were

@@ -2,9 +2,9 @@
 // git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT] (also
 // git+http://, git+ssh:// and git+file://), read in memory in pure Go
 // with the unpacker's limits, and the git work tree a local folder sits
-// in (the revision a build records). It is the only package that
-// compiles go-git: a program opts in by listing Location in
-// source.Options.Locations.
+// in (the revision a build records). With internal/gitinfo, which it
+// imports, it is the only code that compiles go-git: a program opts in
+// by listing Location in source.Options.Locations.
 //
 //	opts := source.Options{Locations: []source.Location{git.Location{}}}
 package git

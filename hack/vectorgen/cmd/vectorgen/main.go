@@ -1,6 +1,6 @@
 // Command vectorgen writes the conformance vectors of spec/addon-v1.md:
 //
-//	go run ./internal/vectorgen/cmd/vectorgen -o spec/conformance/vectors
+//	go run ./hack/vectorgen/cmd/vectorgen -o spec/conformance/vectors
 package main
 
 import (
