@@ -25,7 +25,7 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/envsubst"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )

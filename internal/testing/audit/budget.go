@@ -41,7 +41,11 @@ var Budgets = []Budget{
 	{Dep: "github.com/sigstore/", Why: "sigstore only in signature", Allowed: []string{"pkg/signature", "cmd/addonpkg"}},
 	{Dep: "k8s.io/client-go/", Why: "the cluster only in apply", Allowed: clusterClients},
 	{Dep: "sigs.k8s.io/controller-runtime/", Why: "the cluster only in apply", Allowed: clusterClients},
-	{Dep: "github.com/fluxcd/", Why: "the cluster only in apply", Allowed: clusterClients},
+	{Dep: "github.com/fluxcd/pkg/ssa", Why: "the cluster only in apply", Allowed: clusterClients},
+	{Dep: "github.com/fluxcd/cli-utils/", Why: "the cluster only in apply", Allowed: clusterClients},
+	// Flux's substitution (stdlib and golang.org/x/text only) fills in
+	// installer values wherever an add-on renders.
+	{Dep: "github.com/fluxcd/pkg/envsubst", Why: "values are filled in where rendering happens", Allowed: append([]string{"pkg/values"}, renderers...)},
 }
 
 // NoDependency maps packages to module packages they must not compile,

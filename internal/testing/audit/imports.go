@@ -19,9 +19,9 @@ var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
 	{"pkg/mediatypes", "pkg/safetree", "pkg/reference", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
 		"internal/verify", "internal/atomicfile", "internal/rawfile"},
-	// The core data (configs, trees in memory, tar layers) and the retry
-	// policy.
-	{"pkg/addon", "pkg/memfs", "pkg/archive", "internal/retry"},
+	// The core data (configs, trees in memory, tar layers, installer
+	// values) and the retry policy.
+	{"pkg/addon", "pkg/memfs", "pkg/archive", "pkg/values", "internal/retry"},
 	// What reads and writes trees and images, and registry access.
 	{"pkg/unpack", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
 	// What refers to a manifest where it lives (the source resolver finds
