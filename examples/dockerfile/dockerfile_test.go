@@ -482,7 +482,7 @@ func TestDockerfileImageIsAddonImage(t *testing.T) {
 					}
 				}
 			}
-			if want := []string{"addon/", "addon/coredns.yaml"}; !slices.Equal(names, want) {
+			if want := []string{"addon/", "addon/.addonvalues", "addon/coredns.yaml"}; !slices.Equal(names, want) {
 				t.Errorf("layer entries %q, want %q", names, want)
 			}
 			if !bytes.Equal(got, source) {

@@ -111,7 +111,7 @@ func ExampleLock() {
 		fmt.Println(m.Name, m.Pinned, m.Identity[:17])
 	}
 	// Output:
-	// coredns ../coredns sha256:3e46466d1a
+	// coredns ../coredns sha256:9df63e2faa
 	// gateway-api-crds ../gateway-api-crds sha256:ac244e8636
 	// metrics-server ../metrics-server sha256:afa51911a9
 }
