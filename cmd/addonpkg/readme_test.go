@@ -51,7 +51,7 @@ const readmePreamble = `set -euo pipefail
 kubectl() {
 	if [[ "$*" != "apply -f -" ]]; then echo "kubectl $*: only 'kubectl apply -f -' is stood in for" >&2; return 1; fi
 	local f; f=$(mktemp --suffix=.yaml); cat >"$f"
-	if grep -nE '__[A-Z0-9_]+__' "$f" >&2; then echo "kubectl apply: template placeholders left in the stream" >&2; return 1; fi
+	if grep -nE '__[A-Z0-9_]+__|[$][{][A-Za-z_]' "$f" >&2; then echo "kubectl apply: template placeholders or unfilled values left in the stream" >&2; return 1; fi
 	if ! grep -q '^kind:' "$f"; then echo "kubectl apply: no objects in the stream" >&2; return 1; fi
 	addonpkg build "$f" --name kubectl-apply-check -t kubectl-apply-check:1 >/dev/null
 }
