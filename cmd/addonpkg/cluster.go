@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -39,14 +40,14 @@ func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
 func newApplyCmd(a *app) *cobra.Command {
 	var (
 		cf                                   clusterFlags
-		name, pull, dryRun                   string
+		name, pull, dryRun, setFile          string
 		asJSON, wait, noPrune                bool
 		force, recreate, pruneNonEmpty, diff bool
 		rf                                   renderFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "apply SOURCE",
-		Short: "Install or upgrade an add-on in a cluster (staged server-side apply, inventory, prune, wait)",
+		Use:   "apply [SOURCE] [-f addons.yaml]",
+		Short: "Install or upgrade an add-on, or an add-on set, in a cluster (staged server-side apply, inventory, prune, wait)",
 		Long: `Apply reads an add-on from any SOURCE, renders it, and installs it into the
 cluster with server-side apply under the field manager "addonpkg": CRDs,
 Namespaces and ClusterRoles first (CRDs waited for until established), then
@@ -60,20 +61,43 @@ finished by the next. Before any change the credentials are checked with
 SelfSubjectAccessReviews; missing permissions are listed and nothing is
 changed. An object another add-on owns is refused unless --force.
 
+An add-on that declares values for its installer (.addonvalues) gets them
+from --set and --values, and is refused before any change when a required
+one is missing; the inventory records them.
+
+With -f, apply installs every member of an add-on set from its lock file
+(addons.yaml -> addons.lock; a set without a lock, or with a stale one, is
+refused), in dependsOn order, each waited for until ready before the next,
+each with its own inventory and the values: its entry gives.
+
 --dry-run=server asks the server what would change and changes nothing;
 --diff prints what would change as unified diffs (Secrets masked).`,
 		Example: `  addonpkg apply registry.example.com/addons/metrics-server:0.7
   addonpkg apply ./examples/gateway-api-crds --context kind-dev
+  addonpkg apply ./examples/coredns --set DNS_SERVER_IP=10.96.0.10
+  addonpkg apply -f examples/addon-set/addons.yaml
   addonpkg apply metrics-server:0.7 --dry-run=server --diff
   addonpkg apply metrics-server:0.7 --json`,
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dryRun != "none" && dryRun != "server" {
+			switch {
+			case setFile != "" && len(args) > 0:
+				return &usageError{cmd: cmd, msg: "-f applies a set: drop SOURCE"}
+			case setFile == "" && len(args) != 1:
+				return &usageError{cmd: cmd, msg: "want one SOURCE (or -f addons.yaml)"}
+			case setFile != "" && (name != "" || rf.given()):
+				return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set: drop --name, --set and --values"}
+			case dryRun != "none" && dryRun != "server":
 				return fmt.Errorf("--dry-run %q: want none or server", dryRun)
 			}
 			sopts, err := a.sourceOptions(pull)
 			if err != nil {
 				return err
+			}
+			opts := apply.Options{DryRun: dryRun == "server", Wait: wait, Timeout: cf.waitTimeout, NoPrune: noPrune,
+				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress()}
+			if setFile != "" {
+				return a.applySet(cmd.Context(), &cf, setFile, sopts, rf.allowRemote, opts, asJSON, diff)
 			}
 			ropts, err := rf.options(true)
 			if err != nil {
@@ -87,8 +111,6 @@ changed. An object another add-on owns is refused unless --force.
 			if err != nil {
 				return err
 			}
-			opts := apply.Options{DryRun: dryRun == "server", Wait: wait, Timeout: cf.waitTimeout, NoPrune: noPrune,
-				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress()}
 			cs, err := c.Apply(cmd.Context(), ad, opts)
 			if err != nil {
 				return err
@@ -98,10 +120,11 @@ changed. An object another add-on owns is refused unless --force.
 	}
 	cf.add(cmd)
 	f := cmd.Flags()
+	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")
 	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing")
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
-	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete)")
+	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete); with -f always")
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
 	f.BoolVar(&force, "force", false, "adopt objects another add-on owns")
@@ -109,10 +132,56 @@ changed. An object another add-on owns is refused unless --force.
 	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))
-	addJSONFlag(cmd, &asJSON, "the change set")
+	addJSONFlag(cmd, &asJSON, "the change set (with -f, a list of them)")
 	addPullFlag(cmd, &pull)
 	a.addRegistryFlags(cmd)
 	return cmd
+}
+
+// applySet installs the members of the set declared in file, from its
+// lock, in order.
+func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, allowRemote bool, opts apply.Options, asJSON, diffs bool) error {
+	s, err := addonset.Load(ctx, file)
+	if err != nil {
+		return err
+	}
+	// An install installs what was reviewed: no lock, no install.
+	lock, ok, err := loadLock(addonset.LockPath(file))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: no lock file %s: run 'addonpkg lock -f %s' and review it first", file, addonset.LockPath(file), file)
+	}
+	ro := addonset.RenderOptions{Options: addonset.Options{Concurrency: addonset.DefaultConcurrency, Source: sopts}, Lock: lock, AllowRemote: allowRemote}
+	res, err := addonset.Render(ctx, s, ro)
+	if err != nil {
+		return err
+	}
+	addons := make([]apply.Addon, len(res.Members))
+	for i, m := range res.Members {
+		for _, w := range m.Result.Warnings {
+			a.warn([]string{m.Name + ": " + w})
+		}
+		if addons[i], err = apply.FromRendered(m.Name, m.Addon, m.Result); err != nil {
+			return fmt.Errorf("member %q: %w", m.Name, err)
+		}
+		addons[i].Source = m.Pinned
+	}
+	c, err := cf.client(ctx)
+	if err != nil {
+		return err
+	}
+	sets, err := c.ApplyAll(ctx, addons, opts)
+	if asJSON && err == nil {
+		return a.printJSON(sets)
+	}
+	for _, cs := range sets {
+		if perr := a.printChanges(cs, false, diffs); perr != nil {
+			return perr
+		}
+	}
+	return err
 }
 
 func newUninstallCmd(a *app) *cobra.Command {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,83 @@ func playDeployment(ctx context.Context, typed kubernetes.Interface, ns, name st
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestCLIApplySet: apply -f installs a set's members from its lock, in
+// dependsOn order (the CRDs before coredns, which is declared first),
+// each with its own inventory and the values its entry gives; a second
+// apply changes nothing; a set without a lock is refused, nothing
+// created.
+func TestCLIApplySet(t *testing.T) {
+	env := kubeenv.Shared(t)
+	bin := binary(t)
+	tmp := t.TempDir()
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	for _, dir := range []string{"coredns", "gateway-api-crds"} {
+		must(t, os.CopyFS(filepath.Join(tmp, dir), os.DirFS(filepath.Join("..", "..", "examples", dir))))
+	}
+	decl := filepath.Join(tmp, "addons.yaml")
+	must(t, os.WriteFile(decl, []byte(`apiVersion: addon.cncf.io/v1alpha1
+kind: AddonSet
+addons:
+  - name: set-coredns
+    source: ./coredns
+    dependsOn: [set-gateway-api]
+    values: {DNS_SERVER_IP: "10.0.0.11", DNS_DOMAIN: set.local}
+  - name: set-gateway-api
+    source: ./gateway-api-crds
+`), 0o644))
+	typed := kubernetes.NewForConfigOrDie(env.Admin)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	_, stderr, code := runKube(t, nil, cliEnv, bin, "apply", "-f", decl)
+	if code != 1 || !strings.Contains(stderr, "no lock file") || !strings.Contains(stderr, "addonpkg lock -f") {
+		t.Fatalf("apply -f without a lock: exit %d, %q", code, stderr)
+	}
+	if _, err := typed.CoreV1().Secrets("kube-system").Get(ctx, apply.InventoryName("set-gateway-api"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused apply wrote an inventory: %v", err)
+	}
+	if _, stderr, code := runKube(t, nil, cliEnv, bin, "lock", "-f", decl); code != 0 {
+		t.Fatalf("lock: %s", stderr)
+	}
+
+	go playDeployment(ctx, typed, "kube-system", "coredns")
+	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-coredns")
+	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-gateway-api", "--prune-non-empty")
+	out, stderr, code := runKube(t, nil, cliEnv, bin, "apply", "-f", decl, "--json", "--wait-timeout", "2m")
+	if code != 0 {
+		t.Fatalf("apply -f: exit %d: %s", code, stderr)
+	}
+	var sets []apply.ChangeSet
+	must(t, json.Unmarshal([]byte(out), &sets))
+	if len(sets) != 2 || sets[0].Addon != "set-gateway-api" || sets[1].Addon != "set-coredns" {
+		t.Fatalf("apply -f applied %s; want set-gateway-api, then set-coredns", out)
+	}
+	if sets[0].Count(apply.Created) != 3 || sets[1].Count(apply.Created) != 6 {
+		t.Errorf("created %d and %d objects, want 3 and 6:\n%s", sets[0].Count(apply.Created), sets[1].Count(apply.Created), out)
+	}
+	svc, err := typed.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+	if err != nil || svc.Spec.ClusterIP != "10.0.0.11" {
+		t.Errorf("kube-dns Service: %v; want the set's ClusterIP 10.0.0.11", err)
+	}
+	out, _, _ = runKube(t, nil, cliEnv, bin, "status", "set-coredns", "set-gateway-api", "--json")
+	var st []apply.Installed
+	must(t, json.Unmarshal([]byte(out), &st))
+	if len(st) != 2 || st[0].Values["DNS_DOMAIN"] != "set.local" && st[1].Values["DNS_DOMAIN"] != "set.local" {
+		t.Errorf("status = %s, want both members, set-coredns with its values", out)
+	}
+
+	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", "-f", decl, "--json")
+	if code != 0 {
+		t.Fatalf("second apply -f: exit %d: %s", code, stderr)
+	}
+	sets = nil
+	must(t, json.Unmarshal([]byte(out), &sets))
+	for _, cs := range sets {
+		if cs.Changed() {
+			t.Errorf("the second apply -f changed %s:\n%s", cs.Addon, out)
+		}
 	}
 }

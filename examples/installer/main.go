@@ -80,20 +80,20 @@ func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOpt
 	if err != nil {
 		return err
 	}
-	for _, m := range res.Members {
-		a, err := apply.FromRendered(m.Name, m.Addon, m.Result)
-		if err != nil {
+	addons := make([]apply.Addon, len(res.Members))
+	for i, m := range res.Members {
+		if addons[i], err = apply.FromRendered(m.Name, m.Addon, m.Result); err != nil {
 			return fmt.Errorf("member %s: %w", m.Name, err)
 		}
-		a.Source = m.Pinned
-		cs, err := c.Apply(ctx, a, opts)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "installer: %s: %d created, %d configured, %d unchanged\n", m.Name,
+		addons[i].Source = m.Pinned
+	}
+	// In dependsOn order, each waited for until ready before the next.
+	sets, err := c.ApplyAll(ctx, addons, opts)
+	for _, cs := range sets {
+		fmt.Fprintf(os.Stderr, "installer: %s: %d created, %d configured, %d unchanged\n", cs.Addon,
 			cs.Count(apply.Created), cs.Count(apply.Configured), cs.Count(apply.Unchanged))
 	}
-	return nil
+	return err
 }
 
 // renderSet loads the set, checks it against its lock and renders it.
