@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -195,9 +199,9 @@ func TestCLIApplyRefusedByPreflight(t *testing.T) {
 // TestInClusterRBACSuffices: the in-cluster example's ServiceAccount,
 // impersonated, passes the pre-flight and installs, upgrades in place and
 // uninstalls the add-on the example names (examples/metrics-server), with
-// no more rights than examples/in-cluster/rbac.yaml grants. Readiness is
-// not waited for: the test API server runs no controllers, so the
-// Deployment never becomes available.
+// no more rights than examples/in-cluster/rbac.yaml grants, and waits
+// for it to be ready with them (the test plays the Deployment
+// controller: the test API server runs none).
 func TestInClusterRBACSuffices(t *testing.T) {
 	env := kubeenv.Shared(t)
 	kubectl, err := exec.LookPath("kubectl")
@@ -212,9 +216,12 @@ func TestInClusterRBACSuffices(t *testing.T) {
 	}
 	as := []string{"--as", "system:serviceaccount:addon-installer:addon-installer", "--name", "in-cluster-metrics-server"}
 	ms := filepath.Join("..", "..", "examples", "metrics-server")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go playDeployment(ctx, kubernetes.NewForConfigOrDie(env.Admin), "kube-system", "metrics-server")
 	for _, args := range [][]string{
-		append([]string{"apply", "./" + ms, "--wait=false"}, as...),
-		append([]string{"apply", "./" + ms, "--wait=false"}, as...), // again: a no-op
+		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...),
+		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...), // again: a no-op
 		{"uninstall", "in-cluster-metrics-server", "--as", as[1]},
 	} {
 		out, stderr, code := runKube(t, nil, cliEnv, bin, args...)

@@ -9,6 +9,8 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/kubernetes"
@@ -146,9 +148,15 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("make client: %w", wrap(err))
 	}
 	// A direct reader: readiness needs only get, which the pre-flight
-	// checks, where the caching reader would list every kind.
+	// checks, where the caching reader would list every kind. And the
+	// generic status reader for every kind: the Deployment and StatefulSet
+	// readers also list the ReplicaSets and Pods they own, which an
+	// installer's credentials need not allow (a forbidden list makes the
+	// status Unknown, so the wait times out), though the status they
+	// compute is kstatus of the object alone, as this one's is.
 	poller := polling.NewStatusPoller(kube, mapper, polling.Options{
 		ClusterReaderFactory: engine.ClusterReaderFactoryFunc(clusterreader.NewDirectClusterReader),
+		CustomStatusReaders:  []engine.StatusReader{statusreaders.NewGenericStatusReader(mapper, status.Compute)},
 	})
 	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
 	manager.SetConcurrency(opts.Concurrency)
