@@ -14,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // Format is the form a build produces (pack.Format).
@@ -133,6 +134,10 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
 		inv, warnings = res.Inventory(), res.Warnings
+		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, DropText: true}); err != nil {
+			<-layerc
+			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
+		}
 	}
 	b := <-layerc
 	if b.err != nil {
@@ -159,4 +164,26 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Image: img, Config: cfg, Digest: d, Warnings: warnings}, nil
+}
+
+// checkValues refuses a tree whose values declaration (.addonvalues) is
+// invalid, or whose documents refer to a value it does not declare or
+// break once values are filled in: what an installer would find out
+// only when it installs. It renders once more with each required value
+// given as a stand-in, and only for a tree that declares values.
+func checkValues(ctx context.Context, fsys fs.FS, ropts render.Options) error {
+	decl, err := values.Load(fsys)
+	if err != nil || decl == nil {
+		return err
+	}
+	ropts.Values = map[string]string{}
+	for _, v := range decl.Values {
+		if v.Default == nil {
+			ropts.Values[v.Name] = "x"
+		}
+	}
+	if _, err := render.Render(ctx, fsys, ropts); err != nil {
+		return fmt.Errorf("with its values filled in: %w", err)
+	}
+	return nil
 }

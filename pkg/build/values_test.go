@@ -1,0 +1,40 @@
+package build_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/memfs"
+)
+
+// A build refuses what an installer would only find out when it
+// installs: a broken values declaration, a reference to an undeclared
+// value. A tree that declares its values builds, its inventory taken
+// from the template.
+func TestBuildChecksValues(t *testing.T) {
+	const decl = "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: NS\n"
+	for name, tc := range map[string]struct{ decl, doc, err string }{
+		"declared":   {decl, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: \"${NS}\"}\n", ""},
+		"undeclared": {decl, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: \"${NX}\"}\n", "${NX} is not a declared value"},
+		"bad decl":   {"kind: AddonValues\n", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "invalid values"},
+		"no decl":    {"", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {sh: \"${HOME}\"}\n", ""},
+	} {
+		src := memfs.NewBuilder()
+		_ = src.WriteFile("cm.yaml", []byte(tc.doc), 0o644)
+		if tc.decl != "" {
+			_ = src.WriteFile(".addonvalues", []byte(tc.decl), 0o644)
+		}
+		res, err := build.Build(context.Background(), src.FS(), build.Options{Name: "v"})
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.err != "" && (!errors.Is(err, build.ErrValidation) || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err = %v, want a validation error with %q", name, err, tc.err)
+		case name == "declared" && res.Config.Inventory.Objects[0].Namespace != "${NS}":
+			t.Errorf("inventory %+v: want the template's namespace", res.Config.Inventory.Objects)
+		}
+	}
+}
