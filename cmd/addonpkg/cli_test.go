@@ -391,7 +391,11 @@ func TestCLIBuildUnpackRoundTrip(t *testing.T) {
 				cliMust(t, "unpack", "x:1", "-o", out)
 				cliSameTree(t, cliExampleDir(ex), out)
 
-				stdout := cliMust(t, "unpack", "x:1")
+				args := []string{"unpack", "x:1"}
+				if ex == "coredns" {
+					args = append(args, "--set", "DNS_SERVER_IP=10.0.0.10")
+				}
+				stdout := cliMust(t, args...)
 				docs, err := render.SplitDocuments("stdout", []byte(stdout))
 				if err != nil {
 					t.Fatalf("unpack x:1 printed YAML that does not split: %v", err)
@@ -402,6 +406,9 @@ func TestCLIBuildUnpackRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					// Its values: the one given, and the defaults of its
+					// .addonvalues.
+					src = []byte(strings.NewReplacer("${DNS_SERVER_IP}", "10.0.0.10", "${DNS_DOMAIN}", "cluster.local", "${DNS_MEMORY_LIMIT}", "170Mi").Replace(string(src)))
 					want, err := render.SplitDocuments("coredns.yaml", src)
 					if err != nil {
 						t.Fatal(err)

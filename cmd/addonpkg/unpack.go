@@ -14,15 +14,20 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
+// unpackFlags are unpack's flags: where the add-on goes (-o, the
+// stream, --raw, --list, --json) and how it is read and rendered.
+type unpackFlags struct {
+	out, pull, platform, contentDir string
+	raw, list, asJSON               bool
+	rf                              renderFlags
+	limits                          unpack.Limits
+	fetch                           fetchFlags
+	reloc                           relocateFlag
+	sopts                           source.Options // set by unpack
+}
+
 func newUnpackCmd(a *app) *cobra.Command {
-	var (
-		out, pull, platform, contentDir string
-		raw, list, asJSON               bool
-		rf                              renderFlags
-		limits                          unpack.Limits
-		fetch                           fetchFlags
-		reloc                           relocateFlag
-	)
+	var u unpackFlags
 	cmd := &cobra.Command{
 		Use:   "unpack SOURCE",
 		Short: "Unpack an add-on to a directory, or render it to stdout",
@@ -62,119 +67,124 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := reloc.check(out, raw, list, asJSON); err != nil {
+			if err := u.reloc.check(u.out, u.raw, u.list, u.asJSON); err != nil {
 				return err
-			}
-			limits.MaxLayers = a.maxLayers
-			uopts := unpack.Options{ContentDir: contentDir, Limits: limits}
-			if platform != "" {
-				p, err := v1.ParsePlatform(platform)
-				if err != nil {
-					return fmt.Errorf("--platform %q: %w", platform, err)
-				}
-				uopts.Platform = p
 			}
 			ref, err := source.Parse(args[0])
 			if err != nil {
 				return err
 			}
-			sopts, err := a.sourceOptions(pull)
+			ad, release, err := u.unpack(cmd, a, ref)
 			if err != nil {
 				return err
 			}
-			fetch.apply(&sopts)
-			if err := applyVerifyKeys(cmd, &sopts); err != nil {
-				return err
-			}
-			var ad *unpack.Addon
-			if out != "" {
-				ad, err = source.UnpackTo(cmd.Context(), ref, out, sopts, uopts)
-			} else {
-				var release func()
-				if ad, release, err = source.UnpackSpilled(cmd.Context(), ref, sopts, uopts); err == nil {
-					defer release()
-				}
-			}
-			if err != nil {
-				return err
-			}
+			defer release()
 			if ad.Stale {
 				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
 			}
-			switch {
-			case out != "":
-				if asJSON {
-					return a.printJSON(describeAddon(ref, ad))
-				}
-				return nil
-			case asJSON:
-				// A config without an inventory (a foreign image, a
-				// minimal third-party config) gets the rendered one.
-				if ad.NoInventory {
-					res, err := render.Addon(cmd.Context(), ad, render.Options{AllowRemote: rf.allowRemote, DropText: true})
-					if err != nil {
-						return fmt.Errorf("render %s: %w", ref, err)
-					}
-					a.warn(res.Warnings)
-					ad.SetInventory(res.Inventory())
-				}
-				return a.printJSON(describeAddon(ref, ad))
-			case list:
-				return printList(a, ad)
-			case raw:
-				// The stream reads each document back from the tree as
-				// it writes it: the render holds no text.
-				ropts, err := rf.options(false)
-				if err != nil {
-					return err
-				}
-				ropts.Raw, ropts.DropText = true, true
-				res, err := render.Addon(cmd.Context(), ad, ropts)
-				if err != nil {
-					return fmt.Errorf("%s: %w", ref, err)
-				}
-				_, err = res.WriteTo(a.stdout)
-				return err
-			}
-			// Relocation rewrites the documents' text: it keeps it.
-			ropts, err := rf.options(true)
-			if err != nil {
-				return err
-			}
-			ropts.DropText = !reloc.enabled()
-			res, err := render.Addon(cmd.Context(), ad, ropts)
+			return u.print(cmd, a, ref, ad)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&u.out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
+	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
+	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
+	addJSONFlag(cmd, &u.asJSON, "metadata and the file list")
+	addPullFlag(cmd, &u.pull)
+	addPlatformFlag(cmd, &u.platform, false)
+	f.StringVar(&u.contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
+	u.rf.add(cmd)
+	f.Int64Var(&u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
+	f.Int64Var(&u.limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
+	f.IntVar(&u.limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")
+	f.Int64Var(&u.limits.MaxFileBytes, "max-file-bytes", safetree.DefaultMaxFileBytes, "limit: bytes of one file")
+	f.IntVar(&u.limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
+	f.IntVar(&u.limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
+	a.addLayerLimit(cmd)
+	u.fetch.add(cmd)
+	addVerifyKeyFlag(cmd)
+	u.reloc.add(cmd)
+	a.addRegistryFlags(cmd)
+	return cmd
+}
+
+// unpack reads the add-on: into -o DIR, or into a tree that spills to a
+// temporary directory, which release removes.
+func (u *unpackFlags) unpack(cmd *cobra.Command, a *app, ref source.Ref) (*unpack.Addon, func(), error) {
+	u.limits.MaxLayers = a.maxLayers
+	uopts := unpack.Options{ContentDir: u.contentDir, Limits: u.limits}
+	if u.platform != "" {
+		p, err := v1.ParsePlatform(u.platform)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--platform %q: %w", u.platform, err)
+		}
+		uopts.Platform = p
+	}
+	sopts, err := a.sourceOptions(u.pull)
+	if err != nil {
+		return nil, nil, err
+	}
+	u.fetch.apply(&sopts)
+	if err := applyVerifyKeys(cmd, &sopts); err != nil {
+		return nil, nil, err
+	}
+	u.sopts = sopts
+	if u.out != "" {
+		ad, err := source.UnpackTo(cmd.Context(), ref, u.out, sopts, uopts)
+		return ad, func() {}, err
+	}
+	return source.UnpackSpilled(cmd.Context(), ref, sopts, uopts)
+}
+
+// print writes what the flags ask for: nothing more for -o (its
+// metadata with --json), the metadata, the file list, the manifests as
+// written, or the rendered stream with its values filled in (and its
+// images relocated).
+func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpack.Addon) error {
+	ctx := cmd.Context()
+	switch {
+	case u.out != "":
+		if u.asJSON {
+			return a.printJSON(describeAddon(ref, ad))
+		}
+		return nil
+	case u.asJSON:
+		// A config without an inventory (a foreign image, a minimal
+		// third-party config) gets the rendered one.
+		if ad.NoInventory {
+			res, err := render.Addon(ctx, ad, render.Options{AllowRemote: u.rf.allowRemote, DropText: true})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
 			a.warn(res.Warnings)
-			if res, err = reloc.apply(cmd.Context(), a, ref, sopts, ad.FS, res, render.Options{AllowRemote: rf.allowRemote, Values: ropts.Values}); err != nil {
-				return err
-			}
-			_, err = res.WriteTo(a.stdout)
-			return err
-		},
+			ad.SetInventory(res.Inventory())
+		}
+		return a.printJSON(describeAddon(ref, ad))
+	case u.list:
+		return printList(a, ad)
 	}
-	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
-	f.BoolVar(&raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
-	f.BoolVar(&list, "list", false, "print the file list with sizes")
-	addJSONFlag(cmd, &asJSON, "metadata and the file list")
-	addPullFlag(cmd, &pull)
-	addPlatformFlag(cmd, &platform, false)
-	f.StringVar(&contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
-	rf.add(cmd)
-	f.Int64Var(&limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
-	f.Int64Var(&limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
-	f.IntVar(&limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")
-	f.Int64Var(&limits.MaxFileBytes, "max-file-bytes", safetree.DefaultMaxFileBytes, "limit: bytes of one file")
-	f.IntVar(&limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
-	f.IntVar(&limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
-	a.addLayerLimit(cmd)
-	fetch.add(cmd)
-	addVerifyKeyFlag(cmd)
-	reloc.add(cmd)
-	a.addRegistryFlags(cmd)
-	return cmd
+	// The stream reads each document back from the tree as it writes it
+	// (the render holds no text), except when relocation rewrites it.
+	ropts, err := u.rf.options(!u.raw)
+	if err != nil {
+		return err
+	}
+	ropts.Raw, ropts.DropText = u.raw, !u.reloc.enabled()
+	res, err := render.Addon(ctx, ad, ropts)
+	if err != nil {
+		if u.raw {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		return fmt.Errorf("render %s: %w", ref, err)
+	}
+	a.warn(res.Warnings)
+	if !u.raw {
+		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad.FS, res, render.Options{AllowRemote: u.rf.allowRemote, Values: ropts.Values}); err != nil {
+			return err
+		}
+	}
+	_, err = res.WriteTo(a.stdout)
+	return err
 }
 
 // fetchFlags bound http and git sources. Their time limit is the
