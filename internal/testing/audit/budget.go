@@ -22,17 +22,18 @@ type Budget struct {
 // kustomize: render itself, build (it validates and takes the inventory
 // by rendering), relocate (it rewrites rendered streams with kyaml),
 // addonset, airgap and inspect (they render members, or read the images
-// of a rendering), diff, doctor (it builds probes), the command and the
-// example installers.
+// of a rendering), diff, doctor (it builds probes), capi (it takes
+// render's results), the command and the example installers.
 var renderers = []string{
 	"pkg/render", "pkg/build", "pkg/relocate", "pkg/addonset", "pkg/airgap",
-	"internal/diff", "internal/inspect", "internal/doctor",
+	"internal/diff", "internal/inspect", "internal/doctor", "pkg/capi",
 	"cmd/addonpkg", "pkg/apply", "examples/unpack-render", "examples/installer",
 }
 
 // clusterClients may compile the Kubernetes clients: the apply package,
-// the command and the example installer that applies through it.
-var clusterClients = []string{"pkg/apply", "pkg/capi", "cmd/addonpkg", "examples/installer"}
+// the command and the example installer that applies through it. capi
+// is not one: it writes objects for a cluster and talks to none.
+var clusterClients = []string{"pkg/apply", "cmd/addonpkg", "examples/installer"}
 
 // Budgets are the dependency budgets of the module.
 var Budgets = []Budget{
@@ -46,6 +47,7 @@ var Budgets = []Budget{
 	// Flux's substitution (stdlib and golang.org/x/text only) fills in
 	// installer values wherever an add-on renders.
 	{Dep: "github.com/fluxcd/pkg/envsubst", Why: "values are filled in where rendering happens", Allowed: append([]string{"pkg/values"}, renderers...)},
+	{Dep: "sigs.k8s.io/cluster-api/", Why: "Cluster API's types only in capi", Allowed: []string{"pkg/capi", "cmd/addonpkg"}},
 }
 
 // NoDependency maps packages to module packages they must not compile,

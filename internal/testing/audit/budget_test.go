@@ -28,8 +28,8 @@ func loadDepGraph(t *testing.T) audit.DepGraph {
 // Every package compiles only the heavy dependencies its budget allows
 // (audit.Budgets: go-git only in the git location, kustomize only where
 // rendering happens, sigstore only in signature, the cluster clients only
-// in apply), and the installer stays within InstallerBudget third-party
-// packages, none of them go-git.
+// in apply, Cluster API's types only in capi), and the installer stays
+// within InstallerBudget third-party packages, none of them go-git.
 func TestDependencyBudgets(t *testing.T) {
 	g := loadDepGraph(t)
 	for _, v := range audit.OverBudget(g, audit.Budgets) {
@@ -62,8 +62,9 @@ func checkInstaller(t *testing.T, g audit.DepGraph) {
 // The budgets fail on a forbidden import: the core source resolver
 // importing the git location (the installer then compiles go-git),
 // transfer importing build (copy and push compile kustomize), signature
-// importing the source resolver with git, and unpack importing the
-// cluster client.
+// importing the source resolver with git, unpack importing the cluster
+// client, render importing Cluster API's types, and capi a cluster
+// client.
 func TestDependencyBudgetsCatchForbiddenImports(t *testing.T) {
 	g := loadDepGraph(t)
 	for _, tc := range []struct{ from, to, want string }{
@@ -73,6 +74,8 @@ func TestDependencyBudgetsCatchForbiddenImports(t *testing.T) {
 		{"pkg/signature", "pkg/source/git", "pkg/signature compiles github.com/go-git/"},
 		{"pkg/unpack", "k8s.io/client-go/kubernetes", "pkg/unpack compiles k8s.io/client-go/"},
 		{"pkg/layout", "github.com/sigstore/sigstore/pkg/signature", "pkg/layout compiles github.com/sigstore/"},
+		{"pkg/render", "sigs.k8s.io/cluster-api/api/addons/v1beta2", "pkg/render compiles sigs.k8s.io/cluster-api/"},
+		{"pkg/capi", "k8s.io/client-go/kubernetes", "pkg/capi compiles k8s.io/client-go/"},
 	} {
 		bad := g.With(tc.from, tc.to)
 		vs := audit.OverBudget(bad, audit.Budgets)
