@@ -18,6 +18,7 @@ type renderedMember struct {
 func newRenderCmd(a *app) *cobra.Command {
 	var (
 		sf                          setFlags
+		crs                         crsFlags
 		out, lockFile               string
 		noLock, asJSON, allowRemote bool
 	)
@@ -42,15 +43,30 @@ When the lock file exists (addons.yaml -> addons.lock, or --lock) the set is
 frozen: render fetches exactly the pinned sources and refuses when anything
 differs from the lock (a member added, removed or changed in the declaration;
 a locked tag that now points elsewhere; different content). --no-lock ignores
-the lock and resolves the declaration as it is now.`,
+the lock and resolves the declaration as it is now.
+
+--cluster-resource-set NAME prints the set for Cluster API instead: a
+ConfigMap per member holding its stream (a Secret of type
+addons.cluster.x-k8s.io/resource-set for a member whose stream holds
+Secrets), then the ClusterResourceSet NAME (addons.cluster.x-k8s.io/v1beta2)
+that lists them in dependsOn order, so that the management cluster installs
+the locked add-ons into every workload cluster --cluster-selector selects.
+Each document is its own data key, so Cluster API applies them in this
+order; a member over 1 MiB is split across NAME-MEMBER, NAME-MEMBER.2, ...
+Apply the stream with --server-side: a client-side apply stores each object
+in an annotation, which holds at most 256 KiB.`,
 		Example: `  addonpkg render -f addons.yaml | kubectl apply -f -
   addonpkg render -f addons.yaml -o ./manifests
   addonpkg render -f addons.yaml --no-lock
-  addonpkg render -f addons.yaml | csplit -z -f member- - '/^# addonpkg-set-member: /' '{*}'`,
+  addonpkg render -f addons.yaml | csplit -z -f member- - '/^# addonpkg-set-member: /' '{*}'
+  addonpkg render -f addons.yaml --cluster-resource-set addons --cluster-selector addons=standard --namespace fleet | kubectl apply --server-side -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if noLock && lockFile != "" {
 				return fmt.Errorf("--lock and --no-lock exclude each other")
+			}
+			if err := crs.check(cmd, out, asJSON); err != nil {
+				return err
 			}
 			s, opts, err := sf.load(a, cmd)
 			if err != nil {
@@ -82,6 +98,9 @@ the lock and resolves the declaration as it is now.`,
 				for _, w := range m.Result.Warnings {
 					a.warn([]string{m.Name + ": " + w})
 				}
+			}
+			if crs.opts.Name != "" {
+				return crs.write(a, res)
 			}
 			var names []string
 			if out != "" {
@@ -115,5 +134,6 @@ the lock and resolves the declaration as it is now.`,
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
 	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	crs.add(cmd)
 	return cmd
 }

@@ -50,6 +50,9 @@ const (
 	AnnotationPart = labelDomain + "/part"
 )
 
+// Strategy is how Cluster API applies a ClusterResourceSet's resources.
+type Strategy = addonsv1.ClusterResourceSetStrategy
+
 // The strategies of a ClusterResourceSet.
 const (
 	// ApplyOnce creates each object once in a cluster and never touches
@@ -103,7 +106,7 @@ type Options struct {
 	// Strategy is ApplyOnce (the default) or Reconcile. It is always
 	// written: Cluster API's controller refuses an empty one when its
 	// defaulting webhook did not run.
-	Strategy addonsv1.ClusterResourceSetStrategy
+	Strategy Strategy
 	// MaxDataBytes is the most data each ConfigMap or Secret holds; 0
 	// means MaxDataBytes, the API server's limit, and more is refused.
 	MaxDataBytes int
@@ -149,7 +152,7 @@ func (r *Result) Objects() []runtime.Object {
 // resources are refused (ErrTooManyResources), and so is a set with none
 // (ErrNoResources).
 func ClusterResourceSet(members []Member, opts Options) (*Result, error) {
-	if err := opts.validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	limit := opts.MaxDataBytes
@@ -279,7 +282,9 @@ func (o Options) objectMeta(m Member, k, n int) metav1.ObjectMeta {
 	}
 }
 
-func (o Options) validate() error {
+// Validate refuses options ClusterResourceSet would refuse (ErrInvalid),
+// so that a caller can check them before it renders the set.
+func (o Options) Validate() error {
 	if err := checkName("name", o.Name); err != nil {
 		return err
 	}
