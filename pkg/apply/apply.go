@@ -126,8 +126,8 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		prevObjects = p.prev.Objects
 	}
 	inv := &Inventory{
-		Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
-		Values: maps.Clone(a.Values), Phase: PhasePending,
+		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
+			Values: maps.Clone(a.Values), Phase: PhasePending},
 		Objects: union(prevObjects, p.entries()),
 	}
 	// A re-apply of what the last record says (same add-on, values and

@@ -77,6 +77,14 @@ const (
 // under InventoryKey in the Secret InventoryName(name) of the inventory
 // namespace.
 type Inventory struct {
+	Record
+	Objects []InventoryEntry `json:"objects"`
+}
+
+// Record is what an inventory says of its add-on, beside the objects:
+// who it is, where it came from, the values it was rendered with, and
+// whether its last apply finished.
+type Record struct {
 	Name     string            `json:"name"`
 	Version  string            `json:"version,omitempty"`
 	Source   string            `json:"source,omitempty"`
@@ -85,7 +93,6 @@ type Inventory struct {
 	Values   map[string]string `json:"values,omitempty"`
 	Phase    string            `json:"phase"`
 	Updated  time.Time         `json:"updated"`
-	Objects  []InventoryEntry  `json:"objects"`
 }
 
 // InventoryEntry is one object: ID is "<namespace>_<name>_<group>_<kind>"

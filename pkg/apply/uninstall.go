@@ -128,17 +128,10 @@ func sortDoomed(ds []*doomed) {
 // Installed is one add-on as its inventory records it, and how ready its
 // objects are now.
 type Installed struct {
-	Name     string `json:"name"`
-	Version  string `json:"version,omitempty"`
-	Source   string `json:"source,omitempty"`
-	Digest   string `json:"digest,omitempty"`
-	Identity string `json:"identity,omitempty"`
-	// Values are the installer's values it was rendered with.
-	Values  map[string]string `json:"values,omitempty"`
-	Phase   string            `json:"phase"`
-	Updated time.Time         `json:"updated"`
-	Objects int               `json:"objects"`
-	Ready   int               `json:"ready"`
+	Record
+	// Objects counts the objects it owns, Ready those ready now.
+	Objects int `json:"objects"`
+	Ready   int `json:"ready"`
 	// Unready names each object that is not ready: "Kind/ns/name: Status".
 	Unready []string `json:"unready,omitempty"`
 }
@@ -171,8 +164,7 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 		if err != nil {
 			return nil, err
 		}
-		st := Installed{Name: inv.Name, Version: inv.Version, Source: inv.Source, Digest: inv.Digest, Identity: inv.Identity,
-			Values: inv.Values, Phase: inv.Phase, Updated: inv.Updated, Objects: len(inv.Objects)}
+		st := Installed{Record: inv.Record, Objects: len(inv.Objects)}
 		for _, e := range inv.Objects {
 			stub, err := e.object()
 			if err != nil {
