@@ -13,6 +13,13 @@
 // never runs in the middle of a write, in this process or another. A
 // caller writing in several steps holds Hold across them.
 //
+// A Store reads index.json from disk on every call, but parses it again
+// only when its bytes changed, and reads each manifest once to learn its
+// subject (Referrers). Pin goes further for an operation that owns the
+// Store: index.json is read once and written once, at the end. Handles
+// give an operation one Store per layout, archive and store, and travel
+// in its context (WithHandles), so every call it makes shares them.
+//
 // Presence is verified presence: HasBlob, and every write that finds its
 // blob already there, hash the file, and a blob that does not match is
 // written again from the source (so a pull repairs a corrupted store).
