@@ -27,7 +27,11 @@
 // reader does not).
 //
 // Media types come from the manifests' own bytes (mediatypes.Sniff), never from
-// a registry's Content-Type. GC reads what each entry of index.json
-// reaches from those bytes, and deletes nothing at all when any entry's
-// manifest tree cannot be read (UnreadableError).
+// a registry's Content-Type. GC (GarbageCollect) keeps what the tags
+// reach, read from those bytes: each tagged manifest's tree, what refers
+// to anything kept (signatures, an add-on's image lock), the attachment
+// tags named after it (sha256-HEX.sig), and the images a kept image lock
+// pins; every other entry of index.json goes, then every blob nothing
+// kept names. It deletes nothing at all when what it keeps cannot be read
+// (UnreadableError).
 package layout
