@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -217,7 +218,12 @@ func newGraph(s *Store, idx *v1.IndexManifest) *graph {
 	for _, d := range idx.Manifests {
 		e := &gcEntry{d: d, name: d.Annotations[mediatypes.AnnotationRefName]}
 		if e.name != "" {
-			_, tag := splitTag(e.name)
+			// A store's REPO:TAG, or a layout's bare TAG.
+			_, v := reference.Split(e.name)
+			tag := strings.TrimPrefix(v, ":")
+			if v == "" {
+				tag = e.name
+			}
 			if m := attachmentTag.FindStringSubmatch(tag); m != nil {
 				e.attached = m[1]
 			} else {
@@ -249,16 +255,6 @@ func newGraph(s *Store, idx *v1.IndexManifest) *graph {
 		g.byDigest[d.Digest.Hex] = append(g.byDigest[d.Digest.Hex], e)
 	}
 	return g
-}
-
-// splitTag splits a ref name at its last ':' after the last '/': the
-// store's REPO:TAG, or a bare TAG.
-func splitTag(name string) (repo, tag string) {
-	slash := strings.LastIndex(name, "/")
-	if i := strings.LastIndex(name, ":"); i > slash {
-		return name[:i], name[i+1:]
-	}
-	return "", name
 }
 
 // walk reaches everything the roots reach.
