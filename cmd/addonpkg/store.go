@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -131,7 +132,7 @@ func newGCCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "gc",
-		Short:   "Delete blobs that no name in the local store uses",
+		Short:   "Delete what no name in the local store reaches: an add-on's images, lock and signatures go with its last name",
 		Example: `  addonpkg gc`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -139,7 +140,7 @@ func newGCCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, freed, err := st.GC()
+			res, err := st.GarbageCollect()
 			if ue := (*layout.UnreadableError)(nil); errors.As(err, &ue) {
 				return gcRefusal(ue)
 			}
@@ -147,9 +148,16 @@ func newGCCmd(a *app) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(map[string]int64{"removed": int64(n), "freedBytes": freed})
+				return a.printJSON(res)
 			}
-			fmt.Fprintf(a.stderr, "removed %d files, freed %d bytes\n", n, freed)
+			for _, e := range res.Removed {
+				fmt.Fprintf(a.stderr, "removed %s %s: %s\n", safetree.Sanitize(cmp.Or(e.Name, "untagged")), e.Digest, safetree.Sanitize(e.Why))
+			}
+			fmt.Fprintf(a.stderr, "removed %d files, freed %d bytes", res.Files, res.Bytes)
+			if len(res.Kept) > 0 {
+				fmt.Fprintf(a.stderr, "; kept %d untagged entries that names reach (gc --json says how)", len(res.Kept))
+			}
+			fmt.Fprintln(a.stderr)
 			return nil
 		},
 	}

@@ -1,9 +1,13 @@
 // Package diff compares two rendered add-ons object by object: which
 // Kubernetes objects one adds, which it removes, and a unified diff of the
-// YAML of each object both have but with different content.
+// YAML of each object both have but with different content. What it
+// compares line by line is bounded (safetree.Limits' MaxDiffObjectBytes
+// and MaxDiffBytes): past that an object is reported by its sizes.
 package diff
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/textdiff"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Report is what changed from a to b.
@@ -32,8 +37,26 @@ type Change struct {
 	Object addon.Object `json:"object"`
 	// UnifiedDiff is a unified diff of the object's normalized YAML, with
 	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key,
-	// "apiVersion/kind namespace/name").
+	// "apiVersion/kind namespace/name"); empty when Summary is set.
 	UnifiedDiff string `json:"diff"`
+	// Summary, set instead of UnifiedDiff when the object was not
+	// compared line by line (over a limit, see Options), says so and why.
+	Summary string `json:"summary,omitempty"`
+	// BytesA and BytesB are the sizes of the object's YAML in a and b,
+	// set with Summary.
+	BytesA int `json:"bytesA,omitempty"`
+	BytesB int `json:"bytesB,omitempty"`
+}
+
+// Options change a Diff.
+type Options struct {
+	// Limits bound what is compared line by line: an object whose YAML
+	// is over MaxDiffObjectBytes on either side is compared by its bytes
+	// (not normalized: a change of formatting alone is a change), and
+	// once the report holds MaxDiffBytes of unified diffs the objects
+	// changed after are reported by their sizes. The other fields do not
+	// apply; zero fields mean the defaults.
+	Limits safetree.Limits
 }
 
 // Equal reports whether a and b render the same objects with the same content.
@@ -45,8 +68,19 @@ func (r *Report) Equal() bool {
 // apiVersion, kind, namespace and name. Their YAML is normalized before it
 // is compared (parsed and written again with kyaml, comments dropped, the
 // keys of every mapping sorted, quoting and flow styles reset), so a
-// change of formatting alone is no change.
+// change of formatting alone is no change. The default limits apply (see
+// DiffWith).
 func Diff(ctx context.Context, a, b *render.Result) *Report {
+	return DiffWith(ctx, a, b, Options{})
+}
+
+// DiffWith is Diff within opts.Limits: its memory grows with the largest
+// object compared line by line and the diffs it holds, not with the
+// add-ons (issue 25: two 6 MB one-ConfigMap folders took 850 MiB, two of
+// 90 MB ran out of memory).
+func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
+	lim := opts.Limits.WithDefaults()
+	held := int64(0) // bytes of unified diffs in r
 	r := &Report{Added: []addon.Object{}, Removed: []addon.Object{}, Changed: []Change{}}
 	// Two documents with one key (possible in plain manifests) pair up in
 	// order of appearance.
@@ -65,15 +99,32 @@ func Diff(ctx context.Context, a, b *render.Result) *Report {
 		}
 		da := list[0]
 		pending[db.Object] = list[1:]
+		if bytes.Equal(da.Raw, db.Raw) {
+			continue // the same bytes normalize the same
+		}
+		sized := Change{Object: db.Object, BytesA: len(da.Raw), BytesB: len(db.Raw)}
+		if max(len(da.Raw), len(db.Raw)) > int(lim.MaxDiffObjectBytes) {
+			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML, compared by their bytes (an object over %d bytes is not compared line by line)", len(da.Raw), len(db.Raw), lim.MaxDiffObjectBytes)
+			r.Changed = append(r.Changed, sized)
+			continue
+		}
 		na, nb := Normalize(da.Raw), Normalize(db.Raw)
 		if na == nb {
 			continue
 		}
-		key := db.Object.String()
-		r.Changed = append(r.Changed, Change{
-			Object:      db.Object,
-			UnifiedDiff: textdiff.Unified("a/"+key, "b/"+key, na, nb, 3),
-		})
+		var d string
+		if held < lim.MaxDiffBytes {
+			key := db.Object.String()
+			d = textdiff.Unified("a/"+key, "b/"+key, na, nb, 3)
+		}
+		if d == "" || held+int64(len(d)) > lim.MaxDiffBytes {
+			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (not shown: the diff holds at most %d bytes of unified diffs)", len(da.Raw), len(db.Raw), lim.MaxDiffBytes)
+			r.Changed = append(r.Changed, sized)
+			held = lim.MaxDiffBytes // the objects after are summarized too, in order
+			continue
+		}
+		held += int64(len(d))
+		r.Changed = append(r.Changed, Change{Object: db.Object, UnifiedDiff: d})
 	}
 	for _, da := range docs(a) {
 		if list := pending[da.Object]; len(list) > 0 {
@@ -92,9 +143,10 @@ func docs(r *render.Result) []render.Document {
 }
 
 // WriteText prints the report for people: the added, removed and changed
-// objects, then the diff of each changed one.
+// objects, then the diff of each changed one (or, for one not compared
+// line by line, a line saying so, as diff(1) does for binary files).
 func (r *Report) WriteText(w io.Writer) error {
-	var b strings.Builder
+	b := bufio.NewWriter(w)
 	if r.Equal() {
 		b.WriteString("no differences\n")
 	}
@@ -102,9 +154,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		if len(objs) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "%s (%d):\n", title, len(objs))
+		fmt.Fprintf(b, "%s (%d):\n", title, len(objs))
 		for _, o := range objs {
-			fmt.Fprintf(&b, "  %s\n", o)
+			fmt.Fprintf(b, "  %s\n", o)
 		}
 	}
 	section("Added", r.Added)
@@ -116,10 +168,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	section("Changed", changed)
 	for _, c := range r.Changed {
 		b.WriteString("\n")
+		if c.Summary != "" {
+			key := c.Object.String()
+			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", key, key, strings.TrimPrefix(c.Summary, "objects differ: "))
+			continue
+		}
 		b.WriteString(c.UnifiedDiff)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
 // Normalize returns the canonical YAML of one document: comments dropped,
@@ -137,7 +193,7 @@ func Normalize(raw []byte) string {
 	if nz.budget < 0 {
 		return string(raw)
 	}
-	out, err := yaml.String(n)
+	out, err := emit(n)
 	if err != nil {
 		return string(raw)
 	}

@@ -194,7 +194,8 @@ func groupChanges(edits []edit) {
 // maxEdits bounds the search for a shortest script: beyond it (two
 // objects with little in common) the whole of a is deleted and the whole
 // of b inserted, still a correct diff. It bounds the trace to about
-// maxEdits² ints.
+// maxEdits² int32s (16 MB): the lines of a text diffed are fewer than
+// 2³¹ (diff's objects are capped far below that).
 const maxEdits = 2000
 
 func myers(a, b []string) []edit {
@@ -206,7 +207,7 @@ func myers(a, b []string) []edit {
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
 	// trace[d] holds v[k] for k in [-d, d] after step d, at index k+d.
-	var trace [][]int
+	var trace [][]int32
 	found := -1
 	for d := 0; d <= maxD && found < 0; d++ {
 		for k := -d; k <= d; k += 2 {
@@ -226,8 +227,10 @@ func myers(a, b []string) []edit {
 				found = d
 			}
 		}
-		snap := make([]int, 2*d+1)
-		copy(snap, v[off-d:off+d+1])
+		snap := make([]int32, 2*d+1)
+		for i, x := range v[off-d : off+d+1] {
+			snap[i] = int32(x)
+		}
 		trace = append(trace, snap)
 	}
 
@@ -247,7 +250,7 @@ func myers(a, b []string) []edit {
 	x, y := n, m
 	for d := found; d > 0; d-- {
 		prev := trace[d-1]
-		at := func(k int) int { return prev[k+d-1] }
+		at := func(k int) int { return int(prev[k+d-1]) }
 		k := x - y
 		var pk int
 		if k == -d || (k != d && at(k-1) < at(k+1)) {

@@ -98,7 +98,12 @@ type pending struct {
 // reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or a store name), and
 // writes the image lock there. An archive is written whole to a temp
 // file first and appears only when complete.
-func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, error) {
+//
+// Each layout, archive and store the copy reads or writes is opened once
+// (the layout.Handles ctx carries, else its own, which Options.Referrers
+// is called with too) and pinned (layout.Store.Pin): its index.json is
+// read once and written once, whatever the number of images.
+func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, err error) {
 	switch dst.Kind {
 	case source.KindRegistry, source.KindLayout, source.KindArchive, source.KindStore:
 	default:
@@ -112,11 +117,31 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	if (dst.Kind == source.KindLayout || dst.Kind == source.KindArchive) && dst.Name == "" {
 		return nil, fmt.Errorf("%s: %w: name the add-on with :TAG (%s:1.0): the layout holds its images too", dst, ErrNoTag, dst)
 	}
+	if layout.HandlesFrom(ctx) == nil {
+		// Each image is read from, and written to, the same layouts: open
+		// each once, for the Referrers hook too (it gets this ctx).
+		h := layout.NewHandles()
+		defer h.Close()
+		ctx = layout.WithHandles(ctx, h)
+	}
 	a, err := source.Open(ctx, src, opts.Options)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
+	if st, _, _ := a.Beside(); st != nil {
+		done, err := st.Pin()
+		if err != nil {
+			return nil, err
+		}
+		// Pins nest: when the source is the destination too, this one
+		// writes what the copy changed.
+		defer func() {
+			if derr := done(); derr != nil && err == nil {
+				err = fmt.Errorf("write %s: %w", dst, derr)
+			}
+		}()
+	}
 	whole, err := keepIndex(ctx, a, opts)
 	if err != nil {
 		return nil, err
@@ -301,18 +326,30 @@ func fromLock(src source.Ref, locks []*imagelock.Lock, opts Options) ([]pending,
 // destination's previous tag as it was, never an add-on without its
 // images and lock. to is where things are written (a temp layout for an
 // archive); src is where the add-on was read.
-func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pending, to source.Ref, opts Options) (*Result, error) {
-	if to.Kind == source.KindStore {
-		// gc must not collect what is written untagged before the tag.
-		st, err := layoutOf(to, opts)
+func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pending, to source.Ref, opts Options) (_ *Result, err error) {
+	if to.Kind != source.KindRegistry {
+		st, err := layoutOf(ctx, to, opts)
 		if err != nil {
 			return nil, err
 		}
-		release, err := st.Hold()
+		if to.Kind == source.KindStore {
+			// gc must not collect what is written untagged before the tag.
+			release, err := st.Hold()
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+		}
+		// index.json once, at the end (after the tag), for every image.
+		done, err := st.Pin()
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		defer func() {
+			if derr := done(); derr != nil && err == nil {
+				err = fmt.Errorf("write %s: %w", to, derr)
+			}
+		}()
 	}
 	res := &Result{}
 	mirror := ""
@@ -396,7 +433,7 @@ func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pendi
 			return nil, err
 		}
 	default:
-		st, err := layoutOf(to, opts)
+		st, err := layoutOf(ctx, to, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -515,14 +552,11 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 	return imagelock.Image{Image: p.image, Digest: dg, MediaType: string(wr.MediaType), Mirrored: mirrored}, n, nil
 }
 
-func layoutOf(ref source.Ref, opts Options) (*layout.Store, error) {
+func layoutOf(ctx context.Context, ref source.Ref, opts Options) (*layout.Store, error) {
 	if ref.Kind == source.KindStore {
-		if opts.Store != nil {
-			return opts.Store, nil
-		}
-		return source.DefaultStore()
+		return source.StoreOf(ctx, opts.Options)
 	}
-	return layout.Init(ref.Path)
+	return layout.HandlesFrom(ctx).Init(ref.Path)
 }
 
 func absOf(p string) string {

@@ -30,27 +30,30 @@ func FindLocks(ctx context.Context, ref source.Ref, opts source.Options) ([]*ima
 	a.Close()
 	switch ref.Kind {
 	case source.KindLayout:
-		st, err := layout.Open(ref.Path)
+		st, err := layout.HandlesFrom(ctx).Open(ref.Path)
 		if err != nil {
 			return nil, err
 		}
 		return imagelock.FromLayout(st, subject)
 	case source.KindArchive:
-		st, err := layout.OpenArchive(ref.Path)
+		h := layout.HandlesFrom(ctx)
+		st, err := h.OpenArchive(ref.Path)
 		if err != nil {
 			return nil, err
 		}
-		defer st.Close()
+		if !h.Shared() {
+			defer st.Close()
+		}
 		return imagelock.FromLayout(st, subject)
 	case source.KindStore:
-		st, err := storeOf(opts)
+		st, err := storeOf(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
 		return imagelock.FromLayout(st, subject)
 	}
 	if opts.StoreFirst && !ref.Explicit && opts.Pull != source.PullAlways {
-		st, err := storeOf(opts)
+		st, err := storeOf(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -69,11 +72,8 @@ func FindLocks(ctx context.Context, ref source.Ref, opts source.Options) ([]*ima
 	return imagelock.FromRegistry(ctx, r.Context(), subject, opts.Registry)
 }
 
-func storeOf(opts source.Options) (*layout.Store, error) {
-	if opts.Store != nil {
-		return opts.Store, nil
-	}
-	return source.DefaultStore()
+func storeOf(ctx context.Context, opts source.Options) (*layout.Store, error) {
+	return source.StoreOf(ctx, opts)
 }
 
 // SelectLock picks the lock to relocate with: the one whose Mirror is mirror,

@@ -63,7 +63,7 @@ func OpenArchive(file string) (*Store, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w (no oci-layout file in the archive)", file, ErrNotLayout)
 	}
-	return &Store{dir: file, archive: idx}, nil
+	return &Store{dir: file, archive: idx, c: newCache()}, nil
 }
 
 func (t *tarIndex) open(name string) (io.ReadCloser, error) {

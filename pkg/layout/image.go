@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -357,71 +356,6 @@ func (x *storeIndex) child(h v1.Hash) v1.Descriptor {
 	return v1.Descriptor{Digest: h, Size: -1}
 }
 
-// GC removes every blob that no tagged or untagged entry of index.json
-// reaches, and temp files left by killed writers. It returns how many
-// files it removed and how many bytes that freed.
-//
-// What an entry reaches is read from the manifests' own bytes, whatever
-// media type index.json records. If any entry's manifest tree cannot be
-// read (a blob missing, corrupted, over its cap, or not a manifest), GC
-// cannot know what that entry needs, so it deletes nothing at all and
-// returns an *UnreadableError naming every such entry.
-func (s *Store) GC() (removed int, freed int64, err error) {
-	unlock, err := s.writeLock(true)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer unlock()
-	idx, err := s.readIndex()
-	if err != nil {
-		return 0, 0, err
-	}
-	keep := map[string]bool{}
-	var broken []UnreadableEntry
-	for _, d := range idx.Manifests {
-		if err := s.mark(d, keep, 0); err != nil {
-			broken = append(broken, UnreadableEntry{Name: d.Annotations[mediatypes.AnnotationRefName], Digest: d.Digest, Err: err})
-		}
-	}
-	if len(broken) > 0 {
-		return 0, 0, &UnreadableError{Entries: broken}
-	}
-	dir := filepath.Join(s.dir, "blobs", "sha256")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, e := range entries {
-		if keep[e.Name()] {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-			return removed, freed, err
-		}
-		removed++
-		freed += info.Size()
-	}
-	// Temp files of index.json writes are made under the index lock too:
-	// take it as well, as every index writer does.
-	l := flock.New(filepath.Join(s.dir, indexLock))
-	if err := l.Lock(); err != nil {
-		return removed, freed, fmt.Errorf("lock %s: %w", s.dir, err)
-	}
-	defer l.Unlock()
-	if tmps, err := filepath.Glob(filepath.Join(s.dir, tmpPrefix+"*")); err == nil {
-		for _, t := range tmps {
-			if os.Remove(t) == nil {
-				removed++
-			}
-		}
-	}
-	return removed, freed, nil
-}
-
 // ErrUnreadable marks a store entry whose manifest tree cannot be read;
 // GC refuses to run while one exists (see UnreadableError).
 var ErrUnreadable = errors.New("manifest cannot be read")
@@ -471,39 +405,6 @@ func (e *UnreadableError) Unwrap() []error {
 		out[i] = u.Err
 	}
 	return out
-}
-
-// mark records d and everything below it as reachable. It fails when any
-// manifest or index of the tree cannot be read and parsed: then what lies
-// below it is unknown.
-func (s *Store) mark(d v1.Descriptor, keep map[string]bool, depth int) error {
-	if depth > maxIndexDepth {
-		return fmt.Errorf("%w: indexes nest deeper than %d levels", ErrIndexGraph, maxIndexDepth)
-	}
-	if keep[d.Digest.Hex] {
-		return nil
-	}
-	raw, err := s.readBlob(d.Digest, d.Size, indexCap)
-	if err != nil {
-		return err
-	}
-	doc, err := mediatypes.ParseDocument(raw)
-	if err != nil {
-		return fmt.Errorf("%s: %w", d.Digest, err)
-	}
-	keep[d.Digest.Hex] = true
-	if doc.Config != nil {
-		keep[doc.Config.Digest.Hex] = true
-	}
-	for _, l := range doc.Layers {
-		keep[l.Digest.Hex] = true
-	}
-	for _, c := range doc.Manifests {
-		if err := s.mark(c, keep, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CheckIndexGraph walks the indexes below idx, each distinct one once,

@@ -305,3 +305,40 @@ func TestInitSyncsCreatedDirectories(t *testing.T) {
 		t.Errorf("Init of an existing store synced %q", synced)
 	}
 }
+
+// A pinned Store syncs the blobs directory once, at done, after every
+// rename into it and before index.json names what was renamed.
+func TestPinSyncsBlobsBeforeIndex(t *testing.T) {
+	st := internalStore(t)
+	blobDir := filepath.Join(st.dir, "blobs", "sha256")
+	var (
+		mu     sync.Mutex
+		synced []string
+	)
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(dir string) error {
+		mu.Lock()
+		synced = append(synced, dir)
+		mu.Unlock()
+		return orig(dir)
+	}
+	done, err := st.Pin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := st.WriteImage(context.Background(), mustRandom(t), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(synced) != 0 {
+		t.Errorf("synced %q before done", synced)
+	}
+	if err := done(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{blobDir, st.dir}; !slices.Equal(synced, want) {
+		t.Errorf("done synced %q, want %q: the blobs, then index.json's directory", synced, want)
+	}
+}

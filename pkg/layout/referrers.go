@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -26,8 +27,11 @@ import (
 // annotations, as a registry's referrers list does. A manifest that
 // cannot be read is skipped: it could not be copied or verified either.
 // The list is sorted by digest, each manifest once.
+//
+// Each manifest is read once per Store to learn its subject (see cache);
+// a call then costs what it finds, not what the store holds.
 func (s *Store) Referrers(ctx context.Context, subject v1.Hash, repo string) ([]v1.Descriptor, error) {
-	all, err := s.Descriptors()
+	idx, err := s.index()
 	if err != nil {
 		return nil, err
 	}
@@ -38,13 +42,19 @@ func (s *Store) Referrers(ctx context.Context, subject v1.Hash, repo string) ([]
 		}
 		return refName == tag || strings.HasSuffix(refName, ":"+tag)
 	}
+	isTagIndex := func(mt types.MediaType, refName string) bool {
+		return mediatypes.IsIndex(mediatypes.MediaType(mt)) && isTag(refName)
+	}
 	seen := map[v1.Hash]bool{subject: true}
 	var out []v1.Descriptor
-	check := func(d v1.Descriptor) {
+	// add lists d, whose facts name subject, with the annotations its
+	// bytes give (read again: only what is found is).
+	add := func(d v1.Descriptor) {
 		if seen[d.Digest] {
 			return
 		}
 		seen[d.Digest] = true
+		s.c.stats.manifestReads.Add(1)
 		raw, err := s.readBlob(d.Digest, d.Size, manifestCap)
 		if err != nil {
 			return
@@ -59,21 +69,38 @@ func (s *Store) Referrers(ctx context.Context, subject v1.Hash, repo string) ([]
 		}
 		out = append(out, v1.Descriptor{MediaType: mt, Size: int64(len(raw)), Digest: d.Digest, ArtifactType: art, Annotations: ann})
 	}
-	for _, e := range all {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The indexes tagged with subject's referrers tag: what they list.
+	for _, e := range idx.Manifests {
+		if !isTagIndex(e.MediaType, e.Annotations[mediatypes.AnnotationRefName]) {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if mediatypes.IsIndex(mediatypes.MediaType(e.MediaType)) && isTag(e.Annotations[mediatypes.AnnotationRefName]) {
-			if raw, err := s.readBlob(e.Digest, e.Size, manifestCap); err == nil {
-				if doc, err := mediatypes.ParseDocument(raw); err == nil {
-					for _, c := range doc.Manifests {
-						check(c)
-					}
-				}
-			}
+		s.c.stats.manifestReads.Add(1)
+		raw, err := s.readBlob(e.Digest, e.Size, manifestCap)
+		if err != nil {
 			continue
 		}
-		check(e)
+		doc, err := mediatypes.ParseDocument(raw)
+		if err != nil {
+			continue
+		}
+		for _, c := range doc.Manifests {
+			if f, ok := s.factsOf(c); ok && f.hasSub && f.subject == subject && f.mediaType != "" {
+				add(c)
+			}
+		}
+	}
+	// The entries whose manifests name subject (an index tagged with the
+	// referrers tag counts for what it lists, above, not for itself).
+	for _, e := range s.entriesNaming(idx, subject) {
+		if !isTagIndex(e.desc.MediaType, e.refName) {
+			add(e.desc)
+		}
 	}
 	slices.SortFunc(out, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.String(), b.Digest.String()) })
 	return out, nil

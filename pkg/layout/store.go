@@ -53,6 +53,8 @@ type Store struct {
 	dir string
 	// archive, when set, serves a read-only layout from an oci-archive tar.
 	archive *tarIndex
+	// c is what the Store has read (see cache).
+	c *cache
 }
 
 // DefaultDir is $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg, else
@@ -77,7 +79,7 @@ func Init(dir string) (*Store, error) {
 	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, c: newCache()}
 	missing := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return errors.Is(err, fs.ErrNotExist)
@@ -121,7 +123,7 @@ func Open(dir string) (*Store, error) {
 	if err := json.Unmarshal(b, &l); err != nil || l.Version == "" {
 		return nil, fmt.Errorf("%s: %w (bad oci-layout file)", dir, ErrNotLayout)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, c: newCache()}, nil
 }
 
 // Dir is the layout's directory.
@@ -182,8 +184,8 @@ func (s *Store) readBlob(h v1.Hash, size int64, c safetree.Cap) ([]byte, error) 
 	return verify.ReadAll(rc, h, size, c)
 }
 
-// readIndex reads index.json.
-func (s *Store) readIndex() (*v1.IndexManifest, error) {
+// readIndexBytes reads index.json, capped; nil when there is none yet.
+func (s *Store) readIndexBytes() ([]byte, error) {
 	var (
 		f   io.ReadCloser
 		err error
@@ -191,11 +193,11 @@ func (s *Store) readIndex() (*v1.IndexManifest, error) {
 	if s.archive != nil {
 		f, err = s.archive.open(indexFile)
 	} else {
-		f, err = os.Open(filepath.Join(s.dir, indexFile))
+		f, err = os.Open(s.indexPath())
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return &v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}, nil
+			return nil, nil
 		}
 		return nil, err
 	}
@@ -204,21 +206,36 @@ func (s *Store) readIndex() (*v1.IndexManifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := indexCap.Check(filepath.Join(s.dir, indexFile), int64(len(b))); err != nil {
+	if err := indexCap.Check(s.indexPath(), int64(len(b))); err != nil {
 		return nil, err
 	}
-	var idx v1.IndexManifest
-	if err := json.Unmarshal(b, &idx); err != nil {
-		return nil, fmt.Errorf("%s: bad index.json: %w", s.dir, err)
+	if b == nil {
+		b = []byte{} // present, if empty: a parse error, not "none yet"
 	}
-	return &idx, nil
+	return b, nil
+}
+
+// readIndex reads index.json, from disk whatever a pin holds, into a
+// copy the caller may change.
+func (s *Store) readIndex() (*v1.IndexManifest, error) {
+	idx, err := s.diskIndex()
+	if err != nil {
+		return nil, err
+	}
+	c := *idx
+	c.Manifests = slices.Clone(idx.Manifests)
+	return &c, nil
 }
 
 // updateIndex changes index.json under the index lock and replaces it
-// atomically. The caller holds the write lock (shared).
+// atomically; on a pinned Store, it changes the pin's copy (see Pin).
+// The caller holds the write lock (shared).
 func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
 	if s.archive != nil {
 		return errReadOnly
+	}
+	if ok, err := s.pinnedUpdate(change); ok {
+		return err
 	}
 	l := flock.New(filepath.Join(s.dir, indexLock))
 	if err := l.Lock(); err != nil {
@@ -241,7 +258,11 @@ func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.dir, indexFile), b)
+	if err := writeFileAtomic(s.indexPath(), b); err != nil {
+		return err
+	}
+	s.written(b, idx)
+	return nil
 }
 
 // writeFileAtomic writes a temp file beside name, syncs it and renames it
@@ -264,6 +285,15 @@ func writeFileAtomic(name string, b []byte) error {
 // makes the rename durable too (an fsync of the directory); it closes f
 // whatever happens.
 func commit(f *os.File, name string) error {
+	if err := commitFile(f, name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// commitFile is commit but for the directory's sync, which a pinned
+// Store makes once, at done, before index.json names what was renamed.
+func commitFile(f *os.File, name string) error {
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()
 		return err
@@ -275,10 +305,7 @@ func commit(f *os.File, name string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(name))
+	return os.Rename(f.Name(), name)
 }
 
 // syncDir makes the entries of dir durable (atomicfile.SyncDir); a
@@ -348,6 +375,9 @@ func (s *Store) writeBlob(h v1.Hash, size int64, r io.Reader) error {
 		f.Close()
 		return fmt.Errorf("write blob %s: %w", h, err)
 	}
+	if s.deferSync(filepath.Dir(p)) {
+		return commitFile(f, p)
+	}
 	return commit(f, p)
 }
 
@@ -369,7 +399,7 @@ type Entry struct {
 
 // List returns the tagged entries, sorted by name.
 func (s *Store) List() ([]Entry, error) {
-	idx, err := s.readIndex()
+	idx, err := s.index()
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +416,7 @@ func (s *Store) List() ([]Entry, error) {
 // Resolve finds a descriptor by tag name, by "sha256:..." digest, or by
 // "name@sha256:..." (the name is then only informative).
 func (s *Store) Resolve(name string) (v1.Descriptor, error) {
-	idx, err := s.readIndex()
+	idx, err := s.index()
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
@@ -479,9 +509,9 @@ func (s *Store) Untag(name string) error {
 
 // Descriptors returns every entry of index.json, tagged or not.
 func (s *Store) Descriptors() ([]v1.Descriptor, error) {
-	idx, err := s.readIndex()
+	idx, err := s.index()
 	if err != nil {
 		return nil, err
 	}
-	return idx.Manifests, nil
+	return slices.Clone(idx.Manifests), nil
 }

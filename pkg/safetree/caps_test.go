@@ -71,3 +71,19 @@ func TestCleanComponentAndJoinInside(t *testing.T) {
 		}
 	}
 }
+
+// The caps on what a diff compares line by line have their defaults in
+// the one table; a set field overrides its default.
+func TestDiffCaps(t *testing.T) {
+	l := safetree.Limits{}.WithDefaults()
+	if l.MaxDiffObjectBytes != safetree.DefaultMaxDiffObjectBytes || l.MaxDiffBytes != safetree.DefaultMaxDiffBytes {
+		t.Errorf("defaults: %d, %d", l.MaxDiffObjectBytes, l.MaxDiffBytes)
+	}
+	// Every object the API server stores (1.5 MiB) is diffed line by line.
+	if safetree.DefaultMaxDiffObjectBytes < 3<<19 {
+		t.Errorf("DefaultMaxDiffObjectBytes %d is under what the API server stores", safetree.DefaultMaxDiffObjectBytes)
+	}
+	if l := (safetree.Limits{MaxDiffObjectBytes: 10, MaxDiffBytes: 20}).WithDefaults(); l.MaxDiffObjectBytes != 10 || l.MaxDiffBytes != 20 {
+		t.Errorf("set fields: %d, %d", l.MaxDiffObjectBytes, l.MaxDiffBytes)
+	}
+}

@@ -40,6 +40,17 @@ type Limits struct {
 	MaxSignatureBytes int64
 	// MaxDeclarationBytes caps an add-on set's declaration or lock file.
 	MaxDeclarationBytes int64
+
+	// The caps on what a diff of two add-ons compares line by line (its
+	// memory grows with them); past them it reports sizes, not lines.
+
+	// MaxDiffObjectBytes caps the YAML of one object that a diff
+	// normalizes and compares line by line: an object over it on either
+	// side is compared by its bytes and reported by its sizes.
+	MaxDiffObjectBytes int64
+	// MaxDiffBytes caps the unified diffs one diff report holds: past
+	// it, each further changed object is reported by its sizes.
+	MaxDiffBytes int64
 }
 
 // Defaults, as spec/SECURITY.md documents them: the one table of the
@@ -59,6 +70,10 @@ const (
 	DefaultMaxLockBytes        = 4 << 20
 	DefaultMaxSignatureBytes   = 1 << 20
 	DefaultMaxDeclarationBytes = 1 << 20
+	// An object the API server stores is at most 1.5 MiB (etcd's request
+	// limit): every such object is diffed line by line.
+	DefaultMaxDiffObjectBytes = 2 << 20
+	DefaultMaxDiffBytes       = 16 << 20
 	// DefaultMaxDownloadBytes is the default of source.Options'
 	// MaxDownloadBytes (LimitDownloadBytes).
 	DefaultMaxDownloadBytes = 512 << 20
@@ -99,6 +114,9 @@ const (
 	LimitLockBytes        LimitID = "lock-bytes"
 	LimitSignatureBytes   LimitID = "signature-bytes"
 	LimitDeclarationBytes LimitID = "declaration-bytes"
+
+	LimitDiffObjectBytes LimitID = "diff-object-bytes"
+	LimitDiffBytes       LimitID = "diff-bytes"
 )
 
 // WithDefaults fills the zero (or negative) fields.
@@ -116,6 +134,8 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.MaxLockBytes, DefaultMaxLockBytes)
 	orDefault(&l.MaxSignatureBytes, DefaultMaxSignatureBytes)
 	orDefault(&l.MaxDeclarationBytes, DefaultMaxDeclarationBytes)
+	orDefault(&l.MaxDiffObjectBytes, DefaultMaxDiffObjectBytes)
+	orDefault(&l.MaxDiffBytes, DefaultMaxDiffBytes)
 	return l
 }
 

@@ -24,7 +24,7 @@ func (layoutLocation) Parse(s string) (Ref, error) { return parseInLayout(KindLa
 func (layoutLocation) Format(r Ref) string         { return formatInLayout(r) }
 
 func (layoutLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	st, err := layout.Open(ref.Path)
+	st, err := layout.HandlesFrom(ctx).Open(ref.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (layoutLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifac
 }
 
 func (layoutLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
-	st, err := layout.Init(dst.Path)
+	st, err := layout.HandlesFrom(ctx).Init(dst.Path)
 	if err != nil {
 		return "", err
 	}
@@ -55,13 +55,18 @@ func (archiveLocation) Parse(s string) (Ref, error) { return parseInLayout(KindA
 func (archiveLocation) Format(r Ref) string         { return formatInLayout(r) }
 
 func (archiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	st, err := layout.OpenArchive(ref.Path)
+	h := layout.HandlesFrom(ctx)
+	st, err := h.OpenArchive(ref.Path)
 	if err != nil {
 		return nil, err
 	}
-	a, err := openInLayout(st, ref, st.Close)
-	if err != nil {
-		st.Close()
+	closer := st.Close
+	if h.Shared() {
+		closer = nil // the Handles close it
+	}
+	a, err := openInLayout(st, ref, closer)
+	if err != nil && closer != nil {
+		closer()
 	}
 	return a, err
 }

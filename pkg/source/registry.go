@@ -48,7 +48,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 	// As docker run does: a copy in the local store (a pull or a build
 	// tagged with the full name) wins, unless the pull policy is always.
 	if opts.StoreFirst && !ref.Explicit && opts.Pull != PullAlways {
-		st, err := storeOf(opts)
+		st, err := storeOf(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

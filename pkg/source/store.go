@@ -32,7 +32,7 @@ func (storeLocation) Format(r Ref) string {
 }
 
 func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	st, err := storeOf(opts)
+	st, err := storeOf(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact
 }
 
 func (storeLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
-	st, err := storeOf(opts)
+	st, err := storeOf(ctx, opts)
 	if err != nil {
 		return "", err
 	}
@@ -68,9 +68,20 @@ func (storeLocation) Pinned(a *Artifact) string {
 }
 func (storeLocation) Repository(a *Artifact) string { return namedRepository(a.Ref.Name) }
 
-func storeOf(opts Options) (*layout.Store, error) {
-	if opts.Store != nil {
-		return opts.Store, nil
+// storeOf is the local store, the operation's own when ctx carries
+// Handles (layout.Handles.Own).
+func storeOf(ctx context.Context, opts Options) (*layout.Store, error) {
+	st := opts.Store
+	if st == nil {
+		var err error
+		if st, err = DefaultStore(); err != nil {
+			return nil, err
+		}
 	}
-	return DefaultStore()
+	return layout.HandlesFrom(ctx).Own(st), nil
 }
+
+// StoreOf is the local store as Open and Write reach it with ctx and
+// opts: opts.Store (else DefaultStore), or the operation's own Store of
+// it when ctx carries Handles (layout.Handles.Own).
+func StoreOf(ctx context.Context, opts Options) (*layout.Store, error) { return storeOf(ctx, opts) }

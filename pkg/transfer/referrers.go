@@ -71,16 +71,13 @@ func destination(ctx context.Context, dst source.Ref, opts Options) (referrers.L
 		}
 		return referrers.Registry(ref.Context(), ropts...), nil
 	case source.KindStore:
-		st := opts.Store
-		if st == nil {
-			var err error
-			if st, err = source.DefaultStore(); err != nil {
-				return nil, err
-			}
+		st, err := source.StoreOf(ctx, opts.Options)
+		if err != nil {
+			return nil, err
 		}
 		return referrers.Layout(st, reference.Repository(dst.Name)), nil
 	case source.KindLayout:
-		st, err := layout.Open(dst.Path)
+		st, err := layout.HandlesFrom(ctx).Open(dst.Path)
 		if err != nil {
 			return nil, err
 		}
