@@ -54,7 +54,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
   addonpkg build ./addon -t registry.example.com/addons/x:1 --output oci:./layout:1
   kustomize build overlays/prod | addonpkg build - --name prod -t prod:1
   addonpkg build 'git+https://github.com/org/repo.git//deploy?ref=v1.2.0' -t x:1.2.0`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if opts.Format, err = build.ParseFormat(format); err != nil {

@@ -65,6 +65,7 @@ changed. An object another add-on owns is refused unless --force.
   addonpkg apply metrics-server:0.7 --dry-run=server --diff
   addonpkg apply metrics-server:0.7 --json`,
 		ValidArgsFunction: storeNames(a),
+		Args:              exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun != "none" && dryRun != "server" {
 				return fmt.Errorf("--dry-run %q: want none or server", dryRun)
@@ -126,6 +127,7 @@ left, and so are CRDs and Namespaces that still hold other objects (unless
 finish.`,
 		Example: `  addonpkg uninstall metrics-server
   addonpkg uninstall metrics-server --dry-run`,
+		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {
@@ -160,6 +162,7 @@ objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending".`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {

@@ -40,7 +40,7 @@ with the refusal class of spec/addon-v1.md section 14. A refused add-on exits
 1, with the error on stderr.`,
 		Example: `  addonpkg conformance read oci:spec/conformance/vectors/image-gzip/layout:v1
   addonpkg conformance read --platform linux/arm64 oci:./layout:v1`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var opts conformance.ReadOptions
 			if platform != "" {
@@ -84,6 +84,7 @@ if any vector fails.`,
 		Example: `  addonpkg conformance run
   addonpkg conformance run --vectors spec/conformance/vectors -- python3 reader.py
   addonpkg conformance run --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reader := args
 			if len(reader) == 0 {

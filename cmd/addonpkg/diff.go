@@ -52,6 +52,7 @@ interrupted.`,
   addonpkg diff ./v1 ./v2 --json
   addonpkg diff --cluster registry.example.com/addons/coredns:1.12`,
 		ValidArgsFunction: storeNames(a),
+		Args:              rangeArgs([]string{"A"}, "B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case cluster && len(args) == 2:

@@ -35,7 +35,7 @@ the registry allows it; the delete check says when they remain. The report is
 cached for a day (in the user cache directory) for 'push --format auto'.`,
 		Example: `  addonpkg doctor registry.example.com/addons/coredns
   addonpkg doctor localhost:5000/scratch --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s := strings.TrimPrefix(strings.TrimPrefix(args[0], "docker://"), "oci://")
 			repo, err := a.reg.ParseRepository(s)

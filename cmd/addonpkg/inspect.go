@@ -33,7 +33,7 @@ labels (an identity that does not match the content, inherited through FROM)
 are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
-		Args:              cobra.ExactArgs(1),
+		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := source.Parse(args[0])

@@ -78,6 +78,7 @@ true.`,
   addonpkg lock -f addons.yaml --update metrics-server
   addonpkg lock -f addons.yaml --check
   addonpkg lock -f addons.yaml --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && !update {
 				return fmt.Errorf("member names are for --update (got %q)", args)

@@ -36,7 +36,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 		Example: `  addonpkg mirror -f addons.yaml --to registry.internal/addons
   addonpkg mirror -f addons.yaml --to oci-archive:addons.tar -o addons-mirror.yaml
   addonpkg mirror -f addons.yaml --to registry.internal/addons --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
 				return fmt.Errorf("--to is required: REGISTRY/PREFIX or oci-archive:FILE")

@@ -47,7 +47,7 @@ the lock and resolves the declaration as it is now.`,
   addonpkg render -f addons.yaml -o ./manifests
   addonpkg render -f addons.yaml --no-lock
   addonpkg render -f addons.yaml | csplit -z -f member- - '/^# addonpkg-set-member: /' '{*}'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if noLock && lockFile != "" {
 				return fmt.Errorf("--lock and --no-lock exclude each other")

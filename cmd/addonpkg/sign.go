@@ -60,7 +60,7 @@ REF is a registry reference, a name in the local store, or oci:DIR[:TAG].
 It prints REF@sha256:... on stdout.`,
 		Example: `  COSIGN_PASSWORD=... addonpkg sign --key cosign.key registry.example.com/addons/coredns:1.11
   addonpkg sign --key cosign.key oci:./layout:1 --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
 				return fmt.Errorf("--key is required: a private key file (cosign generate-key-pair)")
@@ -111,7 +111,7 @@ REF is a registry reference, a name in the local store, or
 oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 		Example: `  addonpkg verify --key cosign.pub registry.example.com/addons/coredns:1.11
   addonpkg verify --key old.pub --key new.pub oci-archive:coredns.tar --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(keys) == 0 {
 				return fmt.Errorf("--key is required: a public key file (cosign.pub)")

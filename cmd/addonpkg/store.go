@@ -23,7 +23,7 @@ func newImagesCmd(a *app) *cobra.Command {
 		Short:   "List the add-ons in the local store",
 		Example: `  addonpkg images
   addonpkg images --json | jq -r '.[].name'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.store()
 			if err != nil {
@@ -82,7 +82,7 @@ func newTagCmd(a *app) *cobra.Command {
 		Use:               "tag SRC DST",
 		Short:             "Give an add-on in the local store another name",
 		Example:           `  addonpkg tag coredns:1.11 registry.example.com/addons/coredns:1.11`,
-		Args:              cobra.ExactArgs(2),
+		Args:              exactArgs("SRC", "DST"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
@@ -109,7 +109,7 @@ func newRmCmd(a *app) *cobra.Command {
 		Use:               "rm NAME...",
 		Short:             "Remove names from the local store (blobs go with gc)",
 		Example:           `  addonpkg rm coredns:1.11 && addonpkg gc`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              minimumArgs("NAME"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
@@ -133,7 +133,7 @@ func newGCCmd(a *app) *cobra.Command {
 		Use:     "gc",
 		Short:   "Delete blobs that no name in the local store uses",
 		Example: `  addonpkg gc`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.store()
 			if err != nil {
