@@ -99,6 +99,7 @@ interrupted.`,
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
 	cf.add(cmd)
 	a.addRegistryFlags(cmd)
+	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
 }
 
