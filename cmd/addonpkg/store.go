@@ -29,19 +29,9 @@ func newImagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			entries, err := st.List()
+			rows, err := inspect.StoreImages(st)
 			if err != nil {
 				return err
-			}
-			type row struct {
-				Name      string `json:"name"`
-				Digest    string `json:"digest"`
-				MediaType string `json:"mediaType"`
-				Form      string `json:"form,omitempty"`
-			}
-			rows := []row{}
-			for _, e := range entries {
-				rows = append(rows, row{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: inspect.StoreForm(st, e.Descriptor)})
 			}
 			if asJSON {
 				return a.printJSON(rows)
@@ -89,9 +79,9 @@ func newTagCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dst := reference.WithDefaultTag(args[1])
-			if r, err := source.Parse(dst); err != nil || (r.Kind != source.KindStore && r.Kind != source.KindRegistry) {
-				return fmt.Errorf("invalid name %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", args[1])
+			dst, err := source.StoreName(args[1])
+			if err != nil {
+				return fmt.Errorf("invalid name %w", err)
 			}
 			d, err := st.Tag(reference.WithDefaultTag(args[0]), dst)
 			if err != nil {
