@@ -35,10 +35,8 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	}
 	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
 	opts.ReferrerLimits.Ignored = a.ignoredReferrer
-	if platform != "" {
-		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
-			return fmt.Errorf("--platform %q: %w", platform, err)
-		}
+	if opts.Platform, err = parsePlatform(platform); err != nil {
+		return err
 	}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
@@ -269,4 +267,16 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	a.addLayerLimit(cmd)
 	addVerifyKeyFlag(cmd)
 	addReferrersFlag(cmd)
+}
+
+// parsePlatform parses --platform: nil when it is not given.
+func parsePlatform(s string) (*v1.Platform, error) {
+	if s == "" {
+		return nil, nil
+	}
+	p, err := v1.ParsePlatform(s)
+	if err != nil {
+		return nil, fmt.Errorf("--platform %q: %w", s, err)
+	}
+	return p, nil
 }
