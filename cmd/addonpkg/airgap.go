@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/airgap"
@@ -38,10 +37,8 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 	}
 	sopts.StoreFirst = false // copy reads what it names
 	opts := airgap.Options{Options: sopts, AllPlatforms: all, Mirror: f.mirror}
-	if platform != "" {
-		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
-			return fmt.Errorf("--platform %q: %w", platform, err)
-		}
+	if opts.Platform, err = parsePlatform(platform); err != nil {
+		return err
 	}
 	if !a.quiet {
 		opts.Image = func(im imagelock.Image) {
@@ -51,12 +48,9 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 	// The add-on's and each image's signatures and other referrers travel
 	// with them.
 	if referrersOn(cmd) {
-		opts.Referrers = func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
-			ropts := transfer.Options{Options: sopts}
-			ropts.ReferrerLimits.SkipArtifactTypes = skip
-			ropts.ReferrerLimits.Ignored = a.ignoredReferrer
-			return transfer.CopyReferrers(ctx, src, dst, ropts)
-		}
+		ropts := transfer.Options{Options: sopts}
+		ropts.ReferrerLimits.Ignored = a.ignoredReferrer
+		opts.Referrers = transfer.ReferrerCopier(ropts)
 	}
 	// --verify-key checks the add-on (not its images, which their
 	// publishers sign) before anything is copied, and the copy reads

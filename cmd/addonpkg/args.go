@@ -7,95 +7,61 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// argSpec is what a command's Use line says about its arguments:
-// "build PATH" takes one, "push NAME[:TAG] [DEST]" one or two, "rm
-// NAME..." one or more.
-type argSpec struct {
-	required []string // names of the required arguments
-	optional []string // names of the optional ones
-	variadic bool     // the last one repeats
+// The positional-argument validators of the commands, declared on each
+// (Args: exactArgs("SRC", "DST")) as cobra's ExactArgs, RangeArgs,
+// MinimumNArgs and NoArgs are, but naming what is missing ("missing
+// argument REF") or unexpected, as a usageError. A command that takes
+// any arguments uses cobra.ArbitraryArgs. TestArgsAgreeWithUse checks
+// each against its Use line.
+
+// noArgs refuses any argument (cobra.NoArgs).
+func noArgs(cmd *cobra.Command, args []string) error {
+	return checkArgs(cmd, args, nil, 0, false)
 }
 
-func parseUse(use string) argSpec {
-	var s argSpec
-	fields := strings.Fields(use)
-	if len(fields) > 0 {
-		fields = fields[1:]
+// exactArgs takes exactly the arguments named (cobra.ExactArgs).
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return checkArgs(cmd, args, names, 0, false)
 	}
-	depth := 0 // inside [...]: optional
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		// Leading '[' open optional groups, unmatched trailing ']' close
-		// them; brackets inside a name (NAME[:TAG]) are part of it.
-		lead := len(f) - len(strings.TrimLeft(f, "["))
-		f = f[lead:]
-		optional := depth > 0 || lead > 0
-		closing := strings.Count(f, "]") - strings.Count(f, "[")
-		for ; closing > 0 && strings.HasSuffix(f, "]"); closing-- {
-			f = f[:len(f)-1]
-			depth--
-		}
-		depth += lead
-		if strings.HasSuffix(f, "...") {
-			s.variadic = true
-			f = strings.TrimSuffix(f, "...")
-		}
-		switch {
-		case f == "--" || f == "":
-		case strings.HasPrefix(f, "-"):
-			// A flag, not an argument; the word after it is its value
-			// (--to REGISTRY), unless that opens a group or is a flag.
-			if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "[") && !strings.HasPrefix(fields[i+1], "-") && !strings.HasSuffix(fields[i], "]") {
-				i++
-				next := fields[i]
-				for closing := strings.Count(next, "]") - strings.Count(next, "["); closing > 0; closing-- {
-					depth--
-				}
-			}
-		case optional:
-			s.optional = append(s.optional, f)
-		default:
-			s.required = append(s.required, f)
-		}
-	}
-	return s
 }
 
-// argsFromUse checks the arguments against the command's Use line and
-// names the one that is missing or too many, as a usageError.
-func argsFromUse(cmd *cobra.Command, args []string) error {
-	s := parseUse(cmd.Use)
+// rangeArgs takes the required arguments and up to len(optional) more
+// (cobra.RangeArgs).
+func rangeArgs(required []string, optional ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return checkArgs(cmd, args, required, len(optional), false)
+	}
+}
+
+// minimumArgs takes the required arguments and any number more
+// (cobra.MinimumNArgs).
+func minimumArgs(required ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return checkArgs(cmd, args, required, 0, true)
+	}
+}
+
+// checkArgs names the first missing argument of required, or the first
+// one beyond required and optional more unless variadic.
+func checkArgs(cmd *cobra.Command, args, required []string, optional int, variadic bool) error {
 	switch {
-	case len(args) < len(s.required):
-		missing := s.required[len(args):]
+	case len(args) < len(required):
+		missing := required[len(args):]
 		what := "argument " + missing[0]
 		if len(missing) > 1 {
 			what = "arguments " + strings.Join(missing, " ")
 		}
 		return &usageError{cmd: cmd, msg: "missing " + what}
-	case !s.variadic && len(args) > len(s.required)+len(s.optional):
-		extra := args[len(s.required)+len(s.optional):]
+	case !variadic && len(args) > len(required)+optional:
 		takes := "no arguments"
-		if n := len(s.required) + len(s.optional); n > 0 {
+		if len(required)+optional > 0 {
+			// What the usage line says it takes.
 			takes = strings.Join(strings.Fields(cmd.Use)[1:], " ")
 		}
-		return &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q (%s takes %s)", extra[0], cmd.Name(), takes)}
+		return &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q (%s takes %s)", args[len(required)+optional], cmd.Name(), takes)}
 	}
 	return nil
-}
-
-// checkArgsFromUse puts argsFromUse on every command of the tree that
-// is addonpkg's own (not cobra's help and completion commands).
-func checkArgsFromUse(c *cobra.Command) {
-	for _, sub := range c.Commands() {
-		if sub.Name() == "help" || sub.Name() == "completion" || sub.Name() == "__complete" || sub.Name() == "__completeNoDesc" {
-			continue
-		}
-		if sub.Runnable() {
-			sub.Args = argsFromUse
-		}
-		checkArgsFromUse(sub)
-	}
 }
 
 // rootArgs answers an unknown command with cobra's suggestions, each on

@@ -1,9 +1,68 @@
 package main
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
+
+// argSpec is what a command's Use line says about its arguments (the
+// guard of TestArgsAgreeWithUse; the commands declare their own Args):
+// "build PATH" takes one, "push NAME[:TAG] [DEST]" one or two, "rm
+// NAME..." one or more.
+type argSpec struct {
+	required []string // names of the required arguments
+	optional []string // names of the optional ones
+	variadic bool     // the last one repeats
+}
+
+func parseUse(use string) argSpec {
+	var s argSpec
+	fields := strings.Fields(use)
+	if len(fields) > 0 {
+		fields = fields[1:]
+	}
+	depth := 0 // inside [...]: optional
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		// Leading '[' open optional groups, unmatched trailing ']' close
+		// them; brackets inside a name (NAME[:TAG]) are part of it.
+		lead := len(f) - len(strings.TrimLeft(f, "["))
+		f = f[lead:]
+		optional := depth > 0 || lead > 0
+		closing := strings.Count(f, "]") - strings.Count(f, "[")
+		for ; closing > 0 && strings.HasSuffix(f, "]"); closing-- {
+			f = f[:len(f)-1]
+			depth--
+		}
+		depth += lead
+		if strings.HasSuffix(f, "...") {
+			s.variadic = true
+			f = strings.TrimSuffix(f, "...")
+		}
+		switch {
+		case f == "--" || f == "":
+		case strings.HasPrefix(f, "-"):
+			// A flag, not an argument; the word after it is its value
+			// (--to REGISTRY), unless that opens a group or is a flag.
+			if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "[") && !strings.HasPrefix(fields[i+1], "-") && !strings.HasSuffix(fields[i], "]") {
+				i++
+				next := fields[i]
+				for closing := strings.Count(next, "]") - strings.Count(next, "["); closing > 0; closing-- {
+					depth--
+				}
+			}
+		case optional:
+			s.optional = append(s.optional, f)
+		default:
+			s.required = append(s.required, f)
+		}
+	}
+	return s
+}
 
 func TestParseUse(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,5 +85,51 @@ func TestParseUse(t *testing.T) {
 		if !slices.Equal(got.required, tc.required) || !slices.Equal(got.optional, tc.optional) || got.variadic != tc.variadic {
 			t.Errorf("parseUse(%q) = %+v", tc.use, got)
 		}
+	}
+}
+
+// Every command declares its Args, and they agree with its Use line:
+// the counts it takes and the name of what is missing.
+func TestArgsAgreeWithUse(t *testing.T) {
+	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+			switch sub.Name() {
+			case "help", "completion":
+				continue
+			}
+			if !sub.Runnable() {
+				continue
+			}
+			n++
+			if sub.Args == nil {
+				t.Errorf("%s: no Args: declare them (exactArgs, noArgs, cobra.ArbitraryArgs...)", sub.CommandPath())
+				continue
+			}
+			s := parseUse(sub.Use)
+			takes := len(s.required) + len(s.optional)
+			for k := 0; k <= takes+2; k++ {
+				args := make([]string, k)
+				for i := range args {
+					args[i] = "x"
+				}
+				err := sub.Args(sub, args)
+				want := k >= len(s.required) && (s.variadic || k <= takes)
+				if (err == nil) != want {
+					t.Errorf("%s with %d arguments: Args says %v; Use %q says ok=%v", sub.CommandPath(), k, err, sub.Use, want)
+					continue
+				}
+				if k < len(s.required) && err != nil && !strings.Contains(err.Error(), " "+s.required[k]) {
+					t.Errorf("%s with %d arguments: %q does not name %s", sub.CommandPath(), k, err, s.required[k])
+				}
+			}
+		}
+	}
+	walk(root)
+	if n < 25 {
+		t.Fatalf("checked only %d commands: the walk is broken", n)
 	}
 }

@@ -79,6 +79,7 @@ each with its own inventory and the values: its entry gives.
   addonpkg apply metrics-server:0.7 --dry-run=server --diff
   addonpkg apply metrics-server:0.7 --json`,
 		ValidArgsFunction: storeNames(a),
+		Args:              rangeArgs(nil, "SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case setFile != "" && len(args) > 0:
@@ -201,6 +202,7 @@ left, and so are CRDs and Namespaces that still hold other objects (unless
 finish.`,
 		Example: `  addonpkg uninstall metrics-server
   addonpkg uninstall metrics-server --dry-run`,
+		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {
@@ -235,6 +237,7 @@ objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending".`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/conformance"
@@ -40,17 +39,13 @@ with the refusal class of spec/addon-v1.md section 14. A refused add-on exits
 1, with the error on stderr.`,
 		Example: `  addonpkg conformance read oci:spec/conformance/vectors/image-gzip/layout:v1
   addonpkg conformance read --platform linux/arm64 oci:./layout:v1`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var opts conformance.ReadOptions
-			if platform != "" {
-				p, err := v1.ParsePlatform(platform)
-				if err != nil {
-					return fmt.Errorf("--platform %q: %w", platform, err)
-				}
-				opts.Platform = p
+			p, err := parsePlatform(platform)
+			if err != nil {
+				return err
 			}
-			res, err := conformance.Read(cmd.Context(), args[0], opts)
+			res, err := conformance.Read(cmd.Context(), args[0], conformance.ReadOptions{Platform: p})
 			if res.Result == "" {
 				return err
 			}
@@ -84,52 +79,56 @@ if any vector fails.`,
 		Example: `  addonpkg conformance run
   addonpkg conformance run --vectors spec/conformance/vectors -- python3 reader.py
   addonpkg conformance run --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reader := args
-			if len(reader) == 0 {
-				self, err := os.Executable()
-				if err != nil {
-					return fmt.Errorf("find this addonpkg: %w", err)
-				}
-				reader = []string{self, "conformance", "read"}
-			}
-			vs, err := conformance.LoadVectors(dir)
+			reader, err := readerCommand(args)
 			if err != nil {
 				return err
 			}
-			outs, err := conformance.Run(cmd.Context(), vs, conformance.RunOptions{Command: reader})
+			outs, err := conformance.RunDir(cmd.Context(), dir, conformance.RunOptions{Command: reader})
 			if err != nil {
 				return err
-			}
-			failed := 0
-			for _, o := range outs {
-				if !o.Passed() {
-					failed++
-				}
 			}
 			if asJSON {
-				if err := a.printJSON(outcomesJSON(outs)); err != nil {
-					return err
-				}
+				err = a.printJSON(outcomesJSON(outs))
 			} else {
-				for _, o := range outs {
-					if o.Passed() {
-						fmt.Fprintf(a.stdout, "PASS %s\n", o.Vector.Name)
-						continue
-					}
-					fmt.Fprintf(a.stdout, "FAIL %s: %s\n", o.Vector.Name, strings.Join(o.Problems, "; "))
-				}
-				fmt.Fprintf(a.stdout, "%d of %d vectors passed\n", len(outs)-failed, len(outs))
+				printOutcomes(a.stdout, outs)
 			}
-			if failed > 0 {
-				return errors.New(fmt.Sprint(failed, " of ", len(outs), " conformance vectors failed"))
+			if err != nil {
+				return err
 			}
-			return nil
+			return conformance.Verdict(outs)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "vectors", "spec/conformance/vectors", "folder of the vectors")
 	addJSONFlag(cmd, &asJSON, "each vector's outcome")
 	return cmd
+}
+
+// readerCommand is the reader conformance run runs: READER [ARG...],
+// else this addonpkg's own conformance read.
+func readerCommand(args []string) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this addonpkg: %w", err)
+	}
+	return []string{self, "conformance", "read"}, nil
+}
+
+// printOutcomes prints one PASS or FAIL line per vector, and how many
+// passed.
+func printOutcomes(w io.Writer, outs []conformance.Outcome) {
+	for _, o := range outs {
+		if o.Passed() {
+			fmt.Fprintf(w, "PASS %s\n", o.Vector.Name)
+			continue
+		}
+		fmt.Fprintf(w, "FAIL %s: %s\n", o.Vector.Name, strings.Join(o.Problems, "; "))
+	}
+	fmt.Fprintf(w, "%d of %d vectors passed\n", len(outs)-conformance.Failed(outs), len(outs))
 }
 
 type outcomeJSON struct {

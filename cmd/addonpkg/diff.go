@@ -53,6 +53,7 @@ interrupted.`,
   addonpkg diff ./v1 ./v2 --json
   addonpkg diff --cluster registry.example.com/addons/coredns:1.12`,
 		ValidArgsFunction: storeNames(a),
+		Args:              rangeArgs([]string{"A"}, "B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case cluster && len(args) == 2:
@@ -106,6 +107,7 @@ interrupted.`,
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
 	cf.add(cmd)
 	a.addRegistryFlags(cmd)
+	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
 }
 

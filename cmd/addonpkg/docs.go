@@ -16,7 +16,7 @@ func newDocsCmd(root *cobra.Command) *cobra.Command {
 		Use:    "gen-docs",
 		Short:  "Write the Markdown CLI reference",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/doctor"
@@ -35,30 +33,14 @@ the registry allows it; the delete check says when they remain. The report is
 cached for a day (in the user cache directory) for 'push --format auto'.`,
 		Example: `  addonpkg doctor registry.example.com/addons/coredns
   addonpkg doctor localhost:5000/scratch --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s := strings.TrimPrefix(strings.TrimPrefix(args[0], "docker://"), "oci://")
-			repo, err := a.reg.ParseRepository(s)
-			if err != nil {
-				// REGISTRY/REPO:TAG names the repository too.
-				ref, rerr := a.reg.ParseReference(s)
-				if rerr != nil {
-					return err
-				}
-				repo = ref.Context()
-			}
-			ropts, dopts, err := doctor.Connect(cmd.Context(), a.reg)
+			rep, err := doctor.Diagnose(cmd.Context(), args[0], a.reg)
 			if err != nil {
 				return err
 			}
-			rep, err := doctor.Probe(cmd.Context(), repo, ropts, dopts...)
-			if err != nil {
-				return err
-			}
-			if cache, err := doctor.DefaultCache(); err == nil {
-				if err := cache.Store(rep); err != nil {
-					a.infof("addonpkg: warning: %s", oneLine(err.Error()))
-				}
+			if err := doctor.Remember(rep); err != nil {
+				a.infof("addonpkg: warning: %s", oneLine(err.Error()))
 			}
 			if asJSON {
 				return a.printJSON(rep)

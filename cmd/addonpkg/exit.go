@@ -14,10 +14,11 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// Exit codes. diff has its own: 0 same, 1 different, 2 trouble (as
-// diff(1) and git diff --exit-code); every other command exits 1 on any
-// error. An interrupt (SIGINT, SIGTERM) exits 130 whatever the command,
-// after the command has cleaned up.
+// Exit codes. A command exits 1 on any error unless the error carries
+// its own code (exitCoder): diff's are 0 same, 1 different, 2 trouble
+// (as diff(1) and git diff --exit-code), through exitCodeError and
+// exitOnError. An interrupt (SIGINT, SIGTERM) exits 130 whatever the
+// command, after the command has cleaned up.
 const (
 	exitOK          = 0
 	exitError       = 1
@@ -25,11 +26,55 @@ const (
 	exitInterrupted = 130
 )
 
+// exitCoder is an error that chooses the process's exit code.
+type exitCoder interface{ ExitCode() int }
+
 // exitCodeError carries a specific exit code and prints nothing (diff
 // exits 1 when the add-ons differ).
 type exitCodeError struct{ code int }
 
 func (e *exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// ExitCode is the code to exit with.
+func (e *exitCodeError) ExitCode() int { return e.code }
+
+// codedError is an error printed as err is, exiting with code.
+type codedError struct {
+	err  error
+	code int
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+// ExitCode is the code to exit with.
+func (e *codedError) ExitCode() int { return e.code }
+
+// withExitCode gives err the exit code code, unless it carries one.
+func withExitCode(err error, code int) error {
+	var ec exitCoder
+	if err == nil || errors.As(err, &ec) {
+		return err
+	}
+	return &codedError{err: err, code: code}
+}
+
+// exitOnError makes every error of cmd exit with code: a bad flag or
+// argument, what its RunE returns, a panic. An error that carries its
+// own code (exitCodeError) keeps it.
+func exitOnError(cmd *cobra.Command, code int) {
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error { return withExitCode(args(c, a), code) }
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withExitCode(flagError(c, err), code) })
+	if runE := cmd.RunE; runE != nil {
+		cmd.RunE = func(c *cobra.Command, a []string) (err error) {
+			defer func() { err = withExitCode(err, code) }()
+			defer recoverPanic(&err)
+			return runE(c, a)
+		}
+	}
+}
 
 // usageError is a mistake in the command line: printed with the
 // command's usage line under it.
@@ -74,11 +119,7 @@ func guardCommands(c *cobra.Command) {
 	if c.RunE != nil {
 		runE := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					err = &panicError{value: r, stack: debug.Stack()}
-				}
-			}()
+			defer recoverPanic(&err)
 			return runE(cmd, args)
 		}
 	}
@@ -87,11 +128,18 @@ func guardCommands(c *cobra.Command) {
 	}
 }
 
+// recoverPanic, deferred, turns a panic into a panicError in *err.
+func recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = &panicError{value: r, stack: debug.Stack()}
+	}
+}
+
 // fail prints err on stderr and returns the exit code.
 func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 	code := exitError
-	if cmd != nil && cmd.Name() == "diff" && cmd.HasParent() && !cmd.Parent().HasParent() {
-		code = exitDiffError
+	if ec := exitCoder(nil); errors.As(err, &ec) {
+		code = ec.ExitCode()
 	}
 	var ce *exitCodeError
 	var ue *usageError

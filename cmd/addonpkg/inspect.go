@@ -33,7 +33,7 @@ labels (an identity that does not match the content, inherited through FROM)
 are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
-		Args:              cobra.ExactArgs(1),
+		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := source.Parse(args[0])
@@ -54,12 +54,7 @@ are ignored with a warning.`,
 			if err != nil {
 				return err
 			}
-			if in.StaleLabels {
-				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
-			}
-			if in.Problem != "" {
-				fmt.Fprintf(a.stderr, "warning: %s: %s\n", ref, in.Problem)
-			}
+			inspectWarnings(a, ref, in)
 			if asJSON {
 				return a.printJSON(in)
 			}
@@ -71,6 +66,17 @@ are ignored with a warning.`,
 	addPlatformFlag(cmd, &platform, false)
 	a.addRegistryFlags(cmd)
 	return cmd
+}
+
+// inspectWarnings prints on stderr what is wrong with the inspected
+// add-on that did not stop inspect.
+func inspectWarnings(a *app, ref source.Ref, in *inspect.Inspection) {
+	if in.StaleLabels {
+		fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+	}
+	if in.Problem != "" {
+		fmt.Fprintf(a.stderr, "warning: %s: %s\n", ref, in.Problem)
+	}
 }
 
 func printInspection(a *app, in *inspect.Inspection) error {

@@ -78,57 +78,27 @@ true.`,
   addonpkg lock -f addons.yaml --update metrics-server
   addonpkg lock -f addons.yaml --check
   addonpkg lock -f addons.yaml --json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 && !update {
-				return fmt.Errorf("member names are for --update (got %q)", args)
-			}
-			if check && update {
-				return fmt.Errorf("--check and --update exclude each other")
+			if err := lockFlagsAgree(args, update, check); err != nil {
+				return err
 			}
 			s, opts, err := sf.load(a, cmd)
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = addonset.LockPath(sf.file)
-			}
-			if err := addonset.CheckOutputs([]string{sf.file}, []string{out}); err != nil {
-				return err
-			}
-			prev, ok, err := loadLock(out)
-			if err != nil {
-				return err
-			}
 			if check {
-				if !ok {
-					return fmt.Errorf("%s: no lock file: run 'addonpkg lock -f %s'", out, sf.file)
+				l, err := addonset.CheckFile(cmd.Context(), s, out, opts)
+				if errors.Is(err, addonset.ErrNoLock) {
+					return fmt.Errorf("%w: run 'addonpkg lock -f %s'", err, sf.file)
 				}
-				if err := addonset.Check(cmd.Context(), s, prev, opts); err != nil {
-					return fmt.Errorf("%s: %w", out, err)
-				}
-				if asJSON {
-					return a.printJSON(prev)
-				}
-				a.infof("%s: up to date (%d add-ons)", out, len(prev.Addons))
-				return nil
+				return a.printLock(l, err, asJSON, "%s: up to date (%d add-ons)", out, sf.file)
 			}
-			l, err := addonset.Lock(cmd.Context(), s, addonset.LockOptions{
-				Options: opts, Previous: prev, Update: args, UpdateAll: update && len(args) == 0,
-			})
-			if err != nil {
-				return err
-			}
-			if err := addonset.WriteLock(l, out); err != nil {
-				return err
-			}
-			for _, ch := range addonset.Diff(prev, l) {
+			l, changes, err := addonset.LockTo(cmd.Context(), s, out, addonset.LockOptions{Options: opts, Update: args, UpdateAll: update && len(args) == 0})
+			for _, ch := range changes {
 				a.infof("%s", ch)
 			}
-			if asJSON {
-				return a.printJSON(l)
-			}
-			a.infof("wrote %s (%d add-ons)", out, len(l.Addons))
-			return nil
+			return a.printLock(l, err, asJSON, "wrote %s (%d add-ons)", out, sf.file)
 		},
 	}
 	sf.add(a, cmd)
@@ -138,4 +108,33 @@ true.`,
 	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed")
 	addJSONFlag(cmd, &asJSON, "the lock")
 	return cmd
+}
+
+// lockFlagsAgree refuses member names without --update, and --check with
+// --update.
+func lockFlagsAgree(args []string, update, check bool) error {
+	if len(args) > 0 && !update {
+		return fmt.Errorf("member names are for --update (got %q)", args)
+	}
+	if check && update {
+		return fmt.Errorf("--check and --update exclude each other")
+	}
+	return nil
+}
+
+// printLock prints the lock l that lock wrote or checked (unless err):
+// as JSON, else the message done about the lock file (out, else the
+// declaration's) and how many add-ons it pins.
+func (a *app) printLock(l *addonset.LockFile, err error, asJSON bool, done, out, decl string) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(l)
+	}
+	if out == "" {
+		out = addonset.LockPath(decl)
+	}
+	a.infof(done, out, len(l.Addons))
+	return nil
 }

@@ -31,7 +31,7 @@ password, without echoing it. Elsewhere (scripts, CI) the password comes
 from stdin with --password-stdin; it is never taken on the command line.`,
 		Example: `  echo "$TOKEN" | addonpkg login registry.example.com -u ci --password-stdin
   addonpkg login registry.example.com -u me`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REGISTRY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var (
 				pw  string
@@ -117,7 +117,7 @@ func newLogoutCmd(a *app) *cobra.Command {
 		Use:     "logout REGISTRY",
 		Short:   "Remove a registry's saved credentials",
 		Example: `  addonpkg logout registry.example.com`,
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs("REGISTRY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := registry.Logout(args[0]); err != nil {
 				return err

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +34,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 		Example: `  addonpkg mirror -f addons.yaml --to registry.internal/addons
   addonpkg mirror -f addons.yaml --to oci-archive:addons.tar -o addons-mirror.yaml
   addonpkg mirror -f addons.yaml --to registry.internal/addons --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
 				return fmt.Errorf("--to is required: REGISTRY/PREFIX or oci-archive:FILE")
@@ -45,33 +43,11 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			if err != nil {
 				return err
 			}
-			l, _, err := loadLock(addonset.LockPath(sf.file))
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				ext := filepath.Ext(sf.file)
-				out = strings.TrimSuffix(sf.file, ext) + "-mirror" + ext
-			}
-			archive, _ := strings.CutPrefix(to, "oci-archive:")
-			if archive == to {
-				archive = ""
-			}
-			if err := addonset.CheckOutputs([]string{sf.file, addonset.LockPath(sf.file)}, []string{out, addonset.LockPath(out), archive}); err != nil {
-				return err
-			}
-			res, err := addonset.Mirror(cmd.Context(), s, addonset.MirrorOptions{
-				Options: opts, To: to, Lock: l, DeclDir: filepath.Dir(out), Referrers: referrersOn(cmd),
+			res, files, err := addonset.MirrorTo(cmd.Context(), s, out, addonset.MirrorOptions{
+				Options: opts, To: to, Referrers: referrersOn(cmd),
 				ReferrerLimits: referrers.Options{Ignored: a.ignoredReferrer},
 			})
 			if err != nil {
-				return err
-			}
-			if err := addonset.WriteDeclaration(res.Set, out); err != nil {
-				return err
-			}
-			lockOut := addonset.LockPath(out)
-			if err := addonset.WriteLock(res.Lock, lockOut); err != nil {
 				return err
 			}
 			if asJSON {
@@ -83,7 +59,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			if referrersOn(cmd) {
 				a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
 			}
-			a.infof("wrote %s and %s", out, lockOut)
+			a.infof("wrote %s and %s", files.Declaration, files.Lock)
 			return nil
 		},
 	}

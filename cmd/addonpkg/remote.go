@@ -35,10 +35,8 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	}
 	opts := transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}
 	opts.ReferrerLimits.Ignored = a.ignoredReferrer
-	if platform != "" {
-		if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
-			return fmt.Errorf("--platform %q: %w", platform, err)
-		}
+	if opts.Platform, err = parsePlatform(platform); err != nil {
+		return err
 	}
 	var wait func()
 	opts.BlobProgress, wait = a.blobBars()
@@ -77,7 +75,7 @@ A NAME without a registry host (coredns:1.11) is a local name: push it with a
 DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 		Example: `  addonpkg push registry.example.com/addons/coredns:1.11
   addonpkg push coredns:1.11 localhost:5000/addons/coredns:1.11 --json`,
-		Args:              cobra.RangeArgs(1, 2),
+		Args:              rangeArgs([]string{"NAME[:TAG]"}, "DEST"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := source.Ref{Kind: source.KindStore, Name: reference.WithDefaultTag(args[0])}
@@ -141,7 +139,7 @@ func newPullCmd(a *app) *cobra.Command {
 		Use:     "pull REF",
 		Short:   "Pull an add-on from a registry into the local store",
 		Example: `  addonpkg pull registry.example.com/addons/coredns:1.11`,
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := registryRef(args[0])
 			if err != nil {
@@ -193,7 +191,7 @@ original registries need not be reachable.`,
   addonpkg copy oci-archive:coredns.tar mirror.internal/addons/coredns:1.11
   addonpkg copy --with-images registry.example.com/addons/coredns:1.11 oci-archive:coredns.tar:1.11
   addonpkg copy --with-images oci-archive:coredns.tar:1.11 mirror.internal/addons/coredns:1.11`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs("SRC", "DST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := source.Parse(args[0])
 			if err != nil {
@@ -227,7 +225,7 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:     "ls REGISTRY/REPO",
 		Short:   "List a repository's tags, semver-sorted",
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo, tag := reference.Split(args[0]); tag != "" {
 				return &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", args[0], tag, repo)}
@@ -269,4 +267,16 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	a.addLayerLimit(cmd)
 	addVerifyKeyFlag(cmd)
 	addReferrersFlag(cmd)
+}
+
+// parsePlatform parses --platform: nil when it is not given.
+func parsePlatform(s string) (*v1.Platform, error) {
+	if s == "" {
+		return nil, nil
+	}
+	p, err := v1.ParsePlatform(s)
+	if err != nil {
+		return nil, fmt.Errorf("--platform %q: %w", s, err)
+	}
+	return p, nil
 }

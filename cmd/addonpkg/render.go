@@ -60,7 +60,7 @@ in an annotation, which holds at most 256 KiB.`,
   addonpkg render -f addons.yaml --no-lock
   addonpkg render -f addons.yaml | csplit -z -f member- - '/^# addonpkg-set-member: /' '{*}'
   addonpkg render -f addons.yaml --cluster-resource-set addons --cluster-selector addons=standard --namespace fleet | kubectl apply --server-side -f -`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if noLock && lockFile != "" {
 				return fmt.Errorf("--lock and --no-lock exclude each other")

@@ -88,7 +88,6 @@ container image holding the add-on under /addon) and the artifact form
 		newApplyCmd(a), newUninstallCmd(a), newStatusCmd(a),
 		newDocsCmd(root),
 	)
-	checkArgsFromUse(root)
 	// cobra adds --version when the CLI runs; add it now, so that the
 	// generated reference lists it with the other root flags.
 	root.InitDefaultVersionFlag()

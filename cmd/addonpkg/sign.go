@@ -10,34 +10,17 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
-// openSigned opens REF for sign and verify: a registry reference (never
-// the store copy of it), a name in the store, or oci:/oci-archive:.
+// openSigned opens REF for sign and verify (source.OpenSigned).
 func (a *app) openSigned(cmd *cobra.Command, s string) (*source.Artifact, referrers.Location, error) {
 	ref, err := source.Parse(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	switch ref.Kind {
-	case source.KindRegistry, source.KindStore, source.KindLayout, source.KindArchive:
-	default:
-		return nil, nil, fmt.Errorf("%s: %w: signatures live beside a manifest in a registry, the local store, or an OCI layout", ref, source.ErrNotVerifiable)
-	}
 	sopts, err := a.sourceOptions(source.PullNever)
 	if err != nil {
 		return nil, nil, err
 	}
-	sopts.StoreFirst = false
-	art, err := source.Open(cmd.Context(), ref, sopts)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, repo, r := art.Beside()
-	loc, err := referrers.Beside(cmd.Context(), st, repo, r, sopts.Registry)
-	if err != nil {
-		art.Close()
-		return nil, nil, err
-	}
-	return art, loc, nil
+	return source.OpenSigned(cmd.Context(), ref, sopts)
 }
 
 func newSignCmd(a *app) *cobra.Command {
@@ -60,7 +43,7 @@ REF is a registry reference, a name in the local store, or oci:DIR[:TAG].
 It prints REF@sha256:... on stdout.`,
 		Example: `  COSIGN_PASSWORD=... addonpkg sign --key cosign.key registry.example.com/addons/coredns:1.11
   addonpkg sign --key cosign.key oci:./layout:1 --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
 				return fmt.Errorf("--key is required: a private key file (cosign generate-key-pair)")
@@ -111,12 +94,12 @@ REF is a registry reference, a name in the local store, or
 oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 		Example: `  addonpkg verify --key cosign.pub registry.example.com/addons/coredns:1.11
   addonpkg verify --key old.pub --key new.pub oci-archive:coredns.tar --json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(keys) == 0 {
 				return fmt.Errorf("--key is required: a public key file (cosign.pub)")
 			}
-			v, err := loadKeyVerifier(keys)
+			v, err := signature.LoadKeyVerifier(keys...)
 			if err != nil {
 				return err
 			}

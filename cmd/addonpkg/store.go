@@ -24,25 +24,15 @@ func newImagesCmd(a *app) *cobra.Command {
 		Short:   "List the add-ons in the local store",
 		Example: `  addonpkg images
   addonpkg images --json | jq -r '.[].name'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.store()
 			if err != nil {
 				return err
 			}
-			entries, err := st.List()
+			rows, err := inspect.StoreImages(st)
 			if err != nil {
 				return err
-			}
-			type row struct {
-				Name      string `json:"name"`
-				Digest    string `json:"digest"`
-				MediaType string `json:"mediaType"`
-				Form      string `json:"form,omitempty"`
-			}
-			rows := []row{}
-			for _, e := range entries {
-				rows = append(rows, row{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: inspect.StoreForm(st, e.Descriptor)})
 			}
 			if asJSON {
 				return a.printJSON(rows)
@@ -83,16 +73,16 @@ func newTagCmd(a *app) *cobra.Command {
 		Use:               "tag SRC DST",
 		Short:             "Give an add-on in the local store another name",
 		Example:           `  addonpkg tag coredns:1.11 registry.example.com/addons/coredns:1.11`,
-		Args:              cobra.ExactArgs(2),
+		Args:              exactArgs("SRC", "DST"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
 			if err != nil {
 				return err
 			}
-			dst := reference.WithDefaultTag(args[1])
-			if r, err := source.Parse(dst); err != nil || (r.Kind != source.KindStore && r.Kind != source.KindRegistry) {
-				return fmt.Errorf("invalid name %q: want NAME[:TAG] or REGISTRY/REPO[:TAG]", args[1])
+			dst, err := source.StoreName(args[1])
+			if err != nil {
+				return fmt.Errorf("invalid name %w", err)
 			}
 			d, err := st.Tag(reference.WithDefaultTag(args[0]), dst)
 			if err != nil {
@@ -110,7 +100,7 @@ func newRmCmd(a *app) *cobra.Command {
 		Use:               "rm NAME...",
 		Short:             "Remove names from the local store (blobs go with gc)",
 		Example:           `  addonpkg rm coredns:1.11 && addonpkg gc`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              minimumArgs("NAME"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
@@ -134,7 +124,7 @@ func newGCCmd(a *app) *cobra.Command {
 		Use:     "gc",
 		Short:   "Delete what no name in the local store reaches: an add-on's images, lock and signatures go with its last name",
 		Example: `  addonpkg gc`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.store()
 			if err != nil {

@@ -26,24 +26,12 @@ func applyVerifyKeys(cmd *cobra.Command, o *source.Options) error {
 	if err != nil || len(files) == 0 {
 		return nil
 	}
-	v, err := loadKeyVerifier(files)
+	v, err := signature.LoadKeyVerifier(files...)
 	if err != nil {
 		return err
 	}
 	o.Verify = v
 	return nil
-}
-
-func loadKeyVerifier(files []string) (*signature.KeyVerifier, error) {
-	v := &signature.KeyVerifier{}
-	for _, f := range files {
-		k, err := signature.LoadPublicKeyFile(f)
-		if err != nil {
-			return nil, err
-		}
-		v.Keys = append(v.Keys, k)
-	}
-	return v, nil
 }
 
 // addReferrersFlag adds --no-referrers.
@@ -59,19 +47,11 @@ func referrersOn(cmd *cobra.Command) bool {
 }
 
 // verifiedSource checks the signature of src when --verify-key is given,
-// and returns src pinned to the digest it checked (src itself without the
-// flag).
+// and returns src pinned to the digest it checked (source.Pin; src itself
+// without the flag).
 func verifiedSource(cmd *cobra.Command, src source.Ref, sopts source.Options) (source.Ref, error) {
 	if err := applyVerifyKeys(cmd, &sopts); err != nil || sopts.Verify == nil {
 		return src, err
 	}
-	a, err := source.Open(cmd.Context(), src, sopts)
-	if err != nil {
-		return src, err
-	}
-	defer a.Close()
-	if p := a.Pinned(); p != "" {
-		return source.Parse(p)
-	}
-	return src, nil
+	return source.Pin(cmd.Context(), src, sopts)
 }

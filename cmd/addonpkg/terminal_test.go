@@ -267,26 +267,20 @@ func TestTerminalVersionStamped(t *testing.T) {
 	}
 }
 
-// A crash in a command is one line and exit 1 (diff: 2), after the
-// command's deferred clean-up ran: no Go trace, no temp directory.
+// A crash in a command is one line and exit 1 (2 for a command whose
+// errors exit 2, as diff's do), after the command's deferred clean-up
+// ran: no Go trace, no temp directory.
 func TestTerminalCrash(t *testing.T) {
 	cliNewHome(t)
 	out := filepath.Join(t.TempDir(), "out")
 	for _, tc := range []struct {
 		name string
 		code int
-	}{{"boom", 1}, {"diff", 2}} {
+	}{{"boom", 1}, {"boom2", exitDiffError}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			root, a := newRoot(strings.NewReader(""), &stdout, &stderr)
-			if tc.name == "diff" {
-				for _, c := range root.Commands() {
-					if c.Name() == "diff" {
-						root.RemoveCommand(c)
-					}
-				}
-			}
-			root.AddCommand(&cobra.Command{Use: tc.name, RunE: func(*cobra.Command, []string) error {
+			c := &cobra.Command{Use: tc.name, RunE: func(*cobra.Command, []string) error {
 				w, err := output.NewWriter(out)
 				if err != nil {
 					return err
@@ -295,7 +289,11 @@ func TestTerminalCrash(t *testing.T) {
 				var m map[string]int
 				m["crash"]++ // a nil map: the kind of bug a crash is
 				return nil
-			}})
+			}}
+			if tc.code != exitError {
+				exitOnError(c, tc.code)
+			}
+			root.AddCommand(c)
 			code := execute(context.Background(), root, a, []string{tc.name})
 			if code != tc.code {
 				t.Errorf("exit %d, want %d", code, tc.code)

@@ -64,7 +64,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
   addonpkg unpack https://example.com/releases/addon.tar.gz//deploy --json
   addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'
   addonpkg unpack --relocate mirror.internal mirror.internal/addons/coredns:1.11`,
-		Args:              cobra.ExactArgs(1),
+		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: storeNames(a),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := u.reloc.check(u.out, u.raw, u.list, u.asJSON); err != nil {

@@ -74,6 +74,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print addonpkg's version, commit, Go version and platform",
 		Example: `  addonpkg version
   addonpkg version --json`,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info := readBuildInfo()
 			if asJSON {

@@ -145,6 +145,40 @@ func Run(ctx context.Context, vectors []Vector, opts RunOptions) ([]Outcome, err
 	return out, nil
 }
 
+// RunDir runs the reader on every vector of the folder dir (LoadVectors,
+// Run).
+func RunDir(ctx context.Context, dir string, opts RunOptions) ([]Outcome, error) {
+	vs, err := LoadVectors(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, vs, opts)
+}
+
+// ErrFailed marks a run in which the reader failed a vector (Verdict).
+var ErrFailed = errors.New("conformance vectors failed")
+
+// Failed counts the outcomes that did not pass.
+func Failed(outs []Outcome) int {
+	n := 0
+	for _, o := range outs {
+		if !o.Passed() {
+			n++
+		}
+	}
+	return n
+}
+
+// Verdict is nil when the reader passed every vector, else an error
+// saying how many it failed ("2 of 67 conformance vectors failed") that
+// wraps ErrFailed.
+func Verdict(outs []Outcome) error {
+	if n := Failed(outs); n > 0 {
+		return fmt.Errorf("%d of %d %w", n, len(outs), ErrFailed)
+	}
+	return nil
+}
+
 // RunVector runs the reader on one vector and compares.
 func RunVector(ctx context.Context, v Vector, opts RunOptions) Outcome {
 	platform := opts.Platform

@@ -148,6 +148,29 @@ func (in *Inspection) content(ctx context.Context, img v1.Image, repo string) {
 	}
 }
 
+// StoreImage is one name of the local store, as `addonpkg images` lists
+// it.
+type StoreImage struct {
+	Name      string `json:"name"`
+	Digest    string `json:"digest"`
+	MediaType string `json:"mediaType"`
+	Form      string `json:"form,omitempty"`
+}
+
+// StoreImages lists the names of the store, in the store's order, each
+// with its form (StoreForm).
+func StoreImages(st *layout.Store) ([]StoreImage, error) {
+	entries, err := st.List()
+	if err != nil {
+		return nil, err
+	}
+	out := []StoreImage{}
+	for _, e := range entries {
+		out = append(out, StoreImage{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: StoreForm(st, e.Descriptor)})
+	}
+	return out, nil
+}
+
 // StoreForm classifies an entry of a store (the library's rules: a Helm
 // chart is no image); an index is shown as the form of its image for the
 // running platform, "index" when that cannot be told.

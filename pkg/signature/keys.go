@@ -48,6 +48,20 @@ func LoadPublicKeyFile(file string) (Key, error) {
 	return LoadPublicKey(file, b)
 }
 
+// LoadKeyVerifier is the KeyVerifier of the public key files (any one
+// key suffices, LoadPublicKeyFile).
+func LoadKeyVerifier(files ...string) (*KeyVerifier, error) {
+	v := &KeyVerifier{}
+	for _, f := range files {
+		k, err := LoadPublicKeyFile(f)
+		if err != nil {
+			return nil, err
+		}
+		v.Keys = append(v.Keys, k)
+	}
+	return v, nil
+}
+
 // LoadPrivateKey reads a private key: cosign's encrypted format (ENCRYPTED
 // SIGSTORE PRIVATE KEY, or the older ENCRYPTED COSIGN PRIVATE KEY),
 // decrypted with password, or an unencrypted PKCS#8, PKCS#1 or SEC 1 PEM

@@ -10,6 +10,23 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
+// ErrStoreName marks a name the local store does not take: a name in it
+// is NAME[:TAG] or REGISTRY/REPO[:TAG] (or @DIGEST), never oci:DIR, a
+// path or a URL.
+var ErrStoreName = errors.New("want NAME[:TAG] or REGISTRY/REPO[:TAG]")
+
+// StoreName is s as the local store names it, with the default tag
+// when it has no tag or digest (reference.WithDefaultTag). The error, for
+// any s that is not a store name or a registry reference, wraps
+// ErrStoreName and quotes s: `"oci:x": want NAME[:TAG] or ...`.
+func StoreName(s string) (string, error) {
+	name := reference.WithDefaultTag(s)
+	if r, err := Parse(name); err != nil || (r.Kind != KindStore && r.Kind != KindRegistry) {
+		return "", fmt.Errorf("%q: %w", s, ErrStoreName)
+	}
+	return name, nil
+}
+
 // storeLocation is the local store: NAME[:TAG] or NAME@DIGEST, a name
 // without a registry host (told by look, not by a prefix).
 type storeLocation struct{}

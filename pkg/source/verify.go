@@ -53,6 +53,48 @@ func (a *Artifact) Beside() (st *layout.Store, repo, registryRef string) {
 	return nil, "", ""
 }
 
+// OpenSigned opens ref where its signatures live, to sign or verify it:
+// a registry reference (read from the registry, never from the store's
+// copy: opts.StoreFirst is ignored), a name in the local store, oci:DIR
+// or oci-archive:FILE. Any other kind wraps ErrNotVerifiable. It
+// returns the artifact (close it) and where what refers to it lives
+// (Beside, referrers.Beside).
+func OpenSigned(ctx context.Context, ref Ref, opts Options) (*Artifact, referrers.Location, error) {
+	switch ref.Kind {
+	case KindRegistry, KindStore, KindLayout, KindArchive:
+	default:
+		return nil, nil, fmt.Errorf("%s: %w: signatures live beside a manifest in a registry, the local store, or an OCI layout", ref, ErrNotVerifiable)
+	}
+	opts.StoreFirst = false
+	art, err := Open(ctx, ref, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, repo, r := art.Beside()
+	loc, err := referrers.Beside(ctx, st, repo, r, opts.Registry)
+	if err != nil {
+		art.Close()
+		return nil, nil, err
+	}
+	return art, loc, nil
+}
+
+// Pin opens ref with opts, so that opts.Verify checks it, and returns
+// ref pinned to the manifest digest it read (Artifact.Pinned): what is
+// read next under the pinned reference is what was checked. A kind
+// without a pinned form returns ref itself.
+func Pin(ctx context.Context, ref Ref, opts Options) (Ref, error) {
+	a, err := Open(ctx, ref, opts)
+	if err != nil {
+		return ref, err
+	}
+	defer a.Close()
+	if p := a.Pinned(); p != "" {
+		return Parse(p)
+	}
+	return ref, nil
+}
+
 func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
 	if opts.Verify == nil {
 		return nil

@@ -141,3 +141,14 @@ func CopyReferrers(ctx context.Context, src, dst source.Ref, opts Options) (int,
 	err = opts.copyReferrers(ctx, a, res, loc)
 	return res.Referrers, err
 }
+
+// ReferrerCopier is CopyReferrers with opts, in the form of
+// airgap.Options.Referrers: the artifact types in skip are left too
+// (ReferrerLimits.SkipArtifactTypes).
+func ReferrerCopier(opts Options) func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
+	return func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
+		o := opts
+		o.ReferrerLimits.SkipArtifactTypes = append(append([]string(nil), opts.ReferrerLimits.SkipArtifactTypes...), skip...)
+		return CopyReferrers(ctx, src, dst, o)
+	}
+}

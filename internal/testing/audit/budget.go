@@ -20,12 +20,12 @@ type Budget struct {
 
 // renderers are the packages that render add-ons, and so compile
 // kustomize: render itself, build (it validates and takes the inventory
-// by rendering), relocate (it rewrites rendered streams with kyaml),
+// by rendering) and publish (it builds), relocate (it rewrites rendered streams with kyaml),
 // addonset, airgap and inspect (they render members, or read the images
 // of a rendering), diff, doctor (it builds probes), capi (it takes
 // render's results), the command and the example installers.
 var renderers = []string{
-	"pkg/render", "pkg/build", "pkg/relocate", "pkg/addonset", "pkg/airgap",
+	"pkg/render", "pkg/build", "pkg/publish", "pkg/relocate", "pkg/addonset", "pkg/airgap",
 	"internal/diff", "internal/inspect", "internal/doctor", "pkg/capi",
 	"cmd/addonpkg", "pkg/apply", "examples/unpack-render", "examples/installer",
 }

@@ -31,7 +31,7 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/addonset", "pkg/apply", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
+	{"pkg/transfer", "pkg/publish", "pkg/addonset", "pkg/apply", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
 		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
 	// The commands.
 	{"cmd/addonpkg"},

@@ -1,0 +1,63 @@
+package addonset_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
+)
+
+// LockTo writes the lock beside the declaration and says what changed;
+// CheckFile reads it back, and says when there is none.
+func TestLockToAndCheckFile(t *testing.T) {
+	ctx := context.Background()
+	dir := declDir(t)
+	s := writeDecl(t, dir, "- name: one\n  source: ./one\n")
+	lock := filepath.Join(dir, "addons.lock")
+	if _, err := addonset.CheckFile(ctx, s, "", addonset.Options{}); !errors.Is(err, addonset.ErrNoLock) {
+		t.Fatalf("check without a lock: %v, want ErrNoLock", err)
+	}
+	l, changes, err := addonset.LockTo(ctx, s, "", addonset.LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Addons) != 1 || len(changes) != 1 {
+		t.Errorf("lock %+v, changes %v", l.Addons, changes)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("no lock written: %v", err)
+	}
+	// Locked again, nothing changes.
+	if _, changes, err = addonset.LockTo(ctx, s, "", addonset.LockOptions{}); err != nil || len(changes) != 0 {
+		t.Errorf("relock: %v, %v", changes, err)
+	}
+	got, err := addonset.CheckFile(ctx, s, lock, addonset.Options{})
+	if err != nil || len(got.Addons) != 1 {
+		t.Errorf("check: %v, %v", got, err)
+	}
+	s2 := writeDecl(t, dir, "- name: one\n  source: ./one\n- name: two\n  source: ./two\n")
+	if _, err := addonset.CheckFile(ctx, s2, "", addonset.Options{}); !errors.Is(err, addonset.ErrLockStale) {
+		t.Errorf("check of a stale lock: %v", err)
+	}
+	// The lock never replaces the declaration.
+	if _, _, err := addonset.LockTo(ctx, s, s.File, addonset.LockOptions{}); !errors.Is(err, addonset.ErrOutputIsInput) {
+		t.Errorf("lock over the declaration: %v", err)
+	}
+}
+
+// MirrorTo refuses to write over its inputs before it copies anything.
+func TestMirrorToRefusesInputs(t *testing.T) {
+	ctx := context.Background()
+	dir := declDir(t)
+	s := writeDecl(t, dir, "- name: one\n  source: ./one\n")
+	_, files, err := addonset.MirrorTo(ctx, s, s.File, addonset.MirrorOptions{To: "oci-archive:" + filepath.Join(dir, "m.tar")})
+	if !errors.Is(err, addonset.ErrOutputIsInput) || files.Declaration != s.File {
+		t.Errorf("mirror over the declaration: %v (%+v)", err, files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.tar")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the archive was written: %v", err)
+	}
+}

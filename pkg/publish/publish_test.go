@@ -1,0 +1,162 @@
+package publish_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/publish"
+	"github.com/addonpkg/addonpkg/pkg/source"
+)
+
+const configMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  a: "1"
+`
+
+// tree writes a folder named name holding files (path: content).
+func tree(t *testing.T, name string, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) == 0 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func store(t *testing.T) (*layout.Store, func() (*layout.Store, error)) {
+	t.Helper()
+	st, err := layout.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, func() (*layout.Store, error) { return st, nil }
+}
+
+// With no tag and no output, a build is named after its tree and
+// version, and lands in the store.
+func TestBuildDefaultTag(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	ctx := context.Background()
+	dir := tree(t, "settings", map[string]string{"cm.yaml": configMap})
+	st, open := store(t)
+	for _, tc := range []struct{ version, want string }{{"", "settings:latest"}, {"1.2", "settings:1.2"}} {
+		res, err := publish.Build(ctx, dir, publish.Options{Build: build.Options{Version: tc.version}, Store: open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.DefaultTag || len(res.Tags) != 1 || res.Tags[0] != tc.want {
+			t.Errorf("version %q: tags %v (default %v), want %s", tc.version, res.Tags, res.DefaultTag, tc.want)
+		}
+		d, err := st.Resolve(tc.want)
+		if err != nil || d.Digest != res.Digest {
+			t.Errorf("store has %s as %v (%v), want %s", tc.want, d.Digest, err, res.Digest)
+		}
+	}
+}
+
+// Tags get their default tag; outputs alone write nothing to the store.
+func TestBuildTagsAndOutputs(t *testing.T) {
+	ctx := context.Background()
+	dir := tree(t, "settings", map[string]string{"cm.yaml": configMap})
+	_, open := store(t)
+	res, err := publish.Build(ctx, dir, publish.Options{Tags: []string{"x", "registry.example.com/a/x:1"}, Store: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DefaultTag || len(res.Tags) != 2 || res.Tags[0] != "x:latest" || res.Tags[1] != "registry.example.com/a/x:1" {
+		t.Errorf("tags %v", res.Tags)
+	}
+	out := filepath.Join(t.TempDir(), "layout")
+	ref, err := source.Parse("oci:" + out + ":v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := false
+	res2, err := publish.Build(ctx, dir, publish.Options{Outputs: []source.Ref{ref}, Store: func() (*layout.Store, error) { opened = true; return nil, errors.New("no store") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened || len(res2.Tags) != 0 || res2.Digest != res.Digest {
+		t.Errorf("outputs only: store opened %v, tags %v, digest %s want %s", opened, res2.Tags, res2.Digest, res.Digest)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
+		t.Errorf("no layout written: %v", err)
+	}
+}
+
+func TestBuildRefuses(t *testing.T) {
+	ctx := context.Background()
+	dir := tree(t, "settings", map[string]string{"cm.yaml": configMap})
+	_, open := store(t)
+	docker, _ := source.Parse("docker-archive:" + filepath.Join(t.TempDir(), "a.tar"))
+	folderRef, _ := source.Parse(dir)
+	for _, tc := range []struct {
+		name string
+		opts publish.Options
+		want error
+	}{
+		{"bad tag", publish.Options{Tags: []string{"oci:x"}, Store: open}, source.ErrStoreName},
+		{"artifact to docker-archive", publish.Options{Build: build.Options{Format: build.FormatArtifact}, Outputs: []source.Ref{docker}}, publish.ErrOutputForm},
+		{"output to a folder", publish.Options{Outputs: []source.Ref{folderRef}}, publish.ErrOutputKind},
+		{"delete without a base", publish.Options{Deletes: []string{"cm.yaml"}}, publish.ErrNeedsBase},
+		{"layered without a base", publish.Options{Layered: true}, publish.ErrNeedsBase},
+		{"a tree as the base", publish.Options{Base: folderRef}, publish.ErrNotBuilt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := publish.Build(ctx, dir, tc.opts)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// A base's own trouble is a *BaseError.
+	_, err := publish.Build(ctx, dir, publish.Options{Base: folderRef})
+	if be := (*publish.BaseError)(nil); !errors.As(err, &be) || be.Path != dir {
+		t.Errorf("a tree as the base: %v, want a BaseError of %s", err, dir)
+	}
+}
+
+// A patch that only deletes takes an empty folder; the base's name and
+// version are kept.
+func TestBuildDeleteOnly(t *testing.T) {
+	ctx := context.Background()
+	st, open := store(t)
+	dir := tree(t, "settings", map[string]string{"cm.yaml": configMap, "more.yaml": strings.Replace(configMap, "name: settings", "name: more", 1)})
+	if _, err := publish.Build(ctx, dir, publish.Options{Build: build.Options{Version: "1"}, Tags: []string{"base:1"}, Store: open}); err != nil {
+		t.Fatal(err)
+	}
+	empty := tree(t, "empty", nil)
+	base := source.Ref{Kind: source.KindStore, Name: "base:1"}
+	opts := publish.Options{Base: base, BaseSource: source.Options{Store: st}, Deletes: []string{"more.yaml"}, Store: open}
+	res, err := publish.Build(ctx, empty, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Config.Name != "settings" || res.Config.Version != "1" || !res.DefaultTag || res.Tags[0] != "settings:1" {
+		t.Errorf("patched: name %q version %q tags %v", res.Config.Name, res.Config.Version, res.Tags)
+	}
+	// Without deletes an empty folder is an error, as for any build.
+	opts.Deletes = nil
+	if _, err := publish.Build(ctx, empty, opts); err == nil {
+		t.Error("an empty patch without deletes was built")
+	}
+}
