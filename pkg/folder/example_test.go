@@ -34,5 +34,6 @@ func ExampleOpen() {
 		fmt.Println(e.Name(), info.Size() == int64(len(b)))
 	}
 	// Output:
+	// .addonvalues true
 	// coredns.yaml true
 }

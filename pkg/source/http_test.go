@@ -205,10 +205,13 @@ func TestHTTPSources(t *testing.T) {
 	f := newHTTPFixture(t)
 	ms := resolve(t, exampleDir(t, "metrics-server"), source.Options{Locations: remote})
 	coredns := resolve(t, exampleDir(t, "coredns"), source.Options{Locations: remote})
+	// A download of coredns.yaml is that one file, without the folder's
+	// .addonvalues.
+	corednsFile := resolve(t, oneFileFolder(t, exampleDir(t, "coredns"), "coredns.yaml"), source.Options{Locations: remote})
 
 	t.Run("yaml", func(t *testing.T) {
 		ad := resolve(t, f.url("/coredns.yaml"), f.opts)
-		sameAsFolder(t, "yaml", ad, coredns)
+		sameAsFolder(t, "yaml", ad, corednsFile)
 		body := f.files["/coredns.yaml"]
 		if want := f.url("/coredns.yaml") + "?checksum=" + sha(body); ad.Pinned != want {
 			t.Errorf("pinned %q, want %q", ad.Pinned, want)
@@ -254,7 +257,7 @@ func TestHTTPSources(t *testing.T) {
 		checkOneLine(t, err, f.url("/ms.tar.gz"), "checksum mismatch", sha(f.files["/ms.tar.gz"]))
 	})
 	t.Run("redirect", func(t *testing.T) {
-		sameAsFolder(t, "redirect", resolve(t, f.url("/moved/coredns.yaml"), f.opts), coredns)
+		sameAsFolder(t, "redirect", resolve(t, f.url("/moved/coredns.yaml"), f.opts), corednsFile)
 		err := resolveErr(t, f.url("/downgrade.yaml"), f.opts)
 		checkOneLine(t, err, f.url("/downgrade.yaml"), "plain http")
 	})
@@ -265,7 +268,7 @@ func TestHTTPSources(t *testing.T) {
 		os.WriteFile(netrc, []byte("machine other.example login x password y\n\nmachine 127.0.0.1\n  login alice\n  password s3cret\n"), 0o600)
 		opts := f.opts
 		opts.Netrc = netrc
-		sameAsFolder(t, "netrc", resolve(t, u, opts), coredns)
+		sameAsFolder(t, "netrc", resolve(t, u, opts), corednsFile)
 		// Credentials in the URL work, and never show.
 		withUser := strings.Replace(u, "https://", "https://alice:s3cret@", 1)
 		ad := resolve(t, withUser, f.opts)
@@ -277,7 +280,7 @@ func TestHTTPSources(t *testing.T) {
 		ca := filepath.Join(t.TempDir(), "ca.pem")
 		os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw}), 0o644)
 		opts := source.Options{Locations: remote, Registry: registry.Options{CAFile: ca}, Timeout: 20 * time.Second}
-		sameAsFolder(t, "ca-file", resolve(t, f.url("/coredns.yaml"), opts), coredns)
+		sameAsFolder(t, "ca-file", resolve(t, f.url("/coredns.yaml"), opts), corednsFile)
 		// Without it the certificate is unknown.
 		err := resolveErr(t, f.url("/coredns.yaml"), source.Options{Locations: remote, Timeout: 20 * time.Second})
 		checkOneLine(t, err, f.url("/coredns.yaml"), "certificate")
@@ -285,7 +288,7 @@ func TestHTTPSources(t *testing.T) {
 	t.Run("plain-http", func(t *testing.T) {
 		plain := httptest.NewServer(f.srv.Config.Handler)
 		defer plain.Close()
-		sameAsFolder(t, "loopback http", resolve(t, plain.URL+"/coredns.yaml", source.Options{Locations: remote, Timeout: 20 * time.Second}), coredns)
+		sameAsFolder(t, "loopback http", resolve(t, plain.URL+"/coredns.yaml", source.Options{Locations: remote, Timeout: 20 * time.Second}), corednsFile)
 		u := "http://198.51.100.7/coredns.yaml"
 		checkOneLine(t, resolveErr(t, u, source.Options{Locations: remote}), u, "plain http:// to 198.51.100.7 is refused")
 	})

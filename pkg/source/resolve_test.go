@@ -40,6 +40,22 @@ func exampleDir(t testing.TB, name string) string {
 	return d
 }
 
+// oneFileFolder is a folder holding only dir's file name: what a source
+// naming that one file (coredns.yaml, without the .addonvalues beside
+// it) is the same tree as.
+func oneFileFolder(t testing.TB, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // resolve parses and unpacks s, failing the test on error.
 func resolve(t testing.TB, s string, opts source.Options) *unpack.Addon {
 	t.Helper()
@@ -308,9 +324,17 @@ func TestEveryKindSameTree(t *testing.T) {
 			for _, p := range ex.https {
 				cases = append(cases, want{hf.url(p), "", hf.opts})
 			}
+			var fileAd *unpack.Addon // the tree of a source naming coredns.yaml alone
+			if ex.name == "coredns" {
+				fileAd = resolve(t, oneFileFolder(t, dir, "coredns.yaml"), source.Options{})
+			}
 			for _, c := range cases {
 				ad := resolve(t, c.src, c.opts)
-				sameAsFolder(t, c.src, ad, dirAd)
+				if strings.HasSuffix(c.src, "coredns.yaml") || c.src == hf.url("/coredns") {
+					sameAsFolder(t, c.src, ad, fileAd)
+				} else {
+					sameAsFolder(t, c.src, ad, dirAd)
+				}
 				if c.pinned != "" && ad.Pinned != c.pinned {
 					t.Errorf("%s: pinned %q, want %q", c.src, ad.Pinned, c.pinned)
 				}
@@ -335,7 +359,7 @@ func TestEveryKindSameTree(t *testing.T) {
 func TestLocalFile(t *testing.T) {
 	dir := exampleDir(t, "coredns")
 	file := filepath.Join(dir, "coredns.yaml")
-	folder := resolve(t, dir, source.Options{})
+	folder := resolve(t, oneFileFolder(t, dir, "coredns.yaml"), source.Options{})
 	for _, s := range []string{file, "file://" + file} {
 		ad := resolve(t, s, source.Options{})
 		sameAsFolder(t, s, ad, folder)
