@@ -104,19 +104,7 @@ each with its own inventory and the values: its entry gives.
 			if err != nil {
 				return err
 			}
-			ad, err := clusterAddon(cmd.Context(), a, args[0], name, sopts, ropts)
-			if err != nil {
-				return err
-			}
-			c, err := cf.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			cs, err := c.Apply(cmd.Context(), ad, opts)
-			if err != nil {
-				return err
-			}
-			return a.printChanges(cs, asJSON, diff)
+			return a.applyOne(cmd.Context(), &cf, args[0], name, sopts, ropts, opts, asJSON, diff)
 		},
 	}
 	cf.add(cmd)
@@ -139,6 +127,23 @@ each with its own inventory and the values: its entry gives.
 	return cmd
 }
 
+// applyOne installs the add-on s, named name (or as its config says).
+func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, sopts source.Options, ropts render.Options, opts apply.Options, asJSON, diffs bool) error {
+	ad, err := clusterAddon(ctx, a, s, name, sopts, ropts)
+	if err != nil {
+		return err
+	}
+	c, err := cf.client(ctx)
+	if err != nil {
+		return err
+	}
+	cs, err := c.Apply(ctx, ad, opts)
+	if err != nil {
+		return err
+	}
+	return a.printChanges(cs, asJSON, diffs)
+}
+
 // applySet installs the members of the set declared in file, from its
 // lock, in order.
 func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, allowRemote bool, opts apply.Options, asJSON, diffs bool) error {
@@ -159,11 +164,9 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 	if err != nil {
 		return err
 	}
+	a.warnMembers(res)
 	addons := make([]apply.Addon, len(res.Members))
 	for i, m := range res.Members {
-		for _, w := range m.Result.Warnings {
-			a.warn([]string{m.Name + ": " + w})
-		}
 		if addons[i], err = apply.FromRendered(m.Name, m.Addon, m.Result); err != nil {
 			return fmt.Errorf("member %q: %w", m.Name, err)
 		}

@@ -75,29 +75,7 @@ interrupted.`,
 			if cluster {
 				return a.diffCluster(cmd.Context(), &cf, args[0], sopts, ropts, asJSON)
 			}
-			var results [2]*render.Result
-			for i, s := range args {
-				if _, results[i], err = unpackAndRender(cmd.Context(), s, sopts, ropts); err != nil {
-					return err
-				}
-				a.warn(results[i].Warnings)
-			}
-			rep := diff.Diff(cmd.Context(), results[0], results[1])
-			if err := cmd.Context().Err(); err != nil {
-				return err
-			}
-			if asJSON {
-				err = a.printJSON(diffOutput{A: args[0], B: args[1], Equal: rep.Equal(), Report: rep})
-			} else {
-				err = rep.WriteText(a.stdout)
-			}
-			if err != nil {
-				return err
-			}
-			if !rep.Equal() {
-				return &exitCodeError{1}
-			}
-			return nil
+			return a.diffAddons(cmd.Context(), args[0], args[1], sopts, ropts, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -109,6 +87,35 @@ interrupted.`,
 	a.addRegistryFlags(cmd)
 	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
+}
+
+// diffAddons prints how the add-ons a and b differ; exit 1 when they do.
+func (a *app) diffAddons(ctx context.Context, srcA, srcB string, sopts source.Options, ropts render.Options, asJSON bool) error {
+	var results [2]*render.Result
+	for i, s := range []string{srcA, srcB} {
+		var err error
+		if _, results[i], err = unpackAndRender(ctx, s, sopts, ropts); err != nil {
+			return err
+		}
+		a.warn(results[i].Warnings)
+	}
+	rep := diff.Diff(ctx, results[0], results[1])
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var err error
+	if asJSON {
+		err = a.printJSON(diffOutput{A: srcA, B: srcB, Equal: rep.Equal(), Report: rep})
+	} else {
+		err = rep.WriteText(a.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.Equal() {
+		return &exitCodeError{1}
+	}
+	return nil
 }
 
 // diffCluster prints what applying s would change in the cluster; exit 1

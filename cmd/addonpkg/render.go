@@ -15,6 +15,64 @@ type renderedMember struct {
 	File      string `json:"file,omitempty"`
 }
 
+// setLock is the lock a set renders from: lockFile, else the
+// declaration's own when it exists; nil (rendering the declaration as
+// it resolves now, said on stderr) when there is none.
+func (a *app) setLock(declFile, lockFile string) (*addonset.LockFile, error) {
+	file := lockFile
+	if file == "" {
+		file = addonset.LockPath(declFile)
+	}
+	l, ok, err := loadLock(file)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return l, nil
+	case lockFile != "":
+		return nil, fmt.Errorf("--lock %s: no such file", lockFile)
+	}
+	a.infof("no %s: rendering the declaration as it resolves now (run 'addonpkg lock' to pin it)", file)
+	return nil, nil
+}
+
+// warnMembers prints the renderer's warnings of each member, named.
+func (a *app) warnMembers(res *addonset.Result) {
+	for _, m := range res.Members {
+		for _, w := range m.Result.Warnings {
+			a.warn([]string{m.Name + ": " + w})
+		}
+	}
+}
+
+// writeRendered writes a rendered set: to DIR, as JSON rows, or as one
+// stream on stdout.
+func (a *app) writeRendered(res *addonset.Result, out string, asJSON bool) error {
+	var names []string
+	if out != "" {
+		if err := res.WriteDir(out); err != nil {
+			return err
+		}
+		names = res.FileNames()
+	}
+	if asJSON {
+		rows := make([]renderedMember, len(res.Members))
+		for i, m := range res.Members {
+			rows[i] = renderedMember{Member: m, Documents: len(m.Result.Documents)}
+			if names != nil {
+				rows[i].File = names[i]
+			}
+		}
+		return a.printJSON(rows)
+	}
+	if out != "" {
+		a.infof("wrote %d add-ons to %s", len(res.Members), out)
+		return nil
+	}
+	_, err := res.WriteTo(a.stdout)
+	return err
+}
+
 func newRenderCmd(a *app) *cobra.Command {
 	var (
 		sf                          setFlags
@@ -74,57 +132,19 @@ in an annotation, which holds at most 256 KiB.`,
 			}
 			ro := addonset.RenderOptions{Options: opts, AllowRemote: allowRemote}
 			if !noLock {
-				file := lockFile
-				if file == "" {
-					file = addonset.LockPath(sf.file)
-				}
-				l, ok, err := loadLock(file)
-				switch {
-				case err != nil:
+				if ro.Lock, err = a.setLock(sf.file, lockFile); err != nil {
 					return err
-				case ok:
-					ro.Lock = l
-				case lockFile != "":
-					return fmt.Errorf("--lock %s: no such file", lockFile)
-				default:
-					a.infof("no %s: rendering the declaration as it resolves now (run 'addonpkg lock' to pin it)", file)
 				}
 			}
 			res, err := addonset.Render(cmd.Context(), s, ro)
 			if err != nil {
 				return err
 			}
-			for _, m := range res.Members {
-				for _, w := range m.Result.Warnings {
-					a.warn([]string{m.Name + ": " + w})
-				}
-			}
+			a.warnMembers(res)
 			if crs.opts.Name != "" {
 				return crs.write(a, res)
 			}
-			var names []string
-			if out != "" {
-				if err := res.WriteDir(out); err != nil {
-					return err
-				}
-				names = res.FileNames()
-			}
-			if asJSON {
-				rows := make([]renderedMember, len(res.Members))
-				for i, m := range res.Members {
-					rows[i] = renderedMember{Member: m, Documents: len(m.Result.Documents)}
-					if names != nil {
-						rows[i].File = names[i]
-					}
-				}
-				return a.printJSON(rows)
-			}
-			if out != "" {
-				a.infof("wrote %d add-ons to %s", len(res.Members), out)
-				return nil
-			}
-			_, err = res.WriteTo(a.stdout)
-			return err
+			return a.writeRendered(res, out, asJSON)
 		},
 	}
 	sf.add(a, cmd)
