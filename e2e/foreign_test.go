@@ -92,7 +92,7 @@ func TestForeignImages(t *testing.T) {
 	if !found || in.Config.Name != "coredns" {
 		t.Errorf("derived image: name %q, inventory %+v; want coredns (its label) with the appended ConfigMap", in.Config.Name, in.Config.Inventory.Objects)
 	}
-	res = c.run("unpack", derived)
+	res = c.run(append([]string{"unpack", derived}, corednsValues...)...)
 	if res.code != 0 || !strings.Contains(res.stderr, "stale labels") || !strings.Contains(res.stdout, "name: extra") {
 		t.Errorf("unpack of a derived image: want the stream with the appended ConfigMap and a stale-labels warning:\n%s", res)
 	}

@@ -665,3 +665,13 @@ func (c *cli) build(dir string, flags ...string) buildOutput {
 	}
 	return out
 }
+
+// corednsValues give examples/coredns the value it requires (its
+// .addonvalues), for commands that render it.
+var corednsValues = []string{"--set", "DNS_SERVER_IP=10.96.0.10"}
+
+// filledCoreDNS is examples/coredns/coredns.yaml with corednsValues and
+// its declared defaults filled in by hand.
+func filledCoreDNS(src []byte) []byte {
+	return []byte(strings.NewReplacer("${DNS_SERVER_IP}", "10.96.0.10", "${DNS_DOMAIN}", "cluster.local", "${DNS_MEMORY_LIMIT}", "170Mi").Replace(string(src)))
+}

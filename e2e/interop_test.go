@@ -146,7 +146,7 @@ func TestOrasPushedArtifactForm(t *testing.T) {
 		t.Errorf("unpack --json: form %q identity %q name %q kind %q; want artifact %q coredns manifests",
 			uj.Form, uj.Identity, uj.Config.Name, uj.Config.Kind, cfg.Identity)
 	}
-	if got := yamlDocs(t, []byte(newCLI(t).ok("unpack", ref))); len(got) != 6 {
+	if got := yamlDocs(t, []byte(newCLI(t).ok(append([]string{"unpack", ref}, corednsValues...)...))); len(got) != 6 {
 		t.Errorf("unpack %s rendered %d objects, want 6", ref, len(got))
 	}
 

@@ -175,12 +175,12 @@ func TestUnpackStdoutCoreDNS(t *testing.T) {
 	ref := r.Host + "/addons/coredns:1"
 	c.ok("push", "coredns:1", ref)
 
-	got := yamlDocs(t, []byte(newCLI(t).ok("unpack", ref)))
+	got := yamlDocs(t, []byte(newCLI(t).ok(append([]string{"unpack", ref}, corednsValues...)...)))
 	src, err := os.ReadFile(filepath.Join(dir, "coredns.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := yamlDocs(t, src)
+	want := yamlDocs(t, filledCoreDNS(src))
 	if len(want) != 6 {
 		t.Fatalf("examples/coredns/coredns.yaml has %d documents, the test expects 6", len(want))
 	}

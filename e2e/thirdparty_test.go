@@ -70,8 +70,8 @@ func TestOrasPushedAddonMinimalConfig(t *testing.T) {
 					t.Errorf("inventory object %d: %+v, build has %+v", i, o, built.Inventory.Objects[i])
 				}
 			}
-			stream := cc.ok("unpack", ref)
-			if want := cc.ok("unpack", "built:1"); stream != want {
+			stream := cc.ok(append([]string{"unpack", ref}, corednsValues...)...)
+			if want := cc.ok(append([]string{"unpack", "built:1"}, corednsValues...)...); stream != want {
 				t.Errorf("the rendered stream differs from the one of addonpkg's own build")
 			}
 			var in inspectOutput
