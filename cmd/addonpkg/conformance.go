@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/conformance"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 func newConformanceCmd(a *app) *cobra.Command {
@@ -122,11 +123,14 @@ func readerCommand(args []string) ([]string, error) {
 // passed.
 func printOutcomes(w io.Writer, outs []conformance.Outcome) {
 	for _, o := range outs {
+		// A vector's name is its directory's, and the problems quote the
+		// reader: neither reaches the terminal with control characters.
+		name := safetree.Sanitize(o.Vector.Name)
 		if o.Passed() {
-			fmt.Fprintf(w, "PASS %s\n", o.Vector.Name)
+			fmt.Fprintf(w, "PASS %s\n", name)
 			continue
 		}
-		fmt.Fprintf(w, "FAIL %s: %s\n", o.Vector.Name, strings.Join(o.Problems, "; "))
+		fmt.Fprintf(w, "FAIL %s: %s\n", name, clean(strings.Join(o.Problems, "; ")))
 	}
 	fmt.Fprintf(w, "%d of %d vectors passed\n", len(outs)-conformance.Failed(outs), len(outs))
 }

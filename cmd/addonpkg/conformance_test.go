@@ -168,3 +168,16 @@ func TestCLIUnpackVectorsToDisk(t *testing.T) {
 		})
 	}
 }
+
+// A vector's name is a directory's and the problems quote the reader:
+// printed, neither carries a terminal escape.
+func TestPrintOutcomesSanitized(t *testing.T) {
+	var b strings.Builder
+	printOutcomes(&b, []conformance.Outcome{
+		{Vector: conformance.Vector{Name: "ok\x1b]0;owned\x07"}},
+		{Vector: conformance.Vector{Name: "bad\x1b[2J"}, Problems: []string{"reader said \x1b[31mno\nmore"}},
+	})
+	if strings.ContainsAny(b.String(), "\x1b\x07") || strings.Count(b.String(), "\n") != 3 {
+		t.Errorf("printed:\n%q", b.String())
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // DefaultPlatform is the platform the runner asks readers to pick from an
@@ -190,8 +192,11 @@ func RunVector(ctx context.Context, v Vector, opts RunOptions) Outcome {
 	cmd := exec.CommandContext(ctx, opts.Command[0], args...)
 	cmd.Env = append(append(os.Environ(), opts.Env...),
 		"ADDON_PLATFORM="+platform, "ADDON_VECTOR="+v.Dir, "ADDON_SOURCE="+v.Source)
+	// A result is a short JSON document: a reader that prints more is
+	// wrong, and is not held in memory for it.
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &capped{w: &stderr, left: 4 << 10}
+	out := &capped{w: &stdout, left: resultCap.Max}
+	cmd.Stdout, cmd.Stderr = out, &capped{w: &stderr, left: 4 << 10}
 	err := cmd.Run()
 	o.Stderr = stderr.String()
 	var ee *exec.ExitError
@@ -200,6 +205,10 @@ func RunVector(ctx context.Context, v Vector, opts RunOptions) Outcome {
 		o.ExitCode = ee.ExitCode()
 	case err != nil:
 		o.Problems = append(o.Problems, fmt.Sprintf("run reader: %v", err))
+		return o
+	}
+	if out.over {
+		o.Problems = append(o.Problems, fmt.Sprintf("stdout is not a result: more than %d bytes", resultCap.Max))
 		return o
 	}
 	got, err := Decode(stdout.Bytes())
@@ -218,15 +227,24 @@ func RunVector(ctx context.Context, v Vector, opts RunOptions) Outcome {
 	return o
 }
 
-// capped keeps the first bytes written to it and drops the rest.
+// resultCap bounds a reader's stdout: a result is a document as short
+// as a declaration.
+var resultCap = safetree.DefaultCap(safetree.LimitDeclarationBytes)
+
+// capped keeps the first bytes written to it and drops the rest; over
+// says some were dropped.
 type capped struct {
 	w    io.Writer
-	left int
+	left int64
+	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if c.left > 0 {
-		n := min(len(p), c.left)
+	n := int64(len(p))
+	if n > c.left {
+		n, c.over = c.left, true
+	}
+	if n > 0 {
 		c.left -= n
 		if _, err := c.w.Write(p[:n]); err != nil {
 			return 0, err
