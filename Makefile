@@ -97,7 +97,7 @@ lint:
 ## every vector (addonpkg's own, or READER="cmd args" for another one)
 .PHONY: conformance
 conformance: build
-	$(GO) generate ./internal/vectorgen
+	$(GO) generate ./hack/vectorgen
 	$(BIN)/addonpkg conformance run --vectors spec/conformance/vectors $(if $(READER),-- $(READER))
 
 ## docs: regenerate the CLI reference in docs/cli

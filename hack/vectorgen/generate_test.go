@@ -12,7 +12,7 @@ import (
 
 const vectorsDir = "../../spec/conformance/vectors"
 
-const regenerate = "regenerate with: go generate ./internal/vectorgen (or make conformance) and commit spec/conformance/vectors"
+const regenerate = "regenerate with: go generate ./hack/vectorgen (or make conformance) and commit spec/conformance/vectors"
 
 // readTree reads every file below dir.
 func readTree(t *testing.T, dir string) map[string][]byte {
