@@ -127,12 +127,13 @@ func readCapped(file string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, declCap.Max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if err := declCap.Check("", int64(len(b))); err != nil {
+	b, err := declCap.ReadAll("", f)
+	var le *safetree.LimitError
+	switch {
+	case errors.As(err, &le):
 		return nil, &DeclError{File: file, Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
 	return b, nil
 }

@@ -202,11 +202,8 @@ func (s *Store) readIndexBytes() ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, indexCap.Max+1))
+	b, err := indexCap.ReadAll(s.indexPath(), f)
 	if err != nil {
-		return nil, err
-	}
-	if err := indexCap.Check(s.indexPath(), int64(len(b))); err != nil {
 		return nil, err
 	}
 	if b == nil {

@@ -2,6 +2,7 @@ package safetree_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -85,5 +86,19 @@ func TestDiffCaps(t *testing.T) {
 	}
 	if l := (safetree.Limits{MaxDiffObjectBytes: 10, MaxDiffBytes: 20}).WithDefaults(); l.MaxDiffObjectBytes != 10 || l.MaxDiffBytes != 20 {
 		t.Errorf("set fields: %d, %d", l.MaxDiffObjectBytes, l.MaxDiffBytes)
+	}
+}
+
+// ReadAll takes a document at the cap and refuses one a byte over it,
+// naming the entry.
+func TestCapReadAll(t *testing.T) {
+	c := safetree.Cap{Which: safetree.LimitDeclarationBytes, Max: 4}
+	if b, err := c.ReadAll("d", strings.NewReader("abcd")); err != nil || string(b) != "abcd" {
+		t.Errorf("at the cap: %q, %v", b, err)
+	}
+	_, err := c.ReadAll("d", strings.NewReader("abcde"))
+	var le *safetree.LimitError
+	if !errors.As(err, &le) || le.Which != safetree.LimitDeclarationBytes || !strings.Contains(err.Error(), "d") {
+		t.Errorf("over the cap: %v", err)
 	}
 }

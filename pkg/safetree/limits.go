@@ -1,6 +1,9 @@
 package safetree
 
-import "strings"
+import (
+	"io"
+	"strings"
+)
 
 // Limits bound what an untrusted tree may make a reader do. The zero
 // value of a field means its default.
@@ -254,6 +257,20 @@ func (c Cap) Check(entry string, size int64) error {
 		return e
 	}
 	return nil
+}
+
+// ReadAll reads r whole, up to the cap: one byte more than the cap is
+// read to tell a document at the cap from one over it, which is refused
+// with Check's error naming entry. Nothing is allocated by a claimed size.
+func (c Cap) ReadAll(entry string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, c.Max+1))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Check(entry, int64(len(b))); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Over is Exceeded as an error.

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -90,12 +89,9 @@ func Load(fsys fs.FS) (*Declaration, error) {
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w: not a regular file", File, ErrInvalid)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, declCap.Max+1))
+	b, err := declCap.ReadAll(File, f)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", File, err)
-	}
-	if err := declCap.Check(File, int64(len(b))); err != nil {
-		return nil, err
+		return nil, readError(File, err)
 	}
 	return Parse(b)
 }
@@ -272,9 +268,9 @@ func ReadFile(path string) (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, declCap.Max+1))
+	b, err := declCap.ReadAll(path, f)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	return ParseFile(path, b)
 }
@@ -315,6 +311,16 @@ func ParseFile(file string, b []byte) (map[string]string, error) {
 		out[k.Value] = v.Value
 	}
 	return out, nil
+}
+
+// readError names the file of a failed read; a limit error names it
+// already.
+func readError(file string, err error) error {
+	var le *safetree.LimitError
+	if errors.As(err, &le) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", file, err)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
