@@ -176,9 +176,14 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 	if err != nil {
 		return err
 	}
+	// What was installed before a failure is printed too, in the same
+	// format: those members stay installed.
 	sets, err := c.ApplyAll(ctx, addons, opts)
-	if asJSON && err == nil {
-		return a.printJSON(sets)
+	if asJSON {
+		if perr := a.printJSON(sets); perr != nil {
+			return perr
+		}
+		return err
 	}
 	for _, cs := range sets {
 		if perr := a.printChanges(cs, false, diffs); perr != nil {
