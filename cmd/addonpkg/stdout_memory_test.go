@@ -20,7 +20,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/addonpkg/addonpkg/internal/testing/benchdata"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -87,8 +87,8 @@ func stdoutTree(n, size int, kustomize bool, put func(name string, data []byte))
 }
 
 // stdoutLayer writes the add-on as one gzip image layer under addon/, and
-// the same files to a memfs tree for the test's own render.
-func stdoutLayer(t *testing.T, dir string, n, size int) (*hostileCLILayer, *memfs.FS) {
+// the same files to a filetree tree for the test's own render.
+func stdoutLayer(t *testing.T, dir string, n, size int) (*hostileCLILayer, *filetree.FS) {
 	t.Helper()
 	f, err := os.CreateTemp(dir, "addon-*.tar.gz")
 	must(t, err)
@@ -97,7 +97,7 @@ func stdoutLayer(t *testing.T, dir string, n, size int) (*hostileCLILayer, *memf
 	zw, err := gzip.NewWriterLevel(io.MultiWriter(f, h), gzip.BestSpeed)
 	must(t, err)
 	tw := tar.NewWriter(io.MultiWriter(zw, diff))
-	tree := memfs.NewBuilder()
+	tree := filetree.NewBuilder()
 	dirs := map[string]bool{}
 	stdoutTree(n, size, false, func(name string, data []byte) {
 		if d := filepath.Dir(name); !dirs[d] {

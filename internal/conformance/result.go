@@ -15,7 +15,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -210,7 +210,7 @@ func describeTree(fsys fs.FS, sum func(string) (string, error)) (Result, error) 
 
 // fileSum is the hex SHA-256 of a file of the tree, from the digest the
 // tree keeps when its bytes were let go.
-func fileSum(fsys *memfs.FS, p string) (string, error) {
+func fileSum(fsys *filetree.FS, p string) (string, error) {
 	if s, ok := fsys.SHA256(p); ok {
 		return hex.EncodeToString(s[:]), nil
 	}

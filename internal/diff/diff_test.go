@@ -10,13 +10,13 @@ import (
 	"testing/fstest"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
 func renderFiles(t *testing.T, files map[string]string) *render.Result {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for name, body := range files {
 		if err := b.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -35,8 +35,8 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -189,7 +189,7 @@ type prober struct {
 	imgDesc  v1.Descriptor
 	pushed   []v1.Hash // manifests to delete, in push order
 	blobs    []blobRef // blobs the raw checks uploaded
-	tree     *memfs.FS
+	tree     *filetree.FS
 	nonce    string
 	deleteOK *bool
 }
@@ -224,7 +224,7 @@ func newProber(ctx context.Context, repo name.Repository, ropts []remote.Option,
 	for _, o := range opts {
 		o(p)
 	}
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addonpkg-doctor\ndata:\n  nonce: \"" + nonce + "\"\n"
 	if err := b.WriteFile("doctor.yaml", []byte(cm), 0o644); err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -155,7 +155,7 @@ func (r *Result) FileNames() []string {
 // FileNames). dir must not exist or be empty; it appears complete or not
 // at all.
 func (r *Result) WriteDir(dir string) error {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for i, n := range r.FileNames() {
 		if err := b.WriteFile(n, r.Members[i].Result.YAML(), 0o644); err != nil {
 			return err

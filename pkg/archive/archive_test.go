@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 func hexSum(b []byte) string {
@@ -24,7 +24,7 @@ func hexSum(b []byte) string {
 
 // The worked example of spec/addon-v1.md section 7.3.
 func TestIdentityWorkedExample(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if err := b.WriteFile("base/a.yaml", []byte("x: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestIdentityWorkedExample(t *testing.T) {
 }
 
 func TestIdentityEmptyTree(t *testing.T) {
-	got, err := archive.Identity(memfs.NewBuilder().FS())
+	got, err := archive.Identity(filetree.NewBuilder().FS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestIdentityEmptyTree(t *testing.T) {
 // Modes normalize: only the execute bits count; links are 0777.
 func TestIdentityModes(t *testing.T) {
 	id := func(perm uint32, link bool) string {
-		b := memfs.NewBuilder()
+		b := filetree.NewBuilder()
 		_ = b.Mkdir("d", 0o700)
 		_ = b.WriteFile("f", []byte("x"), fs.FileMode(perm))
 		if link {
@@ -100,8 +100,8 @@ func readTar(t *testing.T, b []byte) []*tar.Header {
 // Entries in tree order, each directory before its contents, owners zero,
 // modes normalized, one time; the identity does not depend on the prefix.
 func TestWriteTar(t *testing.T) {
-	tree := func() *memfs.Builder {
-		b := memfs.NewBuilder()
+	tree := func() *filetree.Builder {
+		b := filetree.NewBuilder()
 		_ = b.WriteFile("a/b", []byte("b"), 0o600)
 		_ = b.WriteFile("a.txt", []byte("text"), 0o775)
 		_ = b.WriteFile("z.yaml", []byte("z"), 0o644)
@@ -172,7 +172,7 @@ func TestWriteTar(t *testing.T) {
 
 func TestBuildLayerCompressions(t *testing.T) {
 	for _, c := range []mediatypes.Compression{mediatypes.Gzip, mediatypes.Zstd, mediatypes.None} {
-		b := memfs.NewBuilder()
+		b := filetree.NewBuilder()
 		_ = b.WriteFile("a.yaml", bytes.Repeat([]byte("x: 1\n"), 1000), 0o644)
 		l, err := archive.BuildLayer(b.FS(), archive.TarOptions{}, c, mediatypes.ContentLayer(c))
 		if err != nil {

@@ -12,8 +12,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // Gzip compresses on every core; its bytes must not depend on how many
@@ -64,7 +64,7 @@ func TestBuildLayerSpills(t *testing.T) {
 	// Incompressible, so the gzip layer is larger than SpillBytes.
 	data := make([]byte, archive.SpillBytes+(1<<20))
 	rand.NewChaCha8([32]byte{3}).Read(data)
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if err := b.WriteFile("a.bin", data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestBuildLayerSpills(t *testing.T) {
 	if size, _ := l.Size(); size != int64(want.Len()) {
 		t.Errorf("size %d, want %d", size, want.Len())
 	}
-	small, err := archive.BuildLayer(memfs.NewBuilder().FS(), opts, mediatypes.Gzip, mediatypes.ImageLayer(mediatypes.Gzip))
+	small, err := archive.BuildLayer(filetree.NewBuilder().FS(), opts, mediatypes.Gzip, mediatypes.ImageLayer(mediatypes.Gzip))
 	if err != nil {
 		t.Fatal(err)
 	}

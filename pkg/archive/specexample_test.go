@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 // spec/addon-v1.md section 7.3 states the worked example's final digest;
 // it must be the one the code computes.
 func TestSpecWorkedExampleDigest(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if err := b.Mkdir("base", 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // Package a one-file add-on in the artifact form.
 func ExampleBuild() {
-	src := memfs.NewBuilder()
+	src := filetree.NewBuilder()
 	_ = src.WriteFile("configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
 
 	res, err := build.Build(context.Background(), src.FS(), build.Options{
@@ -50,8 +50,8 @@ const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
 // A symlink to a directory inside the tree is stored as a copy of it.
 // Dangling links and cycles are refused, and quickly.
 func TestBuildOptions(t *testing.T) {
-	src := func() *memfs.FS {
-		b := memfs.NewBuilder()
+	src := func() *filetree.FS {
+		b := filetree.NewBuilder()
 		_ = b.WriteFile("a.yaml", []byte(cm), 0o644)
 		return b.FS()
 	}
@@ -67,12 +67,12 @@ func TestBuildOptions(t *testing.T) {
 			t.Errorf("name %q accepted", n)
 		}
 	}
-	bad := memfs.NewBuilder()
+	bad := filetree.NewBuilder()
 	_ = bad.WriteFile("a.yaml", []byte("kind: ConfigMap\n"), 0o644)
 	if _, err := build.Build(ctx, bad.FS(), build.Options{}); !errors.Is(err, build.ErrValidation) {
 		t.Errorf("invalid manifest: err = %v, want ErrValidation", err)
 	}
-	bad = memfs.NewBuilder()
+	bad = filetree.NewBuilder()
 	_ = bad.WriteFile("a.yaml", []byte("kind: ConfigMap\n"), 0o644)
 	if _, err := build.Build(ctx, bad.FS(), build.Options{NoValidate: true}); err != nil {
 		t.Errorf("NoValidate: %v", err)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -74,7 +74,7 @@ var ErrPatch = errors.New("invalid patch")
 // the flattened result: its identity, kind and inventory.
 func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (*Result, error) {
 	if patch == nil {
-		patch = memfs.NewBuilder().FS()
+		patch = filetree.NewBuilder().FS()
 	}
 	if opts.Compression == "" {
 		opts.Compression = mediatypes.Gzip
@@ -224,8 +224,8 @@ func checkPatchNames(patch fs.FS) error {
 // plus the patch layer: the base tree, minus the deletes, with the patch's
 // entries over it (a directory over a directory keeps its contents,
 // anything else replaces what was there).
-func applyPatch(base, patch fs.FS, deletes []string) (*memfs.FS, error) {
-	b := memfs.NewBuilder()
+func applyPatch(base, patch fs.FS, deletes []string) (*filetree.FS, error) {
+	b := filetree.NewBuilder()
 	if err := copyTree(b, base); err != nil {
 		return nil, fmt.Errorf("copy base tree: %w", err)
 	}
@@ -239,7 +239,7 @@ func applyPatch(base, patch fs.FS, deletes []string) (*memfs.FS, error) {
 }
 
 // copyTree writes every entry of fsys into b.
-func copyTree(b *memfs.Builder, fsys fs.FS) error {
+func copyTree(b *filetree.Builder, fsys fs.FS) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -265,7 +265,7 @@ func copyTree(b *memfs.Builder, fsys fs.FS) error {
 			if err != nil {
 				return err
 			}
-			data, err := memfs.ReadOnly(fsys, name)
+			data, err := filetree.ReadOnly(fsys, name)
 			if err != nil {
 				return err
 			}

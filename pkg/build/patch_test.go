@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -26,9 +26,9 @@ func patchCM(name, data string) string {
 }
 
 // patchTree makes a tree from path -> content; a trailing / is a directory.
-func patchTree(t *testing.T, files map[string]string) *memfs.FS {
+func patchTree(t *testing.T, files map[string]string) *filetree.FS {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		var err error
 		if strings.HasSuffix(name, "/") {
@@ -363,7 +363,7 @@ func TestPatchDockerBase(t *testing.T) {
 // A delete through a symlinked directory is refused: the whiteout would
 // name a path that the flattened tree does not have.
 func TestPatchDeleteThroughLink(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if err := b.WriteFile("d/a.yaml", []byte(patchCM("a", "1")), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 // A build refuses what an installer would only find out when it
@@ -22,7 +22,7 @@ func TestBuildChecksValues(t *testing.T) {
 		"bad decl":   {"kind: AddonValues\n", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "invalid values"},
 		"no decl":    {"", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {sh: \"${HOME}\"}\n", ""},
 	} {
-		src := memfs.NewBuilder()
+		src := filetree.NewBuilder()
 		_ = src.WriteFile("cm.yaml", []byte(tc.doc), 0o644)
 		if tc.decl != "" {
 			_ = src.WriteFile(".addonvalues", []byte(tc.decl), 0o644)

@@ -21,7 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/internal/ignore"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -44,14 +44,14 @@ const maxLinkDepth = 32
 // target's content; any that leads out, through other links too, is
 // refused. The reads go through os.Root, so nothing outside dir is ever
 // opened.
-func LoadDir(dir string) (*memfs.FS, error) { return Load(dir, safetree.Limits{}) }
+func LoadDir(dir string) (*filetree.FS, error) { return Load(dir, safetree.Limits{}) }
 
 // Load is LoadDir within limits (zero fields take the defaults): every
 // file's size, the tree's total, its entries, path lengths and depths are
 // checked from the folder's listing (Open) before any file is read, so a
 // folder (or one file) cannot make the reader allocate more than the
 // limits allow.
-func Load(dir string, limits safetree.Limits) (*memfs.FS, error) {
+func Load(dir string, limits safetree.Limits) (*filetree.FS, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read source %s: %w", dir, errors.Unwrap(err))
@@ -109,11 +109,11 @@ func walkRoot(dir string, root *os.Root, limits safetree.Limits, t *Tree) (*load
 
 // LoadFile makes a one-file tree from a single manifest file, within the
 // default file size limit.
-func LoadFile(file string) (*memfs.FS, error) {
+func LoadFile(file string) (*filetree.FS, error) {
 	return loadFile(file, safetree.Limits{}.WithDefaults())
 }
 
-func loadFile(file string, limits safetree.Limits) (*memfs.FS, error) {
+func loadFile(file string, limits safetree.Limits) (*filetree.FS, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("read source %s: %w", file, errors.Unwrap(err))
@@ -128,13 +128,13 @@ func loadFile(file string, limits safetree.Limits) (*memfs.FS, error) {
 
 // LoadReader makes a one-file tree named name from r (a YAML stream on
 // stdin), within the default file size limit.
-func LoadReader(name string, r io.Reader) (*memfs.FS, error) {
+func LoadReader(name string, r io.Reader) (*filetree.FS, error) {
 	return loadCapped(name, r, safetree.DefaultMaxFileBytes)
 }
 
 // loadCapped reads at most max bytes of r, refusing more before it holds
 // them.
-func loadCapped(name string, r io.Reader, max int64) (*memfs.FS, error) {
+func loadCapped(name string, r io.Reader, max int64) (*filetree.FS, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -146,11 +146,11 @@ func loadCapped(name string, r io.Reader, max int64) (*memfs.FS, error) {
 }
 
 // LoadBytes makes a one-file tree.
-func LoadBytes(name string, b []byte) (*memfs.FS, error) {
+func LoadBytes(name string, b []byte) (*filetree.FS, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%s: %w (the file is empty)", name, ErrEmpty)
 	}
-	mb := memfs.NewBuilder()
+	mb := filetree.NewBuilder()
 	if err := mb.WriteFile(name, b, 0o644); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -81,8 +81,8 @@ func Open(dir string, limits safetree.Limits) (*Tree, error) {
 // load reads every file of the tree into memory (Load), on every core:
 // for a large folder, the open, read and close calls are a good part of
 // the work.
-func (t *Tree) load() (*memfs.FS, error) {
-	b := memfs.NewBuilder()
+func (t *Tree) load() (*filetree.FS, error) {
+	b := filetree.NewBuilder()
 	type job struct {
 		name string
 		n    *node
@@ -196,7 +196,7 @@ func (t *Tree) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	if n.mode.IsDir() {
-		return memfs.DirFile(info{n}, entriesOf(n)), nil
+		return filetree.DirFile(info{n}, entriesOf(n)), nil
 	}
 	f, err := t.open(n)
 	if err != nil {

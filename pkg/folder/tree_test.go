@@ -16,8 +16,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -327,7 +327,7 @@ func must(t *testing.T, err error) {
 }
 
 var _ fs.ReadLinkFS = (*folder.Tree)(nil)
-var _ fs.ReadLinkFS = (*memfs.FS)(nil)
+var _ fs.ReadLinkFS = (*filetree.FS)(nil)
 
 // Files of many directories, read at once by several readers (render
 // and the tar writer read a tree side by side), all read right.

@@ -19,9 +19,9 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // Keep built add-ons in a store and find them by name.
@@ -32,7 +32,7 @@ func ExampleStore() {
 	}
 	defer os.RemoveAll(dir)
 
-	src := memfs.NewBuilder()
+	src := filetree.NewBuilder()
 	_ = src.WriteFile("configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
 	res, err := build.Build(context.Background(), src.FS(), build.Options{Name: "hello"})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"sync"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -472,7 +472,7 @@ func (w *Writer) complete(fsys fs.FS) error {
 			if err != nil {
 				return err
 			}
-			b, err := memfs.ReadOnly(fsys, name)
+			b, err := filetree.ReadOnly(fsys, name)
 			if err != nil {
 				return err
 			}

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
-func tree(t *testing.T) *memfs.FS {
+func tree(t *testing.T) *filetree.FS {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for _, err := range []error{
 		b.WriteFile("a.yaml", []byte("a"), 0o644),
 		b.WriteFile("bin/run.sh", []byte("#!/bin/sh\n"), 0o755),
@@ -75,7 +75,7 @@ func TestWriteDirTarget(t *testing.T) {
 // A link leading out of the tree is refused and nothing is left: no target
 // and no temp directory beside it.
 func TestWriteDirAtomicOnFailure(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	_ = b.WriteFile("a.yaml", []byte("a"), 0o644)
 	_ = b.Symlink("../../etc/passwd", "escape")
 	parent := t.TempDir()
@@ -92,7 +92,7 @@ func TestWriteDirAtomicOnFailure(t *testing.T) {
 // Modes are reduced on disk: no setuid, setgid, sticky or group- and
 // world-writable bits; executables 0755, the rest 0644.
 func TestWriteDirModesReduced(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for name, perm := range map[string]fs.FileMode{"suid": 0o777 | fs.ModeSetuid | fs.ModeSticky, "ww": 0o666, "x": 0o700, "ro": 0o400} {
 		if err := b.WriteFile(name, []byte(name), perm); err != nil {
 			t.Fatal(err)

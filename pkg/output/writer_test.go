@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 // Files handed over early end up in the tree exactly once, with the rest
@@ -80,7 +80,7 @@ func TestWriterRemove(t *testing.T) {
 	w.Remove("d")
 	w.WriteFile("a", []byte("two"), 0o644)
 	w.WriteFile("d", []byte("file now"), 0o644)
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for name, body := range map[string]string{"a": "two", "b": "one", "d": "file now"} {
 		if err := b.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -8,9 +8,9 @@ import (
 	"io/fs"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -177,7 +177,7 @@ func readTree(ctx context.Context, path string, opts Options) (fs.FS, build.Opti
 		return tree.FS, bopts, tree.Close, nil
 	case opts.Base.Kind != "" && len(opts.Deletes) > 0 && errors.Is(err, folder.ErrEmpty):
 		bopts, err = bopts.WithProvenance(build.Provenance{})
-		return memfs.NewBuilder().FS(), bopts, none, err
+		return filetree.NewBuilder().FS(), bopts, none, err
 	}
 	return nil, bopts, none, err
 }

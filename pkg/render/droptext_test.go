@@ -12,7 +12,7 @@ import (
 	"testing/fstest"
 	"unsafe"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
@@ -47,16 +47,16 @@ func (n noReaderAt) Open(name string) (fs.File, error) {
 
 func (n noReaderAt) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(n.FS, name) }
 
-func memTree(t testing.TB, files map[string]string) *memfs.FS {
+func memTree(t testing.TB, files map[string]string) *filetree.FS {
 	t.Helper()
 	return spilledTree(t, files, "")
 }
 
-// spilledTree is memTree with every file on disk in dir (memfs's
+// spilledTree is memTree with every file on disk in dir (filetree's
 // SpillPast), unless dir is "".
-func spilledTree(t testing.TB, files map[string]string, dir string) *memfs.FS {
+func spilledTree(t testing.TB, files map[string]string, dir string) *filetree.FS {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if dir != "" {
 		b.SpillPast(dir, 0)
 	}
@@ -75,8 +75,8 @@ func TestDropTextSameStream(t *testing.T) {
 		fsys fs.FS
 	}{
 		{"mapfs", tree(dropTextFiles)},
-		{"memfs", memTree(t, dropTextFiles)},
-		{"memfs on disk", spilledTree(t, dropTextFiles, t.TempDir())},
+		{"filetree", memTree(t, dropTextFiles)},
+		{"filetree on disk", spilledTree(t, dropTextFiles, t.TempDir())},
 		{"no ReaderAt", noReaderAt{tree(dropTextFiles)}},
 	} {
 		for _, mode := range []string{"Render", "Raw"} {

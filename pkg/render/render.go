@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -55,7 +55,7 @@ type Options struct {
 	// the tree, one file at a time, so the tree must stay readable and
 	// unchanged until then. It bounds what a render holds by the number of
 	// documents rather than the size of the add-on, when the tree itself
-	// is not in memory (a memfs tree spilled to disk, a directory). A
+	// is not in memory (a filetree tree spilled to disk, a directory). A
 	// kustomize render is built in memory by kustomize: its documents keep
 	// their Raw whatever DropText says.
 	DropText bool
@@ -322,7 +322,7 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, drop
 				buf = make([]byte, 0, readBuffer)
 			}
 			for i := range next {
-				b, err := memfs.ReadInto(fsys, files[i], buf)
+				b, err := filetree.ReadInto(fsys, files[i], buf)
 				if err != nil {
 					results[i].err = fmt.Errorf("read %s: %w", files[i], err)
 					continue

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -60,9 +60,9 @@ func TestCheckLinkText(t *testing.T) {
 	}
 }
 
-// tree builds a memfs tree from lines "d NAME", "f NAME" and "l NAME TARGET".
-func tree(t testing.TB, spec string) (*memfs.FS, bool) {
-	b := memfs.NewBuilder()
+// tree builds a filetree tree from lines "d NAME", "f NAME" and "l NAME TARGET".
+func tree(t testing.TB, spec string) (*filetree.FS, bool) {
+	b := filetree.NewBuilder()
 	for _, line := range strings.Split(spec, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -133,11 +133,11 @@ func TestCheckLinks(t *testing.T) {
 }
 
 // The in-memory tree reads a link exactly as the check judged it: the
-// chain attack cannot be read through memfs either.
+// chain attack cannot be read through filetree either.
 func TestResolveIsTheReadersRule(t *testing.T) {
 	fsys, _ := tree(t, chainAttack+"f a/etc/passwd\n")
 	if _, err := fsys.ReadFile("passwd.yaml"); err == nil {
-		t.Fatal("memfs read passwd.yaml through a chain that leaves the tree")
+		t.Fatal("filetree read passwd.yaml through a chain that leaves the tree")
 	}
 	fsys, _ = tree(t, "d a/b\nf a/x.yaml\nl a/b/up ..\nl y a/b/up/x.yaml")
 	got, err := safetree.Resolve(fsys, "y")
@@ -208,7 +208,7 @@ func TestLimits(t *testing.T) {
 
 // checkAgainstKernel writes fsys to disk and has the kernel resolve every
 // link: none that CheckLinks let pass may resolve outside the tree.
-func checkAgainstKernel(t testing.TB, fsys *memfs.FS) {
+func checkAgainstKernel(t testing.TB, fsys *filetree.FS) {
 	dir := t.TempDir()
 	root, err := os.OpenRoot(dir)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -50,7 +50,7 @@ func TestReadTreeForms(t *testing.T) {
 				if !tc.onDisk {
 					t.Errorf("%s is read from disk", tc.path)
 				}
-			case *memfs.FS:
+			case *filetree.FS:
 				if tc.onDisk {
 					t.Errorf("%s is read into memory", tc.path)
 				}

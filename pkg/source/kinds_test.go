@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -23,7 +23,7 @@ func (fakeLocation) Parse(s string) (source.Ref, error) {
 }
 
 func (fakeLocation) LoadTree(_ context.Context, ref source.Ref, _ source.Options, _ source.Limits) (*source.Tree, error) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + ref.Name + "\n"
 	if err := b.WriteFile("cm.yaml", []byte(doc), 0o644); err != nil {
 		return nil, err

@@ -13,8 +13,8 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/ignore"
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -26,7 +26,7 @@ type Tree struct {
 	// FS is the add-on tree, read the way folder.LoadDir reads a folder:
 	// .addonignore and the default ignore rules applied, symlinks inside
 	// the tree stored as their targets' content.
-	FS *memfs.FS
+	FS *filetree.FS
 	// Name is the default add-on name (the folder's, file's, archive's,
 	// repository's or subdirectory's name).
 	Name string
@@ -107,7 +107,7 @@ type TreeBuilder struct {
 	what    string // "the archive", "commit abc123"
 	content string // "" = the root
 	limits  unpack.Limits
-	b       *memfs.Builder
+	b       *filetree.Builder
 	// seen is set once an entry at or below the content directory was
 	// found; contentIsFile when the content directory is a file.
 	seen, contentIsFile bool
@@ -118,7 +118,7 @@ type TreeBuilder struct {
 // limits hold their defaults. Each method takes tp, the entry's path in
 // the tree, and (where it differs) name, its name in messages.
 func NewTreeBuilder(what, content string, limits unpack.Limits) *TreeBuilder {
-	return &TreeBuilder{what: what, content: content, limits: limits, b: memfs.NewBuilder()}
+	return &TreeBuilder{what: what, content: content, limits: limits, b: filetree.NewBuilder()}
 }
 
 // refuse is the error of an entry of an archive or a git tree that breaks
@@ -226,14 +226,14 @@ func (t *TreeBuilder) wrap(name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, memfs.ErrNotDir) {
+	if errors.Is(err, filetree.ErrNotDir) {
 		return &safetree.Error{Entry: name, Reason: "path passes through a symlink or file", Err: safetree.ErrLinkEscape}
 	}
 	return &safetree.Error{Entry: name, Reason: err.Error(), Err: safetree.ErrPathEscape}
 }
 
 // Done checks the content directory was found and finishes the tree.
-func (t *TreeBuilder) Done() (*memfs.FS, error) {
+func (t *TreeBuilder) Done() (*filetree.FS, error) {
 	if t.contentIsFile {
 		return nil, fmt.Errorf("%s in %s is a file, not a directory", t.content, t.what)
 	}
@@ -255,7 +255,7 @@ const maxLinkDepth = 32
 // finishTree reads a raw tree the way folder.LoadDir reads a folder:
 // .addonignore and the default ignore rules apply, and symlinks (already
 // known to stay inside) are replaced by their targets' content.
-func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
+func finishTree(raw *filetree.FS, limits unpack.Limits) (*filetree.FS, error) {
 	var rules []byte
 	if st, err := raw.Lstat(ignore.FileName); err == nil && st.Mode().IsRegular() {
 		rules, _ = raw.ReadFile(ignore.FileName)
@@ -264,7 +264,7 @@ func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &finisher{raw: raw, ignore: m, limits: limits, b: memfs.NewBuilder()}
+	f := &finisher{raw: raw, ignore: m, limits: limits, b: filetree.NewBuilder()}
 	if err := f.walk(".", ".", 0); err != nil {
 		return nil, err
 	}
@@ -275,10 +275,10 @@ func finishTree(raw *memfs.FS, limits unpack.Limits) (*memfs.FS, error) {
 }
 
 type finisher struct {
-	raw    *memfs.FS
+	raw    *filetree.FS
 	ignore *ignore.Matcher
 	limits unpack.Limits
-	b      *memfs.Builder
+	b      *filetree.Builder
 	files  int
 }
 

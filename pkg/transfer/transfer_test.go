@@ -22,8 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/layout"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -68,7 +68,7 @@ func (w *retyped) Write(b []byte) (int, error) {
 // testAddon builds a small image-form add-on.
 func testAddon(t *testing.T, cm string) *source.Artifact {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	if err := b.WriteFile("cm.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "+cm+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -34,7 +34,7 @@ func benchImage(b *testing.B, n, size int) v1.Image {
 	}
 	var layers []v1.Layer
 	for part := range 3 {
-		t := memfs.NewBuilder()
+		t := filetree.NewBuilder()
 		for i := part; i < n; i += 3 {
 			_ = t.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc(i, "base"), 0o644)
 		}
@@ -44,7 +44,7 @@ func benchImage(b *testing.B, n, size int) v1.Image {
 		}
 		layers = append(layers, l)
 	}
-	patch := memfs.NewBuilder()
+	patch := filetree.NewBuilder()
 	var whiteouts []string
 	for i := 0; i < n; i += 20 {
 		_ = patch.WriteFile(fmt.Sprintf("c%d/cm-%05d.yaml", i%20, i), doc(i, "patched"), 0o644)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestUnpackFilesOverOneMiB(t *testing.T) {
 	for _, size := range []int{1<<20 - 1, 1 << 20, 1<<20 + 1, 4<<20 + 123} {
 		data := bytes.Repeat([]byte("# big\n"), size/6+1)[:size]
-		src := memfs.NewBuilder()
+		src := filetree.NewBuilder()
 		_ = src.WriteFile("big.txt", data, 0o644)
 		res, err := build.Build(context.Background(), src.FS(), build.Options{NoValidate: true})
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -22,9 +22,9 @@ type modeFile struct {
 
 // treeWithModes builds the in-memory tree of files (and the directories
 // their paths imply), to compute the identity an unpack must give.
-func treeWithModes(t *testing.T, files map[string]modeFile) *memfs.FS {
+func treeWithModes(t *testing.T, files map[string]modeFile) *filetree.FS {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for p, f := range files {
 		if err := b.WriteFile(p, []byte(f.body), f.mode); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -100,13 +100,13 @@ func TestMemoryBudgetNeedsSpillDir(t *testing.T) {
 }
 
 // A spill directory that cannot be written is a disk failure named as
-// such (memfs.ErrSpill), not an unsafe entry of the image.
+// such (filetree.ErrSpill), not an unsafe entry of the image.
 func TestMemoryBudgetSpillFailure(t *testing.T) {
 	run := budgetImage(t)
 	missing := t.TempDir() + "/gone"
 	_, err := run(unpack.Options{SpillDir: missing, MemoryBudget: 1})
-	if !errors.Is(err, memfs.ErrSpill) {
-		t.Fatalf("err = %v, want memfs.ErrSpill", err)
+	if !errors.Is(err, filetree.ErrSpill) {
+		t.Fatalf("err = %v, want filetree.ErrSpill", err)
 	}
 	if errors.Is(err, unpack.ErrUnsafeEntry) {
 		t.Fatalf("a disk failure reported as an unsafe entry: %v", err)

@@ -1,5 +1,5 @@
 // Package unpack reads an add-on out of any OCI image or index, whatever
-// made it, into a read-only tree (a memfs.FS): no container runtime, no
+// made it, into a read-only tree (a filetree.FS): no container runtime, no
 // root. The tree is held in memory unless Options.SpillDir names a
 // directory, which then takes the large files, the read-ahead past its
 // budget and, with Options.MemoryBudget, every file past that budget;

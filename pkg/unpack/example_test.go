@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -18,7 +18,7 @@ import (
 // build made, but any v1.Image (remote, layout, tarball) works the same.
 func Example() {
 	ctx := context.Background()
-	src := memfs.NewBuilder()
+	src := filetree.NewBuilder()
 	_ = src.WriteFile("configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\ndata:\n  greeting: hi\n"), 0o644)
 	built, err := build.Build(ctx, src.FS(), build.Options{Name: "hello", Version: "1.0.0"})
 	if err != nil {
@@ -50,7 +50,7 @@ func Example() {
 // the directory appears only once everything checked out.
 func ExampleOptions_sink() {
 	ctx := context.Background()
-	src := memfs.NewBuilder()
+	src := filetree.NewBuilder()
 	_ = src.WriteFile("deploy/configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
 	built, err := build.Build(ctx, src.FS(), build.Options{Name: "hello"})
 	if err != nil {

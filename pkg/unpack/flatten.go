@@ -17,7 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -45,7 +45,7 @@ type flattener struct {
 	limits  Limits
 	log     *slog.Logger
 
-	b           *memfs.Builder
+	b           *filetree.Builder
 	owner       map[string]int        // tree path -> layer that wrote it
 	implied     map[string]int        // directories made for deeper entries -> their layer
 	deleted     map[string]bool       // image paths whited out by upper layers
@@ -62,7 +62,7 @@ func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
 		content: strings.Trim(content, "/"),
 		limits:  limits,
 		log:     log,
-		b:       memfs.NewBuilder(),
+		b:       filetree.NewBuilder(),
 		owner:   map[string]int{},
 		implied: map[string]int{},
 		deleted: map[string]bool{},
@@ -72,7 +72,7 @@ func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
 
 // apply flattens the layers, given bottom to top: it starts a reader per
 // layer, top first, and merges their entries one layer at a time.
-func (f *flattener) apply(ctx context.Context, layers []layerSource) (*memfs.FS, error) {
+func (f *flattener) apply(ctx context.Context, layers []layerSource) (*filetree.FS, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	ahead := newReadAhead(layers[len(layers)-1].index, f.spillDir != "")
 	var wg sync.WaitGroup
@@ -383,11 +383,11 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
 	}
 	if werr != nil {
-		if errors.Is(werr, memfs.ErrSpill) {
+		if errors.Is(werr, filetree.ErrSpill) {
 			// The disk failed, not the entry.
 			return fmt.Errorf("layer %d: %s: %w", ls.index, sanitize(hdr.Name), werr)
 		}
-		if errors.Is(werr, memfs.ErrNotDir) {
+		if errors.Is(werr, filetree.ErrNotDir) {
 			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "path passes through a symlink or file", Err: ErrUnsafeEntry}
 		}
 		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: werr.Error(), Err: ErrUnsafeEntry}

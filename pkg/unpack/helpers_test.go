@@ -28,8 +28,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 )
 
 // ---------------------------------------------------------------------------
@@ -474,9 +474,9 @@ func bombBlob(t testing.TB, name string, size int64, c mediatypes.Compression) [
 
 // fsOf builds the in-memory tree of a golden tree (files 0644), to compute
 // its identity with archive.Identity.
-func fsOf(t testing.TB, tr tree) *memfs.FS {
+func fsOf(t testing.TB, tr tree) *filetree.FS {
 	t.Helper()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	paths := make([]string, 0, len(tr))
 	for p := range tr {
 		paths = append(paths, p)

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -180,7 +180,7 @@ func TestSinkOnlyWritesEverything(t *testing.T) {
 	if ad.Identity != full.Identity {
 		t.Errorf("identity %s, want %s", ad.Identity, full.Identity)
 	}
-	if _, err := fs.ReadFile(ad.FS, "a.yaml"); !errors.Is(err, memfs.ErrDropped) {
+	if _, err := fs.ReadFile(ad.FS, "a.yaml"); !errors.Is(err, filetree.ErrDropped) {
 		t.Errorf("reading a dropped file: %v", err)
 	}
 	if st, err := fs.Stat(ad.FS, "sub/c"); err != nil || st.Size() != 2 {

@@ -15,8 +15,8 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/memfs"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -44,13 +44,13 @@ type Options struct {
 	Repository string
 	// SinkOnly makes the tree let go of each file's bytes once Sink has
 	// them: Addon.FS then holds the tree's shape, sizes and digests
-	// (reading a file fails with memfs.ErrDropped), and the memory an
+	// (reading a file fails with filetree.ErrDropped), and the memory an
 	// unpack needs no longer grows with the add-on's size.
 	SinkOnly bool
 	// SpillDir, when set, is a directory where regular files over
 	// SpillThreshold are streamed while layers are read, instead of being
 	// held in memory: the tree then reads them from there
-	// (memfs.Builder.WriteFileOnDisk), and a DiskSink takes them by moving
+	// (filetree.Builder.WriteFileOnDisk), and a DiskSink takes them by moving
 	// them. The caller makes the directory and removes it with whatever
 	// the unpack left in it; its files must stay until the tree is read.
 	// With a DiskSink and SinkOnly, an unpack's memory no longer depends
@@ -59,7 +59,7 @@ type Options struct {
 	// MemoryBudget, with a SpillDir, bounds the bytes of files the tree
 	// holds in memory: the tree keeps files in memory until their bytes
 	// would pass it, and after that appends them to one file in the
-	// SpillDir and reads them from there (memfs.Builder.SpillPast). Only
+	// SpillDir and reads them from there (filetree.Builder.SpillPast). Only
 	// the read-ahead of the layers (a few MiB) is held on the way. 0 or
 	// less means no budget: only files over SpillThreshold spill. Without
 	// a SpillDir it does nothing.
@@ -101,7 +101,7 @@ type Sink interface {
 // Addon is an unpacked add-on.
 type Addon struct {
 	// FS is the add-on tree, paths relative to the content directory.
-	FS *memfs.FS
+	FS *filetree.FS
 	// Form is the shape it travelled in.
 	Form mediatypes.Form
 	// Config is the add-on's config: read from the artifact's config blob
@@ -337,7 +337,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 }
 
 // finish describes the flattened tree: its identity and its metadata.
-func (a *Addon) finish(fsys *memfs.FS, content string, form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
+func (a *Addon) finish(fsys *filetree.FS, content string, form mediatypes.Form, rawCfg []byte, ic v1.ConfigFile, m *v1.Manifest, repo string, log *slog.Logger) error {
 	if fsys.Count() == 0 {
 		return fmt.Errorf("%w: nothing under %s", ErrNoContent, content)
 	}

@@ -213,7 +213,7 @@ func TestArchitectureDocPackagesCatchDrift(t *testing.T) {
 		{"row removed", rest, pkgs, archDoc + " has no row for pkg/unpack (go list ./... lists it): add this row to the table under \"## Packages\": | 2 | `pkg/unpack` |"},
 		{"package added", rows, append(append([]string(nil), pkgs...), "pkg/newthing"), "has no row for pkg/newthing (go list ./... lists it): add this row to the table under \"## Packages\": | LAYER | `pkg/newthing` |"},
 		{"tool added", rows, append(append([]string(nil), pkgs...), "hack/newtool"), "| tool | `hack/newtool` |"},
-		{"package removed", rows, without("pkg/memfs"), "the row for pkg/memfs names no package (go list ./... does not list it): delete the row"},
+		{"package removed", rows, without("pkg/filetree"), "the row for pkg/filetree names no package (go list ./... does not list it): delete the row"},
 		{"wrong layer", moved, pkgs, fmt.Sprintf("%s:%d: pkg/unpack is in layer 2 of audit.Layers, the row says \"3\": make its first cell | 2 |", archDoc, unpackRow.line)},
 		{"row twice", append(append([]docRow(nil), rows...), docRow{line: 999, layer: "2", pkgID: "pkg/unpack"}), pkgs, archDoc + ":999: a second row for pkg/unpack"},
 	} {

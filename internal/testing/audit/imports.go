@@ -21,7 +21,7 @@ var Layers = [][]string{
 		"internal/verify", "internal/atomicfile", "internal/rawfile"},
 	// The core data (configs, trees in memory, tar layers, installer
 	// values) and the retry policy.
-	{"pkg/addon", "pkg/memfs", "pkg/archive", "pkg/values", "internal/retry"},
+	{"pkg/addon", "pkg/filetree", "pkg/archive", "pkg/values", "internal/retry"},
 	// What reads and writes trees and images, and registry access.
 	{"pkg/unpack", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
 	// What refers to a manifest where it lives (the source resolver finds

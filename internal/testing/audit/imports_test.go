@@ -45,10 +45,10 @@ func TestImportDirectionsCatchWrongImports(t *testing.T) {
 	_, g := loadGraph(t)
 	for _, tc := range []struct{ from, to, want string }{
 		{"pkg/unpack", "pkg/render", "pkg/unpack (layer 2) imports pkg/render (layer 3)"},
-		{"pkg/memfs", "pkg/transfer", "pkg/memfs (layer 1) imports pkg/transfer (layer 5)"},
+		{"pkg/filetree", "pkg/transfer", "pkg/filetree (layer 1) imports pkg/transfer (layer 5)"},
 		{"pkg/registry", "pkg/layout", "pkg/registry (layer 2) imports pkg/layout (layer 2)"},
 		{"pkg/source", "pkg/build", "pkg/source (layer 4) imports pkg/build (layer 4)"},
-		{"pkg/newthing", "pkg/memfs", "pkg/newthing is in no layer"},
+		{"pkg/newthing", "pkg/filetree", "pkg/newthing is in no layer"},
 	} {
 		bad := audit.Graph{}
 		for p, imps := range g {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 // Words are what the generated manifests are made of: random words from a
@@ -41,9 +41,9 @@ func Sentence(w *bytes.Buffer, rng *rand.Rand, n int) {
 // ManifestTree makes a plain-manifest add-on of n ConfigMaps of about size
 // bytes each, spread over 20 directories (the shape of pkg/unpack's
 // benchmarks). The same n and size give the same tree.
-func ManifestTree(n, size int) (*memfs.FS, error) {
+func ManifestTree(n, size int) (*filetree.FS, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	t := memfs.NewBuilder()
+	t := filetree.NewBuilder()
 	for i := range n {
 		var doc bytes.Buffer
 		fmt.Fprintf(&doc, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\n  namespace: bench\n  labels:\n    app.kubernetes.io/name: bench\n    app.kubernetes.io/part-of: addon\ndata:\n", i)

@@ -1,11 +1,11 @@
-// Package memfs is the read-only file system that holds an add-on tree
-// once it is unpacked or loaded: regular files, directories and relative
-// symbolic links, nothing else.
+// Package filetree is the read-only file system that holds an add-on
+// tree once it is unpacked or loaded: regular files, directories and
+// relative symbolic links, nothing else.
 //
-// The tree's shape is in memory; a file's bytes need not be, whatever the
-// name says. By default a Builder holds them in memory; a file the
-// unpacker streamed to disk is read from there (WriteFileOnDisk); past the
-// budget of SpillPast, files are appended to one pack file in a spill
+// The tree's shape is in memory; a file's bytes may be in memory or on
+// disk. By default a Builder holds them in memory; a file the unpacker
+// streamed to disk is read from there (WriteFileOnDisk); past the budget
+// of SpillPast, files are appended to one pack file in a spill
 // directory; and Drop lets a file's bytes go, keeping its size and digest
 // (reading it then fails with ErrDropped). InMemory says how many bytes
 // are held in memory; FS.Close closes the pack file, and the caller
@@ -14,7 +14,7 @@
 // A Builder assembles the tree (the unpacker applies layers through it); FS
 // is the immutable result and implements fs.FS, fs.ReadDirFS, fs.ReadFileFS,
 // fs.StatFS and fs.ReadLinkFS.
-package memfs
+package filetree
 
 import (
 	"bufio"
@@ -564,7 +564,7 @@ func (f *FS) Bytes(name string) ([]byte, error) {
 }
 
 // ReadOnly reads a file of fsys for a caller that will not modify the
-// bytes: from a memfs tree it returns the tree's own, without a copy.
+// bytes: from a filetree tree it returns the tree's own, without a copy.
 func ReadOnly(fsys fs.FS, name string) ([]byte, error) {
 	if b, ok := fsys.(interface{ Bytes(string) ([]byte, error) }); ok {
 		return b.Bytes(name)
@@ -573,7 +573,7 @@ func ReadOnly(fsys fs.FS, name string) ([]byte, error) {
 }
 
 // ReadInto reads a file of fsys for a caller that will neither modify the
-// bytes nor keep them once it reads the next file: from a memfs tree it
+// bytes nor keep them once it reads the next file: from a filetree tree it
 // returns the tree's own bytes when the tree holds them in memory, and
 // reads the bytes of a file on disk into buf when they fit (a new slice
 // when they do not). A caller that parses many files and keeps nothing

@@ -1,4 +1,4 @@
-package memfs_test
+package filetree_test
 
 import (
 	"crypto/sha256"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 func TestFSIsAnFS(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	for _, err := range []error{
 		b.WriteFile("a.yaml", []byte("a"), 0o644),
 		b.WriteFileSum("d/b.yaml", []byte("bb"), 0o755, sha256.Sum256([]byte("bb"))),
@@ -34,7 +34,7 @@ func TestFSIsAnFS(t *testing.T) {
 // A dropped file keeps its place, size and digest; its bytes are gone,
 // also from a copy made after the drop.
 func TestDrop(t *testing.T) {
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	sum := sha256.Sum256([]byte("hello"))
 	if err := b.WriteFile("plain", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestDrop(t *testing.T) {
 	}
 	fsys := b.FS()
 	for _, name := range []string{"f", "g"} {
-		if _, err := fs.ReadFile(fsys, name); !errors.Is(err, memfs.ErrDropped) {
+		if _, err := fs.ReadFile(fsys, name); !errors.Is(err, filetree.ErrDropped) {
 			t.Errorf("ReadFile(%s) = %v, want ErrDropped", name, err)
 		}
 		if st, err := fs.Stat(fsys, name); err != nil || st.Size() != 5 {
@@ -91,7 +91,7 @@ func exists(p string) bool {
 // caller and stays.
 func TestOnDiskFilesFollowTheTree(t *testing.T) {
 	dir := t.TempDir()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	sum := func(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 	add := func(name, data string) string {
 		t.Helper()
@@ -144,7 +144,7 @@ func TestOnDiskFilesFollowTheTree(t *testing.T) {
 // a file whose size changed on disk is an error.
 func TestOpenOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	const data = "0123456789"
 	p := onDisk(t, dir, "f", data)
 	if err := b.WriteFileOnDisk("f", p, int64(len(data)), 0o644, sha256.Sum256([]byte(data))); err != nil {
@@ -185,7 +185,7 @@ func TestOpenOnDisk(t *testing.T) {
 // every reader, and counts what it holds in memory.
 func TestSpillPast(t *testing.T) {
 	dir := t.TempDir()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	b.SpillPast(dir, 10)
 	files := map[string]string{"a": "12345", "b": "67890", "c": "spilled", "d/e": "also spilled", "empty": ""}
 	for _, name := range []string{"a", "b", "c", "d/e", "empty"} {
@@ -252,7 +252,7 @@ func TestSpillPast(t *testing.T) {
 // file on disk into the buffer when it fits, into a new slice when not.
 func TestReadInto(t *testing.T) {
 	dir := t.TempDir()
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	b.SpillPast(dir, 3)
 	mem := []byte("mem")
 	for name, data := range map[string][]byte{"mem": mem, "packed": []byte("packed"), "big": []byte("too big for the buffer")} {
@@ -263,22 +263,22 @@ func TestReadInto(t *testing.T) {
 	fsys := b.FS()
 	defer fsys.Close()
 	buf := make([]byte, 0, 8)
-	got, err := memfs.ReadInto(fsys, "mem", buf)
+	got, err := filetree.ReadInto(fsys, "mem", buf)
 	if err != nil || string(got) != "mem" || &got[0] != &mem[0] {
 		t.Errorf("mem: %q, %v (own bytes: %v)", got, err, err == nil && &got[0] == &mem[0])
 	}
-	got, err = memfs.ReadInto(fsys, "packed", buf)
+	got, err = filetree.ReadInto(fsys, "packed", buf)
 	if err != nil || string(got) != "packed" || &got[0] != &buf[:1][0] {
 		t.Errorf("packed: %q, %v, want it in the buffer", got, err)
 	}
-	got, err = memfs.ReadInto(fsys, "big", buf)
+	got, err = filetree.ReadInto(fsys, "big", buf)
 	if err != nil || string(got) != "too big for the buffer" {
 		t.Errorf("big: %q, %v", got, err)
 	}
-	if _, err := memfs.ReadInto(fsys, "missing", buf); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := filetree.ReadInto(fsys, "missing", buf); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: %v", err)
 	}
-	if got, err := memfs.ReadInto(fstest.MapFS{"f": {Data: []byte("x")}}, "f", buf); err != nil || string(got) != "x" {
+	if got, err := filetree.ReadInto(fstest.MapFS{"f": {Data: []byte("x")}}, "f", buf); err != nil || string(got) != "x" {
 		t.Errorf("another fs.FS: %q, %v", got, err)
 	}
 }

@@ -1,23 +1,23 @@
-package memfs_test
+package filetree_test
 
 import (
 	"fmt"
 	"io/fs"
 	"os"
 
-	"github.com/addonpkg/addonpkg/pkg/memfs"
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 )
 
 // A Builder with SpillPast keeps files in memory up to its budget and
 // puts the rest in one file on disk; the tree reads the same either way.
 func ExampleBuilder_SpillPast() {
-	dir, err := os.MkdirTemp("", "memfs-example-*")
+	dir, err := os.MkdirTemp("", "filetree-example-*")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	b := memfs.NewBuilder()
+	b := filetree.NewBuilder()
 	b.SpillPast(dir, 8)
 	for _, name := range []string{"a.yaml", "b.yaml", "c.yaml"} {
 		if err := b.WriteFile(name, []byte("kind: "+name[:1]+"\n"), 0o644); err != nil {
