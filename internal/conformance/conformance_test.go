@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/internal/conformance"
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -25,15 +25,15 @@ func TestClassify(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&unpack.LimitError{Name: "entry count", Limit: 1, Which: safetree.LimitEntries}, conformance.ReasonLimit},
+		{&safetree.LimitError{Name: "entry count", Limit: 1, Which: safetree.LimitEntries}, conformance.ReasonLimit},
 		{fmt.Errorf("read manifest: %w", safetree.DefaultCap(safetree.LimitManifestBytes).Exceeded("")), conformance.ReasonLimit},
 		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("add-on config: %w", addon.ErrUnsupportedVersion)), conformance.ReasonUnsupportedVersion},
 		{fmt.Errorf("%w: x", unpack.ErrIdentityMismatch), conformance.ReasonIdentityMismatch},
-		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("blob: %w", verify.ErrSizeMismatch)), conformance.ReasonDigestMismatch},
+		{fmt.Errorf("%w: %w", unpack.ErrCorrupt, fmt.Errorf("blob: %w", errdef.ErrSizeMismatch)), conformance.ReasonDigestMismatch},
 		{fmt.Errorf("%w: x", unpack.ErrDiffIDMismatch), conformance.ReasonDigestMismatch},
-		{entry(unpack.ErrLinkEscape), conformance.ReasonLinkEscape},
-		{entry(unpack.ErrEntryType), conformance.ReasonEntryType},
-		{entry(unpack.ErrUnsafeEntry), conformance.ReasonPathEscape},
+		{entry(safetree.ErrLinkEscape), conformance.ReasonLinkEscape},
+		{entry(safetree.ErrUnsupportedType), conformance.ReasonEntryType},
+		{entry(safetree.ErrUnsafe), conformance.ReasonPathEscape},
 		{&unpack.PlatformError{Want: "linux/amd64"}, conformance.ReasonNoPlatform},
 		{fmt.Errorf("%w: nothing under /addon", unpack.ErrNoContent), conformance.ReasonNoContent},
 		{fmt.Errorf("%w: layer media type", unpack.ErrUnsupported), conformance.ReasonUnsupportedType},
@@ -45,7 +45,7 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	// The finer sentinels are still their parents.
-	if !errors.Is(entry(unpack.ErrLinkEscape), unpack.ErrUnsafeEntry) || !errors.Is(unpack.ErrIdentityMismatch, unpack.ErrCorrupt) {
+	if !errors.Is(entry(safetree.ErrLinkEscape), safetree.ErrUnsafe) || !errors.Is(unpack.ErrIdentityMismatch, unpack.ErrCorrupt) {
 		t.Error("a finer sentinel is not its parent")
 	}
 }
@@ -97,7 +97,7 @@ func ExampleCompare() {
 
 // A reader error maps onto the spec's refusal classes by its sentinels.
 func ExampleClassify() {
-	err := fmt.Errorf("layer 1: %w", &unpack.LimitError{Name: "entry count", Limit: 100_000, Which: safetree.LimitEntries})
+	err := fmt.Errorf("layer 1: %w", &safetree.LimitError{Name: "entry count", Limit: 100_000, Which: safetree.LimitEntries})
 	fmt.Println(conformance.Classify(err))
 	// Output: limit
 }

@@ -12,10 +12,11 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/archive"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -103,23 +104,23 @@ func Refusal(err error) Result { return Result{Result: ResultRefuse, Reason: Cla
 // Classify maps a reader error onto a refusal class, by the sentinels it
 // wraps, never by its text. The most specific class is checked first.
 func Classify(err error) string {
-	var le *unpack.LimitError
+	var le *safetree.LimitError
 	switch {
 	case err == nil:
 		return ""
-	case errors.As(err, &le), errors.Is(err, unpack.ErrLimit):
+	case errors.As(err, &le), errors.Is(err, safetree.ErrLimit):
 		return ReasonLimit
 	case errors.Is(err, addon.ErrUnsupportedVersion):
 		return ReasonUnsupportedVersion
 	case errors.Is(err, unpack.ErrIdentityMismatch):
 		return ReasonIdentityMismatch
-	case errors.Is(err, verify.ErrDigestMismatch), errors.Is(err, unpack.ErrDiffIDMismatch):
+	case errors.Is(err, errdef.ErrDigestMismatch), errors.Is(err, unpack.ErrDiffIDMismatch):
 		return ReasonDigestMismatch
-	case errors.Is(err, unpack.ErrLinkEscape):
+	case errors.Is(err, safetree.ErrLinkEscape):
 		return ReasonLinkEscape
-	case errors.Is(err, unpack.ErrEntryType):
+	case errors.Is(err, safetree.ErrUnsupportedType):
 		return ReasonEntryType
-	case errors.Is(err, unpack.ErrUnsafeEntry):
+	case errors.Is(err, safetree.ErrUnsafe):
 		return ReasonPathEscape
 	case errors.Is(err, unpack.ErrNoPlatform):
 		return ReasonNoPlatform

@@ -6,7 +6,7 @@
 //     that broke, a body that stopped) is retried by the registry's
 //     transport, request by request, with Backoff and Retry-After (After),
 //     and a body is resumed from where it stopped; when that budget is
-//     spent the error wraps ErrExhausted, and nothing above retries it;
+//     spent the error wraps errdef.ErrRetriesExhausted, and nothing above retries it;
 //   - bytes that arrive wrong (a digest or size mismatch: changed or cut
 //     short on the way) are a Transient error of the whole operation, and
 //     Do fetches the blob or manifest again, Attempts times at most. The
@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 // Attempts bounds the tries of one operation (Do): the first and two more.
@@ -33,15 +33,11 @@ const Attempts = 3
 // MaxAfter caps how long a Retry-After header can make a request wait.
 const MaxAfter = 30 * time.Second
 
-// ErrExhausted marks a failure that was already retried as often as the
-// budget allows: nothing above should try it again.
-var ErrExhausted = errors.New("kept failing")
-
 // Transient reports an error worth fetching again: bytes that did not
-// match their digest or size (verify.ErrDigestMismatch), unless a retry
-// budget is already spent (ErrExhausted).
+// match their digest or size (errdef.ErrDigestMismatch), unless a retry
+// budget is already spent (errdef.ErrRetriesExhausted).
 func Transient(err error) bool {
-	return err != nil && !errors.Is(err, ErrExhausted) && errors.Is(err, verify.ErrDigestMismatch)
+	return err != nil && !errors.Is(err, errdef.ErrRetriesExhausted) && errors.Is(err, errdef.ErrDigestMismatch)
 }
 
 // Do runs op until it succeeds, fails with an error that is not

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/internal/retry"
-	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 func TestAfter(t *testing.T) {
@@ -41,11 +41,11 @@ func TestTransient(t *testing.T) {
 		want bool
 	}{
 		{nil, false},
-		{verify.ErrSizeMismatch, true},
-		{fmt.Errorf("layer: %w", verify.ErrDigestMismatch), true},
+		{errdef.ErrSizeMismatch, true},
+		{fmt.Errorf("layer: %w", errdef.ErrDigestMismatch), true},
 		// Retried or resumed by the transport already, within its budget.
 		{io.ErrUnexpectedEOF, false},
-		{fmt.Errorf("%w: %w", retry.ErrExhausted, verify.ErrDigestMismatch), false},
+		{fmt.Errorf("%w: %w", errdef.ErrRetriesExhausted, errdef.ErrDigestMismatch), false},
 		{errors.New("sha256 does not match"), false}, // messages are not read
 	} {
 		if got := retry.Transient(c.err); got != c.want {
@@ -62,7 +62,7 @@ func TestDo(t *testing.T) {
 		want int
 	}{
 		{nil, 1},
-		{verify.ErrDigestMismatch, retry.Attempts},
+		{errdef.ErrDigestMismatch, retry.Attempts},
 		{errors.New("unauthorized"), 1},
 	} {
 		n := 0
@@ -75,7 +75,7 @@ func TestDo(t *testing.T) {
 	n := 0
 	if err := retry.Do(context.Background(), func() error {
 		if n++; n < 2 {
-			return verify.ErrDigestMismatch
+			return errdef.ErrDigestMismatch
 		}
 		return nil
 	}); err != nil || n != 2 {

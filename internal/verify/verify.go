@@ -6,12 +6,13 @@ package verify
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 // A Cap bounds a small blob. safetree.Cap is the one to pass (a cap of
@@ -25,19 +26,6 @@ type Cap interface {
 	// Over is the error of a blob whose bytes ran over the bound.
 	Over(entry string) error
 }
-
-// ErrDigestMismatch marks a blob whose bytes do not match its digest.
-var ErrDigestMismatch = errors.New("digest mismatch")
-
-// ErrSizeMismatch marks a blob that is shorter or longer than its
-// descriptor says. A blob of the wrong size cannot match its digest
-// either, so errors.Is(err, ErrDigestMismatch) holds for it too.
-var ErrSizeMismatch error = sizeMismatch{}
-
-type sizeMismatch struct{}
-
-func (sizeMismatch) Error() string   { return "size mismatch" }
-func (sizeMismatch) Is(t error) bool { return t == ErrDigestMismatch }
 
 // Reader hashes what it passes and fails at EOF (or as soon as the size is
 // exceeded) when the blob is not the one described.
@@ -67,16 +55,16 @@ func (r *Reader) Read(p []byte) (int, error) {
 	r.h.Write(p[:n])
 	r.n += int64(n)
 	if r.size >= 0 && r.n > r.size {
-		r.err = fmt.Errorf("blob %s: %w: more than the %d bytes described", r.want, ErrSizeMismatch, r.size)
+		r.err = fmt.Errorf("blob %s: %w: more than the %d bytes described", r.want, errdef.ErrSizeMismatch, r.size)
 		return 0, r.err
 	}
 	if err == io.EOF {
 		if r.size >= 0 && r.n != r.size {
-			r.err = fmt.Errorf("blob %s: %w: %d bytes, %d described (truncated?)", r.want, ErrSizeMismatch, r.n, r.size)
+			r.err = fmt.Errorf("blob %s: %w: %d bytes, %d described (truncated?)", r.want, errdef.ErrSizeMismatch, r.n, r.size)
 			return n, r.err
 		}
 		if got := hex.EncodeToString(r.h.Sum(nil)); got != r.want.Hex {
-			r.err = fmt.Errorf("blob %s: %w: content hashes to sha256:%s", r.want, ErrDigestMismatch, got)
+			r.err = fmt.Errorf("blob %s: %w: content hashes to sha256:%s", r.want, errdef.ErrDigestMismatch, got)
 			return n, r.err
 		}
 		r.err = io.EOF
@@ -133,7 +121,7 @@ func Layer(img v1.Image, d v1.Descriptor, c Cap) ([]byte, error) {
 func Bytes(b []byte, want v1.Hash) error {
 	sum := sha256.Sum256(b)
 	if got := hex.EncodeToString(sum[:]); want.Algorithm != "sha256" || got != want.Hex {
-		return fmt.Errorf("blob %s: %w: content hashes to sha256:%s", want, ErrDigestMismatch, got)
+		return fmt.Errorf("blob %s: %w: content hashes to sha256:%s", want, errdef.ErrDigestMismatch, got)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -85,13 +86,13 @@ func TestReader(t *testing.T) {
 	}{
 		{"right bytes and size", bytes.NewReader(blob), int64(len(blob)), nil, false},
 		{"right bytes, size unknown", bytes.NewReader(blob), -1, nil, false},
-		{"one bit changed", bytes.NewReader(other), int64(len(blob)), verify.ErrDigestMismatch, false},
-		{"one bit changed, size unknown", bytes.NewReader(other), -1, verify.ErrDigestMismatch, false},
-		{"truncated", bytes.NewReader(blob[:len(blob)-1]), int64(len(blob)), verify.ErrDigestMismatch, true},
-		{"truncated, size unknown", bytes.NewReader(blob[:len(blob)-1]), -1, verify.ErrDigestMismatch, false},
-		{"empty", strings.NewReader(""), int64(len(blob)), verify.ErrDigestMismatch, true},
-		{"one byte more", io.MultiReader(bytes.NewReader(blob), strings.NewReader("x")), int64(len(blob)), verify.ErrDigestMismatch, true},
-		{"smaller size described", bytes.NewReader(blob), 10, verify.ErrDigestMismatch, true},
+		{"one bit changed", bytes.NewReader(other), int64(len(blob)), errdef.ErrDigestMismatch, false},
+		{"one bit changed, size unknown", bytes.NewReader(other), -1, errdef.ErrDigestMismatch, false},
+		{"truncated", bytes.NewReader(blob[:len(blob)-1]), int64(len(blob)), errdef.ErrDigestMismatch, true},
+		{"truncated, size unknown", bytes.NewReader(blob[:len(blob)-1]), -1, errdef.ErrDigestMismatch, false},
+		{"empty", strings.NewReader(""), int64(len(blob)), errdef.ErrDigestMismatch, true},
+		{"one byte more", io.MultiReader(bytes.NewReader(blob), strings.NewReader("x")), int64(len(blob)), errdef.ErrDigestMismatch, true},
+		{"smaller size described", bytes.NewReader(blob), 10, errdef.ErrDigestMismatch, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := &source{r: c.body}
@@ -108,7 +109,7 @@ func TestReader(t *testing.T) {
 				if !errors.Is(err, c.want) {
 					t.Fatalf("got %v, want %v", err, c.want)
 				}
-				if errors.Is(err, verify.ErrSizeMismatch) != c.sizeErr {
+				if errors.Is(err, errdef.ErrSizeMismatch) != c.sizeErr {
 					t.Fatalf("errors.Is(%v, ErrSizeMismatch) = %v, want %v", err, !c.sizeErr, c.sizeErr)
 				}
 				// The error sticks.
@@ -132,7 +133,7 @@ func TestReaderStopsPastSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := io.Copy(io.Discard, r)
-	if !errors.Is(err, verify.ErrSizeMismatch) {
+	if !errors.Is(err, errdef.ErrSizeMismatch) {
 		t.Fatalf("got %v, want ErrSizeMismatch", err)
 	}
 	if n > 1000 || src.read > 1000+64<<10 {
@@ -166,8 +167,8 @@ func TestReadAll(t *testing.T) {
 		{"described over the cap: nothing read", bytes.NewReader(blob), 4096, 4095, safetree.ErrLimit, 0},
 		{"size unknown, body over the cap", bytes.NewReader(blob), -1, 100, safetree.ErrLimit, 100 + 64<<10},
 		{"size unknown, endless body", endless{}, -1, 100, safetree.ErrLimit, 100 + 64<<10},
-		{"described small, body endless", endless{}, 50, 100, verify.ErrSizeMismatch, 100 + 64<<10},
-		{"wrong bytes", bytes.NewReader(bytes.Repeat([]byte{1}, 4096)), 4096, 4096, verify.ErrDigestMismatch, 4096},
+		{"described small, body endless", endless{}, 50, 100, errdef.ErrSizeMismatch, 100 + 64<<10},
+		{"wrong bytes", bytes.NewReader(bytes.Repeat([]byte{1}, 4096)), 4096, 4096, errdef.ErrDigestMismatch, 4096},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := &source{r: c.body}
@@ -195,10 +196,10 @@ func TestBytes(t *testing.T) {
 	if err := verify.Bytes(b, h); err != nil {
 		t.Errorf("matching bytes: %v", err)
 	}
-	if err := verify.Bytes([]byte("other"), h); !errors.Is(err, verify.ErrDigestMismatch) {
+	if err := verify.Bytes([]byte("other"), h); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("other bytes: %v, want ErrDigestMismatch", err)
 	}
-	if err := verify.Bytes(b, v1.Hash{Algorithm: "sha512", Hex: h.Hex}); !errors.Is(err, verify.ErrDigestMismatch) {
+	if err := verify.Bytes(b, v1.Hash{Algorithm: "sha512", Hex: h.Hex}); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("another algorithm: %v, want ErrDigestMismatch", err)
 	}
 }
@@ -296,16 +297,16 @@ func TestConfig(t *testing.T) {
 		{"remote", remoteImg, size, nil},
 		{"remote, over the cap", remoteImg, size - 1, safetree.ErrLimit},
 		{"through a wrapper", layersOnly{remoteImg}, size, nil},
-		{"descriptor claims less than the body", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 10 }), size, verify.ErrSizeMismatch},
+		{"descriptor claims less than the body", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 10 }), size, errdef.ErrSizeMismatch},
 		{"descriptor claims more than the cap", editManifest(t, remoteImg, func(m *v1.Manifest) { m.Config.Size = 1 << 40 }), size, safetree.ErrLimit},
 		{"embedded data", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = want }), size, nil},
 		{"embedded data over the cap", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = want }), size - 1, safetree.ErrLimit},
-		{"embedded data that does not match", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = tampered }), size, verify.ErrDigestMismatch},
-		{"streamed body that does not match", servesConfig{img, tampered}, size, verify.ErrDigestMismatch},
-		{"streamed body longer than described", servesConfig{img, bigger}, int64(len(bigger)), verify.ErrSizeMismatch},
+		{"embedded data that does not match", editManifest(t, img, func(m *v1.Manifest) { m.Config.Data = tampered }), size, errdef.ErrDigestMismatch},
+		{"streamed body that does not match", servesConfig{img, tampered}, size, errdef.ErrDigestMismatch},
+		{"streamed body longer than described", servesConfig{img, bigger}, int64(len(bigger)), errdef.ErrSizeMismatch},
 		{"held config", holdsConfig{img, want}, size, nil},
 		{"held config over the cap", holdsConfig{img, want}, size - 1, safetree.ErrLimit},
-		{"held config that does not match", holdsConfig{img, tampered}, size, verify.ErrDigestMismatch},
+		{"held config that does not match", holdsConfig{img, tampered}, size, errdef.ErrDigestMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := verify.Config(c.img, safetree.Cap{Which: safetree.LimitConfigBytes, Max: c.max})
@@ -344,7 +345,7 @@ func TestLayer(t *testing.T) {
 	}
 	short := d
 	short.Size--
-	if _, err := verify.Layer(img, short, safetree.Cap{Which: safetree.LimitSignatureBytes, Max: 1 << 10}); !errors.Is(err, verify.ErrDigestMismatch) {
+	if _, err := verify.Layer(img, short, safetree.Cap{Which: safetree.LimitSignatureBytes, Max: 1 << 10}); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("a size that lies: %v, want ErrDigestMismatch", err)
 	}
 }

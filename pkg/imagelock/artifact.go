@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -227,7 +228,7 @@ func read(img v1.Image, subject v1.Hash) (*Lock, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	b, err := verify.Layer(img, m.Layers[0], lockCap)
-	if errors.Is(err, verify.ErrDigestMismatch) || errors.Is(err, safetree.ErrLimit) {
+	if errors.Is(err, errdef.ErrDigestMismatch) || errors.Is(err, safetree.ErrLimit) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {

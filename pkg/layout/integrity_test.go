@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -147,7 +147,7 @@ func TestCorruptBlobReplaced(t *testing.T) {
 	if err := os.WriteFile(p, []byte("junk"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader([]byte("still junk"))); !errors.Is(err, verify.ErrDigestMismatch) {
+	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader([]byte("still junk"))); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("WriteBlob of wrong bytes over a corrupt blob: %v", err)
 	}
 	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader(good)); err != nil {

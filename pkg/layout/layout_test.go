@@ -17,8 +17,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -356,7 +356,7 @@ func TestCorruptBlobDetected(t *testing.T) {
 	}
 	_, err = io.ReadAll(rc)
 	rc.Close()
-	if !errors.Is(err, verify.ErrDigestMismatch) {
+	if !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("reading the corrupted layer: %v, want ErrDigestMismatch", err)
 	}
 	rc, err = st.Blob(layer.Digest, layer.Size)
@@ -365,7 +365,7 @@ func TestCorruptBlobDetected(t *testing.T) {
 	}
 	_, err = io.ReadAll(rc)
 	rc.Close()
-	if !errors.Is(err, verify.ErrDigestMismatch) {
+	if !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("Blob: %v, want ErrDigestMismatch", err)
 	}
 
@@ -379,7 +379,7 @@ func TestCorruptBlobDetected(t *testing.T) {
 	}
 	_, err = io.ReadAll(rc)
 	rc.Close()
-	if !errors.Is(err, verify.ErrSizeMismatch) {
+	if !errors.Is(err, errdef.ErrSizeMismatch) {
 		t.Errorf("truncated blob: %v, want ErrSizeMismatch", err)
 	}
 
@@ -394,7 +394,7 @@ func TestCorruptBlobDetected(t *testing.T) {
 	if err == nil {
 		_, err = got.RawConfigFile()
 	}
-	if !errors.Is(err, verify.ErrDigestMismatch) {
+	if !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("corrupted config: %v, want ErrDigestMismatch", err)
 	}
 	mPath := filepath.Join(st.Dir(), "blobs", "sha256", d.Digest.Hex)
@@ -403,7 +403,7 @@ func TestCorruptBlobDetected(t *testing.T) {
 	if err := os.WriteFile(mPath, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Image(d); !errors.Is(err, verify.ErrDigestMismatch) {
+	if _, err := st.Image(d); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("corrupted manifest: %v, want ErrDigestMismatch", err)
 	}
 }
@@ -413,7 +413,7 @@ func TestWriteBlobVerifies(t *testing.T) {
 	st := newStore(t)
 	good := []byte("hello")
 	h, _, _ := v1.SHA256(bytes.NewReader(good))
-	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader([]byte("HELLO"))); !errors.Is(err, verify.ErrDigestMismatch) {
+	if err := st.WriteBlob(h, int64(len(good)), bytes.NewReader([]byte("HELLO"))); !errors.Is(err, errdef.ErrDigestMismatch) {
 		t.Errorf("wrong bytes: %v, want ErrDigestMismatch", err)
 	}
 	if st.HasBlob(h) {

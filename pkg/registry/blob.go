@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 // Blobs reads a repository's blobs: the one way a registry blob is read
@@ -66,7 +68,7 @@ func (b *Blobs) Open(ctx context.Context, d v1.Hash, size int64) (io.ReadCloser,
 	}
 	if size >= 0 && resp.ContentLength >= 0 && resp.ContentLength != size {
 		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %w: Content-Length %d, the descriptor says %d", RedactURL(&u), ErrSizeMismatch, resp.ContentLength, size)
+		return nil, fmt.Errorf("GET %s: %w: Content-Length %d, the descriptor says %d", RedactURL(&u), errdef.ErrSizeMismatch, resp.ContentLength, size)
 	}
 	return resp.Body, nil
 }

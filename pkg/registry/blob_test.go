@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -46,8 +47,8 @@ func TestBlobsReadThroughAuthAndRedirects(t *testing.T) {
 		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != d.Hex {
 			t.Fatalf("blob %s: read other bytes", d)
 		}
-		if _, err := b.Open(t.Context(), d, size+1); !errors.Is(err, registry.ErrSizeMismatch) {
-			t.Fatalf("blob %s opened with a wrong size: %v, want ErrSizeMismatch", d, err)
+		if _, err := b.Open(t.Context(), d, size+1); !errors.Is(err, errdef.ErrSizeMismatch) {
+			t.Fatalf("blob %s opened with a wrong size: %v, want errdef.ErrSizeMismatch", d, err)
 		}
 	}
 	for _, s := range ar.blobs.all() {

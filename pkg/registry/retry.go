@@ -17,6 +17,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 // retryTransport is the one retry budget of every registry request:
@@ -54,7 +55,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// A blob or manifest asked for by digest is verified here, below
 	// go-containerregistry's own (untyped) check, so that bytes that
-	// arrive wrong fail with ErrDigestMismatch, which retry.Transient and
+	// arrive wrong fail with errdef.ErrDigestMismatch, which retry.Transient and
 	// library users recognise without reading the message.
 	if d, ok := requestedDigest(req); ok && req.Header.Get("Range") == "" && !t.callerVerifies {
 		vr, err := verify.NewReader(resp.Body, d, resp.ContentLength)
@@ -96,11 +97,6 @@ func requestedDigest(req *http.Request) (v1.Hash, bool) {
 	return h, true
 }
 
-// ErrRetriesExhausted marks a request that failed after every retry the
-// transport allows (retry.ErrExhausted): nothing above should try it
-// again.
-var ErrRetriesExhausted = retry.ErrExhausted
-
 // roundTrip sends req, retrying answers that say "try again".
 func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
@@ -134,7 +130,7 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 				return resp, nil
 			}
 			resp.Body.Close()
-			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
+			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", errdef.ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
 		}
 		wait, ok := retry.After(resp.Header.Get("Retry-After"), time.Now())
 		if !ok {
@@ -258,22 +254,11 @@ func connectionError(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// ErrDigestMismatch marks bytes from a registry (or a layout or archive)
-// that do not match the digest they were asked for: changed or cut short
-// on the way. A blob of the wrong size matches it too (ErrSizeMismatch).
-// Every blob and manifest fetched from a registry by digest is checked as
-// it is read, so library users can test for it with errors.Is.
-var ErrDigestMismatch = verify.ErrDigestMismatch
-
-// ErrSizeMismatch marks a blob shorter or longer than described; it also
-// matches ErrDigestMismatch.
-var ErrSizeMismatch = verify.ErrSizeMismatch
-
 // shouldRetry is go-containerregistry's retry predicate: only what this
 // transport could not retry itself, a broken connection or a streamed
 // upload refused with a temporary status, is worth a whole new attempt.
 func shouldRetry(err error) bool {
-	if err == nil || errors.Is(err, ErrRetriesExhausted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, errdef.ErrRetriesExhausted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	if connectionError(err) || errors.Is(err, net.ErrClosed) {

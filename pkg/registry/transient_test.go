@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -62,7 +63,7 @@ func corruptingRegistry(t *testing.T, kind, fault string) (*httptest.Server, *at
 	return srv, &hits
 }
 
-// Bytes that arrive changed are reported as ErrDigestMismatch (typed: a
+// Bytes that arrive changed are reported as errdef.ErrDigestMismatch (typed: a
 // library user tests for it with errors.Is), and retry.Transient says so
 // without reading the message.
 func TestDigestMismatchIsTyped(t *testing.T) {
@@ -103,8 +104,8 @@ func TestDigestMismatchIsTyped(t *testing.T) {
 			if hits.Load() == 0 {
 				t.Fatal("nothing was corrupted")
 			}
-			if !errors.Is(err, registry.ErrDigestMismatch) {
-				t.Fatalf("want ErrDigestMismatch, got %v", err)
+			if !errors.Is(err, errdef.ErrDigestMismatch) {
+				t.Fatalf("want errdef.ErrDigestMismatch, got %v", err)
 			}
 			if !retry.Transient(err) {
 				t.Errorf("retry.Transient(%v) = false", err)

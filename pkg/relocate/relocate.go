@@ -48,8 +48,6 @@ var (
 	// (nginx:1.26 and nginx:1.27): kustomize's images transformer matches
 	// by name and cannot give them two digests.
 	ErrAmbiguous = errors.New("two images of one name")
-	// ErrBadMirror marks a mirror that is no registry prefix.
-	ErrBadMirror = reference.ErrBadMirror
 )
 
 // MissingError lists the images missing from the lock.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/relocate"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
@@ -229,8 +230,8 @@ func TestRelocateRefuses(t *testing.T) {
 			"kustomization.yaml": "resources:\n- d.yaml\n- p.yaml\n", "d.yaml": deployment,
 			"p.yaml": strings.Replace(pod, "busybox:1.36", "busybox:1.37", 1),
 		}, lockOf("busybox:1.36", "busybox:1.37", "ghcr.io/example/tick@"+dB, "registry.k8s.io/coredns/coredns:v1.11.1"), "mirror.example", relocate.ErrAmbiguous, "busybox"},
-		{"no host in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror", relocate.ErrBadMirror, "mirror"},
-		{"digest in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror.example/x@" + dA, relocate.ErrBadMirror, "mirror"},
+		{"no host in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror", reference.ErrBadMirror, "mirror"},
+		{"digest in the mirror", map[string]string{"d.yaml": deployment}, lockOf("busybox:1.36"), "mirror.example/x@" + dA, reference.ErrBadMirror, "mirror"},
 		{"no lock", map[string]string{"d.yaml": deployment}, nil, "mirror.example", imagelock.ErrNoLock, "lock"},
 		{"lock redirects a pinned image", map[string]string{"p.yaml": pod}, redirected("ghcr.io/example/tick@"+dB, dA), "mirror.example", imagelock.ErrPinnedDigest, "ghcr.io/example/tick@" + dB},
 	}

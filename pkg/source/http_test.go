@@ -314,20 +314,20 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"not a zip", "/text.zip", f.opts, []string{"not a .zip archive"}, nil},
 		{"binary yaml", "/binary.yaml", f.opts, []string{"not a YAML file: the body is binary data"}, nil},
 		{"empty", "/empty.yaml", f.opts, []string{"the body is empty"}, nil},
-		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded"}, unpack.ErrLimit},
-		{"too large chunked", "/big-chunked.yaml", small, []string{"download size limit of 1024 exceeded"}, unpack.ErrLimit},
+		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded"}, safetree.ErrLimit},
+		{"too large chunked", "/big-chunked.yaml", small, []string{"download size limit of 1024 exceeded"}, safetree.ErrLimit},
 		{"stall", "/stall.yaml", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
 		{"stall in body", "/stall-body.tar.gz", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
 		{"stall in chunked body", "/stall-chunked.yaml", quick, []string{"timed out after 1s"}, netguard.ErrIdleTimeout},
 		{"missing subdir", "/bundle.tar.gz//bundle/nope", f.opts, []string{"no directory bundle/nope in the archive"}, nil},
 		{"subdir is a file", "/bundle.zip//bundle/kustomization.yaml", f.opts, []string{"bundle/kustomization.yaml in the archive is a file"}, nil},
 		{"subdir of a yaml", "/coredns.yaml//x", f.opts, []string{"not an archive"}, nil},
-		{"dotdot", "/evil-dotdot.tar", f.opts, []string{"path climbs out"}, unpack.ErrUnsafeEntry},
-		{"absolute", "/evil-abs.tar", f.opts, []string{"absolute path"}, unpack.ErrUnsafeEntry},
-		{"symlink out", "/evil-link.tar", f.opts, []string{"leads out of the tree"}, unpack.ErrUnsafeEntry},
-		{"hardlink out", "/evil-hard.tar", f.opts, []string{"hardlink"}, unpack.ErrUnsafeEntry},
-		{"device", "/evil-dev.tar", f.opts, []string{"device"}, unpack.ErrUnsafeEntry},
-		{"zip slip", "/evil-slip.zip", f.opts, []string{"path climbs out"}, unpack.ErrUnsafeEntry},
+		{"dotdot", "/evil-dotdot.tar", f.opts, []string{"path climbs out"}, safetree.ErrUnsafe},
+		{"absolute", "/evil-abs.tar", f.opts, []string{"absolute path"}, safetree.ErrUnsafe},
+		{"symlink out", "/evil-link.tar", f.opts, []string{"leads out of the tree"}, safetree.ErrUnsafe},
+		{"hardlink out", "/evil-hard.tar", f.opts, []string{"hardlink"}, safetree.ErrUnsafe},
+		{"device", "/evil-dev.tar", f.opts, []string{"device"}, safetree.ErrUnsafe},
+		{"zip slip", "/evil-slip.zip", f.opts, []string{"path climbs out"}, safetree.ErrUnsafe},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			u := f.url(c.path)
@@ -348,7 +348,7 @@ func TestHTTPBadInputs(t *testing.T) {
 		u := f.url("/big-file.tar.gz")
 		ref, _ := source.Parse(u)
 		_, err := source.Unpack(t.Context(), ref, f.opts, unpack.Options{Limits: tiny})
-		var le *unpack.LimitError
+		var le *safetree.LimitError
 		if !errors.As(err, &le) || le.Name != "file size" {
 			t.Fatalf("want a file size limit error, got %v", err)
 		}

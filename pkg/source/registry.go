@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/internal/retry"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/reference"
@@ -69,7 +70,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 // Write pushes a, then checks that the registry names what it stored as
 // what was sent: a manifest changed on the way is pushed again (retry.Do;
 // blobs already there are not); if it keeps changing, the push fails
-// with registry.ErrDigestMismatch.
+// with errdef.ErrDigestMismatch.
 func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
 	ref, err := opts.Registry.ParseReference(dst.Name)
 	if err != nil {
@@ -98,7 +99,7 @@ func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Op
 			return registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
 		}
 		if got.Digest != a.Digest {
-			return fmt.Errorf("%s: %w: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, registry.ErrDigestMismatch, got.Digest, a.Digest)
+			return fmt.Errorf("%s: %w: the registry holds %s, not the pushed %s: the manifest keeps changing in transit", dst.Name, errdef.ErrDigestMismatch, got.Digest, a.Digest)
 		}
 		return nil
 	})

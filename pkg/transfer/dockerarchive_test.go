@@ -44,8 +44,8 @@ func TestWriteDockerArchive(t *testing.T) {
 			}
 			_, err = transfer.Write(context.Background(), &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{})
 			if !tc.ok {
-				if !errors.Is(err, transfer.ErrUnsupportedDestination) || !strings.Contains(err.Error(), "artifact form") {
-					t.Fatalf("Write: %v, want ErrUnsupportedDestination naming the artifact form", err)
+				if !errors.Is(err, source.ErrUnsupportedDestination) || !strings.Contains(err.Error(), "artifact form") {
+					t.Fatalf("Write: %v, want source.ErrUnsupportedDestination naming the artifact form", err)
 				}
 				if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("a refused docker-archive was written (%v)", err)

@@ -45,10 +45,6 @@ type Result struct {
 	WholeIndex bool `json:"wholeIndex,omitempty"`
 }
 
-// ErrUnsupportedDestination marks a destination that cannot hold the
-// source (source.ErrUnsupportedDestination).
-var ErrUnsupportedDestination = source.ErrUnsupportedDestination
-
 // Copy copies src to dst.
 func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, error) {
 	a, err := source.Open(ctx, src, opts.Options)

@@ -181,7 +181,7 @@ func TestCopyIndex(t *testing.T) {
 	}
 	// A docker-archive holds one image.
 	_, err = transfer.Copy(ctx, src, parse(t, "docker-archive:"+filepath.Join(t.TempDir(), "x.tar")), transfer.Options{AllPlatforms: true})
-	if !errors.Is(err, transfer.ErrUnsupportedDestination) {
+	if !errors.Is(err, source.ErrUnsupportedDestination) {
 		t.Errorf("index to docker-archive: %v", err)
 	}
 	// And gc keeps all of it.

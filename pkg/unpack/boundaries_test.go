@@ -11,6 +11,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -168,8 +169,8 @@ func TestSameLayerReplacementUnderUpperContent(t *testing.T) {
 	)(t)
 	_, err := unpack.Image(context.Background(), im, unpack.Options{})
 	var ee *unpack.EntryError
-	if !errors.Is(err, unpack.ErrUnsafeEntry) || !errors.As(err, &ee) {
-		t.Fatalf("err %v: want an *unpack.EntryError wrapping ErrUnsafeEntry", err)
+	if !errors.Is(err, safetree.ErrUnsafe) || !errors.As(err, &ee) {
+		t.Fatalf("err %v: want an *unpack.EntryError wrapping safetree.ErrUnsafe", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/filetree"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -108,7 +109,7 @@ func TestMemoryBudgetSpillFailure(t *testing.T) {
 	if !errors.Is(err, filetree.ErrSpill) {
 		t.Fatalf("err = %v, want filetree.ErrSpill", err)
 	}
-	if errors.Is(err, unpack.ErrUnsafeEntry) {
+	if errors.Is(err, safetree.ErrUnsafe) {
 		t.Fatalf("a disk failure reported as an unsafe entry: %v", err)
 	}
 }

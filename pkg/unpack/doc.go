@@ -24,9 +24,9 @@
 // # Errors
 //
 // Every failure matches a sentinel with errors.Is, and never needs its
-// message read: ErrLimit (errors.As gives the *LimitError, whose Which
-// names the limit), ErrUnsafeEntry and its classes (ErrPathEscape,
-// ErrLinkEscape, ErrEntryType), ErrDigestMismatch, ErrCorrupt (with
+// message read: safetree.ErrLimit (errors.As gives the *safetree.LimitError, whose Which
+// names the limit), safetree.ErrUnsafe and its classes (safetree.ErrPathEscape,
+// safetree.ErrLinkEscape, safetree.ErrUnsupportedType), errdef.ErrDigestMismatch, ErrCorrupt (with
 // ErrDiffIDMismatch and ErrIdentityMismatch), ErrUnsupported,
 // ErrNoContent and ErrNoPlatform. Registry failures keep their own
 // sentinels (registry.ErrNotFound, registry.ErrUnauthorized...), and a

@@ -7,18 +7,14 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// Sentinel errors; the concrete errors below wrap them.
+// Sentinel errors; the concrete errors below wrap them. A refusal of a
+// tree rule or a limit matches safetree's sentinels (safetree.ErrUnsafe
+// and its classes, safetree.ErrLimit), a blob that is not the one its
+// descriptor names errdef.ErrDigestMismatch: unpack does not rename them.
 var (
-	// ErrLimit: the image crossed one of the Limits.
-	ErrLimit = safetree.ErrLimit
-	// ErrUnsafeEntry: a layer entry that could write outside the tree or
-	// is not a file, directory or safe link (safetree.ErrUnsafe: its
-	// classes, such as safetree.ErrLinkEscape, match it too).
-	ErrUnsafeEntry = safetree.ErrUnsafe
 	// ErrNoContent: the image holds no add-on tree.
 	ErrNoContent = errors.New("no add-on content")
 	// ErrNoPlatform: an index has no manifest for the wanted platform.
@@ -29,20 +25,14 @@ var (
 	// parse, or a DiffID or identity that does not match what the image
 	// claims.
 	ErrCorrupt = errors.New("corrupt add-on")
-	// ErrDigestMismatch: a blob (layer, config, manifest) whose bytes do
-	// not match its digest or size, as read from any source.
-	ErrDigestMismatch = verify.ErrDigestMismatch
 )
-
-// LimitError says which limit was crossed (its LimitID) and its bound.
-type LimitError = safetree.LimitError
 
 // EntryError names a refused layer entry.
 type EntryError struct {
 	Layer  int // 1-based, bottom to top
 	Entry  string
 	Reason string
-	Err    error // a safetree class (matching ErrUnsafeEntry) or ErrCorrupt
+	Err    error // a safetree class (matching safetree.ErrUnsafe) or ErrCorrupt
 }
 
 func (e *EntryError) Error() string {
@@ -83,22 +73,11 @@ func inLayer(layer int, err error) error {
 	return err
 }
 
-// Finer sentinels: each is also its parent (errors.Is(ErrLinkEscape,
-// ErrUnsafeEntry) holds), so callers that test the parent see no change.
+// Finer sentinels: each is also its parent (errors.Is(safetree.ErrLinkEscape,
+// safetree.ErrUnsafe) holds), so callers that test the parent see no change.
 // They let a caller tell the refusal classes of spec/addon-v1.md apart
 // (see internal/conformance.Classify).
 var (
-	// ErrPathEscape: an absolute entry name, a ".." component or a NUL
-	// byte (safetree.ErrPathEscape). It is an ErrUnsafeEntry.
-	ErrPathEscape = safetree.ErrPathEscape
-	// ErrLinkEscape: a symbolic link whose target is absolute, empty or
-	// resolves out of the add-on tree (through other links too), or a hard
-	// link whose target is outside it or not a regular file present at
-	// that point (safetree.ErrLinkEscape). It is an ErrUnsafeEntry.
-	ErrLinkEscape = safetree.ErrLinkEscape
-	// ErrEntryType: a device, FIFO or unknown entry type
-	// (safetree.ErrUnsupportedType). It is an ErrUnsafeEntry.
-	ErrEntryType = safetree.ErrUnsupportedType
 	// ErrDiffIDMismatch: a layer whose uncompressed bytes do not hash to
 	// the DiffID of the image config. It is an ErrCorrupt.
 	ErrDiffIDMismatch error = &subError{msg: "layer does not match its diff_id", parent: ErrCorrupt}

@@ -228,7 +228,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.h.Write(p[:n])
 	if c.count.bytes.Add(int64(n)) > c.limit {
-		return n, &LimitError{Name: "decompressed image size", Limit: c.limit, Which: safetree.LimitImageBytes}
+		return n, &safetree.LimitError{Name: "decompressed image size", Limit: c.limit, Which: safetree.LimitImageBytes}
 	}
 	return n, err
 }
@@ -315,7 +315,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			// An upper layer wrote below this path without declaring it a
 			// directory: applied in order, those writes would go through
 			// this link. Refuse rather than guess where they land.
-			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes through this symlink", Err: ErrUnsafeEntry}
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes through this symlink", Err: safetree.ErrUnsafe}
 		default:
 			// An upper layer wrote this path, or a directory below it.
 			return f.shadow(e, tp)
@@ -327,7 +327,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		return f.shadow(e, tp)
 	}
 	if f.b.Count() >= f.limits.MaxEntries {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
+		return &safetree.LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
 	}
 
 	var werr error
@@ -336,10 +336,10 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 		werr = f.b.Mkdir(tp, 0o755)
 	case tar.TypeReg, tar.TypeRegA:
 		if e.tooBig {
-			return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(tp)}
+			return &safetree.LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(tp)}
 		}
 		if f.b.Size()+hdr.Size > f.limits.MaxAddonBytes {
-			return &LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Which: safetree.LimitAddonBytes, Entry: sanitize(tp)}
+			return &safetree.LimitError{Name: "add-on size", Limit: f.limits.MaxAddonBytes, Which: safetree.LimitAddonBytes, Entry: sanitize(tp)}
 		}
 		mode := archive.NormalMode(fs.FileMode(hdr.Mode))
 		werr = f.keepFile(tp, e.data, e.spill, hdr.Size, mode, e.sum)
@@ -363,7 +363,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 				// tp gets a file of its own (the tree or the sink may move
 				// it); the hidden one stays for more links.
 				if spilled, err = linkSpill(f.spillDir, hid.spill); err != nil {
-					return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: err.Error(), Err: ErrUnsafeEntry}
+					return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: err.Error(), Err: safetree.ErrUnsafe}
 				}
 			}
 			werr = f.keepFile(tp, hid.data, spilled, hid.size, hid.mode, hid.sum)
@@ -374,13 +374,13 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			}
 		}
 	case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: ErrEntryType}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "device or fifo entries are not allowed in an add-on", Err: safetree.ErrUnsupportedType}
 	case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
 		return nil
 	case tar.TypeGNUSparse:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "GNU sparse files are not supported in an add-on", Err: ErrEntryType}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "GNU sparse files are not supported in an add-on", Err: safetree.ErrUnsupportedType}
 	default:
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: ErrEntryType}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("unsupported entry type %q", hdr.Typeflag), Err: safetree.ErrUnsupportedType}
 	}
 	if werr != nil {
 		if errors.Is(werr, filetree.ErrSpill) {
@@ -388,9 +388,9 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 			return fmt.Errorf("layer %d: %s: %w", ls.index, sanitize(hdr.Name), werr)
 		}
 		if errors.Is(werr, filetree.ErrNotDir) {
-			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "path passes through a symlink or file", Err: ErrUnsafeEntry}
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "path passes through a symlink or file", Err: safetree.ErrUnsafe}
 		}
-		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: werr.Error(), Err: ErrUnsafeEntry}
+		return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: werr.Error(), Err: safetree.ErrUnsafe}
 	}
 	f.owner[tp] = ls.index
 	// Directories the builder made on the way are implied by this layer.
@@ -431,7 +431,7 @@ func (f *flattener) replaceOwn(ls layerSource, hdr *tar.Header, tp string) error
 	mode, _ := f.b.Lookup(tp)
 	if mode.IsDir() {
 		if upper, ok := f.implied[tp]; ok && upper != ls.index {
-			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes below this path, which its own layer replaces with a non-directory", Err: ErrUnsafeEntry}
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "an upper layer writes below this path, which its own layer replaces with a non-directory", Err: safetree.ErrUnsafe}
 		}
 	}
 	before := f.b.Count()
@@ -547,11 +547,11 @@ func (f *flattener) checkLink(ls layerSource, hdr *tar.Header, tp string) error 
 func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, hid shadowFile, err error) {
 	target, err := cleanName(ls, hdr.Linkname)
 	if err != nil {
-		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leaves the tree", sanitize(hdr.Linkname)), Err: safetree.ErrLinkEscape}
 	}
 	tt, in := f.inContent(target)
 	if !in {
-		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
+		return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q leads out of the add-on tree", sanitize(hdr.Linkname)), Err: safetree.ErrLinkEscape}
 	}
 	if f.owner[tt] == ls.index {
 		if mode, ok := f.b.Lookup(tt); ok && mode.IsRegular() {
@@ -561,7 +561,7 @@ func (f *flattener) hardlinkData(ls layerSource, hdr *tar.Header) (src string, h
 	if hid, ok := f.shadowed[tt]; ok {
 		return "", hid, nil
 	}
-	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: ErrLinkEscape}
+	return "", hid, &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: fmt.Sprintf("hardlink to %q, which is not a file kept from the same layer", sanitize(hdr.Linkname)), Err: safetree.ErrLinkEscape}
 }
 
 // keepFile puts a regular file in the tree, from its bytes or from the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -58,7 +59,7 @@ func TestForeignImageMetadata(t *testing.T) {
 }
 
 // A Helm chart (shaped as helm push makes it) unpacks to the chart's own
-// files; rendering it is refused with ErrHelmChart.
+// files; rendering it is refused with addon.ErrHelmChart.
 func TestHelmChartUnpacksButDoesNotRender(t *testing.T) {
 	chartTar := tarBytes(
 		file("webapp/Chart.yaml", "apiVersion: v2\nname: webapp\nversion: 0.3.1\n"),
@@ -83,10 +84,10 @@ func TestHelmChartUnpacksButDoesNotRender(t *testing.T) {
 	if got := treeOf(t, a.FS); !reflect.DeepEqual(got, want) {
 		t.Errorf("tree %v, want %v", got, want)
 	}
-	if _, err := render.Addon(context.Background(), a, render.Options{}); !errors.Is(err, unpack.ErrHelmChart) || !strings.Contains(err.Error(), "helm template") {
-		t.Errorf("Render: %v, want ErrHelmChart naming helm template", err)
+	if _, err := render.Addon(context.Background(), a, render.Options{}); !errors.Is(err, addon.ErrHelmChart) || !strings.Contains(err.Error(), "helm template") {
+		t.Errorf("Render: %v, want addon.ErrHelmChart naming helm template", err)
 	}
-	if _, err := render.Addon(context.Background(), a, render.Options{Raw: true}); !errors.Is(err, unpack.ErrHelmChart) {
-		t.Errorf("Raw: %v, want ErrHelmChart", err)
+	if _, err := render.Addon(context.Background(), a, render.Options{Raw: true}); !errors.Is(err, addon.ErrHelmChart) {
+		t.Errorf("Raw: %v, want addon.ErrHelmChart", err)
 	}
 }

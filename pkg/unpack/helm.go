@@ -7,13 +7,9 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
-
-// ErrHelmChart marks an attempt to render a Helm chart (addon.ErrHelmChart).
-var ErrHelmChart = addon.ErrHelmChart
 
 // HelmChart is what a Helm chart's config blob says about it (the fields
 // of its Chart.yaml that addonpkg shows).

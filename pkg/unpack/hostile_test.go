@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -73,12 +73,12 @@ func entryErr(t *testing.T, err error) {
 func limitErr(flag safetree.LimitID) func(t *testing.T, err error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var le *unpack.LimitError
+		var le *safetree.LimitError
 		if !errors.As(err, &le) {
-			t.Fatalf("err %T %v: want an *unpack.LimitError", err, err)
+			t.Fatalf("err %T %v: want an *safetree.LimitError", err, err)
 		}
 		if le.Which != flag {
-			t.Errorf("LimitError.Which = %q, want %q", le.Which, flag)
+			t.Errorf("safetree.LimitError.Which = %q, want %q", le.Which, flag)
 		}
 	}
 }
@@ -123,28 +123,28 @@ func bombLimits() unpack.Limits {
 func bombErr(t *testing.T, err error) {
 	t.Helper()
 	limitErr(safetree.LimitImageBytes)(t, err)
-	var le *unpack.LimitError
+	var le *safetree.LimitError
 	if errors.As(err, &le) && le.Limit != cmp.Or(bombLimits().MaxImageBytes, safetree.DefaultMaxImageBytes) {
-		t.Errorf("LimitError.Limit = %d", le.Limit)
+		t.Errorf("safetree.LimitError.Limit = %d", le.Limit)
 	}
 }
 
 func hostileCases() []hostileCase {
 	big := time.Minute // bombs
 	return []hostileCase{
-		{name: "entry ../escape", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("../escape", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "entry addon/../../escape", build: img(unpack.Options{}, oneLayer(file("addon/../../escape", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "entry /abs", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("/abs", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "entry /addon/abs", build: img(unpack.Options{}, oneLayer(file("/addon/abs", "x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "symlink addon/etc -> /etc", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/etc", "/etc"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "symlink addon/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "symlink addon/d/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/d/a", "a"), symlink("addon/d/l", "../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "symlink addon/l -> sub/../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "sub/../../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "symlink with an empty target", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", ""))), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "entry ../escape", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("../escape", "x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "entry addon/../../escape", build: img(unpack.Options{}, oneLayer(file("addon/../../escape", "x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "entry /abs", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("/abs", "x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "entry /addon/abs", build: img(unpack.Options{}, oneLayer(file("/addon/abs", "x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "symlink addon/etc -> /etc", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/etc", "/etc"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "symlink addon/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "../../x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "symlink addon/d/l -> ../../x", build: img(unpack.Options{}, oneLayer(file("addon/d/a", "a"), symlink("addon/d/l", "../../x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "symlink addon/l -> sub/../../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", "sub/../../x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "symlink with an empty target", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l", ""))), is: safetree.ErrUnsafe, check: entryErr},
 		{
 			name:  "symlink addon/d -> sub, then addon/d/x in the same layer",
 			build: img(unpack.Options{}, oneLayer(dirE("addon/"), dirE("addon/sub/"), symlink("addon/d", "sub"), file("addon/d/x", "through the link"))),
-			is:    unpack.ErrUnsafeEntry, check: entryErr,
+			is:    safetree.ErrUnsafe, check: entryErr,
 		},
 		{
 			// spec 9.4: "refuse an entry whose path passes through a
@@ -156,15 +156,15 @@ func hostileCases() []hostileCase {
 					ociLayer(dirE("addon/"), dirE("addon/sub/"), symlink("addon/d", "sub")),
 					ociLayer(file("addon/d/x", "through the link")))
 			}),
-			is: unpack.ErrUnsafeEntry,
+			is: safetree.ErrUnsafe,
 		},
-		{name: "hardlink to /etc/passwd", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "/etc/passwd"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "hardlink to ../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "../x"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "hardlink to etc/passwd outside /addon", build: img(unpack.Options{}, oneLayer(file("etc/passwd", "root"), file("addon/a", "a"), hardlink("addon/h", "etc/passwd"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "hardlink to a directory", build: img(unpack.Options{}, oneLayer(dirE("addon/d/"), file("addon/a", "a"), hardlink("addon/h", "addon/d"))), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "char device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/null", typ: tar.TypeChar})), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "block device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/sda", typ: tar.TypeBlock})), is: unpack.ErrUnsafeEntry, check: entryErr},
-		{name: "fifo in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/fifo", typ: tar.TypeFifo})), is: unpack.ErrUnsafeEntry, check: entryErr},
+		{name: "hardlink to /etc/passwd", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "/etc/passwd"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "hardlink to ../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "../x"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "hardlink to etc/passwd outside /addon", build: img(unpack.Options{}, oneLayer(file("etc/passwd", "root"), file("addon/a", "a"), hardlink("addon/h", "etc/passwd"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "hardlink to a directory", build: img(unpack.Options{}, oneLayer(dirE("addon/d/"), file("addon/a", "a"), hardlink("addon/h", "addon/d"))), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "char device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/null", typ: tar.TypeChar})), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "block device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/sda", typ: tar.TypeBlock})), is: safetree.ErrUnsafe, check: entryErr},
+		{name: "fifo in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/fifo", typ: tar.TypeFifo})), is: safetree.ErrUnsafe, check: entryErr},
 		{
 			name: "gzip bomb: 3 GiB of zeros outside /addon, default limits",
 			build: func(t *testing.T) func(context.Context) error {
@@ -176,7 +176,7 @@ func hostileCases() []hostileCase {
 					return err
 				}
 			},
-			is: unpack.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
+			is: safetree.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
 		},
 		{
 			name: "zstd bomb: 3 GiB of zeros outside /addon, default limits",
@@ -189,7 +189,7 @@ func hostileCases() []hostileCase {
 					return err
 				}
 			},
-			is: unpack.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
+			is: safetree.ErrLimit, check: bombErr, within: big, maxAlloc: 256 << 20,
 		},
 		{
 			name: "200 MiB file in /addon over MaxFileBytes 64 MiB",
@@ -201,7 +201,7 @@ func hostileCases() []hostileCase {
 					return err
 				}
 			},
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitFileBytes), within: big, maxAlloc: 256 << 20,
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitFileBytes), within: big, maxAlloc: 256 << 20,
 		},
 		{
 			name: "MaxEntries crossed",
@@ -212,7 +212,7 @@ func hostileCases() []hostileCase {
 				}
 				return imageOf(t, imageOpts{}, ociLayer(e...))
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			// spec 4.4: entries outside the content directory "still count
@@ -226,23 +226,23 @@ func hostileCases() []hostileCase {
 				}
 				return imageOf(t, imageOpts{}, ociLayer(e...))
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			name:  "MaxPathLength crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("p", 150), "x"))),
-			is:    unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
+			is:    safetree.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			name:  "MaxDepth crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("d/", 12)+"f", "x"))),
-			is:    unpack.ErrLimit, check: limitErr(safetree.LimitDepth),
+			is:    safetree.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
 		{
 			name: "MaxAddonBytes crossed",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, oneLayer(
 				file("addon/a", strings.Repeat("a", 1000)), file("addon/b", strings.Repeat("b", 1000)), file("addon/c", strings.Repeat("c", 1000)))),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
 			name: "MaxAddonBytes crossed by ORAS file layers",
@@ -255,7 +255,7 @@ func hostileCases() []hostileCase {
 				}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, ls...)
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
 			name: "MaxEntries crossed by ORAS file layers",
@@ -268,7 +268,7 @@ func hostileCases() []hostileCase {
 				}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, ls...)
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitEntries),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitEntries),
 		},
 		{
 			// spec 6.3: "when the metadata that they are using ... states
@@ -298,7 +298,7 @@ func hostileCases() []hostileCase {
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("d/", 12) + "cm.yaml"}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitDepth),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
 		{
 			name: "MaxPathLength crossed by an ORAS file title",
@@ -307,7 +307,7 @@ func hostileCases() []hostileCase {
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("n", 150) + ".yaml"}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
 			}),
-			is: unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
+			is: safetree.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			// No limit counts layers, and an empty layer crosses none: each
@@ -333,7 +333,7 @@ func hostileCases() []hostileCase {
 				l := ociLayer(dirE("addon/"), file("addon/a", "a"))
 				return imageOf(t, imageOpts{}, lyingLayer(l, touchGzip(l.blob)))
 			}),
-			is: verify.ErrDigestMismatch,
+			is: errdef.ErrDigestMismatch,
 		},
 		{
 			name: "layer bytes of another layer (v1.Layer wrapper)",
@@ -343,8 +343,8 @@ func hostileCases() []hostileCase {
 				return imageOf(t, imageOpts{noDiff: true}, lyingLayer(l, other.blob))
 			}),
 			check: func(t *testing.T, err error) {
-				if !errors.Is(err, verify.ErrDigestMismatch) && !errors.Is(err, verify.ErrSizeMismatch) {
-					t.Errorf("err = %v, want verify.ErrDigestMismatch or verify.ErrSizeMismatch", err)
+				if !errors.Is(err, errdef.ErrDigestMismatch) && !errors.Is(err, errdef.ErrSizeMismatch) {
+					t.Errorf("err = %v, want errdef.ErrDigestMismatch or errdef.ErrSizeMismatch", err)
 				}
 			},
 		},
@@ -371,7 +371,7 @@ func hostileCases() []hostileCase {
 				}
 				return func(ctx context.Context) error { _, err := unpack.Image(ctx, im, unpack.Options{}); return err }
 			},
-			is: verify.ErrDigestMismatch,
+			is: errdef.ErrDigestMismatch,
 		},
 		{
 			name: "config diff_ids do not match the layer",
@@ -456,17 +456,17 @@ func hostileCases() []hostileCase {
 		{
 			name:  "long non-UTF-8 absolute name",
 			build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), file("/"+strings.Repeat("\xff", 300), "x"))),
-			is:    unpack.ErrUnsafeEntry,
+			is:    safetree.ErrUnsafe,
 		},
 		{
 			name:  "long multi-byte name over MaxPathLength",
 			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 300}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("€", 200), "x"))),
-			is:    unpack.ErrLimit, check: limitErr(safetree.LimitPathLength),
+			is:    safetree.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			name:  "control characters in a refused name",
 			build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), symlink("addon/l\nERROR: forged", "/etc\r\n"))),
-			is:    unpack.ErrUnsafeEntry, check: entryErr,
+			is:    safetree.ErrUnsafe, check: entryErr,
 		},
 	}
 }

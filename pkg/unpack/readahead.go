@@ -285,7 +285,7 @@ func (r *layerReader) read(ctx context.Context) error {
 
 // corruptOrLimit passes a limit through and marks anything else corrupt.
 func corruptOrLimit(ls layerSource, err error) error {
-	var le *LimitError
+	var le *safetree.LimitError
 	if errors.As(err, &le) {
 		return le
 	}
@@ -299,14 +299,14 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	// Every entry counts, kept or not: whiteout and outside entries cost
 	// work and bookkeeping too.
 	if r.count.headers.Add(1) > int64(f.limits.MaxEntries) {
-		return &LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
+		return &safetree.LimitError{Name: "entry count", Limit: int64(f.limits.MaxEntries), Which: safetree.LimitEntries}
 	}
 	p, err := cleanName(ls, hdr.Name)
 	if err != nil {
 		return err
 	}
 	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
+		return &safetree.LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
 	if p == "." || !f.mayMatter(p) {
 		return nil
@@ -341,7 +341,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 			e.data, err = readExactly(tr, hdr.Size, r.alloc)
 			if err != nil {
 				r.ahead.release(held, cur)
-				var le *LimitError
+				var le *safetree.LimitError
 				if errors.As(err, &le) {
 					return le
 				}
@@ -426,10 +426,10 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 		return err
 	}
 	if len(p) > f.limits.MaxPathLength {
-		return &LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
+		return &safetree.LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
 	if ls.desc.Size > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
+		return &safetree.LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
 	}
 	if f.spillDir != "" && ls.desc.Size > SpillThreshold {
 		// The blob's size is verified: past it, or short of it, the
@@ -452,7 +452,7 @@ func (r *layerReader) readFile(ctx context.Context, rc io.Reader) error {
 		return layerErr(ls.index, ls.desc.Digest, err)
 	}
 	if int64(len(data)) > f.limits.MaxFileBytes {
-		return &LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
+		return &safetree.LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(p)}
 	}
 	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Size: int64(len(data)), Mode: 0o644}
 	return r.send(ctx, layerEntry{hdr: hdr, path: p, data: data, sum: sha256.Sum256(data)})

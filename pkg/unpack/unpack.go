@@ -263,7 +263,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 	case mediatypes.FormImage, mediatypes.FormOLM:
 		content = contentDir(opts.ContentDir, ic.Config.Labels, form)
 		if content == "" {
-			return nil, fmt.Errorf("%w: content directory label %q is not a clean absolute path", ErrUnsafeEntry, ic.Config.Labels[mediatypes.LabelContent])
+			return nil, fmt.Errorf("%w: content directory label %q is not a clean absolute path", safetree.ErrUnsafe, ic.Config.Labels[mediatypes.LabelContent])
 		}
 		// Spec 9.3: one DiffID per layer, or none at all.
 		if n := len(ic.RootFS.DiffIDs); n > 0 && n != len(m.Layers) {

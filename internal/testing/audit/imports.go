@@ -17,11 +17,12 @@ const Module = "github.com/addonpkg/addonpkg"
 // hack/, bench/, e2e/ and examples/ sit on top and are not checked).
 var Layers = [][]string{
 	// Leaves: rules and plumbing that know nothing of add-ons' trees.
-	{"pkg/mediatypes", "pkg/safetree", "pkg/reference", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
-		"internal/verify", "internal/atomicfile", "internal/rawfile"},
+	{"pkg/mediatypes", "pkg/safetree", "pkg/reference", "pkg/errdef", "internal/textdiff", "internal/netguard", "internal/ignore", "internal/gitinfo",
+		"internal/atomicfile", "internal/rawfile"},
 	// The core data (configs, trees in memory, tar layers, installer
-	// values) and the retry policy.
-	{"pkg/addon", "pkg/filetree", "pkg/archive", "pkg/values", "internal/retry"},
+	// values), the retry policy and the verified read (both return
+	// errdef's sentinels).
+	{"pkg/addon", "pkg/filetree", "pkg/archive", "pkg/values", "internal/retry", "internal/verify"},
 	// What reads and writes trees and images, and registry access.
 	{"pkg/unpack", "pkg/layout", "pkg/output", "pkg/folder", "pkg/registry", "pkg/pack"},
 	// What refers to a manifest where it lives (the source resolver finds

@@ -203,3 +203,43 @@ func comparisonsInFile(fset *token.FileSet, f *ast.File, pkg string, names []str
 	}
 	return out
 }
+
+// Reexports lists, in the Go files below dirs (test files and the
+// directories skip excepted), the package-level declarations that give
+// another package's error a second name: var ErrX = other.ErrY, or an
+// alias of an error type, type XError = other.XError. A sentinel lives
+// once, in its owner or in pkg/errdef, so that one cause has one name to
+// test for.
+func Reexports(skip []string, dirs ...string) ([]Finding, error) {
+	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return reexportsInFile(fset, f) })
+}
+
+// CheckReexportsSource is Reexports for one file's source text.
+func CheckReexportsSource(name, src string) ([]Finding, error) {
+	return scanSource(name, src, func(fset *token.FileSet, f *ast.File) []Finding { return reexportsInFile(fset, f) })
+}
+
+func reexportsInFile(fset *token.FileSet, f *ast.File) []Finding {
+	var out []Finding
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			switch s := spec.(type) {
+			case *ast.TypeSpec:
+				if s.Assign.IsValid() && selector(s.Type) != "" && strings.HasSuffix(s.Name.Name, "Error") {
+					out = append(out, Finding{Pos: fset.Position(s.Name.Pos()), Func: s.Name.Name, Call: "type = " + selector(s.Type)})
+				}
+			case *ast.ValueSpec:
+				for i, v := range s.Values {
+					if sel := selector(v); i < len(s.Names) && strings.Contains(sel, ".Err") {
+						out = append(out, Finding{Pos: fset.Position(s.Names[i].Pos()), Func: s.Names[i].Name, Call: gd.Tok.String() + " = " + sel})
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -178,3 +178,49 @@ func TestOneHomeForClassification(t *testing.T) {
 		t.Errorf("%s: %s compared in %s: classify with mediatypes (Classify, ClassifyManifest, IsImageConfig)", f.Pos, f.Call, f.Func)
 	}
 }
+
+// No package under pkg/ or internal/ renames another's error:
+// errors.Is(err, unpack.ErrLimit) and errors.Is(err, safetree.ErrLimit)
+// were one test under two names, and a reader had to learn that they
+// are. A shared sentinel lives in pkg/errdef.
+func TestNoReexports(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := audit.Reexports(nil, filepath.Join(root, "pkg"), filepath.Join(root, "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: %s %s: a second name for another package's declaration; use the owner's (a sentinel several packages return goes in pkg/errdef)", f.Pos, f.Func, f.Call)
+	}
+}
+
+// The check itself: it finds a re-exported sentinel and a type alias at
+// package level, and passes a package's own sentinels, other aliases,
+// a function's locals and other selectors.
+func TestCheckReexportsSource(t *testing.T) {
+	src := `package x
+import ("errors"; "os"; "other")
+var ErrOwn = errors.New("own")
+var ErrAgain = other.ErrLimit
+var out = os.Stdout
+type LimitError = other.LimitError
+type local = int
+type Limits = other.Limits
+func f() { var e = other.ErrLimit; _ = e }
+`
+	found, err := audit.CheckReexportsSource("x.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		got = append(got, f.Func+" "+f.Call)
+	}
+	want := []string{"ErrAgain var = other.ErrLimit", "LimitError type = other.LimitError"}
+	if !slices.Equal(got, want) {
+		t.Errorf("found %q, want %q", got, want)
+	}
+}

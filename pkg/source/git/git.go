@@ -36,7 +36,6 @@ import (
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // defaultTokenUser is the user name sent with a token (GitHub's
@@ -368,7 +367,7 @@ func (s *limitedStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Ha
 }
 
 func (s *limitedStorage) limitErr() error {
-	return &unpack.LimitError{Name: "fetched git objects size", Limit: s.max, Which: safetree.LimitImageBytes}
+	return &safetree.LimitError{Name: "fetched git objects size", Limit: s.max, Which: safetree.LimitImageBytes}
 }
 
 // gitRemote is a remote repository being fetched into memory.
@@ -508,7 +507,7 @@ func (g *gitRemote) want() (plumbing.Hash, error) {
 
 // explain turns go-git's transport errors into a line a person can act on.
 func (g *gitRemote) explain(err error) error {
-	var le *unpack.LimitError
+	var le *safetree.LimitError
 	switch {
 	case errors.As(err, &le):
 		return err

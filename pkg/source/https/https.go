@@ -36,7 +36,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // maxRedirects bounds the redirects an http source may follow.
@@ -113,7 +112,7 @@ func loadHTTP(ctx context.Context, ref source.Ref, opts source.Options, limits s
 		}
 		name := fileName(u)
 		if int64(len(body)) > limits.MaxFileBytes {
-			return nil, &unpack.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: name}
+			return nil, &safetree.LimitError{Name: "file size", Limit: limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: name}
 		}
 		if t.FS, err = folder.LoadBytes(name, body); err != nil {
 			return nil, err
@@ -192,7 +191,7 @@ func download(ctx context.Context, u *url.URL, opts source.Options) ([]byte, str
 		return nil, "", fmt.Errorf("HTTP %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), hint)
 	}
 	max := opts.MaxDownload()
-	tooBig := &unpack.LimitError{Name: "download size", Limit: max, Which: safetree.LimitDownloadBytes}
+	tooBig := &safetree.LimitError{Name: "download size", Limit: max, Which: safetree.LimitDownloadBytes}
 	if resp.ContentLength > max {
 		return nil, "", tooBig
 	}
@@ -384,7 +383,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.max {
-		return n, &unpack.LimitError{Name: "decompressed archive size", Limit: l.max, Which: safetree.LimitImageBytes}
+		return n, &safetree.LimitError{Name: "decompressed archive size", Limit: l.max, Which: safetree.LimitImageBytes}
 	}
 	return n, err
 }
@@ -448,7 +447,7 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *source.TreeBuilder) error {
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
 		if err != nil {
-			var le *unpack.LimitError
+			var le *safetree.LimitError
 			if errors.As(err, &le) {
 				return err
 			}
@@ -526,7 +525,7 @@ func extractZip(ctx context.Context, body []byte, t *source.TreeBuilder) error {
 				return err
 			}
 			if f.UncompressedSize64 > uint64(t.Limits().MaxFileBytes) {
-				return &unpack.LimitError{Name: "file size", Limit: t.Limits().MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
+				return &safetree.LimitError{Name: "file size", Limit: t.Limits().MaxFileBytes, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(tp)}
 			}
 			if err = t.CheckSize(tp, int64(f.UncompressedSize64)); err != nil {
 				return err
@@ -557,14 +556,14 @@ func readZip(f *zip.File, max int64, total *int64, t *source.TreeBuilder) ([]byt
 	data, err := io.ReadAll(lr)
 	*total = lr.n
 	if err != nil {
-		var le *unpack.LimitError
+		var le *safetree.LimitError
 		if errors.As(err, &le) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("not a valid zip archive: %s: %w", safetree.Sanitize(f.Name), err)
 	}
 	if int64(len(data)) > max {
-		return nil, &unpack.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
+		return nil, &safetree.LimitError{Name: "file size", Limit: max, Which: safetree.LimitFileBytes, Entry: safetree.Sanitize(f.Name)}
 	}
 	return data, nil
 }
