@@ -1,8 +1,9 @@
 // Package errdef holds the sentinel errors that several packages return
 // for one cause, so that a caller tests for the cause once, with
-// errors.Is, whichever package it called: a blob that is not the one its
-// descriptor names (a registry's, a layout's, an archive's, the
-// unpacker's), and a request that kept failing through every retry.
+// errors.Is, whichever package it called: a tag or digest that is not
+// there (in a registry, the local store, a layout), a blob that is not
+// the one its descriptor names (a registry's, a layout's, an archive's,
+// the unpacker's), and a request that kept failing through every retry.
 //
 // A sentinel of one package's own rule stays in that package
 // (safetree.ErrLimit, source.ErrUnsupportedDestination, ...); no package
@@ -10,6 +11,11 @@
 package errdef
 
 import "errors"
+
+// ErrNotFound marks a repository, tag or digest that is not where it
+// was looked for: a registry (registry.Error's Kind), the local store or
+// a layout, or the place signatures are looked up.
+var ErrNotFound = errors.New("not found")
 
 // ErrDigestMismatch marks bytes that do not match the digest they were
 // asked for or are described by: changed or cut short on the way. Every

@@ -217,8 +217,8 @@ func TestWriteResolveImage(t *testing.T) {
 			t.Errorf("Resolve(%s) = %+v, want %+v", name, got, d)
 		}
 	}
-	if _, err := st.Resolve("random:2"); !errors.Is(err, layout.ErrNotFound) {
-		t.Errorf("Resolve of a missing tag: %v, want ErrNotFound", err)
+	if _, err := st.Resolve("random:2"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("Resolve of a missing tag: %v, want errdef.ErrNotFound", err)
 	}
 	got, err := st.Image(d)
 	if err != nil {
@@ -299,8 +299,8 @@ func TestTagsReplaceNeverDuplicate(t *testing.T) {
 	if d, _ := st.Resolve("x:1"); d.Digest != digest(t, a) {
 		t.Errorf("after Tag, x:1 is %s, want %s", d.Digest, digest(t, a))
 	}
-	if _, err := st.Tag("nosuch:1", "z:1"); !errors.Is(err, layout.ErrNotFound) {
-		t.Errorf("Tag of a missing source: %v, want ErrNotFound", err)
+	if _, err := st.Tag("nosuch:1", "z:1"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("Tag of a missing source: %v, want errdef.ErrNotFound", err)
 	}
 	entries, err := st.List()
 	if err != nil {
@@ -316,8 +316,8 @@ func TestTagsReplaceNeverDuplicate(t *testing.T) {
 	if err := st.Untag("y:1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Untag("y:1"); !errors.Is(err, layout.ErrNotFound) {
-		t.Errorf("second Untag: %v, want ErrNotFound", err)
+	if err := st.Untag("y:1"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("second Untag: %v, want errdef.ErrNotFound", err)
 	}
 }
 

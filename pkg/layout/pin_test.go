@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 )
 
@@ -68,7 +69,7 @@ func TestPinWritesOnceAtDone(t *testing.T) {
 	if n := len(readIndex(t, st).Manifests); n != 0 {
 		t.Errorf("index.json holds %d entries before done", n)
 	}
-	if _, err := other.Resolve("app:1"); !errors.Is(err, layout.ErrNotFound) {
+	if _, err := other.Resolve("app:1"); !errors.Is(err, errdef.ErrNotFound) {
 		t.Errorf("another Store resolves app:1 before done: %v", err)
 	}
 	// Another writer meanwhile.
@@ -254,7 +255,7 @@ func TestHandlesShare(t *testing.T) {
 	if err := done(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Resolve("a:1"); !errors.Is(err, layout.ErrNotFound) {
+	if _, err := st.Resolve("a:1"); !errors.Is(err, errdef.ErrNotFound) {
 		t.Errorf("after done, a:1 = %v", err)
 	}
 	var nilHandles *layout.Handles

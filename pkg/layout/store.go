@@ -19,6 +19,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -33,8 +34,6 @@ var (
 
 // Errors callers can test with errors.Is.
 var (
-	// ErrNotFound: no tag or digest of that name in the store.
-	ErrNotFound = errors.New("not found in store")
 	// ErrNotLayout: the directory is not an OCI image layout.
 	ErrNotLayout = errors.New("not an OCI image layout")
 	errReadOnly  = errors.New("an oci-archive is read-only: copy it to a layout to change it")
@@ -429,14 +428,14 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 				return d, nil
 			}
 		}
-		return v1.Descriptor{}, fmt.Errorf("%s: %w", name, ErrNotFound)
+		return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
 	}
 	for _, d := range idx.Manifests {
 		if d.Annotations[mediatypes.AnnotationRefName] == name {
 			return d, nil
 		}
 	}
-	return v1.Descriptor{}, fmt.Errorf("%s: %w", name, ErrNotFound)
+	return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
 }
 
 // Tag points dst at the manifest src names, replacing any earlier dst.
@@ -499,7 +498,7 @@ func (s *Store) Untag(name string) error {
 		return nil
 	})
 	if err == nil && !found {
-		return fmt.Errorf("%s: %w", name, ErrNotFound)
+		return fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
 	}
 	return err
 }

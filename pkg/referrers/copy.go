@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -123,7 +124,7 @@ func find(ctx context.Context, loc Location, d v1.Hash, opts Options) ([]Copied,
 	for _, suffix := range CosignTagSuffixes {
 		tag := CosignTag(d, suffix)
 		desc, err := loc.Resolve(ctx, tag)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, errdef.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -184,7 +185,7 @@ func Copy(ctx context.Context, src, dst Location, subjects []v1.Hash, opts Optio
 					return out, fmt.Errorf("referrer of %s at %s: %w", s, src, err)
 				}
 				m, err := src.Open(ctx, h)
-				if errors.Is(err, ErrNotFound) {
+				if errors.Is(err, errdef.ErrNotFound) {
 					continue
 				}
 				if err != nil {

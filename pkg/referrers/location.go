@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -20,8 +21,6 @@ import (
 
 // Errors callers can test with errors.Is.
 var (
-	// ErrNotFound: no manifest of that tag or digest at the location.
-	ErrNotFound = errors.New("not found")
 	// ErrUnsupported: the location cannot hold or list referrers (a
 	// docker-archive).
 	ErrUnsupported = errors.New("referrers unsupported")
@@ -42,12 +41,12 @@ type Location interface {
 	// String names the location in messages.
 	String() string
 	// Resolve gives the descriptor of the manifest a tag names, or an
-	// error wrapping ErrNotFound.
+	// error wrapping errdef.ErrNotFound.
 	Resolve(ctx context.Context, tag string) (v1.Descriptor, error)
 	// Referrers lists the manifests whose subject is d, sorted by digest.
 	Referrers(ctx context.Context, d v1.Hash) ([]v1.Descriptor, error)
 	// Open opens the manifest d, or fails with an error wrapping
-	// ErrNotFound.
+	// errdef.ErrNotFound.
 	Open(ctx context.Context, d v1.Hash) (*Manifest, error)
 	// Write writes m (its blobs, then the manifest), tagged tag, or only
 	// by digest when tag is "".
@@ -83,7 +82,7 @@ func (r *registryLocation) Resolve(ctx context.Context, tag string) (v1.Descript
 	d, err := remote.Head(ref, r.options(ctx)...)
 	if err != nil {
 		if isNotFound(err) {
-			return v1.Descriptor{}, fmt.Errorf("%s: %w", ref, ErrNotFound)
+			return v1.Descriptor{}, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
 		}
 		return v1.Descriptor{}, registry.Explain(ref.String(), err)
 	}
@@ -111,7 +110,7 @@ func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, erro
 	desc, err := remote.Get(ref, r.options(ctx)...)
 	if err != nil {
 		if isNotFound(err) {
-			return nil, fmt.Errorf("%s: %w", ref, ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
 		}
 		return nil, registry.Explain(ref.String(), err)
 	}
@@ -188,8 +187,8 @@ func (l *layoutLocation) refName(tag string) string {
 
 func (l *layoutLocation) Resolve(_ context.Context, tag string) (v1.Descriptor, error) {
 	d, err := l.st.Resolve(l.refName(tag))
-	if errors.Is(err, layout.ErrNotFound) {
-		return v1.Descriptor{}, fmt.Errorf("%s: %w", l.refName(tag), ErrNotFound)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return v1.Descriptor{}, fmt.Errorf("%s: %w", l.refName(tag), errdef.ErrNotFound)
 	}
 	return d, err
 }
@@ -207,8 +206,8 @@ func (l *layoutLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descrip
 
 func (l *layoutLocation) Open(_ context.Context, d v1.Hash) (*Manifest, error) {
 	desc, err := l.st.Resolve(d.String())
-	if errors.Is(err, layout.ErrNotFound) {
-		return nil, fmt.Errorf("%s@%s: %w", l, d, ErrNotFound)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return nil, fmt.Errorf("%s@%s: %w", l, d, errdef.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err

@@ -19,14 +19,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// The kinds of registry failure, for errors.Is on what Explain returns.
+// The kinds of registry failure, for errors.Is on what Explain returns;
+// a repository, tag or digest the registry does not have is
+// errdef.ErrNotFound.
 var (
-	// ErrNotFound: the registry has no such repository, tag or digest.
-	ErrNotFound = errors.New("not found")
 	// ErrUnauthorized: the registry wants credentials, refused the ones
 	// it got, or denied the operation to them (HTTP 401 or 403).
 	ErrUnauthorized = errors.New("authentication required")
@@ -53,7 +54,7 @@ const MaxTagsShown = 10
 type Error struct {
 	// Ref is the reference, repository or registry as the user gave it.
 	Ref string
-	// Kind is ErrNotFound, ErrUnauthorized, ... or nil.
+	// Kind is errdef.ErrNotFound, ErrUnauthorized, ... or nil.
 	Kind error
 	// Message says what went wrong, without the reference; empty means
 	// Err's own text is the message.
@@ -146,7 +147,7 @@ func Explain(ref string, err error) error {
 			case transport.ManifestUnknownErrorCode:
 				status = http.StatusNotFound
 			case transport.NameUnknownErrorCode:
-				return e.set(ErrNotFound, "repository not found", "check the name")
+				return e.set(errdef.ErrNotFound, "repository not found", "check the name")
 			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
 				return e.set(ErrRefused, "the registry refused the manifest", "if this is an artifact-form add-on, the registry may reject its media types: build it in the image form")
 			default:
@@ -212,7 +213,7 @@ func (e *Error) set(kind error, msg, hint string) *Error {
 // notFound words a missing manifest: which tag or digest, in which
 // repository.
 func (e *Error) notFound() *Error {
-	e.Kind = ErrNotFound
+	e.Kind = errdef.ErrNotFound
 	r, err := name.ParseReference(e.Ref)
 	if err != nil {
 		e.Message = "not found"
@@ -244,7 +245,7 @@ func (e *Error) notFound() *Error {
 func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 	err = Explain(ref, err)
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != ErrNotFound {
+	if !errors.As(err, &e) || e.Kind != errdef.ErrNotFound {
 		return err
 	}
 	var nopts []name.Option

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -112,14 +113,14 @@ func TestExplainAgainstARealRegistry(t *testing.T) {
 		wants []string
 		not   []string
 	}{
-		{"wrong tag", plain.Host + "/addons/coredns:1.12", registry.Options{}, registry.ErrNotFound,
+		{"wrong tag", plain.Host + "/addons/coredns:1.12", registry.Options{}, errdef.ErrNotFound,
 			[]string{plain.Host + "/addons/coredns:1.12: tag 1.12 not found in " + plain.Host + "/addons/coredns; tags there: latest, 1.11, 1.10"},
 			[]string{"HEAD", "status code"}},
-		{"wrong repository", plain.Host + "/addons/nosuch:1", registry.Options{}, registry.ErrNotFound,
+		{"wrong repository", plain.Host + "/addons/nosuch:1", registry.Options{}, errdef.ErrNotFound,
 			[]string{"repository " + plain.Host + "/addons/nosuch not found", "check the registry and repository name"}, nil},
-		{"wrong digest", plain.Host + "/addons/coredns@sha256:" + strings.Repeat("0", 64), registry.Options{}, registry.ErrNotFound,
+		{"wrong digest", plain.Host + "/addons/coredns@sha256:" + strings.Repeat("0", 64), registry.Options{}, errdef.ErrNotFound,
 			[]string{"manifest sha256:000", "not found in " + plain.Host + "/addons/coredns", "'addonpkg ls " + plain.Host + "/addons/coredns' lists its tags"}, nil},
-		{"missing repository, no tag", plain.Host + "/addons/nosuch", registry.Options{}, registry.ErrNotFound,
+		{"missing repository, no tag", plain.Host + "/addons/nosuch", registry.Options{}, errdef.ErrNotFound,
 			[]string{plain.Host + "/addons/nosuch: repository " + plain.Host + "/addons/nosuch not found"}, []string{"latest"}},
 		{"no credentials", auth.Host + "/addons/x:1", registry.Options{Keychain: staticKeychain{}}, registry.ErrUnauthorized,
 			[]string{auth.Host + "/addons/x:1: authentication required; run 'addonpkg login " + auth.Host + "'"}, []string{"map["}},

@@ -6,7 +6,7 @@
 // Requests go through one transport (over internal/netguard) that
 // retries what fails in transport, by internal/retry's policy, and
 // resumes bodies. Explain turns a failure into an *Error in addonpkg's
-// words whose Kind is one of the sentinels (ErrNotFound,
+// words whose Kind is one of the sentinels (errdef.ErrNotFound,
 // ErrUnauthorized, ErrUnreachable, ...), for errors.Is; Login and Logout
 // keep credentials in the docker config.
 package registry

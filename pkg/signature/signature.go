@@ -18,6 +18,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -134,7 +135,7 @@ func Sign(ctx context.Context, loc referrers.Location, d v1.Hash, signer sigsig.
 // existing is the signature image at tag, or a new empty one, OCI-typed.
 func existing(ctx context.Context, loc referrers.Location, tag string) (v1.Image, error) {
 	desc, err := loc.Resolve(ctx, tag)
-	if errors.Is(err, referrers.ErrNotFound) {
+	if errors.Is(err, errdef.ErrNotFound) {
 		img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 		return mutate.ConfigMediaType(img, types.OCIConfigJSON), nil
 	}
@@ -194,7 +195,7 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 	}
 	tag := Tag(d)
 	desc, err := loc.Resolve(ctx, tag)
-	if errors.Is(err, referrers.ErrNotFound) {
+	if errors.Is(err, errdef.ErrNotFound) {
 		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it)", loc, d, ErrNoSignature, tag)
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/reference"
@@ -162,7 +163,7 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 // exact ref name always wins (it was tried first); two names with the
 // tag are ambiguous. notFound is returned when no name has the tag.
 func resolveTagOfName(st *layout.Store, tag string, notFound error) (v1.Descriptor, error) {
-	if !errors.Is(notFound, layout.ErrNotFound) || !tagPattern.MatchString(tag) {
+	if !errors.Is(notFound, errdef.ErrNotFound) || !tagPattern.MatchString(tag) {
 		return v1.Descriptor{}, notFound
 	}
 	entries, err := st.Descriptors()

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -121,7 +122,7 @@ func TestLayoutTagOfStoreName(t *testing.T) {
 	if got, err := open("oci:" + dir + ":1.11"); err != nil || got != exact {
 		t.Errorf("an exact ref name: %v, %v; want %v", got, err, exact)
 	}
-	if _, err := open("oci:" + dir + ":2.0"); !errors.Is(err, layout.ErrNotFound) {
-		t.Errorf("an absent tag: %v, want layout.ErrNotFound", err)
+	if _, err := open("oci:" + dir + ":2.0"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("an absent tag: %v, want errdef.ErrNotFound", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/pkg/errdef"
-	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -57,7 +56,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 		if err == nil {
 			return fromStore(st, ref, d, nil)
 		}
-		if !errors.Is(err, layout.ErrNotFound) {
+		if !errors.Is(err, errdef.ErrNotFound) {
 			return nil, err
 		}
 		if opts.Pull == PullNever {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 )
@@ -22,7 +23,7 @@ var ErrShortName = errors.New("not a registry reference")
 
 // NotInStoreError is the error of a short name the store does not hold,
 // with the closest names it does hold. It matches ErrNotInStore and
-// layout.ErrNotFound.
+// errdef.ErrNotFound.
 type NotInStoreError struct {
 	// Name is the name looked up, with its tag.
 	Name string
@@ -39,9 +40,9 @@ func (e *NotInStoreError) Error() string {
 	return msg
 }
 
-// Is makes errors.Is match ErrNotInStore and layout.ErrNotFound.
+// Is makes errors.Is match ErrNotInStore and errdef.ErrNotFound.
 func (e *NotInStoreError) Is(target error) bool {
-	return target == ErrNotInStore || target == layout.ErrNotFound
+	return target == ErrNotInStore || target == errdef.ErrNotFound
 }
 
 // maxSuggestions bounds how many store names an error suggests.

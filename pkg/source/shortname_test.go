@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
@@ -87,8 +88,8 @@ func TestShortNameStaysLocal(t *testing.T) {
 			}
 			var nis *source.NotInStoreError
 			if tc.wantErr == source.ErrNotInStore {
-				if !errors.As(err, &nis) || !errors.Is(err, layout.ErrNotFound) {
-					t.Fatalf("error %v is not a *NotInStoreError matching layout.ErrNotFound", err)
+				if !errors.As(err, &nis) || !errors.Is(err, errdef.ErrNotFound) {
+					t.Fatalf("error %v is not a *NotInStoreError matching errdef.ErrNotFound", err)
 				}
 				if !slices.Equal(nis.Closest, tc.closest) && (len(nis.Closest) > 0 || len(tc.closest) > 0) {
 					t.Errorf("closest %q, want %q", nis.Closest, tc.closest)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 )
@@ -63,7 +64,7 @@ func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact
 	if err == nil {
 		return fromStore(st, ref, d, nil)
 	}
-	if !errors.Is(err, layout.ErrNotFound) {
+	if !errors.Is(err, errdef.ErrNotFound) {
 		return nil, err
 	}
 	return nil, notInStore(st, ref.Name)

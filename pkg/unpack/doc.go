@@ -29,6 +29,6 @@
 // safetree.ErrLinkEscape, safetree.ErrUnsupportedType), errdef.ErrDigestMismatch, ErrCorrupt (with
 // ErrDiffIDMismatch and ErrIdentityMismatch), ErrUnsupported,
 // ErrNoContent and ErrNoPlatform. Registry failures keep their own
-// sentinels (registry.ErrNotFound, registry.ErrUnauthorized...), and a
+// sentinels (errdef.ErrNotFound, registry.ErrUnauthorized...), and a
 // signature check its own.
 package unpack
