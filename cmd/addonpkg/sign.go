@@ -10,17 +10,33 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
-// openSigned opens REF for sign and verify (source.OpenSigned).
-func (a *app) openSigned(cmd *cobra.Command, s string) (*source.Artifact, referrers.Location, error) {
+// onSigned opens REF for sign and verify (source.OpenSigned), runs do on
+// it, and prints what do returns: as JSON, or the pinned REF on stdout
+// and do's message on stderr.
+func (a *app) onSigned(cmd *cobra.Command, s string, asJSON bool, do func(*source.Artifact, referrers.Location) (res any, msg string, err error)) error {
 	ref, err := source.Parse(s)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	sopts, err := a.sourceOptions(source.PullNever)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return source.OpenSigned(cmd.Context(), ref, sopts)
+	art, loc, err := source.OpenSigned(cmd.Context(), ref, sopts)
+	if err != nil {
+		return err
+	}
+	defer art.Close()
+	res, msg, err := do(art, loc)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(res)
+	}
+	fmt.Fprintln(a.stdout, pinnedOr(art, s))
+	a.infof("%s", msg)
+	return nil
 }
 
 func newSignCmd(a *app) *cobra.Command {
@@ -52,21 +68,13 @@ It prints REF@sha256:... on stdout.`,
 			if err != nil {
 				return err
 			}
-			art, loc, err := a.openSigned(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer art.Close()
-			res, err := signature.Sign(cmd.Context(), loc, art.Digest, signer, signature.SignOptions{Identity: art.Repository()})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.printJSON(res)
-			}
-			fmt.Fprintln(a.stdout, pinnedOr(art, args[0]))
-			a.infof("signed %s: signature at %s:%s", res.Digest, res.Location, res.Tag)
-			return nil
+			return a.onSigned(cmd, args[0], asJSON, func(art *source.Artifact, loc referrers.Location) (any, string, error) {
+				res, err := signature.Sign(cmd.Context(), loc, art.Digest, signer, signature.SignOptions{Identity: art.Repository()})
+				if err != nil {
+					return nil, "", err
+				}
+				return res, fmt.Sprintf("signed %s: signature at %s:%s", res.Digest, res.Location, res.Tag), nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "private key file (cosign's format; password in $COSIGN_PASSWORD)")
@@ -103,21 +111,13 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 			if err != nil {
 				return err
 			}
-			art, loc, err := a.openSigned(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer art.Close()
-			res, err := v.Verify(cmd.Context(), loc, art.Digest)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.printJSON(res)
-			}
-			fmt.Fprintln(a.stdout, pinnedOr(art, args[0]))
-			a.infof("verified %s: signed by %s", res.Digest, res.Key)
-			return nil
+			return a.onSigned(cmd, args[0], asJSON, func(art *source.Artifact, loc referrers.Location) (any, string, error) {
+				res, err := v.Verify(cmd.Context(), loc, art.Digest)
+				if err != nil {
+					return nil, "", err
+				}
+				return res, fmt.Sprintf("verified %s: signed by %s", res.Digest, res.Key), nil
+			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "public key file (cosign.pub); repeatable: any one key suffices")
