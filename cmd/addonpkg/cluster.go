@@ -11,7 +11,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/apply"
-	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -40,7 +39,8 @@ func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
 func newApplyCmd(a *app) *cobra.Command {
 	var (
 		cf                                   clusterFlags
-		name, pull, dryRun, setFile          string
+		name, dryRun, setFile                string
+		src                                  sourceFlags
 		asJSON, wait, noPrune                bool
 		force, recreate, pruneNonEmpty, diff bool
 		rf                                   renderFlags
@@ -86,12 +86,12 @@ each with its own inventory and the values: its entry gives.
 				return &usageError{cmd: cmd, msg: "-f applies a set: drop SOURCE"}
 			case setFile == "" && len(args) != 1:
 				return &usageError{cmd: cmd, msg: "want one SOURCE (or -f addons.yaml)"}
-			case setFile != "" && (name != "" || rf.given()):
-				return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set: drop --name, --set and --values"}
+			case setFile != "" && (name != "" || rf.given() || src.platform != ""):
+				return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set, and its digest from the lock: drop --name, --set, --values and --platform"}
 			case dryRun != "none" && dryRun != "server":
 				return fmt.Errorf("--dry-run %q: want none or server", dryRun)
 			}
-			sopts, err := a.sourceOptions(pull)
+			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
 				return err
 			}
@@ -104,7 +104,7 @@ each with its own inventory and the values: its entry gives.
 			if err != nil {
 				return err
 			}
-			return a.applyOne(cmd.Context(), &cf, args[0], name, sopts, ropts, opts, asJSON, diff)
+			return a.applyOne(cmd.Context(), &cf, args[0], name, reading{sopts, uopts, ropts}, opts, asJSON, diff)
 		},
 	}
 	cf.add(cmd)
@@ -122,14 +122,13 @@ each with its own inventory and the values: its entry gives.
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))
 	addJSONFlag(cmd, &asJSON, "the change set (with -f, a list of them)")
-	addPullFlag(cmd, &pull)
-	a.addRegistryFlags(cmd)
+	src.add(a, cmd)
 	return cmd
 }
 
 // applyOne installs the add-on s, named name (or as its config says).
-func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, sopts source.Options, ropts render.Options, opts apply.Options, asJSON, diffs bool) error {
-	ad, err := clusterAddon(ctx, a, s, name, sopts, ropts)
+func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r reading, opts apply.Options, asJSON, diffs bool) error {
+	ad, err := clusterAddon(ctx, a, s, name, r)
 	if err != nil {
 		return err
 	}
@@ -268,8 +267,8 @@ did not finish shows the phase "pending".`,
 
 // clusterAddon reads and renders SOURCE into what Apply installs; a
 // source without a pinned form (a folder) is recorded as given.
-func clusterAddon(ctx context.Context, a *app, s, name string, sopts source.Options, ropts render.Options) (apply.Addon, error) {
-	ad, res, err := unpackAndRender(ctx, s, sopts, ropts)
+func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply.Addon, error) {
+	ad, res, err := r.unpackAndRender(ctx, s)
 	if err != nil {
 		return apply.Addon{}, err
 	}

@@ -24,7 +24,7 @@ type diffOutput struct {
 func newDiffCmd(a *app) *cobra.Command {
 	var (
 		asJSON, cluster bool
-		pull            string
+		src             sourceFlags
 		cf              clusterFlags
 		rf              renderFlags
 	)
@@ -61,7 +61,7 @@ interrupted.`,
 			case !cluster && len(args) == 1:
 				return &usageError{cmd: cmd, msg: "missing argument B (or --cluster, to compare A with the cluster)"}
 			}
-			sopts, err := a.sourceOptions(pull)
+			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
 				return err
 			}
@@ -73,28 +73,27 @@ interrupted.`,
 				return err
 			}
 			if cluster {
-				return a.diffCluster(cmd.Context(), &cf, args[0], sopts, ropts, asJSON)
+				return a.diffCluster(cmd.Context(), &cf, args[0], reading{sopts, uopts, ropts}, asJSON)
 			}
-			return a.diffAddons(cmd.Context(), args[0], args[1], sopts, ropts, asJSON)
+			return a.diffAddons(cmd.Context(), args[0], args[1], reading{sopts, uopts, ropts}, asJSON)
 		},
 	}
 	f := cmd.Flags()
 	addJSONFlag(cmd, &asJSON, "the added, removed and changed objects")
-	addPullFlag(cmd, &pull)
+	src.add(a, cmd)
 	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
 	cf.add(cmd)
-	a.addRegistryFlags(cmd)
 	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
 }
 
 // diffAddons prints how the add-ons a and b differ; exit 1 when they do.
-func (a *app) diffAddons(ctx context.Context, srcA, srcB string, sopts source.Options, ropts render.Options, asJSON bool) error {
+func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJSON bool) error {
 	var results [2]*render.Result
 	for i, s := range []string{srcA, srcB} {
 		var err error
-		if _, results[i], err = unpackAndRender(ctx, s, sopts, ropts); err != nil {
+		if _, results[i], err = r.unpackAndRender(ctx, s); err != nil {
 			return err
 		}
 		a.warn(results[i].Warnings)
@@ -120,8 +119,8 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, sopts source.Op
 
 // diffCluster prints what applying s would change in the cluster; exit 1
 // when something would.
-func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts source.Options, ropts render.Options, asJSON bool) error {
-	ad, err := clusterAddon(ctx, a, s, "", sopts, ropts)
+func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, r reading, asJSON bool) error {
+	ad, err := clusterAddon(ctx, a, s, "", r)
 	if err != nil {
 		return err
 	}
@@ -142,17 +141,25 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, sopts
 	return nil
 }
 
+// reading is how a SOURCE is read and rendered: the sourceFlags'
+// options and the renderFlags'.
+type reading struct {
+	source source.Options
+	unpack unpack.Options
+	render render.Options
+}
+
 // unpackAndRender unpacks any SOURCE and renders it.
-func unpackAndRender(ctx context.Context, s string, sopts source.Options, ropts render.Options) (*unpack.Addon, *render.Result, error) {
+func (r reading) unpackAndRender(ctx context.Context, s string) (*unpack.Addon, *render.Result, error) {
 	ref, err := source.Parse(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	ad, err := source.Unpack(ctx, ref, sopts, unpack.Options{})
+	ad, err := source.Unpack(ctx, ref, r.source, r.unpack)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := render.Addon(ctx, ad, ropts)
+	res, err := render.Addon(ctx, ad, r.render)
 	if err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", ref, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
@@ -83,4 +84,38 @@ func (r *renderFlags) options(fill bool) (render.Options, error) {
 		opts.Values[k] = v
 	}
 	return opts, nil
+}
+
+// sourceFlags say how the commands that install or show one add-on
+// (unpack, inspect, diff, apply) read its SOURCE: the local store's pull
+// policy, the platform picked from an index, the keys its signature must
+// verify against, the cap of an http download, and the registry
+// transport. They are declared and read here, once, so the four commands
+// read a SOURCE alike.
+type sourceFlags struct {
+	pull, platform string
+	fetch          fetchFlags
+}
+
+func (s *sourceFlags) add(a *app, cmd *cobra.Command) {
+	addPullFlag(cmd, &s.pull)
+	addPlatformFlag(cmd, &s.platform, false)
+	addVerifyKeyFlag(cmd)
+	s.fetch.add(cmd)
+	a.addRegistryFlags(cmd)
+}
+
+// options are the source options the flags ask for, and the unpack
+// options with the platform (nil: the running one).
+func (s *sourceFlags) options(cmd *cobra.Command, a *app) (source.Options, unpack.Options, error) {
+	sopts, err := a.sourceOptions(s.pull)
+	if err != nil {
+		return sopts, unpack.Options{}, err
+	}
+	s.fetch.apply(&sopts)
+	if err := applyVerifyKeys(cmd, &sopts); err != nil {
+		return sopts, unpack.Options{}, err
+	}
+	p, err := parsePlatform(s.platform)
+	return sopts, unpack.Options{Platform: p}, err
 }

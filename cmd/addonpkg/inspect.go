@@ -5,7 +5,6 @@ import (
 	"sort"
 	"text/tabwriter"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/inspect"
@@ -15,8 +14,8 @@ import (
 
 func newInspectCmd(a *app) *cobra.Command {
 	var (
-		asJSON         bool
-		pull, platform string
+		asJSON bool
+		src    sourceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect SOURCE",
@@ -40,17 +39,11 @@ are ignored with a warning.`,
 			if err != nil {
 				return err
 			}
-			sopts, err := a.sourceOptions(pull)
+			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
 				return err
 			}
-			opts := inspect.Options{Source: sopts}
-			if platform != "" {
-				if opts.Platform, err = v1.ParsePlatform(platform); err != nil {
-					return err
-				}
-			}
-			in, err := inspect.Source(cmd.Context(), ref, opts)
+			in, err := inspect.Source(cmd.Context(), ref, inspect.Options{Source: sopts, Platform: uopts.Platform})
 			if err != nil {
 				return err
 			}
@@ -62,9 +55,7 @@ are ignored with a warning.`,
 		},
 	}
 	addJSONFlag(cmd, &asJSON, "the result")
-	addPullFlag(cmd, &pull)
-	addPlatformFlag(cmd, &platform, false)
-	a.addRegistryFlags(cmd)
+	src.add(a, cmd)
 	return cmd
 }
 

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"text/tabwriter"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -17,13 +16,13 @@ import (
 // unpackFlags are unpack's flags: where the add-on goes (-o, the
 // stream, --raw, --list, --json) and how it is read and rendered.
 type unpackFlags struct {
-	out, pull, platform, contentDir string
-	raw, list, asJSON               bool
-	rf                              renderFlags
-	limits                          unpack.Limits
-	fetch                           fetchFlags
-	reloc                           relocateFlag
-	sopts                           source.Options // set by unpack
+	out, contentDir   string
+	raw, list, asJSON bool
+	rf                renderFlags
+	limits            unpack.Limits
+	src               sourceFlags
+	reloc             relocateFlag
+	sopts             source.Options // set by unpack
 }
 
 func newUnpackCmd(a *app) *cobra.Command {
@@ -90,8 +89,6 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
 	addJSONFlag(cmd, &u.asJSON, "metadata and the file list")
-	addPullFlag(cmd, &u.pull)
-	addPlatformFlag(cmd, &u.platform, false)
 	f.StringVar(&u.contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	u.rf.add(cmd)
 	f.Int64Var(&u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
@@ -101,10 +98,8 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.IntVar(&u.limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
 	f.IntVar(&u.limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
-	u.fetch.add(cmd)
-	addVerifyKeyFlag(cmd)
+	u.src.add(a, cmd)
 	u.reloc.add(cmd)
-	a.addRegistryFlags(cmd)
 	return cmd
 }
 
@@ -112,22 +107,11 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 // temporary directory, which release removes.
 func (u *unpackFlags) unpack(cmd *cobra.Command, a *app, ref source.Ref) (*unpack.Addon, func(), error) {
 	u.limits.MaxLayers = a.maxLayers
-	uopts := unpack.Options{ContentDir: u.contentDir, Limits: u.limits}
-	if u.platform != "" {
-		p, err := v1.ParsePlatform(u.platform)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--platform %q: %w", u.platform, err)
-		}
-		uopts.Platform = p
-	}
-	sopts, err := a.sourceOptions(u.pull)
+	sopts, uopts, err := u.src.options(cmd, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	u.fetch.apply(&sopts)
-	if err := applyVerifyKeys(cmd, &sopts); err != nil {
-		return nil, nil, err
-	}
+	uopts.ContentDir, uopts.Limits = u.contentDir, u.limits
 	u.sopts = sopts
 	if u.out != "" {
 		ad, err := source.UnpackTo(cmd.Context(), ref, u.out, sopts, uopts)

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// The commands that read one add-on to show or install it share their
+// SOURCE flags (sourceFlags): an installer's --verify-key guards apply
+// and diff --cluster as it guards unpack. An add-on signed by another
+// key is refused before anything reaches the cluster; signed by the
+// key, it installs.
+func TestCLISourceFlagsVerifyBeforeApply(t *testing.T) {
+	env := kubeenv.Shared(t)
+	bin := binary(t)
+	tmp := t.TempDir()
+	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	run := func(args ...string) (string, string, int) { return runKube(t, nil, cliEnv, bin, args...) }
+
+	tree := filepath.Join(tmp, "signed-cm")
+	must(t, os.MkdirAll(tree, 0o755))
+	cliWriteFile(t, filepath.Join(tree, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed-cm\n  namespace: default\ndata:\n  k: v\n")
+	src := "oci:" + filepath.Join(tmp, "layout") + ":1"
+	if _, stderr, code := run("build", tree, "--name", "signed-cm", "--output", src); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	key, pub := cliKeys(t)
+	_, otherPub := cliKeys(t)
+	if _, stderr, code := run("sign", "--key", key, src); code != 0 {
+		t.Fatalf("sign: exit %d: %s", code, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	typed := kubernetes.NewForConfigOrDie(env.Admin)
+
+	for _, args := range [][]string{
+		{"apply", src, "--verify-key", otherPub},
+		{"diff", "--cluster", src, "--verify-key", otherPub},
+		{"inspect", src, "--verify-key", otherPub},
+	} {
+		out, stderr, code := run(args...)
+		if code == 0 || out != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "signature") {
+			t.Errorf("%s with another key: exit %d, stdout %q, stderr %q; want a one-line refusal naming the signature", args[0], code, out, stderr)
+		}
+	}
+	if _, err := typed.CoreV1().Secrets("kube-system").Get(ctx, apply.InventoryName("signed-cm"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused apply wrote an inventory: %v", err)
+	}
+	if _, err := typed.CoreV1().ConfigMaps("default").Get(ctx, "signed-cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused apply created the ConfigMap: %v", err)
+	}
+
+	defer run("uninstall", "signed-cm")
+	if _, stderr, code := run("apply", src, "--verify-key", pub); code != 0 {
+		t.Fatalf("apply with the signing key: exit %d: %s", code, stderr)
+	}
+	if _, err := typed.CoreV1().ConfigMaps("default").Get(ctx, "signed-cm", metav1.GetOptions{}); err != nil {
+		t.Errorf("the verified apply did not create the ConfigMap: %v", err)
+	}
+
+	// -f installs what the lock pins: a platform would be ignored, so it
+	// is refused.
+	if _, stderr, code := run("apply", "-f", filepath.Join(tmp, "addons.yaml"), "--platform", "linux/arm64"); code == 0 || !strings.Contains(stderr, "--platform") {
+		t.Errorf("apply -f --platform: exit %d, %q; want a usage error naming --platform", code, stderr)
+	}
+}
