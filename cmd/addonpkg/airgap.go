@@ -36,7 +36,10 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 		return err
 	}
 	sopts.StoreFirst = false // copy reads what it names
-	opts := airgap.Options{Options: sopts, AllPlatforms: all, Mirror: f.mirror}
+	// The add-on's and each image's signatures and other referrers travel
+	// with them.
+	opts := airgap.Options{Options: transfer.Options{Options: sopts, AllPlatforms: all, Referrers: referrersOn(cmd)}, Mirror: f.mirror}
+	opts.ReferrerLimits.Ignored = a.ignoredReferrer
 	if opts.Platform, err = parsePlatform(platform); err != nil {
 		return err
 	}
@@ -44,13 +47,6 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 		opts.Image = func(im imagelock.Image) {
 			fmt.Fprintf(a.stderr, "copied %s as %s\n", safetree.Sanitize(im.Image), safetree.Sanitize(im.Mirrored))
 		}
-	}
-	// The add-on's and each image's signatures and other referrers travel
-	// with them.
-	if referrersOn(cmd) {
-		ropts := transfer.Options{Options: sopts}
-		ropts.ReferrerLimits.Ignored = a.ignoredReferrer
-		opts.Referrers = transfer.ReferrerCopier(ropts)
 	}
 	// --verify-key checks the add-on (not its images, which their
 	// publishers sign) before anything is copied, and the copy reads

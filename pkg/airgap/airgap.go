@@ -21,19 +21,22 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Options change a copy with images.
 type Options struct {
-	// Options are the source and registry choices, and the blob progress.
-	source.Options
-	// AllPlatforms copies the add-on's whole index; otherwise one
-	// platform's image (Platform; nil: the running platform).
-	AllPlatforms bool
-	// Platform, when set, also picks that platform's manifest of every
-	// image that is an index; without it, indexes are copied whole.
-	Platform *v1.Platform
+	// Options are a copy's (transfer.Copy): the source and registry
+	// choices, the blob progress, the platform and the referrers.
+	// AllPlatforms keeps the add-on's whole index, else one platform's
+	// image (Platform; nil: the running platform). Platform, when set,
+	// also picks that platform's manifest of every image that is an
+	// index; without it, indexes are copied whole. Referrers also copies
+	// what refers to the add-on and to each image (signatures, SBOMs,
+	// attestations; transfer.CopyReferrers) within ReferrerLimits, except
+	// the source's image locks: the copy writes its own.
+	transfer.Options
 	// Mirror is the registry prefix (HOST[:PORT][/PATH]) images are copied
 	// under when the destination is a registry; empty means the
 	// destination's registry host.
@@ -41,14 +44,6 @@ type Options struct {
 	// Render is used when the add-on's config carries no inventory and
 	// its tree must be rendered to find its images.
 	Render render.Options
-	// Referrers, when set, is called after each image and the add-on are
-	// copied, with the source and the copy pinned by digest, to copy what
-	// refers to them (signatures, attestations, SBOMs) except referrers
-	// of the artifact types in skip (the source's image locks: the copy
-	// writes its own); it returns how many it copied.
-	// transfer.CopyReferrers, with skip as its
-	// ReferrerLimits.SkipArtifactTypes, is one.
-	Referrers func(ctx context.Context, src, dst source.Ref, skip []string) (int, error)
 	// Image, when set, is told of each image once it is copied.
 	Image func(imagelock.Image)
 }
@@ -61,7 +56,7 @@ type Result struct {
 	Lock *imagelock.Lock `json:"lock"`
 	// LockDigest is the digest of the lock artifact's manifest.
 	LockDigest string `json:"lockDigest"`
-	// Referrers counts what Options.Referrers copied.
+	// Referrers counts the referrers copied (Options.Referrers).
 	Referrers int `json:"referrers,omitempty"`
 	// WholeIndex marks an add-on index copied whole although one platform
 	// was asked for: something refers to the index itself (a signature),
@@ -100,8 +95,8 @@ type pending struct {
 // file first and appears only when complete.
 //
 // Each layout, archive and store the copy reads or writes is opened once
-// (the layout.Handles ctx carries, else its own, which Options.Referrers
-// is called with too) and pinned (layout.Store.Pin): its index.json is
+// (the layout.Handles ctx carries, else its own, which the referrers are
+// copied through too) and pinned (layout.Store.Pin): its index.json is
 // read once and written once, whatever the number of images.
 func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, err error) {
 	switch dst.Kind {
@@ -119,12 +114,13 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 	}
 	if layout.HandlesFrom(ctx) == nil {
 		// Each image is read from, and written to, the same layouts: open
-		// each once, for the Referrers hook too (it gets this ctx).
+		// each once, for the referrers too (transfer.CopyReferrers gets
+		// this ctx).
 		h := layout.NewHandles()
 		defer h.Close()
 		ctx = layout.WithHandles(ctx, h)
 	}
-	a, err := source.Open(ctx, src, opts.Options)
+	a, err := source.Open(ctx, src, opts.Options.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -183,10 +179,10 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 
 // keepIndex reports whether the add-on's index is copied whole although
 // one platform was asked for: when referrers travel and something other
-// than an image lock refers to the index itself (its signature covers
-// the index, not one child).
+// than an image lock (or an artifact type ReferrerLimits skips) refers to
+// the index itself (its signature covers the index, not one child).
 func keepIndex(ctx context.Context, a *source.Artifact, opts Options) (bool, error) {
-	if a.Index == nil || opts.AllPlatforms || opts.Referrers == nil {
+	if a.Index == nil || opts.AllPlatforms || !opts.Referrers {
 		return false, nil
 	}
 	st, repo, ref := a.Beside()
@@ -197,7 +193,11 @@ func keepIndex(ctx context.Context, a *source.Artifact, opts Options) (bool, err
 	if err != nil {
 		return false, err
 	}
-	ok, err := referrers.Any(ctx, loc, a.Digest, referrers.Options{SkipArtifactTypes: skipReferrers})
+	limits := referrerLimits(opts)
+	// Ignored hears of what is left where referrers are copied, not here,
+	// where they are only counted.
+	limits.Ignored = nil
+	ok, err := referrers.Any(ctx, loc, a.Digest, limits)
 	if err != nil {
 		return false, fmt.Errorf("%s: referrers: %w", a.Ref, err)
 	}
@@ -207,7 +207,7 @@ func keepIndex(ctx context.Context, a *source.Artifact, opts Options) (bool, err
 // imagesOf lists the images to copy: from a lock the source carries, else
 // from the add-on's inventory, resolved at their registries.
 func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Options) ([]pending, error) {
-	locks, err := FindLocks(ctx, src, opts.Options)
+	locks, err := FindLocks(ctx, src, opts.Options.Options)
 	switch {
 	case err == nil:
 		return fromLock(src, locks, opts)
@@ -397,15 +397,15 @@ func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pendi
 	if to.Kind != source.KindRegistry {
 		untagged.Name = "" // an untagged entry of the layout or store
 	}
-	if res.Addon, err = source.Write(ctx, a, untagged, opts.Options); err != nil {
+	if res.Addon, err = source.Write(ctx, a, untagged, opts.Options.Options); err != nil {
 		return nil, err
 	}
-	if opts.Referrers != nil {
+	if opts.Referrers {
 		from, err := pinnedAt(src, dg, opts)
 		if err != nil {
 			return nil, err
 		}
-		n, err := opts.Referrers(ctx, from, pinned, skipReferrers)
+		n, err := copyReferrers(ctx, from, pinned, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: referrers: %w", src, err)
 		}
@@ -429,7 +429,7 @@ func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pendi
 			return nil, err
 		}
 		// The tag, last: the manifest again under it (its blobs are there).
-		if _, err := source.Write(ctx, a, to, opts.Options); err != nil {
+		if _, err := source.Write(ctx, a, to, opts.Options.Options); err != nil {
 			return nil, err
 		}
 	default:
@@ -495,7 +495,7 @@ func pinnedAt(ref source.Ref, dg string, opts Options) (source.Ref, error) {
 
 // copyImage copies one image, by digest, and checks the digest survived.
 func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opts Options) (imagelock.Image, int, error) {
-	sopts := opts.Options
+	sopts := opts.Options.Options
 	sopts.StoreFirst = false
 	ia, err := source.Open(ctx, p.from, sopts)
 	if err != nil {
@@ -536,7 +536,7 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 		return imagelock.Image{}, 0, fmt.Errorf("image %s: %w: read %s, wrote %s", p.image, ErrDigestChanged, dg, wr.Digest)
 	}
 	n := 0
-	if opts.Referrers != nil {
+	if opts.Referrers {
 		from, err := pinnedAt(p.from, dg, opts)
 		if err != nil {
 			return imagelock.Image{}, 0, err
@@ -545,16 +545,32 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 		if pinned.Kind != source.KindRegistry {
 			pinned.Name = dg
 		}
-		if n, err = opts.Referrers(ctx, from, pinned, skipReferrers); err != nil {
+		if n, err = copyReferrers(ctx, from, pinned, opts); err != nil {
 			return imagelock.Image{}, 0, fmt.Errorf("image %s: referrers: %w", p.image, err)
 		}
 	}
 	return imagelock.Image{Image: p.image, Digest: dg, MediaType: string(wr.MediaType), Mirrored: mirrored}, n, nil
 }
 
+// copyReferrers copies what refers to the manifest at src to dst, where
+// the copy wrote it, as a copy does (transfer.CopyReferrers), within
+// referrerLimits.
+func copyReferrers(ctx context.Context, src, dst source.Ref, opts Options) (int, error) {
+	o := opts.Options
+	o.ReferrerLimits = referrerLimits(opts)
+	return transfer.CopyReferrers(ctx, src, dst, o)
+}
+
+// referrerLimits are opts.ReferrerLimits that also skip skipReferrers.
+func referrerLimits(opts Options) referrers.Options {
+	l := opts.ReferrerLimits
+	l.SkipArtifactTypes = slices.Concat(l.SkipArtifactTypes, skipReferrers)
+	return l
+}
+
 func layoutOf(ctx context.Context, ref source.Ref, opts Options) (*layout.Store, error) {
 	if ref.Kind == source.KindStore {
-		return source.StoreOf(ctx, opts.Options)
+		return source.StoreOf(ctx, opts.Options.Options)
 	}
 	return layout.HandlesFrom(ctx).Init(ref.Path)
 }

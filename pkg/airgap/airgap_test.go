@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -27,7 +26,9 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/signature"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -133,26 +134,56 @@ func parse(t *testing.T, s string) source.Ref {
 	return r
 }
 
+// hasSignature fails t unless the manifest d at loc has a signature
+// (signature.Tag) among its referrers.
+func hasSignature(t *testing.T, loc referrers.Location, d v1.Hash) {
+	t.Helper()
+	found, err := referrers.Find(context.Background(), loc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		if f.Tag == signature.Tag(d) {
+			return
+		}
+	}
+	t.Errorf("%s at %s: referrers %+v, no signature", d, loc, found)
+}
+
 // TestCopyAcrossTheGap copies an add-on and its images from registry A to
 // an oci-archive, then, A gone, from the archive to registry B; the
-// digests never change, B holds the lock, and the referrers hook saw each
-// image pinned by digest.
+// digests never change, B holds the lock (one: the archive's own stays
+// behind), and the signature of the add-on and of each image travels
+// beside it, pinned to its digest.
 func TestCopyAcrossTheGap(t *testing.T) {
-	for _, referrers := range []bool{false, true} {
-		t.Run(fmt.Sprintf("referrers=%v", referrers), func(t *testing.T) {
+	for _, api := range []bool{false, true} {
+		t.Run(fmt.Sprintf("referrers=%v", api), func(t *testing.T) {
 			ctx := context.Background()
-			f := newFixture(t, referrers)
+			f := newFixture(t, api)
 			archive := filepath.Join(t.TempDir(), "demo.tar")
-			var (
-				mu    sync.Mutex
-				calls []string
-			)
-			opts := airgap.Options{Referrers: func(_ context.Context, src, dst source.Ref, _ []string) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				calls = append(calls, src.String()+" -> "+string(dst.Kind)+":"+dst.Name)
-				return 1, nil
-			}}
+			signed := []struct {
+				repo string // under the registry host
+				d    v1.Hash
+			}{{"addons/demo", f.addonD}, {"app/one", f.oneD}, {"app/multi", f.multiD}}
+			priv, _, err := signature.GenerateKeyPair(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			signer, err := signature.LoadPrivateKey("test", priv, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range signed {
+				repo, err := name.NewRepository(f.host + "/" + s.repo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := signature.Sign(ctx, referrers.Registry(repo), s.d, signer, signature.SignOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var opts airgap.Options
+			opts.Referrers = true
 			res, err := airgap.Copy(ctx, parse(t, f.addon), parse(t, "oci-archive:"+archive+":1"), opts)
 			if err != nil {
 				t.Fatal(err)
@@ -169,30 +200,33 @@ func TestCopyAcrossTheGap(t *testing.T) {
 					t.Errorf("lock entry %+v, want digest %s", im, want[im.Image])
 				}
 			}
-			wantCalls := []string{
-				f.addon[:strings.LastIndexByte(f.addon, ':')] + "@" + f.addonD.String() + " -> oci:" + f.addonD.String(),
-				f.host + "/app/one@" + f.oneD.String() + " -> oci:" + f.oneD.String(),
-				f.host + "/app/multi@" + f.multiD.String() + " -> oci:" + f.multiD.String(),
-			}
-			for _, w := range wantCalls {
-				found := false
-				for _, c := range calls {
-					found = found || c == w
-				}
-				if !found {
-					t.Errorf("referrers hook calls %q, want one %q", calls, w)
-				}
-			}
-
-			// The gap.
-			f.stopRegistry()
-			b, _ := testRegistry(t, referrers)
-			res2, err := airgap.Copy(ctx, parse(t, "oci-archive:"+archive+":1"), parse(t, b+"/addons/demo:1"), airgap.Options{})
+			ast, err := layout.OpenArchive(archive)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res2.Addon.Digest != f.addonD.String() || res2.Lock.Mirror != b {
+			for _, s := range signed {
+				hasSignature(t, referrers.Layout(ast, ""), s.d)
+			}
+			ast.Close()
+
+			// The gap.
+			f.stopRegistry()
+			b, _ := testRegistry(t, api)
+			res2, err := airgap.Copy(ctx, parse(t, "oci-archive:"+archive+":1"), parse(t, b+"/addons/demo:1"), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The three signatures again; the archive's lock is not among
+			// them.
+			if res2.Addon.Digest != f.addonD.String() || res2.Lock.Mirror != b || res2.Referrers != 3 {
 				t.Errorf("second copy = %+v", res2)
+			}
+			for _, s := range signed {
+				repo, err := name.NewRepository(b + "/" + s.repo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hasSignature(t, referrers.Registry(repo), s.d)
 			}
 			for _, in := range []struct {
 				repo string
@@ -242,7 +276,8 @@ func TestCopyPlatform(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, false)
 	dir := filepath.Join(t.TempDir(), "layout")
-	opts := airgap.Options{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}
+	var opts airgap.Options
+	opts.Platform = &v1.Platform{OS: "linux", Architecture: "arm64"}
 	res, err := airgap.Copy(ctx, parse(t, f.addon), parse(t, "oci:"+dir+":1"), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
-	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
 // manyImages writes to a new layout an add-on tagged 1 that runs n tiny
@@ -76,14 +74,11 @@ func manyImages(tb testing.TB, n int) string {
 }
 
 // withReferrers are copy --with-images's options: each image's and the
-// add-on's referrers travel too (transfer.CopyReferrers), as the command
-// wires them.
+// add-on's referrers travel too, as the command asks.
 func withReferrers() airgap.Options {
-	return airgap.Options{Referrers: func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
-		var o transfer.Options
-		o.ReferrerLimits.SkipArtifactTypes = skip
-		return transfer.CopyReferrers(ctx, src, dst, o)
-	}}
+	var o airgap.Options
+	o.Referrers = true
+	return o
 }
 
 // procIO reads this process's I/O counters: bytes read and written

@@ -121,7 +121,7 @@ func writeArchiveWithReferrers(ctx context.Context, a *source.Artifact, dst sour
 // CopyReferrers copies what refers to the manifest at src (and, for an
 // index, to each of its manifests) to dst, where that manifest already
 // is: the referrers step of Write on its own, for a copy made another way
-// (airgap.Options.Referrers, for each image). It returns how many it
+// (package airgap, for the add-on and each image). It returns how many it
 // copied.
 func CopyReferrers(ctx context.Context, src, dst source.Ref, opts Options) (int, error) {
 	if dst.Kind == source.KindArchive {
@@ -140,15 +140,4 @@ func CopyReferrers(ctx context.Context, src, dst source.Ref, opts Options) (int,
 	opts.Referrers = true
 	err = opts.copyReferrers(ctx, a, res, loc)
 	return res.Referrers, err
-}
-
-// ReferrerCopier is CopyReferrers with opts, in the form of
-// airgap.Options.Referrers: the artifact types in skip are left too
-// (ReferrerLimits.SkipArtifactTypes).
-func ReferrerCopier(opts Options) func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
-	return func(ctx context.Context, src, dst source.Ref, skip []string) (int, error) {
-		o := opts
-		o.ReferrerLimits.SkipArtifactTypes = append(append([]string(nil), opts.ReferrerLimits.SkipArtifactTypes...), skip...)
-		return CopyReferrers(ctx, src, dst, o)
-	}
 }

@@ -33,7 +33,11 @@ var Layers = [][]string{
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
 	{"pkg/transfer", "pkg/publish", "pkg/addonset", "pkg/apply", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
-		"pkg/airgap", "pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
+		"pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
+	// A copy with images: a copy (transfer) plus the images and their
+	// lock, so it sits above transfer and may import it rather than
+	// declare a second copy's options.
+	{"pkg/airgap"},
 	// The commands.
 	{"cmd/addonpkg"},
 }
