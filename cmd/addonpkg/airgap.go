@@ -59,7 +59,7 @@ func (a *app) copyWithImages(cmd *cobra.Command, src, dst source.Ref, all bool, 
 	res, err := airgap.Copy(cmd.Context(), src, dst, opts)
 	wait()
 	if err != nil {
-		return err
+		return referrersHint(err)
 	}
 	if res.WholeIndex {
 		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Addon.Digest)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -42,11 +41,8 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	opts.BlobProgress, wait = a.blobBars()
 	res, err := transfer.Copy(cmd.Context(), src, dst, opts)
 	wait()
-	if errors.Is(err, transfer.ErrReferrers) {
-		return fmt.Errorf("%w (--%s copies the add-on alone)", err, flagNoReferrers)
-	}
 	if err != nil {
-		return err
+		return referrersHint(err)
 	}
 	if res.WholeIndex {
 		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Digest)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/signature"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
 // Flags of the commands that read add-ons (unpack, pull, copy): signature
@@ -37,6 +41,16 @@ func applyVerifyKeys(cmd *cobra.Command, o *source.Options) error {
 // addReferrersFlag adds --no-referrers.
 func addReferrersFlag(cmd *cobra.Command) {
 	cmd.Flags().Bool(flagNoReferrers, false, "copy only the add-on, not what refers to it (signatures, SBOMs, attestations)")
+}
+
+// referrersHint names --no-referrers on a copy that failed on the
+// add-on's referrers (transfer.ErrReferrers): without them it goes
+// through.
+func referrersHint(err error) error {
+	if errors.Is(err, transfer.ErrReferrers) {
+		return fmt.Errorf("%w (--%s copies the add-on alone)", err, flagNoReferrers)
+	}
+	return err
 }
 
 // referrersOn reports whether referrers are copied: on unless

@@ -16,8 +16,10 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
-// ErrReferrers marks a copy whose add-on was written but whose referrers
-// (Options.Referrers) could not all be copied.
+// ErrReferrers marks a copy that failed on the add-on's referrers
+// (Options.Referrers): listing them to decide whether an index travels
+// whole, before anything is written (Copy returns no Result), or copying
+// them once the add-on was written (Copy returns its Result).
 var ErrReferrers = errors.New("copy referrers")
 
 // copyReferrers copies what refers to the written manifest (res.Digest)

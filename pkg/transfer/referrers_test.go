@@ -169,3 +169,63 @@ func cosignSignature(t *testing.T, d v1.Hash) v1.Image {
 	}
 	return img
 }
+
+// An index kept whole for one platform because something refers to it
+// (an SBOM) reports a cosign tag beside it that is not a signature once:
+// deciding to keep the index does not report it a second time.
+func TestWholeIndexReportsIgnoredOnce(t *testing.T) {
+	ctx := context.Background()
+	host := testRegistry(t, "")
+	amd, arm := testAddon(t, "amd"), testAddon(t, "arm")
+	idx := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: amd.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: arm.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
+	)
+	idxDigest, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := parse(t, host+"/addons/multi:1")
+	if _, err := transfer.Write(ctx, &source.Artifact{Index: idx, Digest: idxDigest}, src, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := name.NewRepository(host + "/addons/multi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := partial.Descriptor(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
+		mutate.Addendum{Layer: static.NewLayer([]byte(`{}`), "application/json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom = mutate.Subject(sbom, *subject).(v1.Image)
+	sbomDigest, err := sbom.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(repo.Digest(sbomDigest.String()), sbom); err != nil {
+		t.Fatal(err)
+	}
+	// No layers: not a cosign signature, so it is left out and reported.
+	if err := remote.Write(repo.Tag(referrers.CosignTag(idxDigest, ".sig")), empty.Image); err != nil {
+		t.Fatal(err)
+	}
+
+	var ignored []referrers.Ignored
+	opts := transfer.Options{Options: source.Options{Store: newStore(t)}, Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}, Referrers: true}
+	opts.ReferrerLimits.Ignored = func(i referrers.Ignored) { ignored = append(ignored, i) }
+	res, err := transfer.Copy(ctx, src, source.Ref{Kind: source.KindStore, Name: "multi:1"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.WholeIndex || res.Digest != idxDigest.String() || res.Referrers != 1 {
+		t.Errorf("copied %s (whole index %v) with %d referrers; want the index %s whole, with its SBOM", res.Digest, res.WholeIndex, res.Referrers, idxDigest)
+	}
+	if len(ignored) != 1 {
+		t.Errorf("the cosign tag that is not a signature was reported %d times, want once: %+v", len(ignored), ignored)
+	}
+}

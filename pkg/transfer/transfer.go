@@ -86,7 +86,11 @@ func (o Options) keepIndex(ctx context.Context, a *source.Artifact) (bool, error
 	if err != nil {
 		return false, err
 	}
-	ok, err := referrers.Any(ctx, loc, a.Digest, o.ReferrerLimits)
+	// The copy reports each ignored cosign tag; the decision does not
+	// report it a second time.
+	limits := o.ReferrerLimits
+	limits.Ignored = nil
+	ok, err := referrers.Any(ctx, loc, a.Digest, limits)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w: %w", a.Ref, ErrReferrers, err)
 	}
