@@ -6,10 +6,13 @@
 // disk. By default a Builder holds them in memory; a file the unpacker
 // streamed to disk is read from there (WriteFileOnDisk); past the budget
 // of SpillPast, files are appended to one pack file in a spill
-// directory; and Drop lets a file's bytes go, keeping its size and digest
-// (reading it then fails with ErrDropped). InMemory says how many bytes
-// are held in memory; FS.Close closes the pack file, and the caller
-// removes the directories the files on disk are in.
+// directory; a file of an Opener (a folder listed on disk) is read from
+// it each time it is read, and must still be what was listed
+// (WriteFileFrom); and Drop lets a file's bytes go, keeping its size and
+// digest (reading it then fails with ErrDropped). InMemory says how many
+// bytes are held in memory; FS.Close closes the pack file and the
+// openers, and the caller removes the directories the files on disk are
+// in.
 //
 // A Builder assembles the tree (the unpacker applies layers through it); FS
 // is the immutable result and implements fs.FS, fs.ReadDirFS, fs.ReadFileFS,
@@ -43,6 +46,8 @@ type node struct {
 	disk     string    // a file whose bytes are in this file on disk
 	pack     *pack     // or in this pack, at off
 	off      int64
+	from     Opener // or in the file src of this opener (WriteFileFrom)
+	src      string
 	target   string           // symlink target
 	children map[string]*node // directories only
 }
@@ -62,6 +67,8 @@ type Builder struct {
 	mem, budget int64
 	spillDir    string
 	pack        *pack
+
+	openers []Opener // of WriteFileFrom's files, closed with the tree
 }
 
 // A pack is a file on disk that holds the bytes of many files of a tree,
@@ -131,13 +138,23 @@ func (b *Builder) hold(n *node) error {
 // (SpillPast): a full or failing disk, not a fault of the tree.
 var ErrSpill = errors.New("spilling to disk")
 
-// Close releases the pack file of a tree that will not be built (an
-// unpack that failed); its bytes go with the spill directory.
+// Close releases the pack file and the openers of a tree that will not
+// be built (an unpack or a listing that failed); the pack's bytes go with
+// the spill directory.
 func (b *Builder) Close() error {
-	if b.pack == nil {
-		return nil
+	return closeAll(b.pack, b.openers)
+}
+
+// closeAll closes a tree's pack, if it has one, and its openers.
+func closeAll(p *pack, openers []Opener) error {
+	var errs []error
+	if p != nil {
+		errs = append(errs, p.f.Close())
 	}
-	return b.pack.f.Close()
+	for _, o := range openers {
+		errs = append(errs, o.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Count is the number of entries below the root.
@@ -150,7 +167,7 @@ func (b *Builder) lookup(name string) *node {
 		return b.root
 	}
 	n := b.root
-	for _, part := range strings.Split(name, "/") {
+	for part := range strings.SplitSeq(name, "/") {
 		if n.children == nil {
 			return nil
 		}
@@ -177,11 +194,8 @@ func (b *Builder) ReadFile(name string) ([]byte, bool) {
 	if n == nil || !n.mode.IsRegular() || n.dropped {
 		return nil, false
 	}
-	if n.disk != "" || n.pack != nil {
-		b, err := n.read()
-		return b, err == nil
-	}
-	return n.data, true
+	data, err := n.read()
+	return data, err == nil
 }
 
 // ErrNotDir is returned when a path's parent is not a directory.
@@ -196,7 +210,7 @@ func (b *Builder) parent(name string, mkdir bool) (*node, string, error) {
 		return b.root, base, nil
 	}
 	n := b.root
-	for _, part := range strings.Split(dir, "/") {
+	for part := range strings.SplitSeq(dir, "/") {
 		c := n.children[part]
 		if c == nil {
 			if !mkdir {
@@ -334,7 +348,7 @@ func (b *Builder) CopyFile(src, name string, perm fs.FileMode) error {
 	if n == nil || !n.mode.IsRegular() {
 		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
 	}
-	c := &node{mode: perm.Perm(), data: n.data, disk: n.disk, pack: n.pack, off: n.off, size: n.size, sum: n.sum, dropped: n.dropped}
+	c := &node{mode: perm.Perm(), data: n.data, disk: n.disk, pack: n.pack, off: n.off, from: n.from, src: n.src, size: n.size, sum: n.sum, dropped: n.dropped}
 	if err := b.put(name, c); err != nil {
 		return err
 	}
@@ -402,7 +416,7 @@ func (b *Builder) Clear(name string) {
 
 // FS freezes the tree. The Builder must not be used afterwards.
 func (b *Builder) FS() *FS {
-	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links, mem: b.mem, pack: b.pack}
+	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links, mem: b.mem, pack: b.pack, openers: b.openers}
 	if b.pack != nil {
 		f.packErr = b.pack.flush()
 		b.pack.w = nil
@@ -411,7 +425,7 @@ func (b *Builder) FS() *FS {
 	return f
 }
 
-// FS is an immutable in-memory tree.
+// FS is an immutable tree, whose shape is in memory.
 type FS struct {
 	root  *node
 	size  int64
@@ -421,6 +435,7 @@ type FS struct {
 
 	pack    *pack // the Builder's, if it spilled (SpillPast)
 	packErr error // from writing it out
+	openers []Opener
 }
 
 // InMemory is the number of file bytes the tree holds in memory
@@ -428,13 +443,11 @@ type FS struct {
 func (f *FS) InMemory() int64 { return f.mem }
 
 // Close closes the file on disk that holds the files the Builder spilled
-// past its budget (SpillPast): they can no longer be read. A tree that
-// spilled nothing has nothing to close.
+// past its budget (SpillPast), and the openers of its files read on
+// demand (WriteFileFrom): those files can no longer be read. A tree that
+// has neither has nothing to close.
 func (f *FS) Close() error {
-	if f.pack == nil {
-		return nil
-	}
-	return f.pack.f.Close()
+	return closeAll(f.pack, f.openers)
 }
 
 // Size is the number of file bytes in the tree.
@@ -451,7 +464,7 @@ func (f *FS) find(op, name string) (*node, error) {
 		return f.root, nil
 	}
 	n := f.root
-	for _, part := range strings.Split(name, "/") {
+	for part := range strings.SplitSeq(name, "/") {
 		if !n.mode.IsDir() {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
@@ -495,10 +508,17 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	if n.mode.IsDir() {
-		return DirFile(info{n}, sortedEntries(n)), nil
+		return &dir{fi: info{n}, entries: sortedEntries(n)}, nil
 	}
 	if n.dropped {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrDropped}
+	}
+	if n.from != nil {
+		f, err := n.openFrom()
+		if err != nil {
+			return nil, err // the opener's error names the file
+		}
+		return f, nil
 	}
 	if n.disk != "" {
 		f, err := n.open()
@@ -558,7 +578,7 @@ func (f *FS) Bytes(name string) ([]byte, error) {
 	}
 	data, err := n.read()
 	if err != nil {
-		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+		return nil, n.readError(name, err)
 	}
 	return data, nil
 }
@@ -587,7 +607,7 @@ func ReadInto(fsys fs.FS, name string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (n.disk == "" && n.pack == nil) || n.mode.IsDir() || n.dropped || int64(cap(buf)) < n.size {
+	if (n.disk == "" && n.pack == nil && n.from == nil) || n.mode.IsDir() || n.dropped || int64(cap(buf)) < n.size {
 		return f.Bytes(name)
 	}
 	if n.pack != nil && f.packErr != nil {
@@ -595,9 +615,18 @@ func ReadInto(fsys fs.FS, name string, buf []byte) ([]byte, error) {
 	}
 	b := buf[:n.size]
 	if err := n.readInto(b); err != nil {
-		return nil, &fs.PathError{Op: "readfile", Path: name, Err: err}
+		return nil, n.readError(name, err)
 	}
 	return b, nil
+}
+
+// readError is the error of reading the bytes of name, node n: those of
+// an opener already name the file where it is.
+func (n *node) readError(name string, err error) error {
+	if n.from != nil {
+		return err
+	}
+	return &fs.PathError{Op: "readfile", Path: name, Err: err}
 }
 
 // ReadDir lists a directory in name order.
@@ -654,11 +683,20 @@ func sortedEntries(n *node) []fs.DirEntry {
 // inMemory reports whether the node is a regular file whose bytes the
 // tree holds in memory.
 func (n *node) inMemory() bool {
-	return n.mode.IsRegular() && n.disk == "" && n.pack == nil && !n.dropped
+	return n.mode.IsRegular() && n.disk == "" && n.pack == nil && n.from == nil && !n.dropped
 }
 
 // read returns a file's bytes: its own, or those of its file on disk.
 func (n *node) read() ([]byte, error) {
+	if n.from != nil {
+		// One byte of room past the listed size, to see a file that grew
+		// without another read call (readFrom).
+		b := make([]byte, n.size, n.size+1)
+		if err := n.readFrom(b); err != nil {
+			return nil, err
+		}
+		return b[:n.size:n.size], nil
+	}
 	if n.disk == "" && n.pack == nil {
 		return n.data, nil
 	}
@@ -673,6 +711,9 @@ func (n *node) read() ([]byte, error) {
 
 // readInto reads the bytes of a file on disk into b, of its size.
 func (n *node) readInto(b []byte) error {
+	if n.from != nil {
+		return n.readFrom(b)
+	}
 	if n.pack != nil {
 		if err := n.pack.flush(); err != nil {
 			return err
@@ -763,13 +804,8 @@ func (f *diskFile) Read(p []byte) (int, error)                   { return f.r.Re
 func (f *diskFile) ReadAt(p []byte, off int64) (int, error)      { return f.r.ReadAt(p, off) }
 func (f *diskFile) Seek(offset int64, whence int) (int64, error) { return f.r.Seek(offset, whence) }
 
-// DirFile is an open directory whose listing is entries (in the order
-// ReadDir is to return them) and whose Stat is fi: the directory of an
-// fs.FS that keeps its listing in memory.
-func DirFile(fi fs.FileInfo, entries []fs.DirEntry) fs.ReadDirFile {
-	return &dir{fi: fi, entries: entries}
-}
-
+// dir is an open directory, whose listing is entries in the order
+// ReadDir returns them.
 type dir struct {
 	fi      fs.FileInfo
 	entries []fs.DirEntry

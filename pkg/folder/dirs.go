@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// maxOpenDirs bounds the directories a Tree keeps open (dirCache).
+// maxOpenDirs bounds the directories an opener keeps open (dirCache).
 const maxOpenDirs = 16
 
-// dirCache keeps the last directories a Tree read files from open, each
+// dirCache keeps the last directories an opener read files from open, each
 // as an os.Root opened through the folder's: a file is then opened with
 // one openat in its directory rather than one per component of its path
 // from the top. The tree is read in tree order, so a few suffice.

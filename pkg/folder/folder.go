@@ -4,8 +4,9 @@
 // anything is read. Building and every tree source read folders this way,
 // so an add-on unpacks the same whether it was built or fetched. Open
 // applies the same walk and rules to a directory but keeps only its
-// listing, reading the files from disk when the tree is read: a build of
-// a large folder holds its shape, not its bytes.
+// listing, as a filetree.FS whose files are read from the folder (through
+// an os.Root, this package's filetree.Opener) each time the tree reads
+// them: a build of a large folder holds its shape, not its bytes.
 package folder
 
 import (
@@ -64,47 +65,50 @@ func Load(dir string, limits safetree.Limits) (*filetree.FS, error) {
 		return nil, err
 	}
 	defer t.Close()
-	return t.load()
+	return load(t)
 }
 
-// list walks the folder dir with every check of Load into t, whose root
-// (the returned loader's) stays open to read the files later.
-func list(dir string, limits safetree.Limits, t *Tree) (*loader, error) {
+// list walks the folder dir with every check of Load into a tree that
+// reads its files from the folder when they are read: the folder's root
+// stays open until the tree is closed.
+func list(dir string, limits safetree.Limits) (*filetree.FS, error) {
 	limits = limits.WithDefaults()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open source %s: %w", dir, err)
 	}
-	l, err := walkRoot(dir, root, limits, t)
-	if err != nil {
-		root.Close()
+	o := newOpener(dir, root)
+	b := filetree.NewBuilder()
+	if err := walkRoot(dir, limits, o, b); err != nil {
+		o.Close()
 		return nil, err
 	}
-	return l, nil
+	return b.FS(), nil
 }
 
-// walkRoot is list's walk of the folder open as root.
-func walkRoot(dir string, root *os.Root, limits safetree.Limits, t *Tree) (*loader, error) {
+// walkRoot is list's walk of the folder open in o, into b.
+func walkRoot(dir string, limits safetree.Limits, o *opener, b *filetree.Builder) error {
+	root := o.root
 	rules, err := root.ReadFile(ignore.FileName)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, ignore.FileName), err)
+		return fmt.Errorf("read %s: %w", filepath.Join(dir, ignore.FileName), err)
 	}
 	m, err := ignore.Parse(rules)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	rootFS, ok := root.FS().(fs.ReadLinkFS)
 	if !ok {
-		return nil, fmt.Errorf("open source %s: links cannot be read", dir)
+		return fmt.Errorf("open source %s: links cannot be read", dir)
 	}
-	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, t: t}
+	l := &loader{dir: dir, root: root, rootFS: rootFS, ignore: m, limits: limits, o: o, b: b}
 	if err := l.walk(".", ".", 0); err != nil {
-		return nil, err
+		return err
 	}
 	if l.files == 0 {
-		return nil, fmt.Errorf("%s: %w (the directory is empty or every file is ignored)", dir, ErrEmpty)
+		return fmt.Errorf("%s: %w (the directory is empty or every file is ignored)", dir, ErrEmpty)
 	}
-	return l, nil
+	return nil
 }
 
 // LoadFile makes a one-file tree from a single manifest file, within the
@@ -163,9 +167,10 @@ type loader struct {
 	rootFS fs.ReadLinkFS // root's view, for safetree.Resolve
 	ignore *ignore.Matcher
 	limits safetree.Limits
-	t      *Tree // the listing
+	o      *opener           // reads the listed files
+	b      *filetree.Builder // the listing
 	files  int
-	held   int64 // bytes of files listed, not yet in t
+	held   int64 // bytes of files listed, not yet in b
 }
 
 // walk lists the source directory src into the tree at dst. They differ
@@ -227,11 +232,11 @@ func (l *loader) walk(src, dst string, depth int) error {
 		if err := l.limits.CheckPath(d); err != nil {
 			return err
 		}
-		if err := l.limits.CheckEntries(l.t.count + len(files) + 1); err != nil {
+		if err := l.limits.CheckEntries(l.b.Count() + len(files) + 1); err != nil {
 			return err
 		}
 		if mode.IsRegular() {
-			if err := l.limits.CheckFile(d, size, l.t.size+l.held); err != nil {
+			if err := l.limits.CheckFile(d, size, l.b.Size()+l.held); err != nil {
 				return err
 			}
 			l.held += size
@@ -245,7 +250,9 @@ func (l *loader) walk(src, dst string, depth int) error {
 					return fmt.Errorf("%s: too many levels of directory symlinks", filepath.Join(l.dir, s))
 				}
 			}
-			l.t.mkdir(d)
+			if err := l.b.Mkdir(d, 0o755); err != nil {
+				return err
+			}
 			if err := l.walk(s, d, next); err != nil {
 				return err
 			}
@@ -259,10 +266,17 @@ func (l *loader) walk(src, dst string, depth int) error {
 	}
 	for _, f := range files {
 		l.held -= f.size
-		l.t.file(f.dst, f.src, f.link, f.size, f.perm)
+		if f.link {
+			if l.o.links == nil {
+				l.o.links = map[string]bool{}
+			}
+			l.o.links[f.src] = true
+		}
+		if err := l.b.WriteFileFrom(f.dst, l.o, f.src, f.size, f.perm); err != nil {
+			return err
+		}
 		l.files++
 	}
-	l.t.sortDir(dst)
 	return nil
 }
 

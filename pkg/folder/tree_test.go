@@ -16,7 +16,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -325,9 +324,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-var _ fs.ReadLinkFS = (*folder.Tree)(nil)
-var _ fs.ReadLinkFS = (*filetree.FS)(nil)
 
 // Files of many directories, read at once by several readers (render
 // and the tar writer read a tree side by side), all read right.
