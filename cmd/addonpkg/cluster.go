@@ -146,30 +146,15 @@ func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r 
 // applySet installs the members of the set declared in file, from its
 // lock, in order.
 func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, allowRemote bool, opts apply.Options, asJSON, diffs bool) error {
-	s, err := addonset.Load(ctx, file)
-	if err != nil {
-		return err
-	}
 	// An install installs what was reviewed: no lock, no install.
-	lock, ok, err := loadLock(addonset.LockPath(file))
+	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: allowRemote})
 	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s: no lock file %s: run 'addonpkg lock -f %s' and review it first", file, addonset.LockPath(file), file)
-	}
-	ro := addonset.RenderOptions{Options: addonset.Options{Concurrency: addonset.DefaultConcurrency, Source: sopts}, Lock: lock, AllowRemote: allowRemote}
-	res, err := addonset.Render(ctx, s, ro)
-	if err != nil {
-		return err
+		return lockHint(err, file)
 	}
 	a.warnMembers(res)
-	addons := make([]apply.Addon, len(res.Members))
-	for i, m := range res.Members {
-		if addons[i], err = apply.FromRendered(m.Name, m.Addon, m.Result); err != nil {
-			return fmt.Errorf("member %q: %w", m.Name, err)
-		}
-		addons[i].Source = m.Pinned
+	addons, err := apply.FromSet(res)
+	if err != nil {
+		return err
 	}
 	c, err := cf.client(ctx)
 	if err != nil {

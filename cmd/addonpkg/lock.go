@@ -48,6 +48,16 @@ func loadLock(file string) (l *addonset.LockFile, ok bool, err error) {
 	return l, err == nil, err
 }
 
+// lockHint says what to do about a missing lock (addonset.ErrNoLock):
+// lock the declaration file and review the lock. The library names no
+// command line; this is where the flag is named.
+func lockHint(err error, file string) error {
+	if errors.Is(err, addonset.ErrNoLock) {
+		return fmt.Errorf("%w: run 'addonpkg lock -f %s' and review it first", err, file)
+	}
+	return err
+}
+
 func newLockCmd(a *app) *cobra.Command {
 	var (
 		sf                    setFlags
@@ -89,10 +99,7 @@ true.`,
 			}
 			if check {
 				l, err := addonset.CheckFile(cmd.Context(), s, out, opts)
-				if errors.Is(err, addonset.ErrNoLock) {
-					return fmt.Errorf("%w: run 'addonpkg lock -f %s'", err, sf.file)
-				}
-				return a.printLock(l, err, asJSON, "%s: up to date (%d add-ons)", out, sf.file)
+				return a.printLock(l, lockHint(err, sf.file), asJSON, "%s: up to date (%d add-ons)", out, sf.file)
 			}
 			l, changes, err := addonset.LockTo(cmd.Context(), s, out, addonset.LockOptions{Options: opts, Update: args, UpdateAll: update && len(args) == 0})
 			for _, ch := range changes {

@@ -76,18 +76,14 @@ func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOpt
 	if err != nil {
 		return err
 	}
+	addons, err := apply.FromSet(res)
+	if err != nil {
+		return err
+	}
 	c, err := apply.Connect(ctx, conn)
 	if err != nil {
 		return err
 	}
-	addons := make([]apply.Addon, len(res.Members))
-	for i, m := range res.Members {
-		if addons[i], err = apply.FromRendered(m.Name, m.Addon, m.Result); err != nil {
-			return fmt.Errorf("member %s: %w", m.Name, err)
-		}
-		addons[i].Source = m.Pinned
-	}
-	// In dependsOn order, each waited for until ready before the next.
 	sets, err := c.ApplyAll(ctx, addons, opts)
 	for _, cs := range sets {
 		fmt.Fprintf(os.Stderr, "installer: %s: %d created, %d configured, %d unchanged\n", cs.Addon,
@@ -96,28 +92,14 @@ func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOpt
 	return err
 }
 
-// renderSet loads the set, checks it against its lock and renders it.
+// renderSet renders the set from exactly what its lock pins. An installer
+// installs what was reviewed: a missing or stale lock, a moved tag or
+// other content than the lock records is refused.
 func renderSet(ctx context.Context, file, caFile string) (*addonset.Result, error) {
-	set, err := addonset.Load(ctx, file)
-	if err != nil {
-		return nil, err
-	}
-	// An installer installs what was reviewed: no lock, no install.
-	lock, err := addonset.LoadLock(addonset.LockPath(file))
-	if err != nil {
-		return nil, fmt.Errorf("read the lock: %w", err)
-	}
-	// The lock must pin the declaration as it is now (render checks this
-	// too; checking first gives the clearest message).
-	if err := lock.Stale(set); err != nil {
-		return nil, err
-	}
 	opts := addonset.Options{
 		Source: source.Options{Registry: registry.Options{CAFile: caFile}},
 	}
-	// Render fetches exactly the pinned sources and refuses anything that
-	// differs from the lock: a stale lock, a moved tag, other content.
-	return addonset.Render(ctx, set, addonset.RenderOptions{Options: opts, Lock: lock})
+	return addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: opts})
 }
 
 // explain adds what to do to the errors an operator will meet.
@@ -129,7 +111,7 @@ func explain(err error) error {
 		return fmt.Errorf("%w; review the change, then run 'addonpkg lock'", err)
 	case errors.As(err, &mismatch):
 		return fmt.Errorf("%w; the source changed since it was locked: do not install", err)
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, addonset.ErrNoLock):
 		return fmt.Errorf("%w; run 'addonpkg lock' and review the lock file", err)
 	}
 	return err

@@ -14,7 +14,8 @@ import (
 
 // TestInstall runs the installer on examples/addon-set: the stream holds
 // the three members in dependency order. A copy of the set with a changed
-// entry is refused as stale, before anything is written.
+// entry is refused as stale, and one without a lock as unlocked, before
+// anything is written.
 func TestInstall(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
@@ -56,6 +57,18 @@ func TestInstall(t *testing.T) {
 		t.Errorf("a changed declaration: error %v, %d bytes written", err, out.Len())
 	}
 	if msg := explain(err).Error(); !strings.Contains(msg, `member "coredns"`) || !strings.Contains(msg, "addonpkg lock") {
+		t.Errorf("explained as %q", msg)
+	}
+
+	// No lock at all: nothing is resolved afresh.
+	if err := os.Remove(filepath.Join(dir, "addons.lock")); err != nil {
+		t.Fatal(err)
+	}
+	err = install(ctx, filepath.Join(dir, "addons.yaml"), "", &out)
+	if !errors.Is(err, addonset.ErrNoLock) || out.Len() != 0 {
+		t.Errorf("no lock: error %v, %d bytes written", err, out.Len())
+	}
+	if msg := explain(err).Error(); !strings.Contains(msg, "addons.lock") || !strings.Contains(msg, "addonpkg lock") {
 		t.Errorf("explained as %q", msg)
 	}
 }

@@ -11,5 +11,7 @@
 //
 // The four verbs are Load, Lock, Render and Mirror. Each takes a context
 // first and an options struct, and returns typed errors: see the Err
-// variables, DeclError, CycleError, StaleError and MismatchError.
+// variables, DeclError, CycleError, StaleError and MismatchError. An
+// installer needs one call, RenderLocked: the declaration file rendered
+// from exactly the lock beside it, refused without one (ErrNoLock).
 package addonset

@@ -40,6 +40,26 @@ func Example() {
 	// metrics-server 9 objects
 }
 
+// RenderLocked is what an installer calls: the declaration and the lock
+// beside it, rendered from exactly the pinned sources. A set without a
+// lock is refused with ErrNoLock, never resolved afresh.
+func ExampleRenderLocked() {
+	res, err := addonset.RenderLocked(context.Background(), exampleSet, addonset.RenderOptions{})
+	if errors.Is(err, addonset.ErrNoLock) {
+		log.Fatalf("%v: lock the set and review the lock first", err)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range res.Members {
+		fmt.Println(m.Name, "from", m.Pinned)
+	}
+	// Output:
+	// coredns from ../coredns
+	// gateway-api-crds from ../gateway-api-crds
+	// metrics-server from ../metrics-server
+}
+
 // TestExampleSetLock keeps examples/addon-set/addons.lock true: it holds
 // exactly the bytes a fresh lock of the declaration gives, and checks.
 // After changing an example: go run ./cmd/addonpkg lock -f

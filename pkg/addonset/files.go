@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// ErrNoLock marks a lock file that is not there (CheckFile).
+// ErrNoLock marks a lock file that is not there (CheckFile,
+// RenderLocked).
 var ErrNoLock = errors.New("no lock file")
 
 // The file-level operations of the commands: each reads the declaration's
@@ -68,6 +69,30 @@ func CheckFile(ctx context.Context, s *Set, lock string, opts Options) (*LockFil
 		return nil, fmt.Errorf("%s: %w", lock, err)
 	}
 	return l, nil
+}
+
+// RenderLocked loads the set declared in file and renders it (Render)
+// exactly as the lock beside it (LockPath(file)) pins it: what an
+// installer calls, since an install installs what was reviewed. A missing
+// lock wraps ErrNoLock and names both files, so the set is never resolved
+// afresh behind the reviewer's back; a lock that no longer pins the
+// declaration is a *StaleError, a pinned source that yields other content
+// a *MismatchError. opts.Lock is ignored.
+func RenderLocked(ctx context.Context, file string, opts RenderOptions) (*Result, error) {
+	s, err := Load(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	lock := LockPath(file)
+	l, ok, err := loadLock(lock)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w %s", file, ErrNoLock, lock)
+	}
+	opts.Lock = l
+	return Render(ctx, s, opts)
 }
 
 func lockOut(s *Set, out string) string {

@@ -61,3 +61,33 @@ func TestMirrorToRefusesInputs(t *testing.T) {
 		t.Errorf("the archive was written: %v", err)
 	}
 }
+
+// RenderLocked renders only from the lock beside the declaration: none is
+// ErrNoLock (naming both files), a stale one a *StaleError.
+func TestRenderLocked(t *testing.T) {
+	ctx := context.Background()
+	dir := declDir(t)
+	s := writeDecl(t, dir, "- name: one\n  source: ./one\n")
+	_, err := addonset.RenderLocked(ctx, s.File, addonset.RenderOptions{})
+	if !errors.Is(err, addonset.ErrNoLock) {
+		t.Fatalf("render without a lock: %v, want ErrNoLock", err)
+	}
+	if want := s.File + ": no lock file " + addonset.LockPath(s.File); err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	if _, _, err := addonset.LockTo(ctx, s, "", addonset.LockOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := addonset.RenderLocked(ctx, s.File, addonset.RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Members) != 1 || res.Members[0].Name != "one" || res.Members[0].Pinned != "./one" {
+		t.Errorf("members %+v", res.Members)
+	}
+	writeDecl(t, dir, "- name: one\n  source: ./one\n- name: two\n  source: ./two\n")
+	var se *addonset.StaleError
+	if _, err := addonset.RenderLocked(ctx, s.File, addonset.RenderOptions{}); !errors.As(err, &se) || se.Member != "two" {
+		t.Errorf("render from a stale lock: %v, want a *StaleError for two", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -61,6 +62,23 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 		return Addon{}, fmt.Errorf("%w: the add-on's config names no add-on", ErrInvalid)
 	}
 	return a, nil
+}
+
+// FromSet is what a rendered add-on set installs, in its dependency order
+// (hand it to ApplyAll): each member under its name in the set, recorded
+// with the source its lock pinned it to (a folder member has no pinned
+// form of its own). An error names the member.
+func FromSet(res *addonset.Result) ([]Addon, error) {
+	out := make([]Addon, len(res.Members))
+	for i, m := range res.Members {
+		a, err := FromRendered(m.Name, m.Addon, m.Result)
+		if err != nil {
+			return nil, fmt.Errorf("member %q: %w", m.Name, err)
+		}
+		a.Source = m.Pinned
+		out[i] = a
+	}
+	return out, nil
 }
 
 // DecodeObjects decodes a YAML (or JSON) stream of Kubernetes objects,

@@ -6,9 +6,10 @@ import (
 )
 
 // ApplyAll installs add-ons one after another in the order given (an
-// add-on set's dependsOn order): each is waited for until ready before
-// the next is applied, whatever opts.Wait says, so a member can rely on
-// what the ones before it installed (a CRD, a webhook that must answer).
+// add-on set's dependsOn order, as FromSet gives it): each is waited for
+// until ready before the next is applied, whatever opts.Wait says, so a
+// member can rely on what the ones before it installed (a CRD, a webhook
+// that must answer).
 // With opts.DryRun nothing is waited for. It stops at the first failure:
 // the add-ons before it stay installed and their change sets are
 // returned, with an error that names the add-on that failed.

@@ -8,6 +8,9 @@
 //	c, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: path, Context: name})
 //	addon, err := apply.FromRendered("", ad, res) // an unpack.Addon and its render.Result
 //	cs, err := c.Apply(ctx, addon, apply.Options{Wait: true})
+//	// an add-on set, from its lock (addonset.RenderLocked), in dependsOn order:
+//	addons, err := apply.FromSet(res)
+//	sets, err := c.ApplyAll(ctx, addons, apply.Options{})
 //	// or from a rendered stream alone:
 //	objs, err := apply.DecodeObjects(stream)
 //	cs, err = c.Apply(ctx, apply.Addon{Name: "coredns", Version: "1.12.0",

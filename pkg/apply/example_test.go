@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -46,4 +47,30 @@ func ExampleClient_Apply() {
 		log.Fatal(err)
 	}
 	fmt.Print(cs)
+}
+
+// An installer installs an add-on set as its lock pins it, in dependsOn
+// order. (It needs a cluster, so it is compiled, not run; TestFromSet runs
+// the conversion and examples/installer the whole path.)
+func ExampleFromSet() {
+	ctx := context.Background()
+	res, err := addonset.RenderLocked(ctx, "addons.yaml", addonset.RenderOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	addons, err := apply.FromSet(res)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := apply.Connect(ctx, apply.ConnectOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sets, err := c.ApplyAll(ctx, addons, apply.Options{Timeout: 5 * time.Minute})
+	for _, cs := range sets {
+		fmt.Print(cs) // the members installed before a failure stay installed
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
 }

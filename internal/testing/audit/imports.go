@@ -32,12 +32,14 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
-	{"pkg/transfer", "pkg/publish", "pkg/addonset", "pkg/apply", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
+	{"pkg/transfer", "pkg/publish", "pkg/addonset", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
 		"pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
-	// A copy with images: a copy (transfer) plus the images and their
-	// lock, so it sits above transfer and may import it rather than
-	// declare a second copy's options.
-	{"pkg/airgap"},
+	// Verbs built on another verb's library. A copy with images is a copy
+	// (transfer) plus the images and their lock, so it imports transfer
+	// rather than declare a second copy's options. The cluster installs
+	// what the layers below render, a set's members too (apply.FromSet
+	// takes addonset's result), so every installer converts a set one way.
+	{"pkg/airgap", "pkg/apply"},
 	// The commands.
 	{"cmd/addonpkg"},
 }

@@ -1,0 +1,38 @@
+package apply_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// FromSet keeps the set's order, names each add-on as the set does,
+// records the pinned source and the values it was rendered with.
+func TestFromSet(t *testing.T) {
+	res, err := addonset.RenderLocked(context.Background(), "../../examples/addon-set/addons.yaml", addonset.RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addons, err := apply.FromSet(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Source string
+		Objects      int
+	}
+	var got []row
+	for _, a := range addons {
+		got = append(got, row{a.Name, a.Source, len(a.Objects)})
+	}
+	want := []row{{"coredns", "../coredns", 6}, {"gateway-api-crds", "../gateway-api-crds", 3}, {"metrics-server", "../metrics-server", 9}}
+	if !slices.Equal(got, want) {
+		t.Errorf("FromSet gave %+v, want %+v", got, want)
+	}
+	if v := addons[0].Values["DNS_SERVER_IP"]; v != "10.96.0.10" {
+		t.Errorf("coredns was recorded with DNS_SERVER_IP %q, want the set's 10.96.0.10", v)
+	}
+}
