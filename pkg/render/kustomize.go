@@ -1,9 +1,7 @@
 package render
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -27,10 +25,11 @@ var kustomizeMu sync.Mutex
 // references are refused before kustomize runs, because kustomize would
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
-	if err := checkKustomizations(fsys, opts.AllowRemote); err != nil {
+	maxKeys := safetree.Limits{}.WithDefaults().MaxMappingKeys
+	if err := checkKustomizations(fsys, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
-	if err := checkBombs(fsys); err != nil {
+	if err := checkHeavyYAML(fsys, maxKeys); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -96,7 +95,7 @@ func rootKustomization(fsys fs.FS) string {
 // checkKustomizations refuses any kustomization in the tree that inflates
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
 // outside the tree.
-func checkKustomizations(fsys fs.FS, allowRemote bool) error {
+func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -118,30 +117,10 @@ func checkKustomizations(fsys fs.FS, allowRemote bool) error {
 		if err != nil {
 			return &Error{File: name, Line: yamlErrorLine(err), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
 		}
-		return checkKustomization(fsys, name, node, allowRemote)
-	})
-}
-
-// checkBombs refuses any YAML file of the tree whose aliases expand
-// beyond reason, before kustomize expands them in memory.
-func checkBombs(fsys fs.FS) error {
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !addon.IsManifestFile(name) && !isKustomization(name) {
+		if err := checkKustomization(fsys, name, node, allowRemote); err != nil {
 			return err
 		}
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte("*")) {
-			return nil // no aliases at all
-		}
-		for _, c := range splitYAML(b) {
-			if _, err := parseDocument(c.text); errors.Is(err, errAliasBomb) {
-				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
-			}
-		}
-		return nil
+		return checkGenerators(fsys, name, node, maxKeys)
 	})
 }
 

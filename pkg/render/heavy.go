@@ -1,0 +1,161 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+)
+
+// Two kinds of YAML cost kustomize far more than their size, so a tree
+// it renders is read for them first:
+//
+//   - aliases that expand beyond reason (a billion laughs), which
+//     kustomize expands in memory;
+//   - a mapping of very many keys: kustomize's YAML library looks each
+//     key up in a list when it expands anchors and again when it encodes
+//     a resource, time quadratic in the keys. A 1 MB ConfigMap of 40,000
+//     keys costs it 40 s of CPU, a 10 MB one hours. The cap
+//     (safetree.Limits.MaxMappingKeys) also counts the keys a generator
+//     gives one ConfigMap or Secret (checkGenerators).
+//
+// Plain manifests do not go through kustomize and render in linear time.
+
+// checkHeavyYAML refuses a YAML file of the tree with an alias bomb or a
+// mapping of more than maxKeys keys, before kustomize reads it.
+func checkHeavyYAML(fsys fs.FS, maxKeys int) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !addon.IsManifestFile(name) && !isKustomization(name) {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		// A mapping of maxKeys keys takes two bytes a key at the least
+		// ({a,b,...}); without an alias, a smaller file has neither.
+		if info.Size() < int64(2*maxKeys) && !bytes.Contains(b, []byte("*")) {
+			return nil
+		}
+		for _, c := range splitYAML(b) {
+			node, err := parseDocument(c.text)
+			if errors.Is(err, errAliasBomb) {
+				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
+			}
+			if err != nil || node == nil {
+				continue // kustomize says what is wrong with it
+			}
+			if keys, line := widestMapping(node.YNode()); keys > maxKeys {
+				return &Error{File: name, Line: c.line + line - 1, Err: tooManyKeys("a mapping", keys, maxKeys)}
+			}
+		}
+		return nil
+	})
+}
+
+// widestMapping is the number of keys of n's largest mapping, and its
+// line. Aliases are not followed: what they name is counted where it is
+// written (checkAliases bounds what they expand to).
+func widestMapping(n *yaml.Node) (keys, line int) {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.MappingNode && len(n.Content)/2 > keys {
+			keys, line = len(n.Content)/2, n.Line
+		}
+		if n.Kind != yaml.AliasNode {
+			stack = append(stack, n.Content...)
+		}
+	}
+	return keys, line
+}
+
+// tooManyKeys is the limit error of what, holding keys keys.
+func tooManyKeys(what string, keys, max int) error {
+	return fmt.Errorf("%s of %d keys: %w (kustomize takes time quadratic in a mapping's keys; plain manifests, without a kustomization, render in linear time)",
+		what, keys, &safetree.LimitError{Name: "mapping keys", Limit: int64(max), Which: safetree.LimitMappingKeys})
+}
+
+// generatorFields are the kustomization fields whose items each make one
+// ConfigMap or Secret.
+var generatorFields = []string{"configMapGenerator", "secretGenerator"}
+
+// checkGenerators refuses a generator of the kustomization node (file)
+// that would make a ConfigMap or Secret of more than maxKeys keys: one a
+// literal, a line of an env file, or a file.
+func checkGenerators(fsys fs.FS, file string, node *yaml.RNode, maxKeys int) error {
+	for _, field := range generatorFields {
+		list := node.Field(field)
+		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, item := range list.Value.YNode().Content {
+			keys, err := generatedKeys(fsys, file, item)
+			if err != nil {
+				return err
+			}
+			if keys > maxKeys {
+				return &Error{File: file, Line: item.Line, Err: tooManyKeys("a "+field+" entry", keys, maxKeys)}
+			}
+		}
+	}
+	return nil
+}
+
+// generatedKeys counts the keys one generator entry makes: its literals
+// and files, and the lines of its env files that set a key.
+func generatedKeys(fsys fs.FS, file string, item *yaml.Node) (int, error) {
+	if item.Kind != yaml.MappingNode {
+		return 0, nil
+	}
+	keys := 0
+	var envs []string
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		k, v := item.Content[i].Value, item.Content[i+1]
+		switch {
+		case (k == "literals" || k == "files") && v.Kind == yaml.SequenceNode:
+			keys += len(v.Content)
+		case k == "envs" && v.Kind == yaml.SequenceNode:
+			for _, e := range v.Content {
+				envs = append(envs, e.Value)
+			}
+		case k == "env" && v.Kind == yaml.ScalarNode:
+			envs = append(envs, v.Value)
+		}
+	}
+	for _, e := range envs {
+		p, err := safetree.JoinInside(path.Dir(file), e)
+		if err != nil {
+			continue // checkKustomization refuses it
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			continue // kustomize says it is missing
+		}
+		keys += envKeys(b)
+	}
+	return keys, nil
+}
+
+// envKeys counts the lines of an env file that set a key: not blank, not
+// a comment.
+func envKeys(b []byte) int {
+	n := 0
+	for line := range bytes.Lines(b) {
+		if l := bytes.TrimSpace(line); len(l) > 0 && l[0] != '#' {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,92 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+)
+
+// wideConfigMap is a ConfigMap whose data has keys keys, in block style.
+func wideConfigMap(keys int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n")
+	for i := range keys {
+		fmt.Fprintf(&b, "  k%d: v\n", i)
+	}
+	return b.String()
+}
+
+// lines is n lines made by f.
+func lines(n int, f func(int) string) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(f(i) + "\n")
+	}
+	return b.String()
+}
+
+// A tree kustomize renders is refused, before kustomize reads it, when a
+// mapping or a generated ConfigMap would have more keys than
+// safetree.DefaultMaxMappingKeys (kustomize's time is quadratic in them);
+// one at the cap renders, and plain manifests have no such cap.
+func TestKustomizeMappingKeysCapped(t *testing.T) {
+	max := safetree.DefaultMaxMappingKeys
+	kust := func(extra string) string { return "resources:\n- cm.yaml\n" + extra }
+	flow := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{` +
+		strings.TrimSuffix(lines(max+1, func(i int) string { return fmt.Sprintf(`"k%d":"v",`, i) }), ",\n") + "}}"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		line    int
+		refused string // the file named, "" when it renders
+	}{
+		{"at the cap", map[string]string{"kustomization.yaml": kust(""), "cm.yaml": wideConfigMap(max)}, 0, ""},
+		{"block mapping", map[string]string{"kustomization.yaml": kust(""), "cm.yaml": wideConfigMap(max + 1)}, 6, "cm.yaml"},
+		{"JSON object", map[string]string{"kustomization.yaml": "resources:\n- cm.json\n", "cm.json": flow}, 1, "cm.json"},
+		{"env file", map[string]string{
+			"kustomization.yaml": kust("configMapGenerator:\n- name: gen\n  envs:\n  - big.env\n"),
+			"cm.yaml":            wideConfigMap(1),
+			"big.env":            "# a comment\n\n" + lines(max+1, func(i int) string { return fmt.Sprintf("K%d=v", i) }),
+		}, 4, "kustomization.yaml"},
+		{"literals", map[string]string{
+			"kustomization.yaml": kust("secretGenerator:\n- name: gen\n  literals:\n" + lines(max+1, func(i int) string { return fmt.Sprintf("  - k%d=v", i) })),
+			"cm.yaml":            wideConfigMap(1),
+		}, 4, "kustomization.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for n, s := range tc.files {
+				fsys[n] = &fstest.MapFile{Data: []byte(s)}
+			}
+			_, err := render.Render(context.Background(), fsys, render.Options{Kind: addon.KindKustomize})
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var le *safetree.LimitError
+			var re *render.Error
+			if !errors.As(err, &le) || le.Which != safetree.LimitMappingKeys || !errors.As(err, &re) || re.File != tc.refused || re.Line != tc.line {
+				t.Fatalf("err = %v; want a mapping-keys LimitError at %s:%d", err, tc.refused, tc.line)
+			}
+			if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), fmt.Sprint(max+1)+" keys") {
+				t.Errorf("message %q: want one line naming the %d keys", err, max+1)
+			}
+		})
+	}
+
+	// Plain manifests render in linear time: no cap.
+	fsys := fstest.MapFS{"cm.yaml": &fstest.MapFile{Data: []byte(wideConfigMap(8 * max))}}
+	res, err := render.Render(context.Background(), fsys, render.Options{Kind: addon.KindManifests})
+	if err != nil || len(res.Documents) != 1 {
+		t.Fatalf("plain manifests of %d keys: %v", 8*max, err)
+	}
+}
