@@ -9,6 +9,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -111,7 +112,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 func (bf *buildFlags) options(a *app, cmd *cobra.Command, path string) (publish.Options, error) {
 	o := publish.Options{Build: bf.opts, Tags: bf.tags, Deletes: bf.deletes, Layered: bf.layered, Stdin: a.stdin, Store: a.store}
 	var err error
-	if o.Build.Format, err = build.ParseFormat(bf.format); err != nil {
+	if o.Build.Format, err = pack.ParseFormat(bf.format); err != nil {
 		return o, err
 	}
 	if o.Build.Compression, err = archive.ParseCompression(bf.compression); err != nil {
@@ -159,7 +160,7 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 
 // parseOutput parses an --output destination of a build of the form f
 // (publish.CheckOutput).
-func parseOutput(s string, f build.Format) (source.Ref, error) {
+func parseOutput(s string, f pack.Format) (source.Ref, error) {
 	ref, err := source.Parse(s)
 	if err != nil {
 		return source.Ref{}, fmt.Errorf("--output %s: %w", s, err)

@@ -19,7 +19,7 @@ type unpackFlags struct {
 	out, contentDir   string
 	raw, list, asJSON bool
 	rf                renderFlags
-	limits            unpack.Limits
+	limits            safetree.Limits
 	src               sourceFlags
 	reloc             relocateFlag
 	sopts             source.Options // set by unpack

@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -17,7 +18,7 @@ type ReadOptions struct {
 	Platform *v1.Platform
 	// Limits are the reader limits; zero fields take the defaults of
 	// spec section 9.5, which the vectors assume.
-	Limits unpack.Limits
+	Limits safetree.Limits
 }
 
 // Read is addonpkg's reader for the suite: it unpacks the add-on at src,

@@ -37,6 +37,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
@@ -260,7 +261,7 @@ func (p *prober) tag(suffix string) name.Tag {
 }
 
 // build makes a scratch add-on of the tiny tree.
-func (p *prober) build(f build.Format, c mediatypes.Compression) (v1.Image, error) {
+func (p *prober) build(f pack.Format, c mediatypes.Compression) (v1.Image, error) {
 	res, err := build.Build(p.ctx, p.tree, build.Options{
 		Format: f, Compression: c, Name: "addonpkg-doctor", NoValidate: true,
 	})
@@ -320,7 +321,7 @@ func (r rawManifest) MediaType() (types.MediaType, error) { return r.mt, nil }
 
 func (p *prober) imageForm() (Check, error) {
 	c := Check{Name: CheckImage}
-	img, err := p.build(build.FormatImage, mediatypes.Gzip)
+	img, err := p.build(pack.FormatImage, mediatypes.Gzip)
 	if err != nil {
 		return fail(c, err), err
 	}
@@ -341,7 +342,7 @@ func (p *prober) imageForm() (Check, error) {
 
 func (p *prober) artifactForm() (Check, error) {
 	c := Check{Name: CheckArtifact}
-	img, err := p.build(build.FormatArtifact, mediatypes.Gzip)
+	img, err := p.build(pack.FormatArtifact, mediatypes.Gzip)
 	if err != nil {
 		return fail(c, err), err
 	}
@@ -412,7 +413,7 @@ func (p *prober) emptyConfig() (Check, error) {
 
 func (p *prober) zstd() (Check, error) {
 	c := Check{Name: CheckZstd}
-	img, err := p.build(build.FormatImage, mediatypes.Zstd)
+	img, err := p.build(pack.FormatImage, mediatypes.Zstd)
 	if err != nil {
 		return fail(c, err), err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
@@ -271,7 +272,7 @@ func TestGitLabLikeRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := build.Build(ctx, src, build.Options{Format: build.FormatArtifact, Name: "metrics-server", Version: "0.7.2", Created: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+	art, err := build.Build(ctx, src, build.Options{Format: pack.FormatArtifact, Name: "metrics-server", Version: "0.7.2", Created: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,13 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // buildLayout builds the example coredns add-on in format f into an OCI
 // layout in dir, tagged 1.
-func buildLayout(dir string, f build.Format) (source.Ref, error) {
+func buildLayout(dir string, f pack.Format) (source.Ref, error) {
 	fsys, err := folder.LoadDir("../../examples/coredns")
 	if err != nil {
 		return source.Ref{}, err
@@ -44,7 +45,7 @@ func buildLayout(dir string, f build.Format) (source.Ref, error) {
 // Both forms are described with the same metadata; only the image form
 // needs its content read (its labels are checked against the tree).
 func TestSourceForms(t *testing.T) {
-	for _, f := range []build.Format{build.FormatImage, build.FormatArtifact} {
+	for _, f := range []pack.Format{pack.FormatImage, pack.FormatArtifact} {
 		t.Run(string(f), func(t *testing.T) {
 			ref, err := buildLayout(t.TempDir(), f)
 			if err != nil {
@@ -55,7 +56,7 @@ func TestSourceForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := mediatypes.FormImage
-			if f == build.FormatArtifact {
+			if f == pack.FormatArtifact {
 				want = mediatypes.FormArtifact
 			}
 			if in.Form != want || in.Config == nil || in.Config.Name != "coredns" || in.Config.Version != "1.11" || in.Problem != "" {
@@ -111,7 +112,7 @@ func ExampleSource() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	ref, err := buildLayout(filepath.Join(dir, "layout"), build.FormatArtifact)
+	ref, err := buildLayout(filepath.Join(dir, "layout"), pack.FormatArtifact)
 	if err != nil {
 		log.Fatal(err)
 	}

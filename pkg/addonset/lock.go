@@ -16,6 +16,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -30,7 +31,7 @@ type Options struct {
 	// never reads the local store.
 	Source source.Options
 	// Limits bound each member's tree; zero fields take the defaults.
-	Limits unpack.Limits
+	Limits safetree.Limits
 	// Concurrency bounds how many members are fetched at once; 0 means
 	// DefaultConcurrency.
 	Concurrency int

@@ -20,6 +20,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -37,7 +38,7 @@ func memRegistry(t *testing.T) string {
 func push(t *testing.T, ref, value string) string {
 	t.Helper()
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: " + value + "\n"
-	res, err := build.Build(context.Background(), fstest.MapFS{"cm.yaml": {Data: []byte(cm), Mode: 0o644}}, build.Options{Name: "cm", Format: build.FormatArtifact})
+	res, err := build.Build(context.Background(), fstest.MapFS{"cm.yaml": {Data: []byte(cm), Mode: 0o644}}, build.Options{Name: "cm", Format: pack.FormatArtifact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -228,7 +229,7 @@ func (s *Set) mirrorArtifact(ctx context.Context, a Addon, m Locked, opts Option
 		}
 		return art, ma, nil
 	}
-	bo := build.Options{Format: build.FormatArtifact, Name: a.Name}
+	bo := build.Options{Format: pack.FormatArtifact, Name: a.Name}
 	if ad.Config != nil {
 		bo.Source, bo.Revision = ad.Config.Source, ad.Config.Revision
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	sourcegit "github.com/addonpkg/addonpkg/pkg/source/git"
 )
@@ -65,7 +66,7 @@ func layoutOf(t *testing.T, dir string, values ...string) []string {
 	var out []string
 	for _, v := range values {
 		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: " + v + "\n"
-		res, err := build.Build(context.Background(), fstest.MapFS{"cm.yaml": {Data: []byte(cm), Mode: 0o644}}, build.Options{Name: "cm", Format: build.FormatArtifact})
+		res, err := build.Build(context.Background(), fstest.MapFS{"cm.yaml": {Data: []byte(cm), Mode: 0o644}}, build.Options{Name: "cm", Format: pack.FormatArtifact})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/testing/benchdata"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -16,7 +17,7 @@ import (
 // validates (renders) the tree and compresses the layer eagerly, and
 // computes the manifest digest; the layer is read out as well, so that the
 // benchmark keeps measuring the whole build should any of it become lazy.
-func benchBuild(b *testing.B, f build.Format, n, size int) {
+func benchBuild(b *testing.B, f pack.Format, n, size int) {
 	fsys, err := benchdata.ManifestTree(n, size)
 	if err != nil {
 		b.Fatal(err)
@@ -52,21 +53,21 @@ func benchBuild(b *testing.B, f build.Format, n, size int) {
 
 // BenchmarkBuildSmall measures build.Build (validation, tar, gzip, config
 // and manifest) of an image-form add-on of 50 ConfigMaps of 4 KiB.
-func BenchmarkBuildSmall(b *testing.B) { benchBuild(b, build.FormatImage, 50, 4<<10) }
+func BenchmarkBuildSmall(b *testing.B) { benchBuild(b, pack.FormatImage, 50, 4<<10) }
 
 // BenchmarkBuildMedium measures build.Build of an image-form add-on of
 // 2,000 ConfigMaps of 10 KiB.
-func BenchmarkBuildMedium(b *testing.B) { benchBuild(b, build.FormatImage, 2000, 10<<10) }
+func BenchmarkBuildMedium(b *testing.B) { benchBuild(b, pack.FormatImage, 2000, 10<<10) }
 
 // BenchmarkBuildLarge measures build.Build of an image-form add-on of
 // 20,000 ConfigMaps of 10 KiB.
-func BenchmarkBuildLarge(b *testing.B) { benchBuild(b, build.FormatImage, 20000, 10<<10) }
+func BenchmarkBuildLarge(b *testing.B) { benchBuild(b, pack.FormatImage, 20000, 10<<10) }
 
 // BenchmarkBuildArtifactLarge measures build.Build of the same large tree
 // in the artifact form (add-on config as the config blob, tree at the
 // layer's root).
 func BenchmarkBuildArtifactLarge(b *testing.B) {
-	benchBuild(b, build.FormatArtifact, 20000, 10<<10)
+	benchBuild(b, pack.FormatArtifact, 20000, 10<<10)
 }
 
 // benchBuildFolder builds the tree written to a folder, listed by

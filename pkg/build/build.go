@@ -17,24 +17,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
-// Format is the form a build produces (pack.Format).
-type Format = pack.Format
-
-// The two forms.
-const (
-	FormatImage    = pack.FormatImage
-	FormatArtifact = pack.FormatArtifact
-)
-
-// ParseFormat parses the name of a form ("image" or "artifact").
-func ParseFormat(s string) (Format, error) { return pack.ParseFormat(s) }
-
-// NewArtifact assembles an artifact-form image from a config document and
-// content layers (pack.NewArtifact).
-func NewArtifact(config []byte, layers []v1.Layer, ann map[string]string) (v1.Image, error) {
-	return pack.NewArtifact(config, layers, ann)
-}
-
 // packOptions are what pack needs of opts.
 func (o Options) packOptions(created time.Time) pack.Options {
 	return pack.Options{Format: o.Format, Compression: o.Compression, Created: created, Labels: o.Labels, Annotations: o.Annotations}
@@ -43,7 +25,7 @@ func (o Options) packOptions(created time.Time) pack.Options {
 // Options describe the add-on being built. The zero value builds a gzip
 // image-form add-on named "addon" with the Unix epoch as its time.
 type Options struct {
-	Format      Format
+	Format      pack.Format
 	Name        string
 	Version     string
 	Description string
@@ -86,9 +68,9 @@ var ErrValidation = errors.New("validation failed")
 // offline) unless opts.NoValidate is set.
 func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if opts.Format == "" {
-		opts.Format = FormatImage
+		opts.Format = pack.FormatImage
 	}
-	if _, err := ParseFormat(string(opts.Format)); err != nil {
+	if _, err := pack.ParseFormat(string(opts.Format)); err != nil {
 		return nil, err
 	}
 	if opts.Compression == "" {

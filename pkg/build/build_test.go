@@ -11,6 +11,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 )
 
 // Package a one-file add-on in the artifact form.
@@ -19,7 +20,7 @@ func ExampleBuild() {
 	_ = src.WriteFile("configmap.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hello\n"), 0o644)
 
 	res, err := build.Build(context.Background(), src.FS(), build.Options{
-		Format:  build.FormatArtifact,
+		Format:  pack.FormatArtifact,
 		Name:    "hello",
 		Version: "1.0.0",
 	})

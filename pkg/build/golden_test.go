@@ -14,6 +14,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -36,13 +37,13 @@ var examples = map[string]string{
 	"gateway-api-crds": "0.5.0",
 }
 
-var formats = []build.Format{build.FormatImage, build.FormatArtifact}
+var formats = []pack.Format{pack.FormatImage, pack.FormatArtifact}
 
 func exampleDir(name string) string { return filepath.Join("..", "..", "examples", name) }
 
 // fixedOptions are the build options of every golden build: nothing in
 // them depends on the machine, the clock or git.
-func fixedOptions(name string, f build.Format) build.Options {
+func fixedOptions(name string, f pack.Format) build.Options {
 	return build.Options{
 		Format:   f,
 		Name:     name,
@@ -56,7 +57,7 @@ func fixedOptions(name string, f build.Format) build.Options {
 // buildDir builds the folder dir read into memory (folder.LoadDir), and
 // listed on disk as `addonpkg build DIR` reads it (folder.Open): both
 // must give the same digest.
-func buildDir(t *testing.T, dir, name string, f build.Format) *build.Result {
+func buildDir(t *testing.T, dir, name string, f pack.Format) *build.Result {
 	t.Helper()
 	fsys, err := folder.LoadDir(dir)
 	if err != nil {

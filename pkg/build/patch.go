@@ -385,7 +385,7 @@ func squashArtifact(ad *unpack.Addon, merged fs.FS, cfg *addon.Config, opts Patc
 	if err != nil {
 		return nil, err
 	}
-	return NewArtifact(cfgJSON, []v1.Layer{layer}, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
+	return pack.NewArtifact(cfgJSON, []v1.Layer{layer}, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
 }
 
 // patchArtifact makes a new artifact: a new config blob, the base's
@@ -408,5 +408,5 @@ func patchArtifact(base v1.Image, ad *unpack.Addon, patch fs.FS, deletes []strin
 		return nil, fmt.Errorf("read base layers: %w", err)
 	}
 	layers = append(layers, layer)
-	return NewArtifact(cfgJSON, layers, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
+	return pack.NewArtifact(cfgJSON, layers, manifestAnnotations(ad.Manifest.Annotations, pack.Annotations(cfg, opts.Annotations)))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -113,9 +114,9 @@ func TestPatch(t *testing.T) {
 	created := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 	for _, v := range []struct {
-		form    build.Format
+		form    pack.Format
 		layered bool
-	}{{build.FormatImage, false}, {build.FormatArtifact, false}, {build.FormatArtifact, true}} {
+	}{{pack.FormatImage, false}, {pack.FormatArtifact, false}, {pack.FormatArtifact, true}} {
 		form := v.form
 		for _, c := range []mediatypes.Compression{mediatypes.Gzip, mediatypes.Zstd} {
 			name := string(form) + "/" + string(c)
@@ -138,7 +139,7 @@ func TestPatch(t *testing.T) {
 				}
 
 				baseLayers, gotLayers := layerDigests(t, base.Image), layerDigests(t, res.Image)
-				if form == build.FormatArtifact && !v.layered {
+				if form == pack.FormatArtifact && !v.layered {
 					// One layer, the patched tree: what Build makes of it.
 					direct, err := build.Build(ctx, patchTree(t, want), build.Options{
 						Format: form, Name: "demo", Created: created, Compression: c,
@@ -159,7 +160,7 @@ func TestPatch(t *testing.T) {
 				}
 				top := m.Layers[len(m.Layers)-1]
 				wantMT := mediatypes.ImageLayer(c)
-				if form == build.FormatArtifact {
+				if form == pack.FormatArtifact {
 					wantMT = mediatypes.ContentLayer(c)
 				}
 				if string(top.MediaType) != string(wantMT) {
@@ -195,7 +196,7 @@ func TestPatch(t *testing.T) {
 					t.Errorf("inventory %v, want %v", names, want)
 				}
 
-				if form == build.FormatImage {
+				if form == pack.FormatImage {
 					cf, err := res.Image.ConfigFile()
 					if err != nil {
 						t.Fatal(err)
@@ -234,7 +235,7 @@ func TestPatch(t *testing.T) {
 				want2 := maps.Clone(want)
 				delete(want2, "new.yaml")
 				wantLayers2 := len(gotLayers) + 1
-				if form == build.FormatArtifact && !v.layered {
+				if form == pack.FormatArtifact && !v.layered {
 					wantLayers2 = 1
 				}
 				if got := patchContents(t, ad2.FS); !maps.Equal(got, want2) || ad2.Derived || len(layerDigests(t, res2.Image)) != wantLayers2 {
@@ -392,19 +393,19 @@ func TestFluxWarnings(t *testing.T) {
 	patch := patchTree(t, map[string]string{"b.yaml": patchCM("b", "1")})
 	for _, tc := range []struct {
 		name    string
-		format  build.Format
+		format  pack.Format
 		c       mediatypes.Compression
 		patch   bool
 		layered bool
 		want    []string
 	}{
-		{name: "artifact", format: build.FormatArtifact},
-		{name: "image", format: build.FormatImage},
-		{name: "artifact patch", format: build.FormatArtifact, patch: true},
-		{name: "artifact patch layered", format: build.FormatArtifact, patch: true, layered: true, want: []string{"2 layers", "oras pull refuses"}},
-		{name: "image patch", format: build.FormatImage, patch: true, want: []string{"image has 2 layers"}},
-		{name: "artifact zstd", format: build.FormatArtifact, c: mediatypes.Zstd, want: []string{"not gzip-compressed (zstd)"}},
-		{name: "image none", format: build.FormatImage, c: mediatypes.None, want: []string{"not gzip-compressed (none)"}},
+		{name: "artifact", format: pack.FormatArtifact},
+		{name: "image", format: pack.FormatImage},
+		{name: "artifact patch", format: pack.FormatArtifact, patch: true},
+		{name: "artifact patch layered", format: pack.FormatArtifact, patch: true, layered: true, want: []string{"2 layers", "oras pull refuses"}},
+		{name: "image patch", format: pack.FormatImage, patch: true, want: []string{"image has 2 layers"}},
+		{name: "artifact zstd", format: pack.FormatArtifact, c: mediatypes.Zstd, want: []string{"not gzip-compressed (zstd)"}},
+		{name: "image none", format: pack.FormatImage, c: mediatypes.None, want: []string{"not gzip-compressed (none)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := build.Build(ctx, tree, build.Options{Format: tc.format, Name: "x", Compression: tc.c})

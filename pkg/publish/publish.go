@@ -11,7 +11,9 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/reference"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -100,11 +102,11 @@ func (e *BaseError) Unwrap() error { return e.Err }
 // CheckOutput refuses a destination that a build of the form f is not
 // written to (ErrOutputKind, ErrOutputForm): a build writes oci:,
 // oci-archive: and docker-archive:, the last in the image form only.
-func CheckOutput(ref source.Ref, f build.Format) error {
+func CheckOutput(ref source.Ref, f pack.Format) error {
 	switch ref.Kind {
 	case source.KindLayout, source.KindArchive:
 	case source.KindDockerArchive:
-		if f != build.FormatImage && f != "" {
+		if f != pack.FormatImage && f != "" {
 			return ErrOutputForm
 		}
 	default:
@@ -124,7 +126,7 @@ func Build(ctx context.Context, path string, opts Options) (*Result, error) {
 		if patch {
 			// The base's form, known once it is open: source.Write
 			// refuses what a docker-archive cannot hold.
-			f = build.FormatImage
+			f = pack.FormatImage
 		}
 		if err := CheckOutput(d, f); err != nil {
 			return nil, fmt.Errorf("output %s: %w", d, err)
@@ -163,7 +165,7 @@ func Build(ctx context.Context, path string, opts Options) (*Result, error) {
 func readTree(ctx context.Context, path string, opts Options) (fs.FS, build.Options, func() error, error) {
 	none := func() error { return nil }
 	bopts := opts.Build
-	tree, err := source.ReadTree(ctx, path, opts.Stdin, opts.Tree, source.Limits{})
+	tree, err := source.ReadTree(ctx, path, opts.Stdin, opts.Tree, safetree.Limits{})
 	switch {
 	case err == nil:
 		if bopts.Name == "" && opts.Base.Kind == "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -115,7 +116,7 @@ func TestBuildRefuses(t *testing.T) {
 		want error
 	}{
 		{"bad tag", publish.Options{Tags: []string{"oci:x"}, Store: open}, source.ErrStoreName},
-		{"artifact to docker-archive", publish.Options{Build: build.Options{Format: build.FormatArtifact}, Outputs: []source.Ref{docker}}, publish.ErrOutputForm},
+		{"artifact to docker-archive", publish.Options{Build: build.Options{Format: pack.FormatArtifact}, Outputs: []source.Ref{docker}}, publish.ErrOutputForm},
 		{"output to a folder", publish.Options{Outputs: []source.Ref{folderRef}}, publish.ErrOutputKind},
 		{"delete without a base", publish.Options{Deletes: []string{"cm.yaml"}}, publish.ErrNeedsBase},
 		{"layered without a base", publish.Options{Layered: true}, publish.ErrNeedsBase},

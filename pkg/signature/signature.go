@@ -28,9 +28,6 @@ import (
 const (
 	// TagSuffix ends the tag of a manifest's signatures: sha256-HEX.sig.
 	TagSuffix = ".sig"
-	// SimpleSigningMediaType is the media type of a signature's layer,
-	// which holds the signed payload.
-	SimpleSigningMediaType = mediatypes.CosignSimpleSigning
 	// AnnotationSignature is the layer annotation holding the base64
 	// signature of the payload.
 	AnnotationSignature = "dev.cosignproject.cosign/signature"
@@ -108,10 +105,10 @@ func Sign(ctx context.Context, loc referrers.Location, d v1.Hash, signer sigsig.
 	if err != nil {
 		return nil, err
 	}
-	layer := static.NewLayer(body, SimpleSigningMediaType)
+	layer := static.NewLayer(body, mediatypes.CosignSimpleSigning)
 	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:       layer,
-		MediaType:   SimpleSigningMediaType,
+		MediaType:   mediatypes.CosignSimpleSigning,
 		Annotations: map[string]string{AnnotationSignature: b64},
 	})
 	if err != nil {
@@ -217,7 +214,7 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 	}
 	var why []string
 	for i, l := range man.Layers {
-		if l.MediaType != SimpleSigningMediaType {
+		if l.MediaType != mediatypes.CosignSimpleSigning {
 			continue
 		}
 		body, err := readPayload(m.Image, l)

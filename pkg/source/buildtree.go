@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // BuildTree is what a build packages (ReadTree).
@@ -50,7 +51,7 @@ func (t *BuildTree) Close() error {
 // when opts.Locations has a WorkTreeReader (pkg/source/git's); any other
 // local path gets none. Its Name is the folder's name, or the file's
 // without its extension.
-func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, limits Limits) (*BuildTree, error) {
+func ReadTree(ctx context.Context, path string, stdin io.Reader, opts Options, limits safetree.Limits) (*BuildTree, error) {
 	if path == "-" {
 		fsys, err := folder.LoadReader("stdin.yaml", stdin)
 		if err != nil {

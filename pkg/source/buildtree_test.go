@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/filetree"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -36,7 +37,7 @@ func TestReadTreeForms(t *testing.T) {
 		{"stdin", "-", "addon", "stdin.yaml", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bt, err := source.ReadTree(ctx, tc.path, bytes.NewReader([]byte(doc)), source.Options{}, source.Limits{})
+			bt, err := source.ReadTree(ctx, tc.path, bytes.NewReader([]byte(doc)), source.Options{}, safetree.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func TestReadTreeForms(t *testing.T) {
 		})
 	}
 	t.Run("closed", func(t *testing.T) {
-		bt, err := source.ReadTree(ctx, dir, nil, source.Options{}, source.Limits{})
+		bt, err := source.ReadTree(ctx, dir, nil, source.Options{}, safetree.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestReadTreeForms(t *testing.T) {
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
-		_, err := source.ReadTree(ctx, filepath.Join(dir, "nosuch"), nil, source.Options{}, source.Limits{})
+		_, err := source.ReadTree(ctx, filepath.Join(dir, "nosuch"), nil, source.Options{}, safetree.Limits{})
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("err = %v, want ErrNotExist", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // dirLocation is a local folder or manifest file: a path written as one
@@ -35,7 +36,7 @@ func (dirLocation) Parse(s string) (Ref, error) {
 
 func (dirLocation) Format(r Ref) string { return r.Path }
 
-func (dirLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+func (dirLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits safetree.Limits) (*Tree, error) {
 	fsys, err := folder.Load(ref.Path, limits)
 	if err != nil {
 		if _, serr := os.Lstat(ref.Path); ref.Bare && errors.Is(serr, fs.ErrNotExist) {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // bodyTransport answers every request with one body, without a network.
@@ -31,7 +31,7 @@ func (b bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // fuzzLimits keep a bomb cheap: the readers must stop at them.
-var fuzzLimits = unpack.Limits{
+var fuzzLimits = safetree.Limits{
 	MaxAddonBytes: 2 << 20, MaxImageBytes: 4 << 20, MaxEntries: 200,
 	MaxFileBytes: 1 << 20, MaxPathLength: 256, MaxDepth: 16,
 }

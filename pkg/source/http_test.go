@@ -300,7 +300,7 @@ func TestHTTPBadInputs(t *testing.T) {
 	small.MaxDownloadBytes = 1024
 	quick := f.opts
 	quick.Timeout = time.Second
-	tiny := unpack.Limits{MaxFileBytes: 1024}
+	tiny := safetree.Limits{MaxFileBytes: 1024}
 	for _, c := range []struct {
 		name, path string
 		opts       source.Options

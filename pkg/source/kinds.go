@@ -11,9 +11,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// Limits bound a tree as they bound an unpacked image (safetree.Limits).
-type Limits = safetree.Limits
-
 // A Location is one kind of place add-ons live. The core kinds are one
 // file of this package each (store.go, registry.go, layout.go,
 // dockerarchive.go, dir.go) and always there. The fetching kinds are
@@ -47,7 +44,7 @@ type Opener interface {
 // A TreeLoader reads the plain tree at a Ref of its kind (a folder, a
 // download, a git commit). limits hold their defaults.
 type TreeLoader interface {
-	LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error)
+	LoadTree(ctx context.Context, ref Ref, opts Options, limits safetree.Limits) (*Tree, error)
 }
 
 // A Writer writes an opened artifact to a Ref of its kind and returns the

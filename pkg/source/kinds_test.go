@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/filetree"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
@@ -22,7 +23,7 @@ func (fakeLocation) Parse(s string) (source.Ref, error) {
 	return source.Ref{Kind: "fake", Name: strings.TrimPrefix(s, "fake:")}, nil
 }
 
-func (fakeLocation) LoadTree(_ context.Context, ref source.Ref, _ source.Options, _ source.Limits) (*source.Tree, error) {
+func (fakeLocation) LoadTree(_ context.Context, ref source.Ref, _ source.Options, _ safetree.Limits) (*source.Tree, error) {
 	b := filetree.NewBuilder()
 	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + ref.Name + "\n"
 	if err := b.WriteFile("cm.yaml", []byte(doc), 0o644); err != nil {
@@ -56,7 +57,7 @@ func TestOptionsLocations(t *testing.T) {
 	if ref, err := source.Parse("fake:demo"); err != nil || ref.Kind != source.KindStore {
 		t.Errorf("without the location, fake:demo parses as %+v, %v", ref, err)
 	}
-	if _, err := source.LoadTree(context.Background(), source.Ref{Kind: "fake", Name: "demo"}, source.Options{}, source.Limits{}); !errors.Is(err, source.ErrKindNotEnabled) {
+	if _, err := source.LoadTree(context.Background(), source.Ref{Kind: "fake", Name: "demo"}, source.Options{}, safetree.Limits{}); !errors.Is(err, source.ErrKindNotEnabled) {
 		t.Errorf("LoadTree of an unlisted kind: %v, want ErrKindNotEnabled", err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
-	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Tree is a SOURCE read as a plain tree rather than an OCI image: a local
@@ -50,7 +49,7 @@ type Tree struct {
 // LoadTree reads a folder, file, http or git source into memory. limits
 // bound the tree as they bound an unpacked image (zero fields take the
 // defaults); opts.MaxDownloadBytes bounds an http body.
-func LoadTree(ctx context.Context, ref Ref, opts Options, limits Limits) (*Tree, error) {
+func LoadTree(ctx context.Context, ref Ref, opts Options, limits safetree.Limits) (*Tree, error) {
 	loc := opts.location(ref.Kind)
 	if loc == nil {
 		return nil, notEnabled(ref)
@@ -106,7 +105,7 @@ func oneLine(s string) string {
 type TreeBuilder struct {
 	what    string // "the archive", "commit abc123"
 	content string // "" = the root
-	limits  unpack.Limits
+	limits  safetree.Limits
 	b       *filetree.Builder
 	// seen is set once an entry at or below the content directory was
 	// found; contentIsFile when the content directory is a file.
@@ -117,7 +116,7 @@ type TreeBuilder struct {
 // archive", "commit abc123"), content is the directory kept ("" = all),
 // limits hold their defaults. Each method takes tp, the entry's path in
 // the tree, and (where it differs) name, its name in messages.
-func NewTreeBuilder(what, content string, limits unpack.Limits) *TreeBuilder {
+func NewTreeBuilder(what, content string, limits safetree.Limits) *TreeBuilder {
 	return &TreeBuilder{what: what, content: content, limits: limits, b: filetree.NewBuilder()}
 }
 
@@ -172,8 +171,8 @@ func (t *TreeBuilder) Lookup(tp string) (fs.FileMode, bool) { return t.b.Lookup(
 // link's target).
 func (t *TreeBuilder) ReadFile(tp string) ([]byte, bool) { return t.b.ReadFile(tp) }
 
-// Limits are the builder's limits.
-func (t *TreeBuilder) Limits() Limits { return t.limits }
+// safetree.Limits are the builder's limits.
+func (t *TreeBuilder) Limits() safetree.Limits { return t.limits }
 
 // CheckSize applies the file and total size limits to a file of size.
 func (t *TreeBuilder) CheckSize(tp string, size int64) error {
@@ -255,7 +254,7 @@ const maxLinkDepth = 32
 // finishTree reads a raw tree the way folder.LoadDir reads a folder:
 // .addonignore and the default ignore rules apply, and symlinks (already
 // known to stay inside) are replaced by their targets' content.
-func finishTree(raw *filetree.FS, limits unpack.Limits) (*filetree.FS, error) {
+func finishTree(raw *filetree.FS, limits safetree.Limits) (*filetree.FS, error) {
 	var rules []byte
 	if st, err := raw.Lstat(ignore.FileName); err == nil && st.Mode().IsRegular() {
 		rules, _ = raw.ReadFile(ignore.FileName)
@@ -277,7 +276,7 @@ func finishTree(raw *filetree.FS, limits unpack.Limits) (*filetree.FS, error) {
 type finisher struct {
 	raw    *filetree.FS
 	ignore *ignore.Matcher
-	limits unpack.Limits
+	limits safetree.Limits
 	b      *filetree.Builder
 	files  int
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -26,11 +27,11 @@ func TestWriteDockerArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		format build.Format
+		format pack.Format
 		ok     bool
 	}{
-		{build.FormatImage, true},
-		{build.FormatArtifact, false},
+		{pack.FormatImage, true},
+		{pack.FormatArtifact, false},
 	} {
 		t.Run(string(tc.format), func(t *testing.T) {
 			res, err := build.Build(context.Background(), fsys, build.Options{Name: "coredns", Format: tc.format})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
 
@@ -29,12 +30,12 @@ func TestConvertToImageIsTheImageBuild(t *testing.T) {
 				Annotations: map[string]string{"org.example/extra": "yes"},
 				NoValidate:  noValidate,
 			}
-			opts.Format = build.FormatArtifact
+			opts.Format = pack.FormatArtifact
 			art, err := build.Build(ctx, src, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts.Format = build.FormatImage
+			opts.Format = pack.FormatImage
 			want, err := build.Build(ctx, src, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -42,7 +42,7 @@ type layerSource struct {
 // layers are read while upper ones are merged).
 type flattener struct {
 	content string // content directory, relative to the image root ("" = root)
-	limits  Limits
+	limits  safetree.Limits
 	log     *slog.Logger
 
 	b           *filetree.Builder
@@ -57,7 +57,7 @@ type flattener struct {
 	spillDir    string // where readers stream large files, if set
 }
 
-func newFlattener(content string, limits Limits, log *slog.Logger) *flattener {
+func newFlattener(content string, limits safetree.Limits, log *slog.Logger) *flattener {
 	return &flattener{
 		content: strings.Trim(content, "/"),
 		limits:  limits,

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -428,7 +429,7 @@ func flattenCases() []flattenCase {
 				es(dirE("addon/"), file("addon/big", strings.Repeat("b", 2000)), file("addon/keep", "k")),
 				es(whiteout("addon", "big")),
 			),
-			opts: unpack.Options{Limits: unpack.Limits{MaxFileBytes: 1000}},
+			opts: unpack.Options{Limits: safetree.Limits{MaxFileBytes: 1000}},
 			want: tree{"keep": F("k")},
 		},
 		{
@@ -437,7 +438,7 @@ func flattenCases() []flattenCase {
 				es(dirE("addon/"), file("addon/a", strings.Repeat("1", 2000))),
 				es(file("addon/a", strings.Repeat("2", 2000))),
 			),
-			opts: unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 3000}},
+			opts: unpack.Options{Limits: safetree.Limits{MaxAddonBytes: 3000}},
 			want: tree{"a": F(strings.Repeat("2", 2000))},
 		},
 		{
@@ -446,7 +447,7 @@ func flattenCases() []flattenCase {
 				es(dirE("addon/"), file("addon/d/x", strings.Repeat("x", 1500)), file("addon/d/y", strings.Repeat("y", 1500))),
 				es(dirE("addon/d/"), opaque("addon/d"), file("addon/d/z", strings.Repeat("z", 1500))),
 			),
-			opts: unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}},
+			opts: unpack.Options{Limits: safetree.Limits{MaxAddonBytes: 2048}},
 			want: tree{"d": D, "d/z": F(strings.Repeat("z", 1500))},
 		},
 		{

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -50,7 +51,7 @@ func FuzzManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a, err := unpack.Image(context.Background(), img, unpack.Options{Limits: unpack.Limits{MaxImageBytes: 1 << 20, MaxEntries: 100}})
+		a, err := unpack.Image(context.Background(), img, unpack.Options{Limits: safetree.Limits{MaxImageBytes: 1 << 20, MaxEntries: 100}})
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				t.Fatal(err)

@@ -14,11 +14,12 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // fuzzLimits keep one fuzz run small.
-var fuzzLimits = unpack.Limits{
+var fuzzLimits = safetree.Limits{
 	MaxAddonBytes: 4 << 20,
 	MaxImageBytes: 8 << 20,
 	MaxEntries:    1000,

@@ -111,11 +111,11 @@ func nestedIndex(t *testing.T, n int) v1.ImageIndex {
 // bombLimits are the limits the 3 GiB bombs meet: the defaults (2 GiB of
 // decompressed image), except under -race where inflating 2 GiB takes a
 // minute; there the image limit is 256 MiB, still far below the bomb.
-func bombLimits() unpack.Limits {
+func bombLimits() safetree.Limits {
 	if raceEnabled {
-		return unpack.Limits{MaxImageBytes: 256 << 20}
+		return safetree.Limits{MaxImageBytes: 256 << 20}
 	}
-	return unpack.Limits{}
+	return safetree.Limits{}
 }
 
 // bombErr checks the bombs' error: the image size limit, at its default
@@ -197,7 +197,7 @@ func hostileCases() []hostileCase {
 				blob := bombBlob(t, "addon/big", 200<<20, mediatypes.Gzip)
 				im := imageOf(t, imageOpts{noDiff: true}, rawLayer(blob, types.OCILayer))
 				return func(ctx context.Context) error {
-					_, err := unpack.Image(ctx, im, unpack.Options{Limits: unpack.Limits{MaxFileBytes: 64 << 20}})
+					_, err := unpack.Image(ctx, im, unpack.Options{Limits: safetree.Limits{MaxFileBytes: 64 << 20}})
 					return err
 				}
 			},
@@ -205,7 +205,7 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name: "MaxEntries crossed",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
 				var e []ent
 				for i := range 20 {
 					e = append(e, file("addon/f"+strings.Repeat("x", i), "x"))
@@ -219,7 +219,7 @@ func hostileCases() []hostileCase {
 			// against the limits of section 9.5", whose entry limit is on
 			// "tar entries, all layers".
 			name: "MaxEntries crossed by entries outside /addon",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxEntries: 10}}, func(t *testing.T) v1.Image {
 				e := []ent{file("addon/a", "a")}
 				for i := range 50 {
 					e = append(e, file("junk/f"+strings.Repeat("x", i), "x"))
@@ -230,23 +230,23 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name:  "MaxPathLength crossed",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("p", 150), "x"))),
+			build: img(unpack.Options{Limits: safetree.Limits{MaxPathLength: 100}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("p", 150), "x"))),
 			is:    safetree.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{
 			name:  "MaxDepth crossed",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("d/", 12)+"f", "x"))),
+			build: img(unpack.Options{Limits: safetree.Limits{MaxDepth: 8}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("d/", 12)+"f", "x"))),
 			is:    safetree.ErrLimit, check: limitErr(safetree.LimitDepth),
 		},
 		{
 			name: "MaxAddonBytes crossed",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, oneLayer(
+			build: img(unpack.Options{Limits: safetree.Limits{MaxAddonBytes: 2048}}, oneLayer(
 				file("addon/a", strings.Repeat("a", 1000)), file("addon/b", strings.Repeat("b", 1000)), file("addon/c", strings.Repeat("c", 1000)))),
 			is: safetree.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
 			name: "MaxAddonBytes crossed by ORAS file layers",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxAddonBytes: 2048}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxAddonBytes: 2048}}, func(t *testing.T) v1.Image {
 				var ls []*testLayer
 				for _, n := range []string{"a.yaml", "b.yaml", "c.yaml"} {
 					l := rawLayer([]byte(strings.Repeat("x", 1000)), types.OCIUncompressedLayer)
@@ -259,7 +259,7 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name: "MaxEntries crossed by ORAS file layers",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxEntries: 3}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxEntries: 3}}, func(t *testing.T) v1.Image {
 				var ls []*testLayer
 				for _, n := range []string{"a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"} {
 					l := rawLayer([]byte(n), types.OCIUncompressedLayer)
@@ -293,7 +293,7 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name: "MaxDepth crossed by an ORAS file title",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxDepth: 8}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxDepth: 8}}, func(t *testing.T) v1.Image {
 				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("d/", 12) + "cm.yaml"}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
@@ -302,7 +302,7 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name: "MaxPathLength crossed by an ORAS file title",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 100}}, func(t *testing.T) v1.Image {
+			build: img(unpack.Options{Limits: safetree.Limits{MaxPathLength: 100}}, func(t *testing.T) v1.Image {
 				l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
 				l.annotations = map[string]string{mediatypes.AnnotationTitle: strings.Repeat("n", 150) + ".yaml"}
 				return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, l)
@@ -460,7 +460,7 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name:  "long multi-byte name over MaxPathLength",
-			build: img(unpack.Options{Limits: unpack.Limits{MaxPathLength: 300}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("€", 200), "x"))),
+			build: img(unpack.Options{Limits: safetree.Limits{MaxPathLength: 300}}, oneLayer(file("addon/a", "a"), file("addon/"+strings.Repeat("€", 200), "x"))),
 			is:    safetree.ErrLimit, check: limitErr(safetree.LimitPathLength),
 		},
 		{

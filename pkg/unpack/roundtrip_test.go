@@ -9,13 +9,14 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
+	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // Every example, in both forms, unpacks to exactly its source tree.
 func TestExamplesRoundTrip(t *testing.T) {
 	for _, ex := range []string{"coredns", "metrics-server", "gateway-api-crds"} {
-		for _, f := range []build.Format{build.FormatImage, build.FormatArtifact} {
+		for _, f := range []pack.Format{pack.FormatImage, pack.FormatArtifact} {
 			t.Run(ex+"/"+string(f), func(t *testing.T) {
 				ctx := context.Background()
 				src, err := folder.LoadDir(filepath.Join("..", "..", "examples", ex))

@@ -28,8 +28,8 @@ type Options struct {
 	// Platform picks a manifest from an index ("linux/arm64"); empty means
 	// the running platform, else the only entry.
 	Platform *v1.Platform
-	// Limits bound the work an image can cause; zero fields take defaults.
-	Limits Limits
+	// safetree.Limits bound the work an image can cause; zero fields take defaults.
+	Limits safetree.Limits
 	// Logger receives debug notes; nil logs nothing.
 	Logger *slog.Logger
 	// Sink, when set, receives each regular file of the add-on as soon as

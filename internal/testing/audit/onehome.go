@@ -3,6 +3,7 @@ package audit
 import (
 	"go/ast"
 	"go/token"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -205,11 +206,12 @@ func comparisonsInFile(fset *token.FileSet, f *ast.File, pkg string, names []str
 }
 
 // Reexports lists, in the Go files below dirs (test files and the
-// directories skip excepted), the package-level declarations that give
-// another package's error a second name: var ErrX = other.ErrY, or an
-// alias of an error type, type XError = other.XError. A sentinel lives
-// once, in its owner or in pkg/errdef, so that one cause has one name to
-// test for.
+// directories skip excepted), the exported package-level declarations
+// that give a declaration a second name: var X = other.Y, const X = other.Y or type
+// X = other.Y where other is a package of this module, and any alias of
+// another package's error (var ErrX = x.ErrY, type XError = x.XError).
+// A name lives once, in its owner (a sentinel several packages return in
+// pkg/errdef), so that one thing has one name to learn and to test for.
 func Reexports(skip []string, dirs ...string) ([]Finding, error) {
 	return scanFiles(skip, dirs, func(fset *token.FileSet, f *ast.File) []Finding { return reexportsInFile(fset, f) })
 }
@@ -220,6 +222,22 @@ func CheckReexportsSource(name, src string) ([]Finding, error) {
 }
 
 func reexportsInFile(fset *token.FileSet, f *ast.File) []Finding {
+	ours := map[string]bool{} // the names this file imports the module's packages by
+	for _, im := range f.Imports {
+		p, err := strconv.Unquote(im.Path.Value)
+		if err != nil || !strings.HasPrefix(p, Module+"/") {
+			continue
+		}
+		name := path.Base(p)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		ours[name] = true
+	}
+	second := func(sel string, isError bool) bool {
+		pkg, _, _ := strings.Cut(sel, ".")
+		return sel != "" && (ours[pkg] || isError)
+	}
 	var out []Finding
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
@@ -229,12 +247,12 @@ func reexportsInFile(fset *token.FileSet, f *ast.File) []Finding {
 		for _, spec := range gd.Specs {
 			switch s := spec.(type) {
 			case *ast.TypeSpec:
-				if s.Assign.IsValid() && selector(s.Type) != "" && strings.HasSuffix(s.Name.Name, "Error") {
-					out = append(out, Finding{Pos: fset.Position(s.Name.Pos()), Func: s.Name.Name, Call: "type = " + selector(s.Type)})
+				if sel := selector(s.Type); s.Assign.IsValid() && s.Name.IsExported() && second(sel, strings.HasSuffix(s.Name.Name, "Error")) {
+					out = append(out, Finding{Pos: fset.Position(s.Name.Pos()), Func: s.Name.Name, Call: "type = " + sel})
 				}
 			case *ast.ValueSpec:
 				for i, v := range s.Values {
-					if sel := selector(v); i < len(s.Names) && strings.Contains(sel, ".Err") {
+					if sel := selector(v); i < len(s.Names) && s.Names[i].IsExported() && second(sel, strings.Contains(sel, ".Err")) {
 						out = append(out, Finding{Pos: fset.Position(s.Names[i].Pos()), Func: s.Names[i].Name, Call: gd.Tok.String() + " = " + sel})
 					}
 				}

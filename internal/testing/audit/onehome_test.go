@@ -179,7 +179,9 @@ func TestOneHomeForClassification(t *testing.T) {
 	}
 }
 
-// No package under pkg/ or internal/ renames another's error:
+// No package under pkg/ or internal/ gives another's declaration a
+// second name (unpack.Limits was safetree.Limits, build.Format was
+// pack.Format) or renames another's error:
 // errors.Is(err, unpack.ErrLimit) and errors.Is(err, safetree.ErrLimit)
 // were one test under two names, and a reader had to learn that they
 // are. A shared sentinel lives in pkg/errdef.
@@ -198,18 +200,23 @@ func TestNoReexports(t *testing.T) {
 }
 
 // The check itself: it finds a re-exported sentinel and a type alias at
-// package level, and passes a package's own sentinels, other aliases,
-// a function's locals and other selectors.
+// package level and the module's declarations renamed, and passes a
+// package's own sentinels, aliases of other modules' types, a
+// function's locals, unexported shorthands and other selectors.
 func TestCheckReexportsSource(t *testing.T) {
 	src := `package x
-import ("errors"; "os"; "other")
+import ("errors"; "os"; "other"; "github.com/addonpkg/addonpkg/pkg/pack"; st "github.com/addonpkg/addonpkg/pkg/safetree")
 var ErrOwn = errors.New("own")
 var ErrAgain = other.ErrLimit
 var out = os.Stdout
 type LimitError = other.LimitError
 type local = int
 type Limits = other.Limits
-func f() { var e = other.ErrLimit; _ = e }
+type Format = pack.Format
+const FormatImage = pack.FormatImage
+type Tree = st.Limits
+const maxDepth = st.MaxIndexDepth
+func f() { var e = other.ErrLimit; _ = e; const g = pack.FormatImage }
 `
 	found, err := audit.CheckReexportsSource("x.go", src)
 	if err != nil {
@@ -219,7 +226,7 @@ func f() { var e = other.ErrLimit; _ = e }
 	for _, f := range found {
 		got = append(got, f.Func+" "+f.Call)
 	}
-	want := []string{"ErrAgain var = other.ErrLimit", "LimitError type = other.LimitError"}
+	want := []string{"ErrAgain var = other.ErrLimit", "LimitError type = other.LimitError", "Format type = pack.Format", "FormatImage const = pack.FormatImage", "Tree type = st.Limits"}
 	if !slices.Equal(got, want) {
 		t.Errorf("found %q, want %q", got, want)
 	}

@@ -81,7 +81,7 @@ func (Location) ReadWorkTree(path string, tree fs.FS) (*source.WorkTree, error) 
 
 // LoadTree reads the tree of a git source at its ref: from a local
 // repository directly, from a remote one by a shallow fetch into memory.
-func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
+func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits safetree.Limits) (*source.Tree, error) {
 	t, err := loadGit(ctx, ref, opts, limits)
 	if err != nil {
 		return nil, source.WrapError(ref, err)
@@ -91,7 +91,7 @@ func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Option
 
 // loadGit reads the tree of a git source at its ref: from a local
 // repository directly, from a remote one by a shallow fetch into memory.
-func loadGit(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
+func loadGit(ctx context.Context, ref source.Ref, opts source.Options, limits safetree.Limits) (*source.Tree, error) {
 	timeout := opts.IdleTimeout()
 	if !strings.HasPrefix(ref.URL, "https://") && !strings.HasPrefix(ref.URL, "http://") {
 		// git+ssh:// has no idle timeout (its transport is not ours):
@@ -382,7 +382,7 @@ type gitRemote struct {
 
 // fetchRemote fetches the commit a remote git source names (shallow for
 // a branch or tag) into memory and returns it.
-func fetchRemote(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*gogit.Repository, plumbing.Hash, error) {
+func fetchRemote(ctx context.Context, ref source.Ref, opts source.Options, limits safetree.Limits) (*gogit.Repository, plumbing.Hash, error) {
 	u, err := url.Parse(ref.URL)
 	if err != nil {
 		return nil, plumbing.ZeroHash, source.UnwrapURLError(err)

@@ -65,7 +65,7 @@ func (Location) Format(r source.Ref) string { return r.String() }
 
 // LoadTree downloads the source and reads its tree, with the unpacker's
 // limits and safety rules.
-func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
+func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Options, limits safetree.Limits) (*source.Tree, error) {
 	t, err := loadHTTP(ctx, ref, opts, limits)
 	if err != nil {
 		return nil, source.WrapError(ref, err)
@@ -74,7 +74,7 @@ func (Location) LoadTree(ctx context.Context, ref source.Ref, opts source.Option
 }
 
 // loadHTTP downloads an http source and reads its tree.
-func loadHTTP(ctx context.Context, ref source.Ref, opts source.Options, limits source.Limits) (*source.Tree, error) {
+func loadHTTP(ctx context.Context, ref source.Ref, opts source.Options, limits safetree.Limits) (*source.Tree, error) {
 	u, err := url.Parse(ref.URL)
 	if err != nil {
 		return nil, source.UnwrapURLError(err)
