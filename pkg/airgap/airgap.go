@@ -138,16 +138,13 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 			}
 		}()
 	}
-	whole, err := keepIndex(ctx, a, opts)
+	// The add-on's image lock does not keep an index whole: the copy
+	// writes its own.
+	narrow := opts.Options
+	narrow.ReferrerLimits = referrerLimits(opts)
+	whole, err := transfer.Narrow(ctx, a, narrow)
 	if err != nil {
 		return nil, err
-	}
-	if a.Index != nil && !opts.AllPlatforms && !whole {
-		img, err := unpack.SelectImage(a.Index, opts.Platform)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
-		}
-		a.Image, a.Index = img, nil
 	}
 	todo, err := imagesOf(ctx, src, a, opts)
 	if err != nil {
@@ -175,33 +172,6 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 	}
 	res.Addon.Reference = "oci-archive:" + dst.Path + "@" + res.Addon.Digest
 	return res, nil
-}
-
-// keepIndex reports whether the add-on's index is copied whole although
-// one platform was asked for: when referrers travel and something other
-// than an image lock (or an artifact type ReferrerLimits skips) refers to
-// the index itself (its signature covers the index, not one child).
-func keepIndex(ctx context.Context, a *source.Artifact, opts Options) (bool, error) {
-	if a.Index == nil || opts.AllPlatforms || !opts.Referrers {
-		return false, nil
-	}
-	st, repo, ref := a.Beside()
-	loc, err := referrers.Beside(ctx, st, repo, ref, opts.Registry)
-	if errors.Is(err, referrers.ErrUnsupported) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	limits := referrerLimits(opts)
-	// Ignored hears of what is left where referrers are copied, not here,
-	// where they are only counted.
-	limits.Ignored = nil
-	ok, err := referrers.Any(ctx, loc, a.Digest, limits)
-	if err != nil {
-		return false, fmt.Errorf("%s: referrers: %w", a.Ref, err)
-	}
-	return ok, nil
 }
 
 // imagesOf lists the images to copy: from a lock the source carries, else

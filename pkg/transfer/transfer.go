@@ -52,16 +52,9 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, err
 	}
 	defer a.Close()
-	whole, err := opts.keepIndex(ctx, a)
+	whole, err := Narrow(ctx, a, opts)
 	if err != nil {
 		return nil, err
-	}
-	if a.Index != nil && !opts.AllPlatforms && !whole {
-		img, err := unpack.SelectImage(a.Index, opts.Platform)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
-		}
-		a.Image, a.Index = img, nil
 	}
 	res, err := Write(ctx, a, dst, opts)
 	if res != nil {
@@ -70,12 +63,32 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	return res, err
 }
 
-// keepIndex reports whether an index is copied whole although one
-// platform was asked for: when referrers travel and something refers to
-// the index itself (a signature, an SBOM). A signature covers the index's
-// digest; one platform's image alone would arrive unsigned.
-func (o Options) keepIndex(ctx context.Context, a *source.Artifact) (bool, error) {
-	if a.Index == nil || o.AllPlatforms || !o.Referrers {
+// Narrow makes the index a the image of one platform (opts.Platform;
+// nil: the running one), unless opts copies every platform or something
+// refers to the index itself, which that one image would lose (its
+// signature covers the index, not a child): then the index stays whole,
+// and whole says so. Only referrers that travel count (opts.Referrers,
+// less the artifact types ReferrerLimits skips). An image is left as it
+// is.
+func Narrow(ctx context.Context, a *source.Artifact, opts Options) (whole bool, err error) {
+	if a.Index == nil || opts.AllPlatforms {
+		return false, nil
+	}
+	if whole, err = keepIndex(ctx, a, opts); err != nil || whole {
+		return whole, err
+	}
+	img, err := unpack.SelectImage(a.Index, opts.Platform)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", a.Ref, err)
+	}
+	a.Image, a.Index = img, nil
+	return false, nil
+}
+
+// keepIndex reports whether something that travels refers to the index
+// a itself.
+func keepIndex(ctx context.Context, a *source.Artifact, o Options) (bool, error) {
+	if !o.Referrers {
 		return false, nil
 	}
 	st, repo, ref := a.Beside()
