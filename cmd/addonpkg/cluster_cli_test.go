@@ -218,7 +218,7 @@ func TestInClusterRBACSuffices(t *testing.T) {
 	ms := filepath.Join("..", "..", "examples", "metrics-server")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	go playDeployment(ctx, kubernetes.NewForConfigOrDie(env.Admin), "kube-system", "metrics-server")
+	go kubeenv.PlayDeployment(ctx, kubernetes.NewForConfigOrDie(env.Admin), "kube-system", "metrics-server")
 	for _, args := range [][]string{
 		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...),
 		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...), // again: a no-op

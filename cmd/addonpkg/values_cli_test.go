@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -52,7 +50,7 @@ func TestCLIApplyCoreDNSValues(t *testing.T) {
 		t.Errorf("apply with a misspelt value: exit %d, %q", code, stderr)
 	}
 
-	go playDeployment(ctx, typed, "kube-system", "coredns")
+	go kubeenv.PlayDeployment(ctx, typed, "kube-system", "coredns")
 	defer runKube(t, nil, cliEnv, bin, "uninstall", "coredns")
 	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", coredns, "--set", "DNS_SERVER_IP=10.0.0.10", "--wait-timeout", "2m", "--json")
 	if code != 0 {
@@ -76,26 +74,6 @@ func TestCLIApplyCoreDNSValues(t *testing.T) {
 	must(t, json.Unmarshal([]byte(out), &st))
 	if len(st) != 1 || st[0].Values["DNS_SERVER_IP"] != "10.0.0.10" || st[0].Values["DNS_DOMAIN"] != "cluster.local" || st[0].Ready != 6 {
 		t.Errorf("status = %s, want the values recorded and 6 objects ready", out)
-	}
-}
-
-// playDeployment does what the Deployment controller would: marks the
-// Deployment available once it exists, until ctx ends.
-func playDeployment(ctx context.Context, typed kubernetes.Interface, ns, name string) {
-	for ctx.Err() == nil {
-		if d, err := typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-			d.Status = appsv1.DeploymentStatus{
-				ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-				Conditions: []appsv1.DeploymentCondition{
-					{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
-					{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
-				},
-			}
-			if _, err := typed.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err == nil {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -138,7 +116,7 @@ addons:
 		t.Fatalf("lock: %s", stderr)
 	}
 
-	go playDeployment(ctx, typed, "kube-system", "coredns")
+	go kubeenv.PlayDeployment(ctx, typed, "kube-system", "coredns")
 	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-coredns")
 	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-gateway-api", "--prune-non-empty")
 	out, stderr, code := runKube(t, nil, cliEnv, bin, "apply", "-f", decl, "--json", "--wait-timeout", "2m")

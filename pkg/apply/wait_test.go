@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -60,40 +58,8 @@ spec:
 // marks the named Deployment available and the Job complete, once they
 // exist, until ctx ends.
 func (k *cluster) playControllers(ctx context.Context, deployment, job string) {
-	go func() {
-		doneD, doneJ := false, false
-		for ctx.Err() == nil && !(doneD && doneJ) {
-			if !doneD {
-				if d, err := k.typed.AppsV1().Deployments(k.prefix).Get(ctx, deployment, metav1.GetOptions{}); err == nil {
-					d.Status = appsv1.DeploymentStatus{
-						ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-						Conditions: []appsv1.DeploymentCondition{
-							{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
-							{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
-						},
-					}
-					_, err = k.typed.AppsV1().Deployments(k.prefix).UpdateStatus(ctx, d, metav1.UpdateOptions{})
-					doneD = err == nil
-				}
-			}
-			if !doneJ {
-				if j, err := k.typed.BatchV1().Jobs(k.prefix).Get(ctx, job, metav1.GetOptions{}); err == nil {
-					now := metav1.Now()
-					start := metav1.NewTime(now.Add(-time.Second))
-					j.Status = batchv1.JobStatus{
-						StartTime: &start, CompletionTime: &now, Succeeded: 1,
-						Conditions: []batchv1.JobCondition{
-							{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-							{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-						},
-					}
-					_, err = k.typed.BatchV1().Jobs(k.prefix).UpdateStatus(ctx, j, metav1.UpdateOptions{})
-					doneJ = err == nil
-				}
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
+	go kubeenv.PlayDeployment(ctx, k.typed, k.prefix, deployment)
+	go kubeenv.PlayJob(ctx, k.typed, k.prefix, job)
 }
 
 // Apply waits until the Deployment is available and the Job complete
