@@ -29,35 +29,25 @@ func CheckErrorTextSource(name, src string) ([]Finding, error) {
 
 func errTextInFile(fset *token.FileSet, f *ast.File) []Finding {
 	var out []Finding
-	for _, decl := range f.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fn.Body == nil {
-			continue
-		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = typeName(fn.Recv.List[0].Type) + "." + name
-		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			switch x := n.(type) {
-			case *ast.CallExpr:
-				sel, isSel := x.Fun.(*ast.SelectorExpr)
-				if textMatchers[selector(x.Fun)] || (isSel && sel.Sel.Name == "MatchString") {
-					for _, a := range x.Args {
-						if hasErrorCall(a) {
-							out = append(out, Finding{Pos: fset.Position(x.Pos()), Func: name, Call: callName(x.Fun)})
-							break
-						}
+	inFuncs(f, func(name string, n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CallExpr:
+			sel, isSel := x.Fun.(*ast.SelectorExpr)
+			if textMatchers[selector(x.Fun)] || (isSel && sel.Sel.Name == "MatchString") {
+				for _, a := range x.Args {
+					if hasErrorCall(a) {
+						out = append(out, Finding{Pos: fset.Position(x.Pos()), Func: name, Call: callName(x.Fun)})
+						break
 					}
 				}
-			case *ast.BinaryExpr:
-				if (x.Op == token.EQL || x.Op == token.NEQ) && (hasErrorCall(x.X) || hasErrorCall(x.Y)) {
-					out = append(out, Finding{Pos: fset.Position(x.Pos()), Func: name, Call: x.Op.String()})
-				}
 			}
-			return true
-		})
-	}
+		case *ast.BinaryExpr:
+			if (x.Op == token.EQL || x.Op == token.NEQ) && (hasErrorCall(x.X) || hasErrorCall(x.Y)) {
+				out = append(out, Finding{Pos: fset.Position(x.Pos()), Func: name, Call: x.Op.String()})
+			}
+		}
+		return true
+	})
 	return out
 }
 

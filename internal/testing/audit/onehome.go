@@ -134,29 +134,19 @@ func ReferenceSlicing(skip []string, dirs ...string) ([]Finding, error) {
 
 func slicingInFile(fset *token.FileSet, f *ast.File) []Finding {
 	var out []Finding
-	for _, decl := range f.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fn.Body == nil {
-			continue
-		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = typeName(fn.Recv.List[0].Type) + "." + name
-		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			c, ok := n.(*ast.CallExpr)
-			if !ok || !slicers[selector(c.Fun)] || len(c.Args) < 2 {
-				return true
-			}
-			if l, ok := c.Args[1].(*ast.BasicLit); ok {
-				v := l.Value
-				if v == `'@'` || v == `':'` || v == `"@"` || v == `":"` || v == `":@"` || v == `"@:"` {
-					out = append(out, Finding{Pos: fset.Position(c.Pos()), Func: name, Call: selector(c.Fun) + " " + v})
-				}
-			}
+	inFuncs(f, func(name string, n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || !slicers[selector(c.Fun)] || len(c.Args) < 2 {
 			return true
-		})
-	}
+		}
+		if l, ok := c.Args[1].(*ast.BasicLit); ok {
+			v := l.Value
+			if v == `'@'` || v == `':'` || v == `"@"` || v == `":"` || v == `":@"` || v == `"@:"` {
+				out = append(out, Finding{Pos: fset.Position(c.Pos()), Func: name, Call: selector(c.Fun) + " " + v})
+			}
+		}
+		return true
+	})
 	return out
 }
 
@@ -182,26 +172,16 @@ func comparisonsInFile(fset *token.FileSet, f *ast.File, pkg string, names []str
 		}
 		return ""
 	}
-	for _, decl := range f.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fn.Body == nil {
-			continue
-		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = typeName(fn.Recv.List[0].Type) + "." + name
-		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			b, ok := n.(*ast.BinaryExpr)
-			if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
-				return true
-			}
-			if s := is(b.X) + is(b.Y); s != "" {
-				out = append(out, Finding{Pos: fset.Position(b.Pos()), Func: name, Call: s})
-			}
+	inFuncs(f, func(name string, n ast.Node) bool {
+		b, ok := n.(*ast.BinaryExpr)
+		if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
 			return true
-		})
-	}
+		}
+		if s := is(b.X) + is(b.Y); s != "" {
+			out = append(out, Finding{Pos: fset.Position(b.Pos()), Func: name, Call: s})
+		}
+		return true
+	})
 	return out
 }
 

@@ -51,36 +51,26 @@ func CheckSource(name, src string) ([]Finding, error) {
 
 func inFile(fset *token.FileSet, f *ast.File) []Finding {
 	var out []Finding
-	for _, decl := range f.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fn.Body == nil {
-			continue
-		}
-		name := fn.Name.Name
-		if fn.Recv != nil && len(fn.Recv.List) == 1 {
-			name = typeName(fn.Recv.List[0].Type) + "." + name
-		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			// go-containerregistry's RawConfigFile reads a remote config
-			// whole: internal/verify.Config is the capped way.
-			if s, ok := call.Fun.(*ast.SelectorExpr); ok && s.Sel.Name == "RawConfigFile" && len(call.Args) == 0 {
-				out = append(out, Finding{Pos: fset.Position(call.Pos()), Func: name, Call: ".RawConfigFile"})
-				return true
-			}
-			if !readAlls[selector(call.Fun)] || len(call.Args) == 0 {
-				return true
-			}
-			if arg, ok := call.Args[0].(*ast.CallExpr); ok && capped[selector(arg.Fun)] {
-				return true
-			}
-			out = append(out, Finding{Pos: fset.Position(call.Pos()), Func: name, Call: selector(call.Fun)})
+	inFuncs(f, func(name string, n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
 			return true
-		})
-	}
+		}
+		// go-containerregistry's RawConfigFile reads a remote config
+		// whole: internal/verify.Config is the capped way.
+		if s, ok := call.Fun.(*ast.SelectorExpr); ok && s.Sel.Name == "RawConfigFile" && len(call.Args) == 0 {
+			out = append(out, Finding{Pos: fset.Position(call.Pos()), Func: name, Call: ".RawConfigFile"})
+			return true
+		}
+		if !readAlls[selector(call.Fun)] || len(call.Args) == 0 {
+			return true
+		}
+		if arg, ok := call.Args[0].(*ast.CallExpr); ok && capped[selector(arg.Fun)] {
+			return true
+		}
+		out = append(out, Finding{Pos: fset.Position(call.Pos()), Func: name, Call: selector(call.Fun)})
+		return true
+	})
 	return out
 }
 

@@ -54,3 +54,20 @@ func scanSource(name, src string, visit func(*token.FileSet, *ast.File) []Findin
 	}
 	return visit(fset, f), nil
 }
+
+// inFuncs calls visit, as ast.Inspect does, on the nodes of the body of
+// every function of f, with the function's name (Type.Method for a
+// method) for the finding to name.
+func inFuncs(f *ast.File, visit func(name string, n ast.Node) bool) {
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil && len(fn.Recv.List) == 1 {
+			name = typeName(fn.Recv.List[0].Type) + "." + name
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool { return visit(name, n) })
+	}
+}
