@@ -41,23 +41,7 @@ func TestCopyReferrers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject, err := partial.Descriptor(art.Image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
-		mutate.Addendum{Layer: static.NewLayer([]byte(`{}`), "application/json")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sbom = mutate.Subject(sbom, *subject).(v1.Image)
-	sbomDigest, err := sbom.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(repo.Digest(sbomDigest.String()), sbom); err != nil {
-		t.Fatal(err)
-	}
+	pushSBOM(t, repo, art.Image)
 	sig := cosignSignature(t, art.Digest)
 	sigTag := referrers.CosignTag(art.Digest, ".sig")
 	if err := remote.Write(repo.Tag(sigTag), sig); err != nil {
@@ -92,6 +76,29 @@ func TestCopyReferrers(t *testing.T) {
 		if len(found) != want {
 			t.Errorf("Referrers=%v: at the destination: %+v, want %d", on, found, want)
 		}
+	}
+}
+
+// pushSBOM pushes to repo an SBOM whose subject is the manifest of
+// subject (an image or an index).
+func pushSBOM(t *testing.T, repo name.Repository, subject partial.Describable) {
+	t.Helper()
+	desc, err := partial.Descriptor(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
+		mutate.Addendum{Layer: static.NewLayer([]byte(`{}`), "application/json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbom = mutate.Subject(sbom, *desc).(v1.Image)
+	d, err := sbom.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(repo.Digest(d.String()), sbom); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -176,15 +183,7 @@ func cosignSignature(t *testing.T, d v1.Hash) v1.Image {
 func TestWholeIndexReportsIgnoredOnce(t *testing.T) {
 	ctx := context.Background()
 	host := testRegistry(t, "")
-	amd, arm := testAddon(t, "amd"), testAddon(t, "arm")
-	idx := mutate.AppendManifests(empty.Index,
-		mutate.IndexAddendum{Add: amd.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
-	)
-	idxDigest, err := idx.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx, idxDigest, _, _ := testIndex(t)
 	src := parse(t, host+"/addons/multi:1")
 	if _, err := transfer.Write(ctx, &source.Artifact{Index: idx, Digest: idxDigest}, src, transfer.Options{}); err != nil {
 		t.Fatal(err)
@@ -193,23 +192,7 @@ func TestWholeIndexReportsIgnoredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject, err := partial.Descriptor(idx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sbom, err := mutate.Append(mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/spdx+json"),
-		mutate.Addendum{Layer: static.NewLayer([]byte(`{}`), "application/json")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sbom = mutate.Subject(sbom, *subject).(v1.Image)
-	sbomDigest, err := sbom.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(repo.Digest(sbomDigest.String()), sbom); err != nil {
-		t.Fatal(err)
-	}
+	pushSBOM(t, repo, idx)
 	// No layers: not a cosign signature, so it is left out and reported.
 	if err := remote.Write(repo.Tag(referrers.CosignTag(idxDigest, ".sig")), empty.Image); err != nil {
 		t.Fatal(err)

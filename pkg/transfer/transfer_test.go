@@ -144,19 +144,26 @@ func TestCopyMediaTypeFromContent(t *testing.T) {
 	}
 }
 
+// testIndex is an index of two add-ons, for linux/amd64 and linux/arm64.
+func testIndex(t *testing.T) (idx v1.ImageIndex, digest v1.Hash, amd, arm *source.Artifact) {
+	t.Helper()
+	amd, arm = testAddon(t, "amd"), testAddon(t, "arm")
+	idx = mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: amd.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: arm.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
+	)
+	digest, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, digest, amd, arm
+}
+
 // An index copied whole keeps its index type, wherever it goes.
 func TestCopyIndex(t *testing.T) {
 	ctx := context.Background()
 	host := testRegistry(t, "")
-	amd, arm := testAddon(t, "amd"), testAddon(t, "arm")
-	idx := mutate.AppendManifests(empty.Index,
-		mutate.IndexAddendum{Add: amd.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
-		mutate.IndexAddendum{Add: arm.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
-	)
-	idxDigest, err := idx.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx, idxDigest, amd, arm := testIndex(t)
 	src := parse(t, host+"/addons/multi:1")
 	if _, err := transfer.Write(ctx, &source.Artifact{Index: idx, Digest: idxDigest}, src, transfer.Options{}); err != nil {
 		t.Fatal(err)
