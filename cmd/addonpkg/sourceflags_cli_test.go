@@ -69,9 +69,30 @@ func TestCLISourceFlagsVerifyBeforeApply(t *testing.T) {
 		t.Errorf("the verified apply did not create the ConfigMap: %v", err)
 	}
 
+	// A set's members are checked too, each before anything of it is
+	// applied (the same ConfigMap, under the set member's name).
+	if _, stderr, code := run("uninstall", "signed-cm"); code != 0 {
+		t.Fatalf("uninstall: exit %d: %s", code, stderr)
+	}
+	decl := filepath.Join(tmp, "addons.yaml")
+	must(t, os.WriteFile(decl, []byte("apiVersion: addon.cncf.io/v1alpha1\nkind: AddonSet\naddons:\n  - name: signed-set-cm\n    source: "+src+"\n"), 0o644))
+	if _, stderr, code := run("lock", "-f", decl); code != 0 {
+		t.Fatalf("lock: exit %d: %s", code, stderr)
+	}
+	if out, stderr, code := run("apply", "-f", decl, "--verify-key", otherPub); code == 0 || out != "" || !strings.Contains(stderr, "signature") {
+		t.Errorf("apply -f with another key: exit %d, stdout %q, stderr %q; want a refusal naming the signature", code, out, stderr)
+	}
+	if _, err := typed.CoreV1().Secrets("kube-system").Get(ctx, apply.InventoryName("signed-set-cm"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused apply -f wrote an inventory: %v", err)
+	}
+	defer run("uninstall", "signed-set-cm")
+	if _, stderr, code := run("apply", "-f", decl, "--verify-key", pub); code != 0 {
+		t.Errorf("apply -f with the signing key: exit %d: %s", code, stderr)
+	}
+
 	// -f installs what the lock pins: a platform would be ignored, so it
 	// is refused.
-	if _, stderr, code := run("apply", "-f", filepath.Join(tmp, "addons.yaml"), "--platform", "linux/arm64"); code == 0 || !strings.Contains(stderr, "--platform") {
+	if _, stderr, code := run("apply", "-f", decl, "--platform", "linux/arm64"); code == 0 || !strings.Contains(stderr, "--platform") {
 		t.Errorf("apply -f --platform: exit %d, %q; want a usage error naming --platform", code, stderr)
 	}
 }
