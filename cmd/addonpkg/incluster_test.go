@@ -38,7 +38,10 @@ type inClusterObject struct {
 				InitContainers []inClusterContainer `yaml:"initContainers"`
 				Containers     []inClusterContainer `yaml:"containers"`
 				Volumes        []struct {
-					Name string `yaml:"name"`
+					Name      string `yaml:"name"`
+					ConfigMap struct {
+						Name string `yaml:"name"`
+					} `yaml:"configMap"`
 				} `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
@@ -130,5 +133,21 @@ func TestInClusterExample(t *testing.T) {
 		if !found {
 			t.Errorf("volume %q is mounted but not defined", m.Name)
 		}
+	}
+	// It installs only what the key in the README's ConfigMap signed.
+	keys, err := c.Flags().GetStringArray("verify-key")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the Job verifies with %q (%v); want one --verify-key", keys, err)
+	}
+	mounted := false
+	for _, m := range apply.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.ConfigMap.Name == "addon-signing-keys" && keys[0] == m.MountPath+"/cosign.pub" {
+				mounted = true
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("--verify-key %s is not cosign.pub of the ConfigMap addon-signing-keys mounted in the container", keys[0])
 	}
 }

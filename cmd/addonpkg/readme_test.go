@@ -30,6 +30,7 @@ var readmeSkip = []struct {
 	{"README.md", "go run ./examples/installer", "needs the module's source, not this scratch directory; examples/installer's TestInstall runs the same program on the same set"},
 	{"examples/in-cluster/README.md", "make image", "builds in the clone; hack/selfimage's tests build, push and run the same image"},
 	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},
+	{"examples/in-cluster/README.md", "kubectl create configmap addon-signing-keys", "needs a cluster; TestInClusterExample checks that the Job verifies with the key this ConfigMap holds"},
 }
 
 // readmeDocs are the files whose sh blocks are run.
