@@ -54,10 +54,16 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 		resMap resmap.ResMap
 	)
 	tree := treeFS{fsys: fsys, kustomizations: &read}
-	printed, err := captureOutput(func() (err error) {
+	run := func() (err error) {
 		resMap, err = k.Run(tree, "/")
 		return err
-	})
+	}
+	var printed []string
+	if opts.AllowRemote || mayPrint(fsys) {
+		printed, err = captureOutput(run)
+	} else {
+		err = run()
+	}
 	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read, printed)
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}

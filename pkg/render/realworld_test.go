@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
@@ -199,3 +201,53 @@ func TestRenderKustomizeWarnings(t *testing.T) {
 		t.Errorf("no deprecated field: %q, %v", res.Warnings, err)
 	}
 }
+
+// os.Stderr and the standard logger are the whole process's: a render of
+// a kustomization kustomize prints nothing for leaves them alone, so what
+// the caller's other goroutines log meanwhile reaches the caller's log,
+// not the render's warnings. (One with a deprecated field is captured,
+// TestRenderKustomizeWarnings.)
+func TestRenderKustomizeLeavesProcessOutput(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	out, flags := log.Writer(), log.Flags()
+	log.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
+	log.SetFlags(0)
+	defer func() { log.SetOutput(out); log.SetFlags(flags) }()
+
+	stop := make(chan struct{})
+	written := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				written <- n
+				return
+			default:
+				log.Printf("caller line %d", n)
+				n++
+			}
+		}
+	}()
+	files := map[string]string{"kustomization.yaml": "resources:\n- a.yaml\nlabels:\n- pairs:\n    app: x\n", "a.yaml": cm("a", "")}
+	for range 20 {
+		res, err := renderTree(t, files)
+		if err != nil || len(res.Warnings) != 0 {
+			close(stop)
+			<-written
+			t.Fatalf("render: %v; %d warnings, the first %q (the caller's own log lines, taken by a swapped logger?)", err, len(res.Warnings), append(res.Warnings, "")[0])
+		}
+	}
+	close(stop)
+	n := <-written
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Count(buf.String(), "caller line "); got != n {
+		t.Errorf("the caller logged %d lines during the renders and %d reached its log", n, got)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

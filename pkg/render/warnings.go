@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"slices"
@@ -18,6 +19,39 @@ import (
 // the standard logger. A library must not write to its caller's
 // terminal, so a render captures both and returns them as
 // Result.Warnings, one line each.
+
+// mayPrint reports whether kustomize may print while it renders the
+// tree: a kustomization of it has a deprecated field (vars among them,
+// whose expansion logs too) or sortOptions, or does not parse. Only
+// then does a render swap os.Stderr and the standard logger, which are
+// the whole process's: a tree without them leaves both alone, so the
+// caller's own goroutines keep their output. (Remote resources, whose
+// git fetch logs, are captured by the caller's choice.)
+func mayPrint(fsys fs.FS) bool {
+	prints := false
+	_ = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			prints = true
+		}
+		if prints {
+			return fs.SkipAll
+		}
+		if d.IsDir() || !isKustomization(name) {
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, name)
+		var k types.Kustomization
+		if err != nil || k.Unmarshal(b) != nil {
+			prints = true
+			return nil
+		}
+		if msgs := k.CheckDeprecatedFields(); msgs != nil && len(*msgs) > 0 || k.SortOptions != nil {
+			prints = true
+		}
+		return nil
+	})
+	return prints
+}
 
 // captureOutput runs f with os.Stderr and the standard logger writing to
 // a pipe, and returns the lines written. It runs under kustomizeMu, so
