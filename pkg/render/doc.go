@@ -10,4 +10,13 @@
 // its text. A kustomization's remote resources are refused
 // (ErrRemote) unless Options.AllowRemote. This is the one package that
 // runs kustomize: a program that only unpacks does not compile it.
+//
+// Renders of kustomize trees run one at a time. kustomize prints its
+// deprecation warnings to os.Stderr and logs to the standard logger;
+// they come back as Result.Warnings instead. For a tree whose
+// kustomizations may print (deprecated fields such as commonLabels,
+// vars, sortOptions, remote resources allowed) that means swapping
+// os.Stderr and the standard logger, the process's own, while kustomize
+// runs: lines other goroutines write meanwhile land in the warnings.
+// Other trees run with both left alone.
 package render
