@@ -11,6 +11,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // unpackFlags are unpack's flags: where the add-on goes (-o, the
@@ -88,7 +89,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.StringVarP(&u.out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
 	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
-	addJSONFlag(cmd, &u.asJSON, "metadata and the file list")
+	addJSONFlag(cmd, &u.asJSON, "metadata, the file list and the values the add-on declares")
 	f.StringVar(&u.contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	u.rf.add(cmd)
 	f.Int64Var(&u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
@@ -129,7 +130,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 	switch {
 	case u.out != "":
 		if u.asJSON {
-			return a.printJSON(describeAddon(ref, ad))
+			return a.printDescription(ref, ad)
 		}
 		return nil
 	case u.asJSON:
@@ -143,7 +144,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 			a.warn(res.Warnings)
 			ad.SetInventory(res.Inventory())
 		}
-		return a.printJSON(describeAddon(ref, ad))
+		return a.printDescription(ref, ad)
 	case u.list:
 		return printList(a, ad)
 	}
@@ -220,7 +221,10 @@ func files(ad *unpack.Addon) []fileInfo {
 	return out
 }
 
-func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
+// printDescription prints what --json says of an add-on: where it came
+// from, its config, its files and the values it declares for its
+// installer (.addonvalues), so that an installer can ask which to give.
+func (a *app) printDescription(ref source.Ref, ad *unpack.Addon) error {
 	m := map[string]any{
 		"source":   ref.String(),
 		"pinned":   ad.Pinned,
@@ -235,7 +239,25 @@ func describeAddon(ref source.Ref, ad *unpack.Addon) map[string]any {
 	if ad.Digest.Hex != "" {
 		m["digest"] = ad.Digest.String()
 	}
-	return m
+	decl, err := values.Load(ad.FS)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	if decl != nil {
+		vals := make([]declaredValue, len(decl.Values))
+		for i, v := range decl.Values {
+			vals[i] = declaredValue{Value: v, Required: v.Default == nil}
+		}
+		m["values"] = vals
+	}
+	return a.printJSON(m)
+}
+
+// declaredValue is a value the add-on declares, and whether an
+// installer must give it (it has no default).
+type declaredValue struct {
+	values.Value
+	Required bool `json:"required"`
 }
 
 func printList(a *app, ad *unpack.Addon) error {

@@ -154,3 +154,35 @@ addons:
 		}
 	}
 }
+
+// unpack --json lists the values an add-on declares, each with its
+// description, its default and whether an installer must give it, from
+// a folder and from the built add-on alike; an add-on that declares none
+// has no "values".
+func TestCLIUnpackJSONListsValues(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:values")
+	type value struct {
+		Name, Description string
+		Default           *string
+		Required          bool
+	}
+	for _, src := range []string{cliExampleDir("coredns"), "coredns:values"} {
+		var got struct{ Values []value }
+		must(t, json.Unmarshal([]byte(cliMust(t, "unpack", src, "--json")), &got))
+		byName := map[string]value{}
+		for _, v := range got.Values {
+			byName[v.Name] = v
+		}
+		ip, domain := byName["DNS_SERVER_IP"], byName["DNS_DOMAIN"]
+		if len(got.Values) != 3 || !ip.Required || ip.Default != nil || ip.Description == "" ||
+			domain.Required || domain.Default == nil || *domain.Default != "cluster.local" {
+			t.Errorf("%s: values %+v; want DNS_SERVER_IP required, DNS_DOMAIN defaulting to cluster.local, three in all", src, got.Values)
+		}
+	}
+	var none map[string]any
+	must(t, json.Unmarshal([]byte(cliMust(t, "unpack", cliExampleDir("gateway-api-crds"), "--json")), &none))
+	if _, ok := none["values"]; ok {
+		t.Errorf("an add-on without .addonvalues lists values: %v", none["values"])
+	}
+}
