@@ -17,13 +17,14 @@ UMOCI="${UMOCI:-$(command -v umoci || echo umoci-not-found)}"
 SKOPEO="${SKOPEO:-$(command -v skopeo || echo skopeo-not-found)}"
 GEN="$PEERS_BIN/gen"
 REPORT="$PEERS_BIN/report"
-# build the lab's Go tools (tools/gen, tools/report, tools/benchdoc) when missing or stale.
-# tools/ is its own Go module (tools/go.mod), so the addonpkg module's `go vet ./...` and
-# `go test ./...` never compile it.
+# build the lab's Go tools (tools/gen, tools/report, tools/benchdoc, tools/adversarial) when
+# missing or stale: older than their own folder, the code they share (tools/internal) or
+# tools/go.mod. tools/ is its own Go module (tools/go.mod), so the addonpkg module's
+# `go vet ./...` and `go test ./...` never compile it.
 build_tools() {
   local t
   for t in gen report benchdoc adversarial; do
-    if [[ ! -x "$PEERS_BIN/$t" || -n "$(find "$HERE/tools/$t" "$HERE/tools/go.mod" -newer "$PEERS_BIN/$t")" ]]; then
+    if [[ ! -x "$PEERS_BIN/$t" || -n "$(find "$HERE/tools/$t" "$HERE/tools/internal" "$HERE/tools/go.mod" -newer "$PEERS_BIN/$t")" ]]; then
       mkdir -p "$PEERS_BIN"; (cd "$HERE/tools" && "$GO" build -trimpath -o "$PEERS_BIN/$t" "./$t")
     fi
   done

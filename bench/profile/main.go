@@ -83,7 +83,9 @@ func main() {
 		defer tree.Close()
 		res, err := build.Build(ctx, tree, build.Options{Name: "addon"})
 		check(err)
-		_, err = st.WriteImage(ctx, res.Image, nil, source.NormalizeName(*tag))
+		name, err := source.StoreName(*tag) // as build -t names it (pkg/publish)
+		check(err)
+		_, err = st.WriteImage(ctx, res.Image, nil, name)
 		check(err)
 	default:
 		check(fmt.Errorf("unknown -mode %q", *mode))

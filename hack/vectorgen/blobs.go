@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -81,31 +82,24 @@ const (
 // the version go.mod pins, no name or time in the gzip header).
 func compress(b []byte, c compression) []byte {
 	var buf bytes.Buffer
+	var zw io.WriteCloser
+	var err error
 	switch c {
 	case gz:
-		zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
-		if err != nil {
-			panic(err)
-		}
-		if _, err := zw.Write(b); err != nil {
-			panic(err)
-		}
-		if err := zw.Close(); err != nil {
-			panic(err)
-		}
+		zw, err = gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	case zst:
-		zw, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
-		if err != nil {
-			panic(err)
-		}
-		if _, err := zw.Write(b); err != nil {
-			panic(err)
-		}
-		if err := zw.Close(); err != nil {
-			panic(err)
-		}
+		zw, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
 	default:
 		return b
+	}
+	if err != nil {
+		panic(err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		panic(err)
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
 	}
 	return buf.Bytes()
 }

@@ -22,87 +22,20 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
+
+	"addonpkg.local/perf/tools/internal/labrun"
 )
 
-type key struct{ size, op string }
-
-type opInfo struct {
-	category, title, check string
-}
-
-type stat struct {
-	wall, rss, load []float64
-	n, failed       int
-}
-
-func readTSV(p string) [][]string {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var rows [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			rows = append(rows, strings.Split(line, "\t"))
-		}
-	}
-	return rows
-}
-
-func num(s string) float64 { x, _ := strconv.ParseFloat(strings.TrimSpace(s), 64); return x }
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func minmax(v []float64) (float64, float64) {
-	if len(v) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	lo, hi := v[0], v[0]
-	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	t := 0.0
-	for _, x := range v {
-		t += x
-	}
-	return t / float64(len(v))
-}
-
+// lab is one run of the perf lab, with what only this report reads of it
+// (the commands and the machine).
 type lab struct {
-	sizes      []string
-	addonBytes map[string]float64
-	files      map[string]string
-	ds         map[string][]string
-	ops        []string
-	adv        []string // the adversarial inputs (bomb, huge): memory rows only
-	info       map[key]opInfo
-	st         map[key]*stat
-	cmds       [][]string
-	meta       map[string]string
-	metaKeys   []string
+	run      *labrun.Run
+	sizes    []string // the data sets with peer rows
+	adv      []string // the adversarial inputs (bomb, huge): memory rows only
+	cmds     [][]string
+	meta     map[string]string
+	metaKeys []string
 }
 
 // adversarial names the data sets of the memory rows that have no peer rows.
@@ -112,56 +45,16 @@ var adversarial = map[string]bool{"bomb": true, "huge": true}
 func (l *lab) all() []string { return append(append([]string(nil), l.sizes...), l.adv...) }
 
 func load(in string) *lab {
-	l := &lab{addonBytes: map[string]float64{}, files: map[string]string{}, ds: map[string][]string{},
-		info: map[key]opInfo{}, st: map[key]*stat{}, meta: map[string]string{}}
-	for _, r := range readTSV(filepath.Join(in, "datasets.tsv")) {
-		if len(r) < 6 {
-			continue
-		}
-		if _, ok := l.ds[r[0]]; !ok {
-			if adversarial[r[0]] {
-				l.adv = append(l.adv, r[0])
-			} else {
-				l.sizes = append(l.sizes, r[0])
-			}
-		}
-		l.ds[r[0]] = r
-		l.addonBytes[r[0]] = num(r[2])
-		l.files[r[0]] = r[1]
-	}
-	seen := map[string]bool{}
-	for _, r := range readTSV(filepath.Join(in, "ops.tsv")) {
-		if len(r) < 6 {
-			continue
-		}
-		l.info[key{r[0], r[1]}] = opInfo{category: r[2], title: r[3], check: r[4]}
-		if !seen[r[1]] {
-			seen[r[1]] = true
-			l.ops = append(l.ops, r[1])
+	l := &lab{run: labrun.Load(in), meta: map[string]string{}}
+	for _, s := range l.run.Sizes {
+		if adversarial[s] {
+			l.adv = append(l.adv, s)
+		} else {
+			l.sizes = append(l.sizes, s)
 		}
 	}
-	for _, r := range readTSV(filepath.Join(in, "runs.tsv")) {
-		if len(r) < 6 {
-			continue
-		}
-		k := key{r[0], r[1]}
-		if l.st[k] == nil {
-			l.st[k] = &stat{}
-		}
-		x := l.st[k]
-		x.n++
-		if len(r) >= 7 {
-			x.load = append(x.load, num(r[6]))
-		}
-		if r[5] != "0" {
-			x.failed++
-			continue
-		}
-		x.wall = append(x.wall, num(r[3]))
-		x.rss = append(x.rss, num(r[4])/1024)
-	}
-	l.cmds = readTSV(filepath.Join(in, "cmds.tsv"))
-	for _, r := range readTSV(filepath.Join(in, "meta.tsv")) {
+	l.cmds = labrun.ReadTSV(filepath.Join(in, "cmds.tsv"))
+	for _, r := range labrun.ReadTSV(filepath.Join(in, "meta.tsv")) {
 		if len(r) < 2 {
 			continue
 		}
@@ -173,43 +66,38 @@ func load(in string) *lab {
 	return l
 }
 
+// stat is the runs of (size, op), nil when it did not run.
+func (l *lab) stat(size, op string) *labrun.Runs { return l.run.Runs[labrun.Key{Size: size, Op: op}] }
+
+// info is what ops.tsv says of (size, op).
+func (l *lab) info(size, op string) labrun.Op { return l.run.Info[labrun.Key{Size: size, Op: op}] }
+
 // med returns the median wall time of (size, op) over its successful runs, ok=false
 // when there is none.
 func (l *lab) med(size, op string) (float64, bool) {
-	x := l.st[key{size, op}]
-	if x == nil || len(x.wall) == 0 {
+	x := l.stat(size, op)
+	if x == nil || len(x.Wall) == 0 {
 		return 0, false
 	}
-	return median(x.wall), true
-}
-
-func (l *lab) checkMark(size, op string) string {
-	c := l.info[key{size, op}].check
-	switch {
-	case c == "OK":
-		return " ✔"
-	case strings.HasPrefix(c, "FAIL"):
-		return " ✘"
-	}
-	return ""
+	return labrun.Median(x.Wall), true
 }
 
 func (l *lab) treeOK(size, op string) bool {
-	c := l.info[key{size, op}].check
+	c := l.info(size, op).Check
 	return c == "OK" || c == "-" || c == ""
 }
 
 // spread is "median s (min–max)" of (size, op), or "failed".
 func (l *lab) spread(size, op string) string {
-	x := l.st[key{size, op}]
+	x := l.stat(size, op)
 	if x == nil {
 		return "–"
 	}
-	if len(x.wall) == 0 {
-		return fmt.Sprintf("failed (%d/%d runs)", x.failed, x.n)
+	if len(x.Wall) == 0 {
+		return fmt.Sprintf("failed (%d/%d runs)", x.Failed, x.N)
 	}
-	lo, hi := minmax(x.wall)
-	return fmt.Sprintf("%.2f s (%.2f–%.2f)", median(x.wall), lo, hi)
+	lo, hi := labrun.MinMax(x.Wall)
+	return fmt.Sprintf("%.2f s (%.2f–%.2f)", labrun.Median(x.Wall), lo, hi)
 }
 
 func secs(x float64) string {
@@ -265,12 +153,12 @@ func main() {
 		}
 	}
 	var loads []float64
-	for _, x := range l.st {
-		loads = append(loads, x.load...)
+	for _, x := range l.run.Runs {
+		loads = append(loads, x.Load...)
 	}
 	if len(loads) > 0 {
-		lo, hi := minmax(loads)
-		p("| 1-min load average before each timed run | mean %.1f, min %.1f, max %.1f (on %s cores) |\n", mean(loads), lo, hi, m("cores"))
+		lo, hi := labrun.MinMax(loads)
+		p("| 1-min load average before each timed run | mean %.1f, min %.1f, max %.1f (on %s cores) |\n", labrun.Mean(loads), lo, hi, m("cores"))
 	}
 	p("\nEach operation runs as a whole process tree under `/usr/bin/time -f '%%e %%M'`: wall seconds and peak RSS of the largest single process of the tree (for a pipeline that is not the sum). Medians over the runs. Every run gets a fresh output directory and a fresh `$TMPDIR` on tmpfs (created and deleted untimed); every addonpkg command gets a fresh, empty store (`ADDONPKG_HOME=$TMPDIR/home`); every push goes to a new repository, so all blobs are really uploaded. The registry is the Debian CNCF Distribution on loopback, sharing the cores with the client.\n\n")
 	p("**The machine is shared** with other work (builds and tests of other sessions ran during the bench; see the load average above and per row below). Absolute times are therefore noisy; ratios are from the same run, but a row and its peer did not run at the same instant, so a ratio can still be off when the load changed in between. Compare with the min–max columns before trusting a close call.\n\n")
@@ -280,20 +168,20 @@ func main() {
 	p("Generated by `bench/tools/gen` (deterministic). The image has 5 layers: a base layer with 100 MiB of incompressible junk outside `/addon`, two content layers, a patch layer with file, directory and opaque whiteouts, and a meta layer. `artifact` is the final `/addon` tree as one tar+gzip layer made by `oras push DIR`; `addonpkg-artifact` is the same tree built by `addonpkg build --format artifact` (the oras-made one is not a valid add-on artifact: its config lacks `specVersion`, `kind`, `identity`, `inventory`, and its tar has an `addon/` prefix, so addonpkg refuses it as spec/addon-v1.md 6.5 requires; the `addonpkg-unpack-artifact` row reads `addonpkg-artifact`, the `oras pull` rows read `artifact`). Every extracted tree is compared with `diff -r` against an independent flatten of the layer trees (`bench/expected.sh`).\n\n")
 	p("| size | /addon files | /addon MB (MiB) | docker-gz image MB | docker-raw image MB | artifact layer MB (oras) | artifact layer MB (addonpkg) |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range l.sizes {
-		r := l.ds[s]
+		r := l.run.Dataset[s]
 		ap := "–"
 		if len(r) >= 7 && r[6] != "" {
-			ap = fmt.Sprintf("%.2f", num(r[6])/1e6)
+			ap = fmt.Sprintf("%.2f", labrun.Num(r[6])/1e6)
 		}
-		p("| %s | %s | %.2f (%.1f) | %.1f | %.1f | %.2f | %s |\n", s, r[1], num(r[2])/1e6, num(r[2])/(1<<20), num(r[3])/1e6, num(r[4])/1e6, num(r[5])/1e6, ap)
+		p("| %s | %s | %.2f (%.1f) | %.1f | %.1f | %.2f | %s |\n", s, r[1], labrun.Num(r[2])/1e6, labrun.Num(r[2])/(1<<20), labrun.Num(r[3])/1e6, labrun.Num(r[4])/1e6, labrun.Num(r[5])/1e6, ap)
 	}
 	p("\n")
 	if len(l.adv) > 0 {
 		p("Adversarial inputs of the memory rows (`bench/tools/adversarial`, OCI layouts, addonpkg rows only): `bomb` is one gzip layer with `addon/a.yaml` and 40 files of 128 MiB of zeros (every mode must refuse it at the 512 MiB add-on size limit; `build` reads the same files, sparse, from a directory); `huge` is a 1 GiB add-on of 16,384 ConfigMaps of 64 KiB in 4 gzip layers, unpacked with `--max-addon-bytes 2147483648` (`build` has no limit flags and refuses it at its 512 MiB default).\n\n")
 		p("| input | files | add-on MB (MiB) | layout layers MB |\n|---|---:|---:|---:|\n")
 		for _, s := range l.adv {
-			r := l.ds[s]
-			p("| %s | %s | %.0f (%.0f) | %.1f |\n", s, r[1], num(r[2])/1e6, num(r[2])/(1<<20), num(r[3])/1e6)
+			r := l.run.Dataset[s]
+			p("| %s | %s | %.0f (%.0f) | %.1f |\n", s, r[1], labrun.Num(r[2])/1e6, labrun.Num(r[2])/(1<<20), labrun.Num(r[3])/1e6)
 		}
 		p("\n")
 	}
@@ -301,26 +189,25 @@ func main() {
 	// ------------------------------------------------------------ correctness of addonpkg rows
 	var bad []string
 	for _, s := range l.all() {
-		for _, op := range l.ops {
+		for _, op := range l.run.Ops {
 			if !strings.HasPrefix(op, "addonpkg-") {
 				continue
 			}
-			k := key{s, op}
-			x := l.st[k]
+			x := l.stat(s, op)
 			if x == nil {
 				continue
 			}
-			if !l.treeOK(s, op) && x.failed == 0 {
-				bad = append(bad, fmt.Sprintf("%s `%s`: tree check %s", s, op, l.info[k].check))
+			if !l.treeOK(s, op) && x.Failed == 0 {
+				bad = append(bad, fmt.Sprintf("%s `%s`: tree check %s", s, op, l.info(s, op).Check))
 			}
-			if x.failed > 0 {
+			if x.Failed > 0 {
 				msg := ""
 				if b, err := os.ReadFile(filepath.Join(in, "logs", s+"-"+op+"-1.log")); err == nil {
 					if line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); line != "" {
 						msg = ": `" + strings.ReplaceAll(line, "`", "'") + "`"
 					}
 				}
-				bad = append(bad, fmt.Sprintf("%s `%s`: %d of %d runs failed%s", s, op, x.failed, x.n, msg))
+				bad = append(bad, fmt.Sprintf("%s `%s`: %d of %d runs failed%s", s, op, x.Failed, x.N, msg))
 			}
 		}
 	}
@@ -355,7 +242,7 @@ func main() {
 	for _, g := range goals {
 		a, okA := l.med(g.size, g.ours)
 		b, okB := l.med(g.size, g.peer)
-		if l.st[key{g.size, g.ours}] == nil && l.st[key{g.size, g.peer}] == nil {
+		if l.stat(g.size, g.ours) == nil && l.stat(g.size, g.peer) == nil {
 			continue // size or op not in this run
 		}
 		total++
@@ -366,7 +253,7 @@ func main() {
 		case !okB:
 			v = "not measured: peer row failed or missing"
 		case !l.treeOK(g.size, g.ours):
-			v = "**MISSED**: tree check failed (" + l.info[key{g.size, g.ours}].check + ")"
+			v = "**MISSED**: tree check failed (" + l.info(g.size, g.ours).Check + ")"
 		default:
 			v = verdict(a, b, g.target)
 		}
@@ -376,8 +263,8 @@ func main() {
 		ratio, best := "–", "–"
 		if okA && okB {
 			ratio = fmt.Sprintf("%.2fx", a/b)
-			aLo, _ := minmax(l.st[key{g.size, g.ours}].wall)
-			_, bHi := minmax(l.st[key{g.size, g.peer}].wall)
+			aLo, _ := labrun.MinMax(l.stat(g.size, g.ours).Wall)
+			_, bHi := labrun.MinMax(l.stat(g.size, g.peer).Wall)
 			best = fmt.Sprintf("%.2fx", aLo/bHi)
 			if strings.HasPrefix(v, "**MISSED**") {
 				if aLo/bHi > g.target {
@@ -420,10 +307,10 @@ func main() {
 		for _, s := range l.sizes {
 			for _, op := range rows {
 				a, ok := l.med(s, op)
-				if l.st[key{s, op}] == nil {
+				if l.stat(s, op) == nil {
 					continue
 				}
-				p("| %s | `%s`%s | %s |", s, op, l.checkMark(s, op), secs(orNaN(a, ok)))
+				p("| %s | `%s`%s | %s |", s, op, l.info(s, op).Mark(), secs(orNaN(a, ok)))
 				for _, c := range cols {
 					b, okB := l.med(s, c.id)
 					if !ok || !okB || b == 0 {
@@ -438,7 +325,7 @@ func main() {
 		p("\n")
 	}
 	var extractRows, pushRows []string
-	for _, op := range l.ops {
+	for _, op := range l.run.Ops {
 		switch {
 		case strings.HasPrefix(op, "addonpkg-unpack"):
 			extractRows = append(extractRows, op)
@@ -475,41 +362,30 @@ func main() {
 		p("---:|")
 	}
 	p("\n")
-	rank := map[string]int{"extract": 0, "pull": 1, "push": 2, "floor": 3, "disk": 4}
-	ops := append([]string(nil), l.ops...)
-	catOf := func(op string) (string, string) {
-		for _, s := range l.all() {
-			if i, ok := l.info[key{s, op}]; ok {
-				return i.category, i.title
-			}
-		}
-		return "", op
-	}
-	sort.SliceStable(ops, func(i, j int) bool {
-		ci, _ := catOf(ops[i])
-		cj, _ := catOf(ops[j])
-		return rank[ci] < rank[cj]
-	})
+	ops := l.run.OpsByCategory(l.all())
 	for _, op := range ops {
-		c, t := catOf(op)
+		i, ok := l.run.Describe(op, l.all())
+		if !ok {
+			i.Title = op
+		}
 		id := "`" + op + "`"
 		if strings.HasPrefix(op, "addonpkg-") {
 			id = "**" + id + "**"
 		}
-		p("| %s | %s | %s |", c, id, t)
+		p("| %s | %s | %s |", i.Category, id, i.Title)
 		for _, s := range l.all() {
-			x := l.st[key{s, op}]
+			x := l.stat(s, op)
 			switch {
 			case x == nil:
 				p(" – |")
-			case len(x.wall) == 0:
-				p(" FAILED (%d/%d) |", x.failed, x.n)
+			case len(x.Wall) == 0:
+				p(" FAILED (%d/%d) |", x.Failed, x.N)
 			default:
 				f := ""
-				if x.failed > 0 {
-					f = fmt.Sprintf(" (%d/%d failed)", x.failed, x.n)
+				if x.Failed > 0 {
+					f = fmt.Sprintf(" (%d/%d failed)", x.Failed, x.N)
 				}
-				p(" %.2f s / %.0f%s%s |", median(x.wall), median(x.rss), l.checkMark(s, op), f)
+				p(" %.2f s / %.0f%s%s |", labrun.Median(x.Wall), labrun.Median(x.RSS), l.info(s, op).Mark(), f)
 			}
 		}
 		p("\n")
@@ -545,25 +421,18 @@ func main() {
 	p("| size | id | runs | median s | min–max s | peak RSS MiB median / max | mean load | tree check |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range l.all() {
 		for _, op := range ops {
-			x := l.st[key{s, op}]
+			x := l.stat(s, op)
 			if x == nil {
 				continue
 			}
-			chk := l.info[key{s, op}].check
-			if chk == "-" || chk == "" {
-				chk = "n/a"
-			}
-			runs := fmt.Sprint(x.n)
-			if x.failed > 0 {
-				runs = fmt.Sprintf("%d (%d failed)", x.n, x.failed)
-			}
-			if len(x.wall) == 0 {
-				p("| %s | `%s` | %s | FAILED | | | %.1f | %s |\n", s, op, runs, mean(x.load), chk)
+			runs, chk := x.Count(), l.info(s, op).CheckCell()
+			if len(x.Wall) == 0 {
+				p("| %s | `%s` | %s | FAILED | | | %.1f | %s |\n", s, op, runs, labrun.Mean(x.Load), chk)
 				continue
 			}
-			lo, hi := minmax(x.wall)
-			_, rhi := minmax(x.rss)
-			p("| %s | `%s` | %s | %.2f | %.2f–%.2f | %.0f / %.0f | %.1f | %s |\n", s, op, runs, median(x.wall), lo, hi, median(x.rss), rhi, mean(x.load), chk)
+			lo, hi := labrun.MinMax(x.Wall)
+			_, rhi := labrun.MinMax(x.RSS)
+			p("| %s | `%s` | %s | %.2f | %.2f–%.2f | %.0f / %.0f | %.1f | %s |\n", s, op, runs, labrun.Median(x.Wall), lo, hi, labrun.Median(x.RSS), rhi, labrun.Mean(x.Load), chk)
 		}
 	}
 }
@@ -576,7 +445,7 @@ func main() {
 // add-on once it has read 512 MiB of it.
 func (l *lab) memLimit(s, mode string) (float64, string) {
 	const limitMiB = 512
-	addon := l.addonBytes[s] / (1 << 20)
+	addon := l.run.AddonBytes[s] / (1 << 20)
 	switch {
 	case mode == "-o":
 		return 96, "constant"
@@ -599,7 +468,7 @@ func (l *lab) memory(p func(string, ...any)) (met, total int) {
 	p("Peak RSS of the addonpkg process, max over the runs (median in brackets), against the limits of issue 16: `unpack -o` ≤ 96 MiB whatever the input; `unpack` to stdout ≤ the add-on's size + 48 MiB; `build` ≤ the add-on's size + 64 MiB. For comparison, `addonpkg version` alone peaks at about 30 MiB (the binary's own pages).\n\n")
 	p("| input | mode | row | peak RSS max (median) | limit | verdict |\n|---|---|---|---:|---|---|\n")
 	for _, s := range l.all() {
-		for _, op := range l.ops {
+		for _, op := range l.run.Ops {
 			mode := ""
 			switch {
 			case op == "addonpkg-unpack-stdout":
@@ -611,24 +480,24 @@ func (l *lab) memory(p func(string, ...any)) (met, total int) {
 			default:
 				continue
 			}
-			x := l.st[key{s, op}]
+			x := l.stat(s, op)
 			if x == nil {
 				continue
 			}
 			total++
 			limit, what := l.memLimit(s, mode)
-			if len(x.rss) == 0 {
+			if len(x.RSS) == 0 {
 				p("| %s | %s | `%s` | – | %s | **MISSED**: no successful run |\n", s, mode, op, what)
 				continue
 			}
-			_, hi := minmax(x.rss)
+			_, hi := labrun.MinMax(x.RSS)
 			v := fmt.Sprintf("**MET** (%.2fx the limit)", hi/limit)
 			if hi > limit {
 				v = fmt.Sprintf("**MISSED** by %.0f MiB (%.2fx the limit)", hi-limit, hi/limit)
 			} else {
 				met++
 			}
-			p("| %s | %s | `%s` | %.0f MiB (%.0f) | %.0f MiB (%s) | %s |\n", s, mode, op, hi, median(x.rss), limit, what, v)
+			p("| %s | %s | `%s` | %.0f MiB (%.0f) | %.0f MiB (%s) | %s |\n", s, mode, op, hi, labrun.Median(x.RSS), limit, what, v)
 		}
 	}
 	return met, total
