@@ -47,6 +47,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/addonpkg/addonpkg/internal/testing/child"
 )
 
 // KubeVersion is the kube-apiserver version hack/build-kube-apiserver.sh
@@ -76,7 +78,7 @@ type Env struct {
 	// the same identities (for kubectl and for clientcmd loading).
 	AdminKubeconfig, RestrictedKubeconfig string
 
-	etcd, apiserver *process
+	etcd, apiserver *child.Process
 	stopOnce        sync.Once
 }
 
@@ -220,7 +222,14 @@ func (e *Env) writeKubeconfig(name, token string, ca []byte) (string, error) {
 	return path, nil
 }
 
-const readyTimeout = 90 * time.Second
+const (
+	readyTimeout = 90 * time.Second
+	// stopTimeout is how long a process group gets to exit after SIGTERM
+	// before it is killed.
+	stopTimeout = 5 * time.Second
+	// outputTail is how much of a process's output an error keeps.
+	outputTail = 4 << 10
+)
 
 func (e *Env) waitReady(ctx context.Context, ca []byte, token string) error {
 	pool := x509.NewCertPool()
@@ -230,9 +239,12 @@ func (e *Env) waitReady(ctx context.Context, ca []byte, token string) error {
 	deadline := time.Now().Add(readyTimeout)
 	var last string
 	for time.Now().Before(deadline) {
-		for _, p := range []*process{e.etcd, e.apiserver} {
-			if p.exited() {
-				return fmt.Errorf("%s exited: %v: %s", p.name, p.err, p.out.tail())
+		for _, c := range []struct {
+			name string
+			p    *child.Process
+		}{{"etcd", e.etcd}, {"kube-apiserver", e.apiserver}} {
+			if c.p.Exited() {
+				return fmt.Errorf("%s exited: %v: %s", c.name, c.p.Wait(), c.p.Tail(outputTail))
 			}
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"/readyz", nil)
@@ -255,16 +267,16 @@ func (e *Env) waitReady(ctx context.Context, ca []byte, token string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kube-apiserver not ready after %s (%s): %s", readyTimeout, last, e.apiserver.out.tail())
+	return fmt.Errorf("kube-apiserver not ready after %s (%s): %s", readyTimeout, last, e.apiserver.Tail(outputTail))
 }
 
 // Stop kills both processes (their whole process groups) and removes Dir.
 // It is safe to call more than once and on a half-started Env.
 func (e *Env) Stop() {
 	e.stopOnce.Do(func() {
-		for _, p := range []*process{e.apiserver, e.etcd} {
+		for _, p := range []*child.Process{e.apiserver, e.etcd} {
 			if p != nil {
-				p.stop()
+				p.Stop(stopTimeout)
 			}
 		}
 		_ = os.RemoveAll(e.Dir)
@@ -275,9 +287,9 @@ func (e *Env) Stop() {
 // group's leader), for tests of the cleanup.
 func (e *Env) PIDs() []int {
 	var out []int
-	for _, p := range []*process{e.etcd, e.apiserver} {
+	for _, p := range []*child.Process{e.etcd, e.apiserver} {
 		if p != nil {
-			out = append(out, p.cmd.Process.Pid)
+			out = append(out, p.Pid())
 		}
 	}
 	return out
@@ -372,80 +384,15 @@ func StopShared() {
 	}
 }
 
-// process is one child, in its own process group.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error
-	once sync.Once
-}
-
-func startProcess(bin string, args ...string) (*process, error) {
+// startProcess starts bin in its own process group, so Stop kills
+// whatever it started too, with a parent-death signal, which kills it if
+// the test binary dies first.
+func startProcess(bin string, args ...string) (*child.Process, error) {
 	cmd := exec.Command(bin, args...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "ETCD_UNSUPPORTED_ARCH=")
-	// Its own group, so Stop kills whatever it started too; the
-	// parent-death signal kills it if the test binary dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{name: filepath.Base(bin), cmd: cmd, out: out, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) stop() {
-	p.once.Do(func() {
-		if p.exited() {
-			return
-		}
-		pgid := -p.cmd.Process.Pid
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(pgid, syscall.SIGKILL)
-			<-p.done
-		}
-	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) tail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.b.Bytes()
-	if len(b) > 4<<10 {
-		b = b[len(b)-4<<10:]
-	}
-	return string(b)
+	return child.Start(cmd)
 }
 
 func freePorts(n int) ([]int, error) {

@@ -14,6 +14,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/addonpkg/addonpkg/internal/testing/child"
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 )
 
@@ -89,7 +90,7 @@ func TestNoLeaks(t *testing.T) {
 	pids := env.PIDs()
 	env.Stop()
 	for _, pid := range pids {
-		if alive(pid) {
+		if child.Running(pid) {
 			t.Errorf("process %d still runs after Stop", pid)
 		}
 	}
@@ -120,22 +121,12 @@ func TestNoLeaks(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
+		for child.Running(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if alive(pid) {
+		if child.Running(pid) {
 			t.Errorf("process %d outlived the test binary that started it", pid)
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// alive reports whether pid runs (a zombie counts as gone).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
 }

@@ -12,7 +12,6 @@
 package testregistry
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -31,12 +30,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/addonpkg/addonpkg/internal/testing/child"
 )
 
 // Mode selects how the registry is exposed: plain HTTP or TLS, with or
@@ -302,23 +301,23 @@ func Start(t testing.TB, opts Options) *Registry {
 		// Registered before waiting, so that a Fatalf below still stops
 		// the process.
 		t.Cleanup(func() {
-			p.stop()
+			p.Stop(stopTimeout)
 			if ready && t.Failed() {
 				// The registry's own log is usually the quickest way to
 				// understand a failed end-to-end test. (Start failures
 				// already include it in their message.)
-				t.Logf("testregistry %s output (last %d bytes):\n%s", r.URL, outputTail, p.out.tail(outputTail))
+				t.Logf("testregistry %s output (last %d bytes):\n%s", r.URL, outputTail, p.Tail(outputTail))
 			}
 		})
 
 		err = waitReady(r, p)
 		if err == nil {
 			ready = true
-			r.stop = p.stop
+			r.stop = func() { p.Stop(stopTimeout) }
 			return r
 		}
-		lastOut = p.out.tail(outputTail)
-		if p.exited() && strings.Contains(p.out.String(), "address already in use") {
+		lastOut = p.Tail(outputTail)
+		if p.Exited() && strings.Contains(p.Output(), "address already in use") {
 			// Someone else grabbed the port between freePort closing its
 			// listener and the registry binding it; pick another one.
 			t.Logf("testregistry: port %d taken, retrying (attempt %d/%d)", port, attempt, startAttempts)
@@ -513,37 +512,17 @@ func writePEM(path, typ string, der []byte) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
 }
 
-// process is a running registry binary.
-type process struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{} // closed when the process has exited
-	err  error         // result of cmd.Wait, valid after done is closed
-	once sync.Once
-}
-
-func startProcess(bin, cfgPath string) (*process, error) {
+func startProcess(bin, cfgPath string) (*child.Process, error) {
 	cmd := exec.Command(bin, "serve", cfgPath)
 	// The registry lets REGISTRY_* variables override any config key;
 	// drop them so that the developer's environment cannot change the
 	// configuration under test.
 	cmd.Env = filterEnv(os.Environ(), "REGISTRY_")
-	out := &syncBuffer{}
-	cmd.Stdout = out
-	cmd.Stderr = out
 	// Without WaitDelay, Wait (and so stop) would block for as long as any
 	// leftover child of the binary holds the output pipe open, e.g. when
 	// TESTREGISTRY_BIN is a wrapper script.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
+	return child.Start(cmd)
 }
 
 func filterEnv(env []string, prefix string) []string {
@@ -556,40 +535,9 @@ func filterEnv(env []string, prefix string) []string {
 	return kept
 }
 
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop terminates the registry politely, then forcibly, and waits for it to
-// exit so that its files can be removed afterwards. It is safe to call more
-// than once.
-func (p *process) stop() {
-	p.once.Do(func() {
-		if p.exited() {
-			return
-		}
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			// Signal fails if the process is already gone, or on
-			// platforms without SIGTERM; killing covers both.
-			_ = p.cmd.Process.Kill()
-		}
-		select {
-		case <-p.done:
-		case <-time.After(stopTimeout):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-}
-
 // waitReady polls GET /v2/ until the registry answers, the process exits,
 // or readyTimeout passes.
-func waitReady(r *Registry, p *process) error {
+func waitReady(r *Registry, p *child.Process) error {
 	tr := r.Transport()
 	defer tr.(*http.Transport).CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 2 * time.Second}
@@ -597,15 +545,15 @@ func waitReady(r *Registry, p *process) error {
 	deadline := time.Now().Add(readyTimeout)
 	var lastErr error
 	for {
-		if p.exited() {
-			return fmt.Errorf("registry exited: %v", p.err)
+		if p.Exited() {
+			return fmt.Errorf("registry exited: %v", p.Wait())
 		}
 		lastErr = probe(client, r.URL+"/v2/")
 		if lastErr == nil {
 			// The answer might come from some other process that grabbed
 			// the port; make sure ours is still alive.
-			if p.exited() {
-				return fmt.Errorf("registry exited: %v", p.err)
+			if p.Exited() {
+				return fmt.Errorf("registry exited: %v", p.Wait())
 			}
 			return nil
 		}
@@ -613,7 +561,7 @@ func waitReady(r *Registry, p *process) error {
 			return fmt.Errorf("timed out after %v: %v", readyTimeout, lastErr)
 		}
 		select {
-		case <-p.done:
+		case <-p.Done():
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -636,41 +584,4 @@ func probe(client *http.Client, url string) error {
 		return errors.New("GET " + url + ": missing Docker-Distribution-Api-Version: registry/2.0 header")
 	}
 	return nil
-}
-
-// syncBuffer collects the registry's output. exec.Cmd copies the output in
-// its own goroutines while Start and the cleanup read it, so access must be
-// locked. Output beyond maxOutput is dropped from the front, keeping the
-// most recent (and most relevant) part, so a chatty registry cannot exhaust
-// memory in a long test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-const maxOutput = 1 << 20
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n, _ := b.buf.Write(p)
-	if b.buf.Len() > maxOutput {
-		b.buf.Next(b.buf.Len() - maxOutput/2)
-	}
-	return n, nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// tail returns at most the last n bytes of the output.
-func (b *syncBuffer) tail(n int) string {
-	s := b.String()
-	if len(s) > n {
-		s = "..." + s[len(s)-n:]
-	}
-	return s
 }
