@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -130,7 +131,14 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 	switch {
 	case u.out != "":
 		if u.asJSON {
-			return a.printDescription(ref, ad)
+			// The files are on disk now, not in the tree: read them
+			// there, confined to the directory.
+			root, err := os.OpenRoot(u.out)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			return a.printDescription(ref, ad, root.FS())
 		}
 		return nil
 	case u.asJSON:
@@ -144,7 +152,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 			a.warn(res.Warnings)
 			ad.SetInventory(res.Inventory())
 		}
-		return a.printDescription(ref, ad)
+		return a.printDescription(ref, ad, ad.FS)
 	case u.list:
 		return printList(a, ad)
 	}
@@ -223,8 +231,9 @@ func files(ad *unpack.Addon) []fileInfo {
 
 // printDescription prints what --json says of an add-on: where it came
 // from, its config, its files and the values it declares for its
-// installer (.addonvalues), so that an installer can ask which to give.
-func (a *app) printDescription(ref source.Ref, ad *unpack.Addon) error {
+// installer (.addonvalues, read from tree), so that an installer can ask
+// which to give.
+func (a *app) printDescription(ref source.Ref, ad *unpack.Addon, tree fs.FS) error {
 	m := map[string]any{
 		"source":   ref.String(),
 		"pinned":   ad.Pinned,
@@ -239,7 +248,7 @@ func (a *app) printDescription(ref source.Ref, ad *unpack.Addon) error {
 	if ad.Digest.Hex != "" {
 		m["digest"] = ad.Digest.String()
 	}
-	decl, err := values.Load(ad.FS)
+	decl, err := values.Load(tree)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}

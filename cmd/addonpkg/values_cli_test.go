@@ -167,9 +167,15 @@ func TestCLIUnpackJSONListsValues(t *testing.T) {
 		Default           *string
 		Required          bool
 	}
-	for _, src := range []string{cliExampleDir("coredns"), "coredns:values"} {
+	for _, args := range [][]string{
+		{cliExampleDir("coredns")},
+		{"coredns:values"},
+		// With -o the files are on disk, not in memory.
+		{"coredns:values", "-o", filepath.Join(t.TempDir(), "out")},
+	} {
+		src := strings.Join(args, " ")
 		var got struct{ Values []value }
-		must(t, json.Unmarshal([]byte(cliMust(t, "unpack", src, "--json")), &got))
+		must(t, json.Unmarshal([]byte(cliMust(t, append([]string{"unpack", "--json"}, args...)...)), &got))
 		byName := map[string]value{}
 		for _, v := range got.Values {
 			byName[v.Name] = v
