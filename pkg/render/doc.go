@@ -19,4 +19,9 @@
 // os.Stderr and the standard logger, the process's own, while kustomize
 // runs: lines other goroutines write meanwhile land in the warnings.
 // Other trees run with both left alone.
+//
+// kustomize takes no context. A render whose context ends while
+// kustomize runs returns the context's error at once; kustomize finishes
+// on its own goroutine (holding the one-at-a-time lock, and the swapped
+// output if it had it, until then).
 package render

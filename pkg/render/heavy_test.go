@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -88,5 +91,63 @@ func TestKustomizeMappingKeysCapped(t *testing.T) {
 	res, err := render.Render(context.Background(), fsys, render.Options{Kind: addon.KindManifests})
 	if err != nil || len(res.Documents) != 1 {
 		t.Fatalf("plain manifests of %d keys: %v", 8*max, err)
+	}
+}
+
+// blockingFS counts the opens of name and, when at is not 0, blocks the
+// at-th until release is closed, after it said so on opened. It has only
+// Open, so every read of the tree goes through it.
+type blockingFS struct {
+	fsys    fstest.MapFS
+	name    string
+	at      int32
+	opens   *atomic.Int32
+	opened  chan struct{}
+	release chan struct{}
+}
+
+func (b blockingFS) Open(name string) (fs.File, error) {
+	if name == b.name && b.opens.Add(1) == b.at {
+		close(b.opened)
+		<-b.release
+	}
+	return b.fsys.Open(name)
+}
+
+// kustomize takes no context, but a render does: when ctx ends while
+// kustomize runs, Render returns ctx's error then, not when kustomize is
+// done.
+func TestKustomizeRenderHonoursContext(t *testing.T) {
+	tree := fstest.MapFS{
+		"kustomization.yaml": &fstest.MapFile{Data: []byte("resources:\n- cm.yaml\n")},
+		"cm.yaml":            &fstest.MapFile{Data: []byte(wideConfigMap(2))},
+	}
+	// The last open of cm.yaml in a render is kustomize's: the checks
+	// before it read the tree first.
+	count := blockingFS{fsys: tree, name: "cm.yaml", opens: new(atomic.Int32)}
+	if _, err := render.Render(context.Background(), count, render.Options{Kind: addon.KindKustomize}); err != nil {
+		t.Fatal(err)
+	}
+	fsys := blockingFS{fsys: tree, name: "cm.yaml", at: count.opens.Load(), opens: new(atomic.Int32), opened: make(chan struct{}), release: make(chan struct{})}
+	defer close(fsys.release)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := render.Render(ctx, fsys, render.Options{Kind: addon.KindKustomize})
+		errc <- err
+	}()
+	select {
+	case <-fsys.opened: // kustomize is reading, and waits
+	case err := <-errc:
+		t.Fatalf("render returned before kustomize read cm.yaml: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("render cancelled while kustomize runs: %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("render did not return when its context ended: it waits for kustomize")
 	}
 }

@@ -35,7 +35,32 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	// kustomize takes no context: it runs on its own goroutine, and a
+	// render whose ctx ends returns then, while kustomize finishes (or
+	// fails, when the caller removes the tree) on its own. A command
+	// exits; a library caller has its goroutine back at once.
+	type outcome struct {
+		docs     []Document
+		warnings []string
+		err      error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.docs, o.warnings, o.err = runKustomize(fsys, opts)
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		return o.docs, o.warnings, o.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
 
+// runKustomize runs kustomize over the checked tree, one render at a
+// time, and turns its resources into documents.
+func runKustomize(fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
 	defer func() {
