@@ -26,7 +26,8 @@ var kustomizeMu sync.Mutex
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
 	maxKeys := safetree.Limits{}.WithDefaults().MaxMappingKeys
-	if err := checkKustomizations(fsys, opts.AllowRemote, maxKeys); err != nil {
+	prints, err := checkKustomizations(fsys, opts.AllowRemote, maxKeys)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkHeavyYAML(fsys, maxKeys); err != nil {
@@ -47,7 +48,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.docs, o.warnings, o.err = runKustomize(fsys, opts)
+		o.docs, o.warnings, o.err = runKustomize(fsys, opts.AllowRemote || prints)
 		done <- o
 	}()
 	select {
@@ -59,8 +60,9 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 }
 
 // runKustomize runs kustomize over the checked tree, one render at a
-// time, and turns its resources into documents.
-func runKustomize(fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
+// time, and turns its resources into documents; capture says kustomize
+// may print, so its output is captured as warnings.
+func runKustomize(fsys fs.FS, capture bool) (docs []Document, warnings []string, err error) {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
 	defer func() {
@@ -84,7 +86,7 @@ func runKustomize(fsys fs.FS, opts Options) (docs []Document, warnings []string,
 		return err
 	}
 	var printed []string
-	if opts.AllowRemote || mayPrint(fsys) {
+	if capture {
 		printed, err = captureOutput(run)
 	} else {
 		err = run()
@@ -125,25 +127,18 @@ func rootKustomization(fsys fs.FS) string {
 
 // checkKustomizations refuses any kustomization in the tree that inflates
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
-// outside the tree.
-func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) error {
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+// outside the tree. prints says whether kustomize may print while it
+// renders one of them (kustomizationPrints).
+func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
+	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !isKustomization(name) {
 			return err
-		}
-		isK := false
-		for _, n := range addon.KustomizationNames {
-			if path.Base(name) == n {
-				isK = true
-			}
-		}
-		if !isK {
-			return nil
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
 		}
+		prints = prints || kustomizationPrints(b)
 		node, err := yaml.Parse(string(b))
 		if err != nil {
 			return &Error{File: name, Line: yamlErrorLine(err), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
@@ -153,6 +148,7 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) error {
 		}
 		return checkGenerators(fsys, name, node, maxKeys)
 	})
+	return prints, err
 }
 
 func isKustomization(name string) bool {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"io/fs"
 	"log"
 	"os"
 	"slices"
@@ -20,37 +19,20 @@ import (
 // terminal, so a render captures both and returns them as
 // Result.Warnings, one line each.
 
-// mayPrint reports whether kustomize may print while it renders the
-// tree: a kustomization of it has a deprecated field (vars among them,
-// whose expansion logs too) or sortOptions, or does not parse. Only
-// then does a render swap os.Stderr and the standard logger, which are
-// the whole process's: a tree without them leaves both alone, so the
-// caller's own goroutines keep their output. (Remote resources, whose
-// git fetch logs, are captured by the caller's choice.)
-func mayPrint(fsys fs.FS) bool {
-	prints := false
-	_ = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			prints = true
-		}
-		if prints {
-			return fs.SkipAll
-		}
-		if d.IsDir() || !isKustomization(name) {
-			return nil
-		}
-		b, err := fs.ReadFile(fsys, name)
-		var k types.Kustomization
-		if err != nil || k.Unmarshal(b) != nil {
-			prints = true
-			return nil
-		}
-		if msgs := k.CheckDeprecatedFields(); msgs != nil && len(*msgs) > 0 || k.SortOptions != nil {
-			prints = true
-		}
-		return nil
-	})
-	return prints
+// kustomizationPrints reports whether kustomize may print while it
+// renders the kustomization b: it has a deprecated field (vars among
+// them, whose expansion logs too) or sortOptions, or does not parse.
+// Only then does a render swap os.Stderr and the standard logger, which
+// are the whole process's: a tree without such a kustomization leaves
+// both alone, so the caller's own goroutines keep their output. (Remote
+// resources, whose git fetch logs, are captured by the caller's choice.)
+func kustomizationPrints(b []byte) bool {
+	var k types.Kustomization
+	if k.Unmarshal(b) != nil {
+		return true
+	}
+	msgs := k.CheckDeprecatedFields()
+	return msgs != nil && len(*msgs) > 0 || k.SortOptions != nil
 }
 
 // captureOutput runs f with os.Stderr and the standard logger writing to
