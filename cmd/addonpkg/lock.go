@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -37,15 +36,6 @@ func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Opt
 	opts.Source.Registry = a.reg
 	f.fetch.apply(&opts.Source)
 	return s, opts, nil
-}
-
-// loadLock reads a lock file; ok is false when there is none.
-func loadLock(file string) (l *addonset.LockFile, ok bool, err error) {
-	l, err = addonset.LoadLock(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	return l, err == nil, err
 }
 
 // lockHint says what to do about a missing lock (addonset.ErrNoLock):

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -23,12 +25,12 @@ func (a *app) setLock(declFile, lockFile string) (*addonset.LockFile, error) {
 	if file == "" {
 		file = addonset.LockPath(declFile)
 	}
-	l, ok, err := loadLock(file)
+	l, err := addonset.LoadLock(file)
 	switch {
-	case err != nil:
-		return nil, err
-	case ok:
+	case err == nil:
 		return l, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	case lockFile != "":
 		return nil, fmt.Errorf("--lock %s: no such file", lockFile)
 	}
