@@ -66,7 +66,7 @@ func TestSetCommands(t *testing.T) {
 	}{
 		{"names without --update", []string{"lock", "-f", cliSet, "-o", lockFile, "coredns"}, "member names are for --update"},
 		{"update unknown", []string{"lock", "-f", cliSet, "-o", lockFile, "--update", "nope"}, `unknown member "nope"`},
-		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file"},
+		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file: run 'addonpkg lock -f " + cliSet + " -o " + filepath.Join(tmp, "none.lock") + "'"},
 		{"check and update", []string{"lock", "-f", cliSet, "--check", "--update"}, "exclude each other"},
 		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
 		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file"},

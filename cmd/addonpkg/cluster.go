@@ -149,7 +149,7 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 	// An install installs what was reviewed: no lock, no install.
 	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: allowRemote})
 	if err != nil {
-		return lockHint(err, file)
+		return lockHint(err, file, "")
 	}
 	a.warnMembers(res)
 	addons, err := apply.FromSet(res)

@@ -40,12 +40,17 @@ func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Opt
 
 // lockHint says what to do about a missing lock (addonset.ErrNoLock):
 // lock the declaration file and review the lock. The library names no
-// command line; this is where the flag is named.
-func lockHint(err error, file string) error {
-	if errors.Is(err, addonset.ErrNoLock) {
-		return fmt.Errorf("%w: run 'addonpkg lock -f %s' and review it first", err, file)
+// command line; this is where the flags are named. lock is the lock file
+// asked for, "" for the one beside the declaration.
+func lockHint(err error, file, lock string) error {
+	if !errors.Is(err, addonset.ErrNoLock) {
+		return err
 	}
-	return err
+	cmd := "addonpkg lock -f " + file
+	if lock != "" {
+		cmd += " -o " + lock
+	}
+	return fmt.Errorf("%w: run '%s' and review it first", err, cmd)
 }
 
 func newLockCmd(a *app) *cobra.Command {
@@ -89,7 +94,7 @@ true.`,
 			}
 			if check {
 				l, err := addonset.CheckFile(cmd.Context(), s, out, opts)
-				return a.printLock(l, lockHint(err, sf.file), asJSON, "%s: up to date (%d add-ons)", out, sf.file)
+				return a.printLock(l, lockHint(err, sf.file, out), asJSON, "%s: up to date (%d add-ons)", out, sf.file)
 			}
 			l, changes, err := addonset.LockTo(cmd.Context(), s, out, addonset.LockOptions{Options: opts, Update: args, UpdateAll: update && len(args) == 0})
 			for _, ch := range changes {
