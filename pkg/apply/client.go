@@ -2,8 +2,10 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -13,6 +15,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -164,16 +167,33 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 }
 
 // Ping asks the API server its version: ErrUnreachable or ErrUnauthorized
-// when it cannot.
+// when it cannot. An answer that is not a Kubernetes version (a login
+// page or a proxy's page answering 200 at the server's URL) is
+// ErrUnreachable too: there is no API server there.
 func (c *Client) Ping(ctx context.Context) error {
 	rc := c.typed.Discovery().RESTClient()
 	if rc == nil {
 		return nil
 	}
-	if err := rc.Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+	body, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
 		return fmt.Errorf("connect to %s: %w", c.cfg.Host, wrap(err))
 	}
+	var v version.Info
+	if err := json.Unmarshal(body, &v); err != nil || v.GitVersion == "" {
+		return fmt.Errorf("connect to %s: %w: not a Kubernetes API server (/version answered %q)", c.cfg.Host, ErrUnreachable, excerpt(body))
+	}
 	return nil
+}
+
+// excerpt is the start of a server's answer, on one line, for a message.
+func excerpt(b []byte) string {
+	const most = 60
+	s := oneLine(strings.ToValidUTF8(string(b[:min(len(b), 4*most)]), "?"))
+	if r := []rune(s); len(r) > most {
+		s = string(r[:most]) + "..."
+	}
+	return s
 }
 
 // Host is the API server's URL.

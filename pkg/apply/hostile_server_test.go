@@ -1,0 +1,197 @@
+package apply_test
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// fault breaks a request that goes through the proxy: it answers w itself
+// and returns true, or returns false to let the request through.
+type fault func(w http.ResponseWriter, r *http.Request) bool
+
+// faultyClient is a client of the shared API server through a TLS proxy
+// that lets fault break the requests it picks, as a load balancer, a
+// half-broken aggregated API or a corporate proxy in front of a real API
+// server does.
+func (k *cluster) faultyClient(t *testing.T, f fault) *apply.Client {
+	t.Helper()
+	upstream, err := url.Parse(k.env.Admin.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := rest.TransportFor(k.env.Admin) // the admin's TLS and token
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
+		Transport:     tr,
+		FlushInterval: -1, // watches stream
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f(w, r) {
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	c, err := apply.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+		apply.ClientOptions{PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// oneLine fails t unless err is one line naming every one of want.
+func oneLine(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\n\r") || len(msg) > 1000 {
+		t.Errorf("error is not one short line (%d bytes): %q", len(msg), msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not name %q", msg, w)
+		}
+	}
+}
+
+// htmlPage is what a proxy or load balancer answers in the API server's
+// place: many lines, no Kubernetes Status.
+const htmlPage = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n" +
+	"<hr><center>nginx</center>\n</body>\n</html>\n"
+
+// An API server that fails in the middle of an upgrade (a 502 page from
+// a proxy, a stalled answer, a dropped connection) gives a one-line
+// error naming what failed, and leaves the cluster as the inventory
+// describes it: pending, listing the old objects and the new. The next
+// apply through a healthy server finishes the upgrade and prunes what
+// the failed one left.
+func TestMisbehavingAPIServerMidApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	for _, tc := range []struct {
+		name  string
+		fault fault
+		want  []string
+		is    error
+	}{
+		{"proxy error page", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			w.Write([]byte(htmlPage))
+			return true
+		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil},
+		{"stalled answer", nil, []string{"ConfigMap", "/c", "deadline exceeded"}, context.DeadlineExceeded},
+		{"dropped connection", func(w http.ResponseWriter, r *http.Request) bool {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return true
+		}, []string{"ConfigMap", "EOF"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newCluster(t)
+			v1 := k.addon(t, k.prefix, "1", killV1)
+			v2 := k.addon(t, k.prefix, "2", killV2)
+			k.mustApply(t, v1, apply.Options{})
+
+			// The new ConfigMap c is where the upgrade breaks: a, which
+			// both versions hold, may or may not have been applied.
+			// A stalled answer stalls until the apply has given up.
+			released := make(chan struct{})
+			broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/configmaps/c") {
+					return false
+				}
+				if tc.fault == nil {
+					<-released
+					return true
+				}
+				return tc.fault(w, r)
+			})
+			ctx, cancel := context.WithTimeout(k.ctx, 5*time.Second)
+			defer cancel()
+			_, err := broken.Apply(ctx, v2, apply.Options{})
+			close(released)
+			oneLine(t, err, tc.want...)
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v does not match %v", err, tc.is)
+			}
+
+			inv := k.inventory(t, k.prefix)
+			want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}
+			if got := ids(inv); inv.Phase != apply.PhasePending || !slices.Equal(got, want) {
+				t.Fatalf("after the failed upgrade the inventory is %s %v, want pending %v", inv.Phase, got, want)
+			}
+			if !k.exists(t, gvrConfigMap, k.prefix, "b") {
+				t.Error("the failed upgrade pruned b before its new objects were in")
+			}
+
+			cs := k.mustApply(t, v2, apply.Options{})
+			inv = k.inventory(t, k.prefix)
+			want = []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_c__ConfigMap"}
+			if got := ids(inv); inv.Phase != apply.PhaseApplied || !slices.Equal(got, want) || k.exists(t, gvrConfigMap, k.prefix, "b") {
+				t.Errorf("the next apply left the inventory %s %v, want applied %v and b pruned:\n%s", inv.Phase, got, want, cs)
+			}
+		})
+	}
+}
+
+// An endpoint that is not an API server (a login page answering 200, a
+// proxy's error page) is refused in one line naming the server, before
+// anything is written.
+func TestNotAnAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   []string
+		is     error
+	}{
+		{"login page", http.StatusOK, []string{"not a Kubernetes API server", "<html>"}, apply.ErrUnreachable},
+		{"proxy error page", http.StatusServiceUnavailable, []string{"unable to handle the request"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(tc.status)
+				w.Write([]byte(htmlPage))
+				return true
+			})
+			err := c.Ping(k.ctx)
+			oneLine(t, err, append([]string{c.Host()}, tc.want...)...)
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("ping: %v does not match %v", err, tc.is)
+			}
+			_, err = c.Apply(k.ctx, a, apply.Options{})
+			oneLine(t, err, a.Name)
+			if k.inventorySecret(t, a.Name) != nil {
+				t.Error("an apply to something that is not an API server wrote an inventory")
+			}
+		})
+	}
+}
