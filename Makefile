@@ -43,10 +43,14 @@ demo: build
 deps:
 	hack/install-deps.sh
 
-## test: every test (unit, e2e against a real registry, interop, seed corpora), with -race
+## test: every test (unit, e2e against a real registry, interop, seed corpora), with -race,
+## except the CLI's big-data tests (BIGDATA), which measure the CLI's own process and
+## run without it: the race detector makes their generators ten times slower
+BIGDATA := 'PeakRSS|Memory|SameStream|LargeFileNotHeld'
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
+	$(GO) test -count=1 -timeout 20m -run $(BIGDATA) ./cmd/addonpkg
 	cd e2e/peers && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
 
 ## unit: the fast tests only

@@ -18,9 +18,7 @@ import (
 // size at most (85 MiB measured), and every document is in the
 // inventory. Its 20 MiB layer waits in a temporary file.
 func TestBuildFolderPeakRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 256 MiB folder")
-	}
+	bigData(t, "writes a 256 MiB folder")
 	binary(t)
 	work := t.TempDir()
 	src := filepath.Join(work, "big-addon")

@@ -28,9 +28,7 @@ func writeConfigMapFolder(t *testing.T, dir, tag string, size int) {
 // with the add-ons: two 6 MB objects are compared by their bytes, and
 // two of 1 MiB diffed line by line, each under 96 MiB above start-up.
 func TestDiffPeakRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("diffs 12 MB of YAML")
-	}
+	bigData(t, "diffs 12 MB of YAML")
 	binary(t)
 	for _, tc := range []struct {
 		name string

@@ -55,9 +55,7 @@ func zeroFilesLayer(t *testing.T, dir string, count int, size int64) *hostileCLI
 // under 96 MiB, with -o and to stdout: large files stream to disk as they
 // arrive.
 func TestHostileZeroFilesMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads 640 MiB of layer")
-	}
+	bigData(t, "reads 640 MiB of layer")
 	binary(t)
 	work := t.TempDir()
 	layoutDir := hostileCLIWrite(t, filepath.Join(work, "layout"), hostileCLIImage(t, zeroFilesLayer(t, work, 40, 128<<20)))
@@ -82,9 +80,7 @@ func TestHostileZeroFilesMemory(t *testing.T) {
 // Issue 16: unpack -o never holds a large file in memory: a 64 MiB file
 // is written with a peak RSS under 64 MiB, and arrives intact.
 func TestUnpackLargeFileNotHeld(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 64 MiB file")
-	}
+	bigData(t, "writes a 64 MiB file")
 	binary(t)
 	work := t.TempDir()
 	layoutDir := hostileCLIWrite(t, filepath.Join(work, "layout"), hostileCLIImage(t, zeroFilesLayer(t, work, 1, 64<<20)))

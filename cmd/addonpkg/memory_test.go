@@ -28,9 +28,7 @@ import (
 // outside /addon and a 1 MB add-on unpack in under 64 MiB peak RSS,
 // measured on the real process.
 func TestUnpackPeakRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 200 MB image")
-	}
+	bigData(t, "writes a 200 MB image")
 	tmp := t.TempDir()
 
 	junk := filepath.Join(tmp, "junk.tar.gz")

@@ -128,9 +128,7 @@ func stdoutLayer(t *testing.T, dir string, n, size int) (*hostileCLILayer, *file
 // whole in memory (the path before DropText and the memory budget) gives,
 // and the temporary directory is gone afterwards.
 func TestUnpackStdoutPeakRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 256 MiB add-on")
-	}
+	bigData(t, "writes a 256 MiB add-on")
 	binary(t)
 	work := t.TempDir()
 	layer, tree := stdoutLayer(t, work, 8192, 32<<10)
@@ -170,6 +168,7 @@ func TestUnpackStdoutPeakRSS(t *testing.T) {
 // a plain-manifest add-on, --raw of a kustomize add-on (whose rendered
 // stream kustomize makes in memory, as before).
 func TestUnpackStdoutSameStream(t *testing.T) {
+	bigData(t, "renders 10 MB of YAML twice")
 	for _, kustomize := range []bool{false, true} {
 		t.Run(fmt.Sprint("kustomize=", kustomize), func(t *testing.T) {
 			cliNewHome(t)
