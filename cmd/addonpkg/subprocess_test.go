@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
-	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 )
 
 var (

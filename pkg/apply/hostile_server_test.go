@@ -195,3 +195,40 @@ func TestNotAnAPIServer(t *testing.T) {
 		})
 	}
 }
+
+// An uninstall whose API server fails on one deletion is one line naming
+// the object, and leaves the inventory pending with every object it
+// listed; the next uninstall through a healthy server finishes it.
+func TestMisbehavingAPIServerMidUninstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	k.mustApply(t, a, apply.Options{})
+	broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write([]byte(htmlPage))
+		return true
+	})
+	_, err := broken.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
+	oneLine(t, err, "ConfigMap", "/b", "502 Bad Gateway")
+	inv := k.inventory(t, a.Name)
+	want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap"}
+	if inv == nil || inv.Phase != apply.PhasePending || !slices.Equal(ids(inv), want) {
+		t.Fatalf("after the failed uninstall the inventory is %+v, want pending %v", inv, want)
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "b") {
+		t.Fatal("b is gone though its deletion failed")
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second}); err != nil {
+		t.Fatalf("the next uninstall: %v", err)
+	}
+	if k.inventorySecret(t, a.Name) != nil || k.exists(t, gvrConfigMap, k.prefix, "b") {
+		t.Error("the next uninstall left the inventory or b")
+	}
+}
