@@ -63,6 +63,11 @@ func TestRealAddonsInstallAndUninstall(t *testing.T) {
 			if n := cs.Count(apply.Created); n != len(a.Objects) {
 				t.Errorf("created %d objects of %d:\n%s", n, len(a.Objects), cs)
 			}
+			for _, o := range a.Objects {
+				if _, err := k.getObject(o); err != nil {
+					t.Errorf("after the apply: %s %s: %v", o.GetKind(), o.GetName(), err)
+				}
+			}
 			again := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
 			if again.Changed() {
 				t.Errorf("the second apply of upstream's %s changed something:\n%s", tc.dir, again)
