@@ -43,6 +43,29 @@ spec:
 	"0-gadget.yaml": "apiVersion: NS.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n  namespace: NS\nspec:\n  size: 3\n",
 }
 
+// clusterCLI is the addonpkg binary run against the shared test API
+// server as its admin, with a store of its own.
+type clusterCLI struct {
+	env  *kubeenv.Env
+	bin  string
+	tmp  string   // the test's directory; the store is tmp/store
+	vars []string // ADDONPKG_HOME and KUBECONFIG, for addonpkg or kubectl
+}
+
+func newClusterCLI(t *testing.T) *clusterCLI {
+	t.Helper()
+	env := kubeenv.Shared(t)
+	tmp := t.TempDir()
+	return &clusterCLI{env: env, bin: binary(t), tmp: tmp,
+		vars: []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}}
+}
+
+// run runs addonpkg and returns its stdout, stderr and exit code.
+func (c *clusterCLI) run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return runKube(t, nil, c.vars, c.bin, args...)
+}
+
 // runKube runs the addonpkg binary (or another program) and returns its
 // stdout, stderr and exit code.
 func runKube(t *testing.T, stdin []byte, env []string, name string, args ...string) (string, string, int) {
@@ -248,35 +271,32 @@ func TestInClusterRBACSuffices(t *testing.T) {
 // changes nothing; after the apply it exits 0; a changed ConfigMap is a
 // diff of that field, exit 1.
 func TestCLIDiffCluster(t *testing.T) {
-	env := kubeenv.Shared(t)
-	bin := binary(t)
-	tmp := t.TempDir()
-	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
-	dir := filepath.Join(tmp, "cli-diff")
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "cli-diff")
 	must(t, os.MkdirAll(dir, 0o755))
 	for name, text := range clusterAddonFiles {
 		must(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(text, "NS", "cli-diff")), 0o644))
 	}
-	out, stderr, code := runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir)
+	out, stderr, code := cc.run(t, "diff", "--cluster", dir)
 	if code != 1 || !strings.Contains(out, "unvalidated") || !strings.Contains(out, "Gadget/cli-diff/g1") {
 		t.Fatalf("diff --cluster before install: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
-	if _, _, code := runKube(t, nil, cliEnv, "kubectl", "get", "namespace", "cli-diff"); code == 0 {
+	if _, _, code := runKube(t, nil, cc.vars, "kubectl", "get", "namespace", "cli-diff"); code == 0 {
 		t.Fatal("diff --cluster created the namespace")
 	}
-	if _, stderr, code := runKube(t, nil, cliEnv, bin, "apply", dir); code != 0 {
+	if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
 		t.Fatalf("apply: %s", stderr)
 	}
-	if out, stderr, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir); code != 0 {
+	if out, stderr, code = cc.run(t, "diff", "--cluster", dir); code != 0 {
 		t.Fatalf("diff --cluster after install: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "c-config.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: cli-diff\ndata:\n  key: two\n"), 0o644))
-	out, stderr, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster", dir)
+	out, stderr, code = cc.run(t, "diff", "--cluster", dir)
 	if code != 1 || !strings.Contains(out, "-  key: one") || !strings.Contains(out, "+  key: two") {
 		t.Errorf("diff --cluster of a changed ConfigMap: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
-	if _, _, code = runKube(t, nil, cliEnv, bin, "diff", "--cluster"); code != 2 {
+	if _, _, code = cc.run(t, "diff", "--cluster"); code != 2 {
 		t.Errorf("diff --cluster without a SOURCE: exit %d, want 2", code)
 	}
-	runKube(t, nil, cliEnv, bin, "uninstall", "cli-diff", "--prune-non-empty")
+	cc.run(t, "uninstall", "cli-diff", "--prune-non-empty")
 }

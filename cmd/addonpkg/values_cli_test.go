@@ -24,16 +24,13 @@ import (
 // gets the ClusterIP given and the Corefile the defaulted domain, and the
 // inventory records the values.
 func TestCLIApplyCoreDNSValues(t *testing.T) {
-	env := kubeenv.Shared(t)
-	bin := binary(t)
-	tmp := t.TempDir()
-	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	cc := newClusterCLI(t)
 	coredns := "./" + filepath.Join("..", "..", "examples", "coredns")
-	typed := kubernetes.NewForConfigOrDie(env.Admin)
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	out, stderr, code := runKube(t, nil, cliEnv, bin, "apply", coredns)
+	out, stderr, code := cc.run(t, "apply", coredns)
 	if code != 1 || out != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
 		!strings.Contains(stderr, "missing value: DNS_SERVER_IP") || !strings.Contains(stderr, "--set NAME=VALUE") {
 		t.Fatalf("apply without values: exit %d, stdout %q, stderr %q; want exit 1 and one line naming DNS_SERVER_IP and --set", code, out, stderr)
@@ -45,14 +42,14 @@ func TestCLIApplyCoreDNSValues(t *testing.T) {
 		t.Errorf("the refused apply created the ServiceAccount: %v", err)
 	}
 
-	_, stderr, code = runKube(t, nil, cliEnv, bin, "apply", coredns, "--set", "DNS_SERVR_IP=10.0.0.10")
+	_, stderr, code = cc.run(t, "apply", coredns, "--set", "DNS_SERVR_IP=10.0.0.10")
 	if code != 1 || !strings.Contains(stderr, "DNS_SERVR_IP") || !strings.Contains(stderr, "it declares DNS_SERVER_IP") {
 		t.Errorf("apply with a misspelt value: exit %d, %q", code, stderr)
 	}
 
 	go kubeenv.PlayDeployment(ctx, typed, "kube-system", "coredns")
-	defer runKube(t, nil, cliEnv, bin, "uninstall", "coredns")
-	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", coredns, "--set", "DNS_SERVER_IP=10.0.0.10", "--wait-timeout", "2m", "--json")
+	defer cc.run(t, "uninstall", "coredns")
+	out, stderr, code = cc.run(t, "apply", coredns, "--set", "DNS_SERVER_IP=10.0.0.10", "--wait-timeout", "2m", "--json")
 	if code != 0 {
 		t.Fatalf("apply with values: exit %d: %s", code, stderr)
 	}
@@ -69,7 +66,7 @@ func TestCLIApplyCoreDNSValues(t *testing.T) {
 	if err != nil || !strings.Contains(cm.Data["Corefile"], "kubernetes cluster.local in-addr.arpa") {
 		t.Errorf("coredns ConfigMap: %v: want the defaulted domain in:\n%s", err, cm.Data["Corefile"])
 	}
-	out, _, _ = runKube(t, nil, cliEnv, bin, "status", "coredns", "--json")
+	out, _, _ = cc.run(t, "status", "coredns", "--json")
 	var st []apply.Installed
 	must(t, json.Unmarshal([]byte(out), &st))
 	if len(st) != 1 || st[0].Values["DNS_SERVER_IP"] != "10.0.0.10" || st[0].Values["DNS_DOMAIN"] != "cluster.local" || st[0].Ready != 6 {
@@ -83,14 +80,11 @@ func TestCLIApplyCoreDNSValues(t *testing.T) {
 // apply changes nothing; a set without a lock is refused, nothing
 // created.
 func TestCLIApplySet(t *testing.T) {
-	env := kubeenv.Shared(t)
-	bin := binary(t)
-	tmp := t.TempDir()
-	cliEnv := []string{"ADDONPKG_HOME=" + filepath.Join(tmp, "store"), "KUBECONFIG=" + env.AdminKubeconfig}
+	cc := newClusterCLI(t)
 	for _, dir := range []string{"coredns", "gateway-api-crds"} {
-		must(t, os.CopyFS(filepath.Join(tmp, dir), os.DirFS(filepath.Join("..", "..", "examples", dir))))
+		must(t, os.CopyFS(filepath.Join(cc.tmp, dir), os.DirFS(filepath.Join("..", "..", "examples", dir))))
 	}
-	decl := filepath.Join(tmp, "addons.yaml")
+	decl := filepath.Join(cc.tmp, "addons.yaml")
 	must(t, os.WriteFile(decl, []byte(`apiVersion: addon.cncf.io/v1alpha1
 kind: AddonSet
 addons:
@@ -101,25 +95,25 @@ addons:
   - name: set-gateway-api
     source: ./gateway-api-crds
 `), 0o644))
-	typed := kubernetes.NewForConfigOrDie(env.Admin)
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	_, stderr, code := runKube(t, nil, cliEnv, bin, "apply", "-f", decl)
+	_, stderr, code := cc.run(t, "apply", "-f", decl)
 	if code != 1 || !strings.Contains(stderr, "no lock file") || !strings.Contains(stderr, "addonpkg lock -f") {
 		t.Fatalf("apply -f without a lock: exit %d, %q", code, stderr)
 	}
 	if _, err := typed.CoreV1().Secrets("kube-system").Get(ctx, apply.InventoryName("set-gateway-api"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused apply wrote an inventory: %v", err)
 	}
-	if _, stderr, code := runKube(t, nil, cliEnv, bin, "lock", "-f", decl); code != 0 {
+	if _, stderr, code := cc.run(t, "lock", "-f", decl); code != 0 {
 		t.Fatalf("lock: %s", stderr)
 	}
 
 	go kubeenv.PlayDeployment(ctx, typed, "kube-system", "coredns")
-	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-coredns")
-	defer runKube(t, nil, cliEnv, bin, "uninstall", "set-gateway-api", "--prune-non-empty")
-	out, stderr, code := runKube(t, nil, cliEnv, bin, "apply", "-f", decl, "--json", "--wait-timeout", "2m")
+	defer cc.run(t, "uninstall", "set-coredns")
+	defer cc.run(t, "uninstall", "set-gateway-api", "--prune-non-empty")
+	out, stderr, code := cc.run(t, "apply", "-f", decl, "--json", "--wait-timeout", "2m")
 	if code != 0 {
 		t.Fatalf("apply -f: exit %d: %s", code, stderr)
 	}
@@ -135,14 +129,14 @@ addons:
 	if err != nil || svc.Spec.ClusterIP != "10.0.0.11" {
 		t.Errorf("kube-dns Service: %v; want the set's ClusterIP 10.0.0.11", err)
 	}
-	out, _, _ = runKube(t, nil, cliEnv, bin, "status", "set-coredns", "set-gateway-api", "--json")
+	out, _, _ = cc.run(t, "status", "set-coredns", "set-gateway-api", "--json")
 	var st []apply.Installed
 	must(t, json.Unmarshal([]byte(out), &st))
 	if len(st) != 2 || st[0].Values["DNS_DOMAIN"] != "set.local" && st[1].Values["DNS_DOMAIN"] != "set.local" {
 		t.Errorf("status = %s, want both members, set-coredns with its values", out)
 	}
 
-	out, stderr, code = runKube(t, nil, cliEnv, bin, "apply", "-f", decl, "--json")
+	out, stderr, code = cc.run(t, "apply", "-f", decl, "--json")
 	if code != 0 {
 		t.Fatalf("second apply -f: exit %d: %s", code, stderr)
 	}
