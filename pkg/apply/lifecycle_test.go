@@ -193,6 +193,53 @@ metadata: {name: only-b, namespace: NS}
 	}
 }
 
+// An add-on holding an inventory Secret (another add-on's, forced, or its
+// own) is refused before any change: applied, it would rewrite the record
+// of what an add-on owns, and its own made every later apply conflict
+// with itself.
+func TestAddonHoldingAnInventoryRefused(t *testing.T) {
+	k := newCluster(t)
+	victim := k.addon(t, k.prefix+"-victim", "1", killV1)
+	k.mustApply(t, victim, apply.Options{})
+	before := k.inventorySecret(t, victim.Name).ResourceVersion
+	for _, tc := range []struct{ name, secret, namespace string }{
+		{"another's", apply.InventoryName(victim.Name), "namespace: " + apply.DefaultInventoryNamespace},
+		{"its own", apply.InventoryName(k.prefix + "-evil"), "namespace: " + apply.DefaultInventoryNamespace},
+		{"in the client's namespace", apply.InventoryName(victim.Name), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evil := k.addon(t, k.prefix+"-evil", "1", `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: `+tc.secret+`
+  `+tc.namespace+`
+type: `+string(apply.InventorySecretType)+`
+stringData:
+  `+apply.InventoryKey+`: '{"objects":[]}'
+`)
+			evilClient := k.admin
+			if tc.namespace == "" {
+				var err error
+				evilClient, err = apply.New(k.env.Admin, apply.ClientOptions{Namespace: apply.DefaultInventoryNamespace})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := evilClient.Apply(k.ctx, evil, apply.Options{Force: true})
+			if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), "Secret/kube-system/"+tc.secret) || !strings.Contains(err.Error(), "inventories") {
+				t.Fatalf("apply = %v, want ErrInvalid naming the inventory Secret", err)
+			}
+			if k.inventory(t, evil.Name) != nil {
+				t.Error("the refused add-on wrote an inventory")
+			}
+			if rv := k.inventorySecret(t, victim.Name).ResourceVersion; rv != before {
+				t.Errorf("the victim's inventory changed (resourceVersion %s, was %s)", rv, before)
+			}
+		})
+	}
+}
+
 // A restricted user is refused by the pre-flight, every missing
 // permission listed, and nothing is created.
 func TestPreflightRefusesRestrictedUser(t *testing.T) {

@@ -139,6 +139,11 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		if err != nil {
 			return nil, err
 		}
+		// An inventory in an add-on would overwrite the record of what
+		// it (or, forced, another add-on) owns.
+		if gvr.Group == "" && gvr.Resource == "secrets" && o.GetNamespace() == c.opts.InventoryNamespace && strings.HasPrefix(o.GetName(), InventoryName("")) {
+			return nil, fmt.Errorf("%w: %s: the names %s* in %s are add-on inventories, which an add-on may not hold", ErrInvalid, describe(o), InventoryName(""), c.opts.InventoryNamespace)
+		}
 		e := entryOf(o)
 		if seen[e.ID] {
 			return nil, fmt.Errorf("%w: add-on %s holds %s twice", ErrInvalid, a.Name, describe(o))
