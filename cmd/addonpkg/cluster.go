@@ -188,7 +188,7 @@ func newUninstallCmd(a *app) *cobra.Command {
 		Short:   "Remove an installed add-on: every object of its inventory, then the inventory",
 		Long: `Uninstall deletes every object the add-on's inventory lists that carries its
 owner label, in reverse apply order, waits until they are gone, and then
-deletes the inventory. Objects annotated addonpkg.dev/prune=disabled are
+deletes the inventory. Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` are
 left, and so are CRDs and Namespaces that still hold other objects (unless
 --prune-non-empty): the inventory keeps those, so a later uninstall can
 finish.`,
