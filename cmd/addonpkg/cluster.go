@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,46 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 
 func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
 	return apply.Connect(ctx, c.connect)
+}
+
+// installedNames completes the names of the add-ons installed in the
+// cluster the flags name, as kubectl completes object names: at most
+// most arguments (0: any number), each named once.
+func (c *clusterFlags) installedNames(most int) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if most > 0 && len(args) >= most {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names, err := c.installed(cmd.Context())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(args, n) })
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// installed lists the names of the installed add-ons, giving up after a
+// few seconds: a completion must not hang the shell.
+func (c *clusterFlags) installed(ctx context.Context) ([]string, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cl, err := c.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	records, err := cl.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(records))
+	for i, r := range records {
+		names[i] = r.Name
+	}
+	return names, nil
 }
 
 func newApplyCmd(a *app) *cobra.Command {
@@ -194,7 +235,8 @@ left, and so are CRDs and Namespaces that still hold other objects (unless
 finish.`,
 		Example: `  addonpkg uninstall metrics-server
   addonpkg uninstall metrics-server --dry-run`,
-		Args: exactArgs("NAME"),
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: cf.installedNames(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {
@@ -229,7 +271,8 @@ objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending".`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
-		Args: cobra.ArbitraryArgs,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: cf.installedNames(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cf.client(cmd.Context())
 			if err != nil {

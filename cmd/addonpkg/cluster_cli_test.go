@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,28 @@ func TestCLIApplyWhereKubectlFails(t *testing.T) {
 	out, _, _ = runKube(t, nil, cliEnv, bin, "status")
 	if !strings.Contains(out, "cli-apply") || !strings.Contains(out, "4/4") {
 		t.Errorf("status table does not list cli-apply with 4/4 ready:\n%s", out)
+	}
+
+	// Completion offers the installed add-ons, as kubectl offers object
+	// names, and stops offering once uninstall has its one name.
+	completes := func(args ...string) []string {
+		t.Helper()
+		out, stderr, code := runKube(t, nil, cliEnv, bin, append([]string{"__complete"}, args...)...)
+		if code != 0 {
+			t.Fatalf("__complete %v: exit %d: %s", args, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[:len(lines)-1] // the last line is cobra's directive
+	}
+	for _, args := range [][]string{{"uninstall", ""}, {"status", ""}} {
+		if got := completes(args...); !slices.Contains(got, "cli-apply") {
+			t.Errorf("__complete %v = %q, want cli-apply among them", args, got)
+		}
+	}
+	for _, args := range [][]string{{"uninstall", "cli-apply", ""}, {"status", "cli-apply", ""}} {
+		if got := completes(args...); slices.Contains(got, "cli-apply") {
+			t.Errorf("__complete %v = %q, offers cli-apply again", args, got)
+		}
 	}
 
 	// A foreign object in the add-on's namespace survives the uninstall's

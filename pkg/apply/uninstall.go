@@ -136,16 +136,42 @@ type Installed struct {
 	Unready []string `json:"unready,omitempty"`
 }
 
+// List returns the records of the installed add-ons, by name, from
+// their inventories alone: unlike Status it reads none of their objects.
+func (c *Client) List(ctx context.Context) ([]Record, error) {
+	secrets, err := c.listInventories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(secrets))
+	for i := range secrets {
+		inv, err := decodeInventory(&secrets[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inv.Record)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
+	l, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelInventory + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("list inventories in %s: %w", c.opts.InventoryNamespace, wrap(err))
+	}
+	return l.Items, nil
+}
+
 // Status lists the installed add-ons (all of them, or those named), by
 // name, with the readiness of their objects (kstatus, read now).
 func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
 	var secrets []corev1.Secret
 	if len(names) == 0 {
-		l, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelInventory + "=true"})
-		if err != nil {
-			return nil, fmt.Errorf("list inventories in %s: %w", c.opts.InventoryNamespace, wrap(err))
+		var err error
+		if secrets, err = c.listInventories(ctx); err != nil {
+			return nil, err
 		}
-		secrets = l.Items
 	} else {
 		for _, n := range names {
 			_, s, err := c.readInventory(ctx, n)
