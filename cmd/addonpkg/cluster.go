@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,8 +67,9 @@ func (c *clusterFlags) installed(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An inventory that does not decode still names its add-on.
 	records, err := cl.List(ctx)
-	if err != nil {
+	if records == nil && err != nil {
 		return nil, err
 	}
 	names := make([]string, len(records))
@@ -268,7 +270,9 @@ func newStatusCmd(a *app) *cobra.Command {
 		Long: `Status reads the inventories of the installed add-ons (all of them, or those
 named) and reports for each its version, pinned source and digest, how many
 objects it owns and how many of them are ready. An add-on whose last apply
-did not finish shows the phase "pending".`,
+did not finish shows the phase "pending"; one whose inventory does not decode
+(edited by hand or by another tool) shows "invalid", the others are still
+reported, and the command exits 1 naming it.`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
 		Args:              cobra.ArbitraryArgs,
@@ -278,14 +282,16 @@ did not finish shows the phase "pending".`,
 			if err != nil {
 				return err
 			}
+			// An inventory that does not decode is a row and an error:
+			// the others are still reported.
 			list, err := c.Status(cmd.Context(), args...)
-			if err != nil {
+			if list == nil && err != nil {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(list)
+				return errors.Join(a.printJSON(list), err)
 			}
-			return writeStatus(a, list)
+			return errors.Join(writeStatus(a, list), err)
 		},
 	}
 	cf.add(cmd)
@@ -346,7 +352,11 @@ func writeStatus(a *app, list []apply.Installed) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tPHASE\tREADY\tDIGEST\tSOURCE")
 	for _, i := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", i.Name, i.Version, i.Phase, i.Ready, i.Objects, i.Digest, i.Source)
+		ready := fmt.Sprintf("%d/%d", i.Ready, i.Objects)
+		if i.Phase == apply.PhaseInvalid {
+			ready = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Version, i.Phase, ready, i.Digest, i.Source)
 	}
 	return w.Flush()
 }

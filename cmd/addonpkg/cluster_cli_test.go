@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
@@ -322,4 +325,48 @@ func TestCLIDiffCluster(t *testing.T) {
 		t.Errorf("diff --cluster without a SOURCE: exit %d, want 2", code)
 	}
 	cc.run(t, "uninstall", "cli-diff", "--prune-non-empty")
+}
+
+// TestCLIStatusWithCorruptInventory: status still lists every add-on
+// when one inventory is corrupt, shows that one as invalid, names it in
+// one line on stderr and exits 1; completion still offers its name.
+func TestCLIStatusWithCorruptInventory(t *testing.T) {
+	cc := newClusterCLI(t)
+	ns := "cli-corrupt-inventories"
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
+	ctx := context.Background()
+	if _, err := typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = typed.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+	dir := filepath.Join(cc.tmp, "good")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-corrupt-good, namespace: default}\ndata: {v: \"1\"}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "good", "--inventory-namespace", ns); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	broken := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: apply.InventoryName("broken"), Namespace: ns, Labels: map[string]string{apply.LabelInventory: "true"}},
+		Data:       map[string][]byte{apply.InventoryKey: []byte("{\"name\": \x1b[31m")},
+	}
+	if _, err := typed.CoreV1().Secrets(ns).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	out, stderr, code := cc.run(t, "status", "--inventory-namespace", ns)
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "corrupt inventory "+ns+"/addonpkg-broken") || strings.Contains(stderr, "\x1b") {
+		t.Errorf("status: exit %d, stderr %q, want 1 and one line naming the corrupt inventory", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^good\s.*applied\s+1/1`).MatchString(out) || !regexp.MustCompile(`(?m)^broken\s+invalid\s+-`).MatchString(out) {
+		t.Errorf("status table does not show both add-ons:\n%s", out)
+	}
+	out, _, code = cc.run(t, "status", "--inventory-namespace", ns, "--json")
+	var st []apply.Installed
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 1 || len(st) != 2 || st[0].Phase != apply.PhaseInvalid || st[0].Error == "" {
+		t.Errorf("status --json: exit %d, %v: %s", code, err, out)
+	}
+	out, _, code = cc.run(t, "__complete", "uninstall", "--inventory-namespace", ns, "")
+	if code != 0 || !strings.Contains(out, "broken\n") || !strings.Contains(out, "good\n") {
+		t.Errorf("completion: exit %d:\n%s", code, out)
+	}
 }

@@ -34,6 +34,11 @@ var (
 	// ErrNotReady: an object reached a failed state while waited for
 	// (WaitError).
 	ErrNotReady = errors.New("not ready")
+	// ErrCorruptInventory: an inventory Secret that does not decode, or
+	// whose record breaks its rules (edited by hand, or by another tool).
+	// Apply and Uninstall refuse the add-on before any change; Status and
+	// List report it beside the others.
+	ErrCorruptInventory = errors.New("corrupt inventory")
 	// ErrNotInstalled: no inventory for the add-on in the cluster.
 	ErrNotInstalled = errors.New("add-on not installed")
 	// ErrRejected: the API server refused an object as invalid (422), for

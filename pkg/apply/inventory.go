@@ -71,6 +71,9 @@ const (
 	PhasePending = "pending"
 	// PhaseApplied: the last apply finished.
 	PhaseApplied = "applied"
+	// PhaseInvalid: Status and List's word for a corrupt inventory
+	// (ErrCorruptInventory), which no inventory records itself.
+	PhaseInvalid = "invalid"
 )
 
 // Inventory is what the cluster records of an installed add-on, as JSON
@@ -122,7 +125,10 @@ func entryOf(u *unstructured.Unstructured) InventoryEntry {
 func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
 	m, err := object.ParseObjMetadata(e.ID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: inventory entry %q: %s", ErrInvalid, e.ID, oneLine(err.Error()))
+		return nil, fmt.Errorf("entry %q: %s", e.ID, oneLine(err.Error()))
+	}
+	if e.Version == "" {
+		return nil, fmt.Errorf("entry %q: no version", e.ID)
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: m.GroupKind.Group, Version: e.Version, Kind: m.GroupKind.Kind})
@@ -131,13 +137,12 @@ func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
+// readInventory reads and decodes the inventory of the add-on name:
+// nil, nil, nil when there is none.
 func (c *Client) readInventory(ctx context.Context, name string) (*Inventory, *corev1.Secret, error) {
-	s, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).Get(ctx, InventoryName(name), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read inventory %s/%s: %w", c.opts.InventoryNamespace, InventoryName(name), wrap(err))
+	s, err := c.inventorySecret(ctx, name)
+	if s == nil || err != nil {
+		return nil, nil, err
 	}
 	inv, err := decodeInventory(s)
 	if err != nil {
@@ -146,10 +151,42 @@ func (c *Client) readInventory(ctx context.Context, name string) (*Inventory, *c
 	return inv, s, nil
 }
 
+// inventorySecret reads the inventory Secret of the add-on name, without
+// decoding it: nil, nil when there is none.
+func (c *Client) inventorySecret(ctx context.Context, name string) (*corev1.Secret, error) {
+	s, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).Get(ctx, InventoryName(name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read inventory %s/%s: %w", c.opts.InventoryNamespace, InventoryName(name), wrap(err))
+	}
+	return s, nil
+}
+
+// decodeInventory decodes an inventory Secret and checks what the
+// record says against its rules, so that no apply or uninstall starts
+// on a record it cannot finish: a corrupt one is ErrCorruptInventory,
+// with what to do about it.
 func decodeInventory(s *corev1.Secret) (*Inventory, error) {
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s/%s: %s (fix the Secret, or delete it to forget the add-on: its objects stay)",
+			ErrCorruptInventory, s.Namespace, s.Name, oneLine(fmt.Sprintf(format, args...)))
+	}
 	var inv Inventory
 	if err := json.Unmarshal(s.Data[InventoryKey], &inv); err != nil {
-		return nil, fmt.Errorf("read inventory %s/%s: %w: %s", s.Namespace, s.Name, ErrInvalid, oneLine(err.Error()))
+		return nil, corrupt("%s: %v", InventoryKey, err)
+	}
+	if InventoryName(inv.Name) != s.Name {
+		return nil, corrupt("it records the add-on %q", inv.Name)
+	}
+	if inv.Phase != PhaseApplied && inv.Phase != PhasePending {
+		return nil, corrupt("unknown phase %q", inv.Phase)
+	}
+	for _, e := range inv.Objects {
+		if _, err := e.object(); err != nil {
+			return nil, corrupt("%v", err)
+		}
 	}
 	return &inv, nil
 }

@@ -309,3 +309,87 @@ func TestPruneKeepsCRDThatHoldsObjects(t *testing.T) {
 		t.Errorf("PruneNonEmpty kept the CRD:\n%s", cs)
 	}
 }
+
+// TestCorruptInventoryReported: an inventory Secret that does not
+// decode (edited by hand, or by another tool) does not hide the other
+// add-ons from Status and List: it is a row with PhaseInvalid and its
+// reason, and the error beside the list names it. Applying or
+// uninstalling that add-on is refused until the Secret is fixed or
+// deleted.
+func TestCorruptInventoryReported(t *testing.T) {
+	k := newCluster(t)
+	ns := k.prefix + "-inventories"
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.typed.CoreV1().Namespaces().Delete(k.ctx, ns, metav1.DeleteOptions{}) })
+	c, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := k.addon(t, k.prefix+"-good", "1", killV1)
+	if _, err := c.Apply(k.ctx, good, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := map[string]string{
+		k.prefix + "-notjson":  "{not json",
+		k.prefix + "-badentry": `{"name":"` + k.prefix + `-badentry","phase":"applied","objects":[{"id":"no underscores here","version":"v1"}]}`,
+		k.prefix + "-renamed":  `{"name":"` + good.Name + `","phase":"applied","objects":[]}`,
+		k.prefix + "-nophase":  `{"name":"` + k.prefix + `-nophase","objects":[]}`,
+	}
+	for name, data := range corrupt {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: apply.InventoryName(name), Namespace: ns, Labels: map[string]string{apply.LabelInventory: "true"}},
+			Type:       apply.InventorySecretType,
+			Data:       map[string][]byte{apply.InventoryKey: []byte(data)},
+		}
+		if _, err := k.typed.CoreV1().Secrets(ns).Create(k.ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	st, err := c.Status(k.ctx)
+	if !errors.Is(err, apply.ErrCorruptInventory) || strings.Contains(err.Error(), apply.InventoryName(good.Name)+":") {
+		t.Errorf("status error = %v, want ErrCorruptInventory naming only the corrupt inventories", err)
+	}
+	if len(st) != 1+len(corrupt) {
+		t.Fatalf("status = %+v, want the good add-on and both corrupt ones", st)
+	}
+	for _, s := range st {
+		if s.Name == good.Name {
+			if s.Phase != apply.PhaseApplied || s.Ready != s.Objects || s.Objects == 0 || s.Error != "" {
+				t.Errorf("the good add-on: %+v, want applied and ready", s)
+			}
+			continue
+		}
+		if _, ok := corrupt[s.Name]; !ok || s.Phase != apply.PhaseInvalid || s.Error == "" || strings.Contains(s.Error, "\n") {
+			t.Errorf("row %+v, want a corrupt inventory with phase invalid and a one-line reason", s)
+		}
+		if !strings.Contains(err.Error(), apply.InventoryName(s.Name)) {
+			t.Errorf("status error %q does not name %s", err, apply.InventoryName(s.Name))
+		}
+	}
+
+	// Named, each is read the same way.
+	if st, err := c.Status(k.ctx, good.Name); err != nil || len(st) != 1 {
+		t.Errorf("status %s = %+v, %v", good.Name, st, err)
+	}
+	if st, err := c.Status(k.ctx, k.prefix+"-notjson"); !errors.Is(err, apply.ErrCorruptInventory) || len(st) != 1 || st[0].Phase != apply.PhaseInvalid {
+		t.Errorf("status of the corrupt one = %+v, %v, want its row and ErrCorruptInventory", st, err)
+	}
+
+	recs, err := c.List(k.ctx)
+	if !errors.Is(err, apply.ErrCorruptInventory) || len(recs) != 1+len(corrupt) {
+		t.Errorf("list = %+v, %v, want every inventory and ErrCorruptInventory", recs, err)
+	}
+
+	again := k.addon(t, k.prefix+"-notjson", "1", killV1)
+	if _, err := c.Apply(k.ctx, again, apply.Options{}); !errors.Is(err, apply.ErrCorruptInventory) || !strings.Contains(err.Error(), apply.InventoryName(again.Name)) {
+		t.Errorf("apply over a corrupt inventory = %v, want ErrCorruptInventory naming its Secret", err)
+	} else {
+		t.Log(err)
+	}
+	if _, err := c.Uninstall(k.ctx, k.prefix+"-badentry", apply.UninstallOptions{}); !errors.Is(err, apply.ErrCorruptInventory) {
+		t.Errorf("uninstall of a corrupt inventory = %v, want ErrCorruptInventory", err)
+	}
+}

@@ -2,8 +2,10 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
@@ -131,28 +133,43 @@ type Installed struct {
 	Record
 	// Objects counts the objects it owns, Ready those ready now.
 	Objects int `json:"objects"`
-	Ready   int `json:"ready"`
+	// Ready counts the objects ready now.
+	Ready int `json:"ready"`
 	// Unready names each object that is not ready: "Kind/ns/name: Status".
 	Unready []string `json:"unready,omitempty"`
+	// Error says, in one line, why the inventory could not be read
+	// (Phase PhaseInvalid).
+	Error string `json:"error,omitempty"`
 }
 
 // List returns the records of the installed add-ons, by name, from
 // their inventories alone: unlike Status it reads none of their objects.
+// A corrupt inventory is listed with Phase PhaseInvalid, and the error
+// beside the list (matching ErrCorruptInventory) names it.
 func (c *Client) List(ctx context.Context) ([]Record, error) {
 	secrets, err := c.listInventories(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Record, 0, len(secrets))
+	var errs []error
 	for i := range secrets {
 		inv, err := decodeInventory(&secrets[i])
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			out = append(out, invalidRecord(&secrets[i]))
+			continue
 		}
 		out = append(out, inv.Record)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+// invalidRecord is what List and Status say of a corrupt inventory: its add-on's name, from the Secret's (the labels may be as
+// broken as the data).
+func invalidRecord(s *corev1.Secret) Record {
+	return Record{Name: strings.TrimPrefix(s.Name, InventoryName("")), Phase: PhaseInvalid}
 }
 
 func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
@@ -164,7 +181,10 @@ func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
 }
 
 // Status lists the installed add-ons (all of them, or those named), by
-// name, with the readiness of their objects (kstatus, read now).
+// name, with the readiness of their objects (kstatus, read now). A
+// corrupt inventory does not hide the others: it is listed with Phase
+// PhaseInvalid and its Error, and the error returned beside the list
+// (matching ErrCorruptInventory) names each one.
 func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
 	var secrets []corev1.Secret
 	if len(names) == 0 {
@@ -174,7 +194,7 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 		}
 	} else {
 		for _, n := range names {
-			_, s, err := c.readInventory(ctx, n)
+			s, err := c.inventorySecret(ctx, n)
 			if err != nil {
 				return nil, fmt.Errorf("status %s: %w", n, err)
 			}
@@ -185,26 +205,37 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 		}
 	}
 	var out []Installed
+	var errs []error
 	for i := range secrets {
-		inv, err := decodeInventory(&secrets[i])
+		st, err := c.installed(ctx, &secrets[i])
 		if err != nil {
-			return nil, err
-		}
-		st := Installed{Record: inv.Record, Objects: len(inv.Objects)}
-		for _, e := range inv.Objects {
-			stub, err := e.object()
-			if err != nil {
-				return nil, err
-			}
-			line, _ := c.readiness(ctx, stub)
-			if line == "" {
-				st.Ready++
-			} else {
-				st.Unready = append(st.Unready, line)
-			}
+			errs = append(errs, err)
+			st = Installed{Record: invalidRecord(&secrets[i]), Error: err.Error()}
 		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+// installed reads an inventory and the readiness of its objects.
+func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, error) {
+	inv, err := decodeInventory(s)
+	if err != nil {
+		return Installed{}, err
+	}
+	st := Installed{Record: inv.Record, Objects: len(inv.Objects)}
+	for _, e := range inv.Objects {
+		stub, err := e.object()
+		if err != nil {
+			return Installed{}, err // decodeInventory checked every entry
+		}
+		line, _ := c.readiness(ctx, stub)
+		if line == "" {
+			st.Ready++
+		} else {
+			st.Unready = append(st.Unready, line)
+		}
+	}
+	return st, nil
 }
