@@ -135,8 +135,20 @@ func checkObject(u *unstructured.Unstructured) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: object %s has no %s", ErrInvalid, describe(u), strings.Join(missing, ", "))
 	}
+	for _, f := range serverWritten {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", f); ok && v != nil {
+			return fmt.Errorf("%w: object %s sets metadata.%s, which the API server writes (exported with kubectl get -o yaml?): remove it", ErrInvalid, describe(u), f)
+		}
+	}
 	return nil
 }
+
+// serverWritten are the fields of metadata that only the API server
+// writes and that an apply does not ignore: a resourceVersion installs
+// once and then makes every upgrade conflict, a uid or managedFields
+// fails the first apply, a deletionTimestamp the second. (A
+// creationTimestamp, a generation or a selfLink is ignored.)
+var serverWritten = []string{"resourceVersion", "uid", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
 func (a *Addon) validate() error {
 	if errs := validation.IsDNS1123Label(a.Name); len(errs) > 0 {

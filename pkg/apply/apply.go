@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,7 +96,10 @@ func (o Options) stageDone(stage string, cs *ChangeSet, from int) {
 // patched: applying the same add-on twice changes nothing.
 //
 // On an error the returned ChangeSet holds what was done so far, and the
-// inventory stays pending, so the next Apply finishes the job.
+// inventory stays pending, so the next Apply finishes the job. An apply
+// that fails before its first change (a dry-run the API server refused)
+// takes its pending inventory back: the cluster is as it was, with no
+// record of an add-on that was never installed.
 func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, error) {
 	if err := a.validate(); err != nil {
 		return nil, err
@@ -142,7 +146,11 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 	hook("pending")
 
-	if err := c.applyStaged(ctx, p, opts, cs); err != nil {
+	wctx, writes := countWrites(ctx)
+	if err := c.applyStaged(wctx, p, opts, cs); err != nil {
+		if writes.none() {
+			c.takeBack(ctx, p, sec)
+		}
 		return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 	}
 
@@ -177,6 +185,28 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		opts.stageDone("ready", cs, len(cs.Changes))
 	}
 	return cs, nil
+}
+
+// takeBack undoes the pending inventory sec of an apply that changed
+// nothing: a first install's is deleted, an upgrade's is the previous
+// one again. Both are conditional on sec being what this apply wrote,
+// and a failure leaves it pending, which still describes the cluster
+// (it lists more than is there). It runs even when ctx has ended (a
+// deadline is the likeliest cause of the failure), for a few seconds.
+func (c *Client) takeBack(ctx context.Context, p *plan, sec *corev1.Secret) {
+	if sec == nil || sec == p.prevSecret {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	secrets := c.typed.CoreV1().Secrets(sec.Namespace)
+	if p.prevSecret == nil {
+		_ = secrets.Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &sec.ResourceVersion}})
+		return
+	}
+	prev := p.prevSecret.DeepCopy()
+	prev.ResourceVersion = sec.ResourceVersion
+	_, _ = secrets.Update(ctx, prev, metav1.UpdateOptions{FieldManager: FieldManager})
 }
 
 // withObjects is a copy of inv, applied, listing objs.

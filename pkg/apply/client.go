@@ -142,10 +142,11 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make rest mapper: %w", wrap(err))
 	}
-	kube, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	direct, err := client.NewWithWatch(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
 	if err != nil {
 		return nil, fmt.Errorf("make client: %w", wrap(err))
 	}
+	kube := countingClient(direct)
 	typed, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("make client: %w", wrap(err))

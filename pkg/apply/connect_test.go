@@ -144,7 +144,8 @@ func TestPreflightListIsSufficient(t *testing.T) {
 }
 
 // DecodeObjects reads a rendered stream, expands lists, drops empty
-// documents, and refuses an object without a kind, naming its document.
+// documents, and refuses an object without a kind, or with a field only
+// the API server writes, naming its document.
 func TestDecodeObjects(t *testing.T) {
 	objs, err := apply.DecodeObjects([]byte(`
 ---
@@ -161,6 +162,11 @@ items:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the API server ignores is accepted: creationTimestamp: null is
+	// in most generated manifests.
+	if _, err := apply.DecodeObjects([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, creationTimestamp: null, generation: 3}\n")); err != nil {
+		t.Errorf("a manifest with creationTimestamp: null: %v", err)
+	}
 	var names []string
 	for _, o := range objs {
 		names = append(names, o.GetKind()+"/"+o.GetName())
@@ -172,6 +178,13 @@ items:
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n", "document 2"},
 		{"apiVersion: v1\nkind: ConfigMap\n", "metadata.name"},
 		{"apiVersion: v1\nkind: [\n", "document 1"},
+		// Fields only the API server writes, as kubectl get -o yaml
+		// exports them: refused, not stripped, before any change.
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, resourceVersion: \"1\"}\n", "metadata.resourceVersion"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, uid: 0b3ad1d8-3b8b-4e8a-9a2b-1b1b1b1b1b1b}\n", "metadata.uid"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [{manager: kubectl}]}\n", "metadata.managedFields"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, deletionTimestamp: \"2024-01-01T00:00:00Z\"}\n", "metadata.deletionTimestamp"},
+		{"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, resourceVersion: \"7\"}}\n", "metadata.resourceVersion"},
 	} {
 		_, err := apply.DecodeObjects([]byte(bad.in))
 		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {

@@ -81,7 +81,8 @@ const htmlPage = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<
 // An API server that fails in the middle of an upgrade (a 502 page from
 // a proxy, a stalled answer, a dropped connection) gives a one-line
 // error naming what failed, and leaves the cluster as the inventory
-// describes it: pending, listing the old objects and the new. The next
+// describes it: pending, listing the old objects and the new (or, when
+// it failed at a dry-run, before any change, the previous record). The next
 // apply through a healthy server finishes the upgrade and prunes what
 // the failed one left.
 func TestMisbehavingAPIServerMidApply(t *testing.T) {
@@ -93,21 +94,30 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 		fault fault
 		want  []string
 		is    error
+		// atDryRun breaks c's dry-run instead of its patch: nothing has
+		// changed yet, so the apply takes its pending inventory back.
+		atDryRun bool
 	}{
 		{"proxy error page", func(w http.ResponseWriter, r *http.Request) bool {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusBadGateway)
 			w.Write([]byte(htmlPage))
 			return true
-		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil},
-		{"stalled answer", nil, []string{"ConfigMap", "/c", "deadline exceeded"}, context.DeadlineExceeded},
+		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, false},
+		{"stalled answer", nil, []string{"ConfigMap", "/c", "deadline exceeded"}, context.DeadlineExceeded, false},
 		{"dropped connection", func(w http.ResponseWriter, r *http.Request) bool {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
 				conn.Close()
 			}
 			return true
-		}, []string{"ConfigMap", "EOF"}, nil},
+		}, []string{"ConfigMap", "EOF"}, nil, false},
+		{"proxy error page at the dry-run", func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			w.Write([]byte(htmlPage))
+			return true
+		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newCluster(t)
@@ -120,7 +130,7 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 			// A stalled answer stalls until the apply has given up.
 			released := make(chan struct{})
 			broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
-				if r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/configmaps/c") {
+				if r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/configmaps/c") || r.URL.Query().Has("dryRun") != tc.atDryRun {
 					return false
 				}
 				if tc.fault == nil {
@@ -139,9 +149,12 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 			}
 
 			inv := k.inventory(t, k.prefix)
-			want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}
-			if got := ids(inv); inv.Phase != apply.PhasePending || !slices.Equal(got, want) {
-				t.Fatalf("after the failed upgrade the inventory is %s %v, want pending %v", inv.Phase, got, want)
+			want, phase := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}, apply.PhasePending
+			if tc.atDryRun {
+				want, phase = want[:3], apply.PhaseApplied
+			}
+			if got := ids(inv); inv.Phase != phase || !slices.Equal(got, want) {
+				t.Fatalf("after the failed upgrade the inventory is %s %v, want %s %v", inv.Phase, got, phase, want)
 			}
 			if !k.exists(t, gvrConfigMap, k.prefix, "b") {
 				t.Error("the failed upgrade pruned b before its new objects were in")

@@ -393,3 +393,66 @@ func TestCorruptInventoryReported(t *testing.T) {
 		t.Errorf("uninstall of a corrupt inventory = %v, want ErrCorruptInventory", err)
 	}
 }
+
+// TestApplyRefusedBeforeAnyChangeLeavesNoRecord: an apply whose objects
+// the API server refuses at the dry-run, before anything changed, takes
+// its pending inventory back: a first install leaves none (status does
+// not list an add-on that was never installed), an upgrade leaves the
+// previous one as it was. One that changed something first keeps its
+// pending record, which lists what it made.
+func TestApplyRefusedBeforeAnyChangeLeavesNoRecord(t *testing.T) {
+	k := newCluster(t)
+	const refused = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-fine, namespace: default}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: Not_A_Name, namespace: default}
+`
+	first := k.addon(t, k.prefix+"-first", "1", refused)
+	if _, err := k.admin.Apply(k.ctx, first, apply.Options{}); !errors.Is(err, apply.ErrRejected) {
+		t.Fatalf("apply = %v, want ErrRejected", err)
+	}
+	if s := k.inventorySecret(t, first.Name); s != nil {
+		t.Errorf("a first install refused before any change left an inventory: %s", s.Data[apply.InventoryKey])
+	}
+	if k.exists(t, corev1.SchemeGroupVersion.WithResource("configmaps"), "default", k.prefix+"-fine") {
+		t.Error("the refused add-on's other object was created")
+	}
+
+	up := k.addon(t, k.prefix+"-up", "1", killV1)
+	k.mustApply(t, up, apply.Options{})
+	before := k.inventorySecret(t, up.Name)
+	v2 := k.addon(t, up.Name, "2", killV1+"---\n"+refused)
+	if _, err := k.admin.Apply(k.ctx, v2, apply.Options{}); !errors.Is(err, apply.ErrRejected) {
+		t.Fatalf("upgrade = %v, want ErrRejected", err)
+	}
+	after := k.inventorySecret(t, up.Name)
+	if string(after.Data[apply.InventoryKey]) != string(before.Data[apply.InventoryKey]) {
+		t.Errorf("a refused upgrade changed the inventory:\n%s\nwas\n%s", after.Data[apply.InventoryKey], before.Data[apply.InventoryKey])
+	}
+
+	// The Namespace is made (and waited for) before the refused object is
+	// tried: that apply changed the cluster, and its record says so.
+	made := k.addon(t, k.prefix+"-made", "1", `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS-made}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: Not_A_Name, namespace: NS-made}
+`)
+	if _, err := k.admin.Apply(k.ctx, made, apply.Options{}); !errors.Is(err, apply.ErrRejected) {
+		t.Fatalf("apply = %v, want ErrRejected", err)
+	}
+	inv := k.inventory(t, made.Name)
+	if inv == nil || inv.Phase != apply.PhasePending || len(inv.Objects) != 2 {
+		t.Fatalf("after an apply that made a Namespace and failed: inventory %+v, want pending with both objects", inv)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, made.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
