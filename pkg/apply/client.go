@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +94,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w: %s", ErrKubeconfig, oneLine(err.Error()))
+		return nil, kubeconfigError(rules, loader, opts.Context, err)
 	}
 	if opts.Namespace == "" {
 		if ns, _, err := loader.Namespace(); err == nil {
@@ -106,6 +109,38 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// kubeconfigError says what is wrong with the kubeconfig, naming the
+// files it was read from, in place of client-go's messages (its empty
+// configuration "try setting KUBERNETES_MASTER" names a variable nothing
+// reads any more).
+func kubeconfigError(rules *clientcmd.ClientConfigLoadingRules, loader clientcmd.ClientConfig, contextName string, err error) error {
+	looked := rules.GetLoadingPrecedence()
+	if rules.ExplicitPath != "" {
+		looked = []string{rules.ExplicitPath}
+	}
+	var files []string
+	for _, f := range looked {
+		if _, serr := os.Stat(f); serr == nil {
+			files = append(files, f)
+		}
+	}
+	switch {
+	case clientcmd.IsEmptyConfig(err) && len(files) == 0:
+		return fmt.Errorf("%w: none found (looked for %s), and not running in a Pod", ErrKubeconfig, strings.Join(looked, ", "))
+	case clientcmd.IsEmptyConfig(err):
+		return fmt.Errorf("%w %s: no current-context is set, and no context was named", ErrKubeconfig, strings.Join(files, ", "))
+	}
+	if raw, rerr := loader.RawConfig(); rerr == nil && contextName != "" && raw.Contexts[contextName] == nil {
+		has := strings.Join(slices.Sorted(maps.Keys(raw.Contexts)), ", ")
+		if has == "" {
+			has = "none"
+		}
+		return fmt.Errorf("%w %s: no context %q (it has %s)", ErrKubeconfig, strings.Join(files, ", "), contextName, has)
+	}
+	// The loader's own errors name the file.
+	return fmt.Errorf("%w: %s", ErrKubeconfig, oneLine(err.Error()))
 }
 
 // New makes a Client from a rest.Config. It does not contact the API

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +42,38 @@ func TestConnect(t *testing.T) {
 	if _, err := as.Apply(ctx, k.addon(t, k.prefix, "1", upgradeV2), apply.Options{}); !errors.Is(err, apply.ErrForbidden) {
 		t.Errorf("apply as restricted: %v, want ErrForbidden", err)
 	}
-	if _, err := apply.Connect(ctx, apply.ConnectOptions{Context: "nope"}); !errors.Is(err, apply.ErrKubeconfig) {
-		t.Errorf("unknown context: %v, want ErrKubeconfig", err)
+	// A kubeconfig problem is ErrKubeconfig in one line naming the file
+	// and what is wrong with it, in place of client-go's messages.
+	noContext := filepath.Join(t.TempDir(), "no-current-context")
+	raw, err := os.ReadFile(k.env.AdminKubeconfig)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}); !errors.Is(err, apply.ErrKubeconfig) {
-		t.Errorf("missing kubeconfig: %v, want ErrKubeconfig", err)
+	if err := os.WriteFile(noContext, regexp.MustCompile(`(?m)^current-context:.*$`).ReplaceAll(raw, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, tc := range []struct {
+		name, kubeconfigEnv string
+		opts                apply.ConnectOptions
+		want                []string
+	}{
+		{"unknown context", k.env.RestrictedKubeconfig, apply.ConnectOptions{Context: "nope"}, []string{k.env.RestrictedKubeconfig, `no context "nope" (it has `}},
+		{"missing file", "", apply.ConnectOptions{Kubeconfig: filepath.Join(home, "missing")}, []string{filepath.Join(home, "missing")}},
+		{"none at all", filepath.Join(home, "a") + string(os.PathListSeparator) + filepath.Join(home, "b"), apply.ConnectOptions{},
+			[]string{"none found", filepath.Join(home, "a") + ", " + filepath.Join(home, "b"), "not running in a Pod"}},
+		{"no current context", noContext, apply.ConnectOptions{}, []string{noContext, "no current-context"}},
+	} {
+		t.Setenv("KUBECONFIG", tc.kubeconfigEnv)
+		_, err := apply.Connect(ctx, tc.opts)
+		if !errors.Is(err, apply.ErrKubeconfig) {
+			t.Errorf("%s: %v, want ErrKubeconfig", tc.name, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+			t.Errorf("%s: %v names a variable nothing reads", tc.name, err)
+		}
+		oneLine(t, err, tc.want...)
 	}
 
 	bad := rest.CopyConfig(k.env.Admin)
