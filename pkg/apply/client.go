@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -213,6 +214,11 @@ func (c *Client) Ping(ctx context.Context) error {
 	}
 	body, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
+		// The host is named once: not again in the request's URL.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fmt.Errorf("connect to %s: %w", c.cfg.Host, wrap(err))
 	}
 	var v version.Info
