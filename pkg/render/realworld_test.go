@@ -177,6 +177,30 @@ func TestRenderRefusesHelmInputs(t *testing.T) {
 	}
 }
 
+// A kustomization below the root of a plain tree (a repository checked
+// out whole, as metrics-server's with manifests/base) is named as what
+// it is, with the directory to use instead; a Flux Kustomization object
+// in a file of that name is an object like any other.
+func TestRenderNamesKustomizationBelowPlainRoot(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"with kind", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- a.yaml\n",
+			"manifests/base/kustomization.yaml:1: invalid manifest: kustomization.yaml is a kustomization, not a Kubernetes object (Kustomization has no metadata.name): the add-on's root holds no kustomization, so its files are plain manifests; use manifests/base as the add-on"},
+		{"legacy, without kind", "resources:\n- a.yaml\n",
+			"manifests/base/kustomization.yaml:1: invalid manifest: kustomization.yaml is a kustomization, not a Kubernetes object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := renderTree(t, map[string]string{"README.yaml": cm("readme", ""), "manifests/base/kustomization.yaml": c.text, "manifests/base/a.yaml": cm("a", "")})
+			if !errors.Is(err, render.ErrInvalid) || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error %v\nwant ErrInvalid starting %q", err, c.want)
+			}
+		})
+	}
+	flux := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec: {interval: 10m, path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: repo}}\n"
+	if _, err := renderTree(t, map[string]string{"clusters/prod/kustomization.yaml": flux}); err != nil {
+		t.Errorf("a Flux Kustomization object in kustomization.yaml: %v", err)
+	}
+}
+
 // kustomize's deprecation warnings are returned, named with their
 // kustomization, instead of being printed.
 func TestRenderKustomizeWarnings(t *testing.T) {

@@ -284,16 +284,22 @@ func chartDir(name string) string {
 	return "the add-on"
 }
 
-// helmValues says what a file that is not a manifest is when its name is
-// a Helm values file's: the error is still ErrInvalid (Raw leaves the
-// file out of a kustomize tree), and ErrHelmChart too.
-func helmValues(file string, err *Error) error {
-	if !addon.IsHelmValuesFile(file) {
-		return err
-	}
+// notAnObject says what a file that is not a manifest is when its name
+// says: a Helm values file (the error is ErrHelmChart too), or a
+// kustomization below the root of a plain tree, which only a root
+// kustomization would have made kustomize's. The error stays ErrInvalid
+// (Raw leaves the file out of a kustomize tree).
+func notAnObject(file string, err *Error) error {
 	detail := strings.TrimPrefix(err.Err.Error(), ErrInvalid.Error()+": ")
-	return &Error{File: err.File, Line: err.Line, Err: fmt.Errorf("%w: %s holds the values of %w, not a Kubernetes object (%s): %s",
-		ErrInvalid, path.Base(file), addon.ErrHelmChart, detail, addon.HelmAdvice)}
+	switch {
+	case addon.IsHelmValuesFile(file):
+		return &Error{File: err.File, Line: err.Line, Err: fmt.Errorf("%w: %s holds the values of %w, not a Kubernetes object (%s): %s",
+			ErrInvalid, path.Base(file), addon.ErrHelmChart, detail, addon.HelmAdvice)}
+	case isKustomization(file):
+		return &Error{File: err.File, Line: err.Line, Err: fmt.Errorf("%w: %s is a kustomization, not a Kubernetes object (%s): the add-on's root holds no kustomization, so its files are plain manifests; use %s as the add-on, or list it in a kustomization at the root",
+			ErrInvalid, path.Base(file), detail, path.Dir(file))}
+	}
+	return err
 }
 
 // readBuffer is the buffer of a DropText render's worker: a file up to
@@ -391,7 +397,7 @@ func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 		}
 		node, err := parseDocument(chunk.text)
 		if err != nil {
-			return nil, helmValues(file, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))})
+			return nil, notAnObject(file, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))})
 		}
 		if node == nil {
 			continue // only comments or nothing
@@ -417,7 +423,7 @@ func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 		}
 		obj, err := objectOf(node)
 		if err != nil {
-			return nil, helmValues(file, &Error{File: file, Line: chunk.line, Err: err})
+			return nil, notAnObject(file, &Error{File: file, Line: chunk.line, Err: err})
 		}
 		d := doc(chunk, obj, imagesOf(node))
 		if d.Raw != nil && isJSONText(chunk.text) {
