@@ -176,6 +176,8 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		if _, err := c.writeInventory(ctx, inv, sec); err != nil {
 			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 		}
+	} else if err := c.unchangedSince(ctx, a.Name, sec); err != nil {
+		return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 	}
 
 	if opts.Wait {
@@ -185,6 +187,25 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		opts.stageDone("ready", cs, len(cs.Changes))
 	}
 	return cs, nil
+}
+
+// unchangedSince checks that an apply which wrote no inventory (it
+// changed nothing the record says) ran alone: every inventory write is
+// conditional on the version read, and this is the same condition for
+// the apply that has none to write. Another apply of the add-on at once
+// may have patched what this one patched back: ErrConflict says so.
+func (c *Client) unchangedSince(ctx context.Context, name string, read *corev1.Secret) error {
+	if read == nil {
+		return nil
+	}
+	now, err := c.inventorySecret(ctx, name)
+	if err != nil {
+		return err
+	}
+	if now == nil || now.ResourceVersion != read.ResourceVersion {
+		return fmt.Errorf("%w: its inventory changed while it applied (another apply or uninstall of %s at the same time?): apply it again", ErrConflict, name)
+	}
+	return nil
 }
 
 // takeBack undoes the pending inventory sec of an apply that changed

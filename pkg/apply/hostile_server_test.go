@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,5 +244,50 @@ func TestMisbehavingAPIServerMidUninstall(t *testing.T) {
 	}
 	if k.inventorySecret(t, a.Name) != nil || k.exists(t, gvrConfigMap, k.prefix, "b") {
 		t.Error("the next uninstall left the inventory or b")
+	}
+}
+
+// TestApplyThatChangedNoRecordNoticesAnother: an apply with no inventory
+// to write (the add-on as its record says) that ran while another apply
+// of the add-on upgraded it, and so patched the upgrade's object back,
+// fails with ErrConflict instead of reporting success under a record
+// that now says the other version.
+func TestApplyThatChangedNoRecordNoticesAnother(t *testing.T) {
+	k := newCluster(t)
+	v1 := k.addon(t, k.prefix, "1", killV1)
+	v2 := k.addon(t, k.prefix, "2", killV2)
+	k.mustApply(t, v1, apply.Options{})
+
+	// The re-apply of v1 is held at its dry-run of a until v2 is in.
+	reached, upgraded := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	slow := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/configmaps/a") && r.URL.Query().Has("dryRun") {
+			once.Do(func() {
+				close(reached)
+				<-upgraded
+			})
+		}
+		return false
+	})
+	done := make(chan error)
+	go func() {
+		_, err := slow.Apply(k.ctx, v1, apply.Options{})
+		done <- err
+	}()
+	go func() {
+		<-reached
+		if _, err := k.admin.Apply(k.ctx, v2, apply.Options{}); err != nil {
+			t.Errorf("the upgrade: %v", err)
+		}
+		close(upgraded)
+	}()
+	err := <-done
+	if !errors.Is(err, apply.ErrConflict) {
+		t.Fatalf("the re-apply that ran across an upgrade = %v, want ErrConflict", err)
+	}
+	oneLine(t, err, "another apply")
+	if inv := k.inventory(t, k.prefix); inv.Version != "2" || inv.Phase != apply.PhaseApplied {
+		t.Errorf("the inventory records %s %s, want the upgrade's", inv.Version, inv.Phase)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -454,5 +455,63 @@ metadata: {name: Not_A_Name, namespace: NS-made}
 	}
 	if _, err := k.admin.Uninstall(k.ctx, made.Name, apply.UninstallOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConcurrentAppliesOfOneAddon: two applies of one add-on at once
+// (two pipelines, an installer Job and a laptop) are kept apart by the
+// inventory's resourceVersion: one fails with ErrConflict (also an
+// apply that had no inventory to write: it checks that none changed
+// while it ran), the inventory records the one that succeeded, and
+// every object the add-on's label marks in the cluster is in it, so the
+// next apply or uninstall reaches it.
+func TestConcurrentAppliesOfOneAddon(t *testing.T) {
+	k := newCluster(t)
+	v1 := k.addon(t, k.prefix, "1", killV1)
+	v2 := k.addon(t, k.prefix, "2", killV2)
+	k.mustApply(t, v1, apply.Options{})
+	for round := range 6 {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, a := range []apply.Addon{v1, v2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = k.admin.Apply(k.ctx, a, apply.Options{})
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, apply.ErrConflict) {
+				t.Fatalf("round %d: %v, want success or ErrConflict", round, err)
+			}
+		}
+		if errs[0] != nil && errs[1] != nil {
+			t.Fatalf("round %d: both failed: %v; %v", round, errs[0], errs[1])
+		}
+		inv := k.inventory(t, k.prefix)
+		if won := map[string]bool{"1": errs[0] == nil, "2": errs[1] == nil}; !won[inv.Version] || inv.Phase != apply.PhaseApplied {
+			t.Errorf("round %d: the inventory records version %s %s, which is not an apply that succeeded (%v; %v)", round, inv.Version, inv.Phase, errs[0], errs[1])
+		}
+		listed := map[string]bool{}
+		for _, id := range ids(inv) {
+			listed[id] = true
+		}
+		l, err := k.dyn.Resource(gvrConfigMap).Namespace(k.prefix).List(k.ctx, metav1.ListOptions{LabelSelector: apply.LabelAddon + "=" + k.prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range l.Items {
+			if id := k.prefix + "_" + o.GetName() + "__ConfigMap"; !listed[id] {
+				t.Errorf("round %d: ConfigMap %s carries the add-on's label but its inventory (%s) does not list it", round, o.GetName(), inv.Phase)
+			}
+		}
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := k.dyn.Resource(gvrConfigMap).Namespace(k.prefix).List(k.ctx, metav1.ListOptions{LabelSelector: apply.LabelAddon + "=" + k.prefix})
+	if err == nil && len(l.Items) > 0 {
+		t.Errorf("after the uninstall %d of the add-on's ConfigMaps are left", len(l.Items))
 	}
 }
