@@ -74,3 +74,29 @@ func ExampleFromSet() {
 		log.Fatal(err)
 	}
 }
+
+// A status report lists every installed add-on. A corrupt inventory (a
+// Secret edited by hand) is a row of its own, with PhaseInvalid, and the
+// error beside the list names it: the others are still reported. (It
+// needs a cluster, so it is compiled, not run.)
+func ExampleClient_Status() {
+	ctx := context.Background()
+	c, err := apply.Connect(ctx, apply.ConnectOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	list, err := c.Status(ctx)
+	if list == nil && err != nil {
+		log.Fatal(err)
+	}
+	for _, a := range list {
+		if a.Phase == apply.PhaseInvalid {
+			fmt.Printf("%s: %s\n", a.Name, a.Error)
+			continue
+		}
+		fmt.Printf("%s %s: %d/%d ready\n", a.Name, a.Version, a.Ready, a.Objects)
+	}
+	if errors.Is(err, apply.ErrCorruptInventory) {
+		os.Exit(1)
+	}
+}
