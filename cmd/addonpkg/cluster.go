@@ -271,8 +271,9 @@ func newStatusCmd(a *app) *cobra.Command {
 named) and reports for each its version, pinned source and digest, how many
 objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending"; one whose inventory does not decode
-(edited by hand or by another tool) shows "invalid", the others are still
-reported, and the command exits 1 naming it.`,
+(edited by hand or by another tool) shows "invalid". The others are still
+reported when one is invalid, or a NAME is not installed, and the command
+then exits 1 naming it, as kubectl get does.`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
 		Args:              cobra.ArbitraryArgs,

@@ -371,9 +371,13 @@ func TestCorruptInventoryReported(t *testing.T) {
 		}
 	}
 
-	// Named, each is read the same way.
+	// Named, each is read the same way, and a name not installed is an
+	// error beside the others.
 	if st, err := c.Status(k.ctx, good.Name); err != nil || len(st) != 1 {
 		t.Errorf("status %s = %+v, %v", good.Name, st, err)
+	}
+	if st, err := c.Status(k.ctx, good.Name, k.prefix+"-never"); !errors.Is(err, apply.ErrNotInstalled) || len(st) != 1 || st[0].Name != good.Name {
+		t.Errorf("status of an installed add-on and one that is not = %+v, %v, want the first and ErrNotInstalled", st, err)
 	}
 	if st, err := c.Status(k.ctx, k.prefix+"-notjson"); !errors.Is(err, apply.ErrCorruptInventory) || len(st) != 1 || st[0].Phase != apply.PhaseInvalid {
 		t.Errorf("status of the corrupt one = %+v, %v, want its row and ErrCorruptInventory", st, err)

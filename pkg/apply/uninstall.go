@@ -184,9 +184,12 @@ func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
 // name, with the readiness of their objects (kstatus, read now). A
 // corrupt inventory does not hide the others: it is listed with Phase
 // PhaseInvalid and its Error, and the error returned beside the list
-// (matching ErrCorruptInventory) names each one.
+// (matching ErrCorruptInventory) names each one; so does a name that is
+// not installed (ErrNotInstalled), as kubectl get reports the objects it
+// found beside those it did not.
 func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
 	var secrets []corev1.Secret
+	var errs []error
 	if len(names) == 0 {
 		var err error
 		if secrets, err = c.listInventories(ctx); err != nil {
@@ -199,13 +202,13 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 				return nil, fmt.Errorf("status %s: %w", n, err)
 			}
 			if s == nil {
-				return nil, fmt.Errorf("status %s: %w", n, ErrNotInstalled)
+				errs = append(errs, fmt.Errorf("status %s: %w", n, ErrNotInstalled))
+				continue
 			}
 			secrets = append(secrets, *s)
 		}
 	}
 	var out []Installed
-	var errs []error
 	for i := range secrets {
 		st, err := c.installed(ctx, &secrets[i])
 		if err != nil {
