@@ -79,6 +79,14 @@ func oneLine(t *testing.T, err error, want ...string) {
 const htmlPage = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n" +
 	"<hr><center>nginx</center>\n</body>\n</html>\n"
 
+// errorPage answers as a proxy does when the API server behind it fails.
+func errorPage(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(http.StatusBadGateway)
+	w.Write([]byte(htmlPage))
+	return true
+}
+
 // An API server that fails in the middle of an upgrade (a 502 page from
 // a proxy, a stalled answer, a dropped connection) gives a one-line
 // error naming what failed, and leaves the cluster as the inventory
@@ -99,12 +107,7 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 		// changed yet, so the apply takes its pending inventory back.
 		atDryRun bool
 	}{
-		{"proxy error page", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(http.StatusBadGateway)
-			w.Write([]byte(htmlPage))
-			return true
-		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, false},
+		{"proxy error page", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, false},
 		{"stalled answer", nil, []string{"ConfigMap", "/c", "deadline exceeded"}, context.DeadlineExceeded, false},
 		{"dropped connection", func(w http.ResponseWriter, r *http.Request) bool {
 			conn, _, err := http.NewResponseController(w).Hijack()
@@ -113,12 +116,7 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 			}
 			return true
 		}, []string{"ConfigMap", "EOF"}, nil, false},
-		{"proxy error page at the dry-run", func(w http.ResponseWriter, r *http.Request) bool {
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(http.StatusBadGateway)
-			w.Write([]byte(htmlPage))
-			return true
-		}, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, true},
+		{"proxy error page at the dry-run", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newCluster(t)
