@@ -14,6 +14,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -109,6 +110,10 @@ func DecodeObjects(stream []byte) ([]*unstructured.Unstructured, error) {
 				out = append(out, item)
 				return nil
 			})
+			if err != nil && !errors.Is(err, ErrInvalid) {
+				// apimachinery's own: an item that is not an object.
+				err = fmt.Errorf("%w: %s", ErrInvalid, oneLine(err.Error()))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("decode document %d: %w", doc, err)
 			}
@@ -167,13 +172,15 @@ func (a *Addon) validate() error {
 
 // describe is Kind/namespace/name, or Kind/name for a cluster-scoped
 // object, as kubectl and Flux print objects.
+// The names are an add-on's, so they are sanitized: one line, no
+// terminal escapes.
 func describe(u *unstructured.Unstructured) string {
-	kind := u.GetKind()
+	kind := safetree.Sanitize(u.GetKind())
 	if kind == "" {
 		kind = "(no kind)"
 	}
 	if ns := u.GetNamespace(); ns != "" {
-		return kind + "/" + ns + "/" + u.GetName()
+		return kind + "/" + safetree.Sanitize(ns) + "/" + safetree.Sanitize(u.GetName())
 	}
-	return kind + "/" + u.GetName()
+	return kind + "/" + safetree.Sanitize(u.GetName())
 }

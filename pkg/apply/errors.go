@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Sentinels, checked with errors.Is. Every error of this package that has
@@ -169,6 +171,9 @@ func wrap(err error) error {
 	return &apiError{err: err}
 }
 
+// oneLine makes a message (the API server's, a decoder's) one line
+// that cannot smuggle terminal escapes, long enough for the API server's
+// validation messages.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return safetree.SanitizeN(strings.Join(strings.Fields(s), " "), 2000)
 }
