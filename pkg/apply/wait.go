@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -12,6 +13,8 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // wait waits with kstatus until every object (but those annotated
@@ -110,7 +113,17 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			live, gerr := c.get(rctx, o)
 			rcancel()
-			if live != nil || gerr != nil {
+			switch {
+			case live != nil && len(live.GetFinalizers()) > 0:
+				// What kubectl delete leaves users to find: a finalizer
+				// that no controller (none installed, or one already
+				// uninstalled) removes.
+				fs := make([]string, len(live.GetFinalizers()))
+				for i, f := range live.GetFinalizers() {
+					fs[i] = safetree.Sanitize(f)
+				}
+				left = append(left, describe(o)+": held by finalizers "+strings.Join(fs, ", ")+", which no controller removed")
+			case live != nil || gerr != nil:
 				left = append(left, describe(o))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -166,4 +167,26 @@ func TestAdoptKubectlApplied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUninstallNamesFinalizers: an object held by a finalizer that no
+// controller removes makes the uninstall time out naming the object and
+// its finalizers, not only the object.
+func TestUninstallNamesFinalizers(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-held, namespace: default, finalizers: [example.com/never]}
+`)
+	k.mustApply(t, a, apply.Options{})
+	t.Cleanup(func() {
+		_, _ = k.typed.CoreV1().ConfigMaps("default").Patch(context.Background(), k.prefix+"-held", types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	_, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 2 * time.Second})
+	if !errors.Is(err, apply.ErrTimeout) {
+		t.Fatalf("uninstall = %v, want ErrTimeout", err)
+	}
+	oneLine(t, err, "ConfigMap/default/"+k.prefix+"-held", "held by finalizers example.com/never")
 }
