@@ -171,9 +171,8 @@ func (a *Addon) validate() error {
 }
 
 // describe is Kind/namespace/name, or Kind/name for a cluster-scoped
-// object, as kubectl and Flux print objects.
-// The names are an add-on's, so they are sanitized: one line, no
-// terminal escapes.
+// object, as kubectl and Flux print objects. The names are an add-on's,
+// so they are sanitized: one line, no terminal escapes.
 func describe(u *unstructured.Unstructured) string {
 	kind := safetree.Sanitize(u.GetKind())
 	if kind == "" {

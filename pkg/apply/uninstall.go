@@ -131,7 +131,7 @@ func sortDoomed(ds []*doomed) {
 // objects are now.
 type Installed struct {
 	Record
-	// Objects counts the objects it owns, Ready those ready now.
+	// Objects counts the objects it owns.
 	Objects int `json:"objects"`
 	// Ready counts the objects ready now.
 	Ready int `json:"ready"`
@@ -166,7 +166,8 @@ func (c *Client) List(ctx context.Context) ([]Record, error) {
 	return out, errors.Join(errs...)
 }
 
-// invalidRecord is what List and Status say of a corrupt inventory: its add-on's name, from the Secret's (the labels may be as
+// invalidRecord is what List and Status say of a corrupt inventory: its
+// add-on's name, taken from the Secret's name (the labels may be as
 // broken as the data).
 func invalidRecord(s *corev1.Secret) Record {
 	return Record{Name: strings.TrimPrefix(s.Name, InventoryName("")), Phase: PhaseInvalid}
