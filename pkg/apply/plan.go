@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +61,10 @@ type crdKind struct {
 	crd        string
 	plural     string
 	namespaced bool
+	// served are the versions the definition serves, in its order; nil
+	// for a definition without spec.versions, which the API server's
+	// validation answers for.
+	served []string
 }
 
 func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
@@ -72,7 +77,19 @@ func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
 		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
 		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
 		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
-		out[schema.GroupKind{Group: group, Kind: kind}] = crdKind{crd: o.GetName(), plural: plural, namespaced: scope == "Namespaced"}
+		ck := crdKind{crd: o.GetName(), plural: plural, namespaced: scope == "Namespaced"}
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		if len(versions) > 0 {
+			ck.served = []string{}
+		}
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			name, _, _ := unstructured.NestedString(v, "name")
+			if served, _, _ := unstructured.NestedBool(v, "served"); served && name != "" {
+				ck.served = append(ck.served, name)
+			}
+		}
+		out[schema.GroupKind{Group: group, Kind: kind}] = ck
 	}
 	return out
 }
@@ -95,7 +112,15 @@ func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind
 	case meta.IsNoMatchError(err):
 		ck, ok := crds[gvk.GroupKind()]
 		if !ok {
+			// An old manifest (extensions/v1beta1 Ingress, say) names a
+			// version the cluster stopped serving: say which it serves.
+			if others, _ := c.mapper.RESTMappings(gvk.GroupKind()); len(others) > 0 {
+				return gvr, false, fmt.Errorf("%w: %s: %s is not served by the cluster, which serves %s as %s", ErrInvalid, describe(o), gvk.GroupVersion(), gvk.Kind, servedAs(others))
+			}
 			return gvr, false, fmt.Errorf("%w: %s: kind %s is not served by the cluster and no CustomResourceDefinition of the add-on defines it", ErrInvalid, describe(o), gvk.GroupKind())
+		}
+		if ck.served != nil && !slices.Contains(ck.served, gvk.Version) {
+			return gvr, false, fmt.Errorf("%w: %s: the add-on's CustomResourceDefinition %s serves no version %s (it serves %s)", ErrInvalid, describe(o), ck.crd, gvk.Version, orNone(ck.served))
 		}
 		gvr = gvk.GroupVersion().WithResource(ck.plural)
 		namespaced, pending = ck.namespaced, true
@@ -109,6 +134,26 @@ func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind
 		o.SetNamespace("")
 	}
 	return gvr, pending, nil
+}
+
+// servedAs lists the group-versions of mappings: "apps/v1", or
+// "networking.k8s.io/v1, networking.k8s.io/v1beta1".
+func servedAs(ms []*meta.RESTMapping) string {
+	var gvs []string
+	for _, m := range ms {
+		if gv := m.GroupVersionKind.GroupVersion().String(); !slices.Contains(gvs, gv) {
+			gvs = append(gvs, gv)
+		}
+	}
+	return strings.Join(gvs, ", ")
+}
+
+// orNone joins versions, or says there are none.
+func orNone(vs []string) string {
+	if len(vs) == 0 {
+		return "none"
+	}
+	return strings.Join(vs, ", ")
 }
 
 // makePlan resolves the add-on's objects, reads the inventory and the

@@ -172,3 +172,45 @@ func TestRealAddonUnknownKindChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A manifest written for an older cluster names a version that is no
+// longer served (apps/v1beta1 went in Kubernetes 1.16), and a custom
+// resource may name a version its own CRD does not serve. Both are
+// refused before any change, naming what is served instead: before, the
+// CRD was installed and the inventory left pending, and the error was
+// the API server's "no matches for kind".
+func TestUnservedVersionChangesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"removed-version", `
+apiVersion: apps/v1beta1
+kind: Deployment
+metadata: {name: old, namespace: default}
+spec: {}
+`, "Deployment/default/old: apps/v1beta1 is not served by the cluster, which serves Deployment as apps/v1"},
+		{"crd-version", crdAddon + `---
+apiVersion: GROUP/v1alpha1
+kind: Widget
+metadata: {name: w2, namespace: NS}
+`, "Widget/" + k.prefix + "/w2: the add-on's CustomResourceDefinition widgets." + k.prefix + ".example.com serves no version v1alpha1 (it serves v1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := k.addon(t, k.prefix+"-"+tc.name, "1.0.0", tc.yaml)
+			_, err := k.admin.Apply(k.ctx, a, apply.Options{Timeout: time.Minute})
+			if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("apply = %v, want one line of ErrInvalid saying %q", err, tc.want)
+			}
+			if s := k.inventorySecret(t, a.Name); s != nil {
+				t.Errorf("a refused apply wrote an inventory")
+			}
+			for _, o := range a.Objects {
+				if _, err := k.getObject(o); !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+					t.Errorf("a refused apply left %s %s (get: %v)", o.GetKind(), o.GetName(), err)
+				}
+			}
+		})
+	}
+}
