@@ -34,6 +34,11 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 	f.DurationVar(&c.waitTimeout, "wait-timeout", apply.DefaultTimeout, "how long to wait for objects to be ready, or gone")
 }
 
+// addNamespace adds kubectl's -n to a command that applies objects.
+func (c *clusterFlags) addNamespace(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&c.connect.Namespace, "namespace", "n", "", "namespace of the add-on's namespaced objects that name none (default the context's namespace)")
+}
+
 func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
 	return apply.Connect(ctx, c.connect)
 }
@@ -117,6 +122,7 @@ each with its own inventory and the values: its entry gives.
 --diff prints what would change as unified diffs (Secrets masked).`,
 		Example: `  addonpkg apply registry.example.com/addons/metrics-server:0.7
   addonpkg apply ./examples/gateway-api-crds --context kind-dev
+  addonpkg apply ./examples/metrics-server -n monitoring
   addonpkg apply ./examples/coredns --set DNS_SERVER_IP=10.96.0.10
   addonpkg apply -f examples/addon-set/addons.yaml
   addonpkg apply metrics-server:0.7 --dry-run=server --diff
@@ -151,6 +157,7 @@ each with its own inventory and the values: its entry gives.
 		},
 	}
 	cf.add(cmd)
+	cf.addNamespace(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")

@@ -327,6 +327,40 @@ func TestCLIDiffCluster(t *testing.T) {
 	cc.run(t, "uninstall", "cli-diff", "--prune-non-empty")
 }
 
+// TestCLINamespaceAndName: -n gives namespaced objects that name none
+// their namespace, as kubectl apply -n does (an invalid one is refused
+// before any request), and diff --cluster --name compares with the add-on
+// apply --name installed, prune included.
+func TestCLINamespaceAndName(t *testing.T) {
+	cc := newClusterCLI(t)
+	ns := "cli-namespace-flag"
+	dir := filepath.Join(cc.tmp, "cli-ns")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-ns-settings}\ndata: {k: v}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "nsflag", "-n", "Not_A_Label"); code != 1 || !strings.Contains(stderr, `invalid option: namespace "Not_A_Label"`) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("apply -n Not_A_Label: exit %d, stderr %q, want 1 and one line naming the namespace", code, stderr)
+	}
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "nsflag", "-n", ns); code != 0 {
+		t.Fatalf("apply -n %s: exit %d: %s", ns, code, stderr)
+	}
+	if _, stderr, code := runKube(t, nil, cc.vars, "kubectl", "get", "configmap", "cli-ns-settings", "-n", ns); code != 0 {
+		t.Errorf("the ConfigMap is not in %s: %s", ns, stderr)
+	}
+	if out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag", "-n", ns); code != 0 {
+		t.Errorf("diff --cluster --name of what is installed: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	// Without -n the ConfigMap moves to the context's namespace: the one
+	// in ns is pruned.
+	out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag")
+	if code != 1 || !strings.Contains(out, "ConfigMap/default/cli-ns-settings") || !strings.Contains(out, "--- live/ConfigMap/"+ns+"/cli-ns-settings\n+++ applied/ConfigMap/"+ns+"/cli-ns-settings\n@@ -1,") {
+		t.Errorf("diff --cluster --name without -n: exit %d, stderr %q, want the move to default:\n%s", code, stderr, out)
+	}
+	if _, stderr, code := cc.run(t, "diff", dir, dir, "--name", "nsflag"); code != 2 || !strings.Contains(stderr, "goes with --cluster") {
+		t.Errorf("diff A B --name: exit %d, stderr %q, want a usage error", code, stderr)
+	}
+	cc.run(t, "uninstall", "nsflag", "--prune-non-empty")
+}
+
 // TestCLIStatusWithCorruptInventory: status still lists every add-on
 // when one inventory is corrupt, shows that one as invalid, names it in
 // one line on stderr and exits 1; completion still offers its name.

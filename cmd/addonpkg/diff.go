@@ -24,6 +24,7 @@ type diffOutput struct {
 func newDiffCmd(a *app) *cobra.Command {
 	var (
 		asJSON, cluster bool
+		name            string
 		src             sourceFlags
 		cf              clusterFlags
 		rf              renderFlags
@@ -51,7 +52,8 @@ interrupted.`,
 		Example: `  addonpkg diff metrics-server:0.7.1 metrics-server:0.7.2
   addonpkg diff registry.example.com/addons/coredns:1.11 ./coredns
   addonpkg diff ./v1 ./v2 --json
-  addonpkg diff --cluster registry.example.com/addons/coredns:1.12`,
+  addonpkg diff --cluster registry.example.com/addons/coredns:1.12
+  addonpkg diff --cluster ./coredns --name dns`,
 		ValidArgsFunction: storeNames(a),
 		Args:              rangeArgs([]string{"A"}, "B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +62,8 @@ interrupted.`,
 				return &usageError{cmd: cmd, msg: "--cluster compares one SOURCE with the cluster: drop B"}
 			case !cluster && len(args) == 1:
 				return &usageError{cmd: cmd, msg: "missing argument B (or --cluster, to compare A with the cluster)"}
+			case !cluster && name != "":
+				return &usageError{cmd: cmd, msg: "--name names the installed add-on to compare with: it goes with --cluster"}
 			}
 			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
@@ -73,7 +77,7 @@ interrupted.`,
 				return err
 			}
 			if cluster {
-				return a.diffCluster(cmd.Context(), &cf, args[0], reading{sopts, uopts, ropts}, asJSON)
+				return a.diffCluster(cmd.Context(), &cf, args[0], name, reading{sopts, uopts, ropts}, asJSON)
 			}
 			return a.diffAddons(cmd.Context(), args[0], args[1], reading{sopts, uopts, ropts}, asJSON)
 		},
@@ -83,7 +87,9 @@ interrupted.`,
 	src.add(a, cmd)
 	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
+	f.StringVar(&name, "name", "", "with --cluster: the installed add-on's name, as apply --name gave it (default the name A's config says)")
 	cf.add(cmd)
+	cf.addNamespace(cmd)
 	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
 }
@@ -119,8 +125,8 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJS
 
 // diffCluster prints what applying s would change in the cluster; exit 1
 // when something would.
-func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s string, r reading, asJSON bool) error {
-	ad, err := clusterAddon(ctx, a, s, "", r)
+func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string, r reading, asJSON bool) error {
+	ad, err := clusterAddon(ctx, a, s, name, r)
 	if err != nil {
 		return err
 	}

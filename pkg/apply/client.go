@@ -19,6 +19,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -38,6 +39,10 @@ const DefaultInventoryNamespace = "kube-system"
 // ErrKubeconfig: no usable kubeconfig (none found and not in a cluster,
 // an unknown context, a malformed file).
 var ErrKubeconfig = errors.New("kubeconfig")
+
+// ErrInvalidOption: a ClientOptions field the API server would refuse,
+// such as a namespace that is not a DNS label.
+var ErrInvalidOption = errors.New("invalid option")
 
 // ConnectOptions says which cluster to talk to, as kubectl's kubeconfig
 // handling does.
@@ -161,6 +166,11 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	}
 	if opts.InventoryNamespace == "" {
 		opts.InventoryNamespace = DefaultInventoryNamespace
+	}
+	for _, ns := range []struct{ what, name string }{{"namespace", opts.Namespace}, {"inventory namespace", opts.InventoryNamespace}} {
+		if errs := validation.IsDNS1123Label(ns.name); len(errs) > 0 {
+			return nil, fmt.Errorf("%w: %s %q: %s", ErrInvalidOption, ns.what, ns.name, errs[0])
+		}
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4

@@ -42,6 +42,14 @@ func TestConnect(t *testing.T) {
 	if _, err := as.Apply(ctx, k.addon(t, k.prefix, "1", upgradeV2), apply.Options{}); !errors.Is(err, apply.ErrForbidden) {
 		t.Errorf("apply as restricted: %v, want ErrForbidden", err)
 	}
+	// A namespace the API server would refuse is refused before any
+	// request, whichever option names it.
+	for _, opts := range []apply.ClientOptions{{Namespace: "Not_A_Label"}, {InventoryNamespace: "../kube-system"}} {
+		_, err := apply.Connect(ctx, apply.ConnectOptions{Kubeconfig: k.env.AdminKubeconfig, ClientOptions: opts})
+		if !errors.Is(err, apply.ErrInvalidOption) || !strings.Contains(err.Error(), "namespace \"") {
+			t.Errorf("connect with %+v: %v, want ErrInvalidOption naming the namespace", opts, err)
+		}
+	}
 	// A kubeconfig problem is ErrKubeconfig in one line naming the file
 	// and what is wrong with it, in place of client-go's messages.
 	noContext := filepath.Join(t.TempDir(), "no-current-context")
