@@ -631,6 +631,10 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 	case meta.Kind == "":
 		return addon.Object{}, fmt.Errorf("%w: document has no kind", ErrInvalid)
 	case meta.Name == "":
+		// kubectl create takes generateName; apply, by name, cannot.
+		if g, _ := node.Pipe(yaml.Lookup("metadata", "generateName")); g != nil {
+			return addon.Object{}, fmt.Errorf("%w: %s has metadata.generateName but no metadata.name: an add-on's objects are applied by name, as kubectl apply applies them", ErrInvalid, meta.Kind)
+		}
 		return addon.Object{}, fmt.Errorf("%w: %s has no metadata.name", ErrInvalid, meta.Kind)
 	}
 	return addon.Object{APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: meta.Namespace, Name: meta.Name}, nil

@@ -151,6 +151,7 @@ func TestSplitDocumentsErrors(t *testing.T) {
 		{"no kind", ok + "apiVersion: v1\nmetadata:\n  name: x\n", "dir/f.yaml:6: invalid manifest: document has no kind"},
 		{"no apiVersion", ok + "# comment\nkind: ConfigMap\nmetadata:\n  name: x\n", "dir/f.yaml:6: invalid manifest: document has no apiVersion"},
 		{"no name", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "dir/f.yaml:6: invalid manifest: ConfigMap has no metadata.name"},
+		{"generateName", "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: migrate-}\n", "dir/f.yaml:1: invalid manifest: Job has metadata.generateName but no metadata.name: an add-on's objects are applied by name, as kubectl apply applies them"},
 		{"not a mapping", ok + "- a\n- b\n", "dir/f.yaml:6: invalid manifest: document is not a mapping"},
 		{"scalar", ok + "hello\n", "dir/f.yaml:6: invalid manifest"},
 		{"unknown alias", ok + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: *nope\n", "dir/f.yaml:"},
