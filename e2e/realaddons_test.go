@@ -282,6 +282,7 @@ func TestRealAddons(t *testing.T) {
 		{"metrics-server/manifests/base", 9, ""},
 		{"kube-state-metrics/examples/standard", 5, ""},
 		{"gateway-api-crds/config/crd", 3, ""},
+		{"prometheus-operator", 15, ""}, // 4.5 MB, CRDs of 820 KB
 		{"kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0", 6, ""},
 		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.8.3", 7, ""},
 		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.10.1", 7, ""},
