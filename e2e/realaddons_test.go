@@ -283,6 +283,8 @@ func TestRealAddons(t *testing.T) {
 		{"kube-state-metrics/examples/standard", 5, ""},
 		{"gateway-api-crds/config/crd", 3, ""},
 		{"prometheus-operator", 15, ""}, // 4.5 MB, CRDs of 820 KB
+		{"gateway-api-v1.6/config/crd", 12, ""},
+		{"gateway-api-v1.6/config/crd/experimental", 15, ""},
 		{"kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0", 6, ""},
 		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.8.3", 7, ""},
 		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.10.1", 7, ""},

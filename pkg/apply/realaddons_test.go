@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -55,6 +56,7 @@ func TestRealAddonsInstallAndUninstall(t *testing.T) {
 		{"nodelocaldns", "nodelocaldns/cluster/addons/dns/nodelocaldns"},
 		{"kube-state-metrics", "kube-state-metrics/examples/standard"},
 		{"gateway-api", "gateway-api-crds/config/crd"},
+		{"gateway-api-v1-6", "gateway-api-v1.6/config/crd"},
 		{"prometheus-operator", "prometheus-operator"},
 		{"guestbook", "kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0"},
 	} {
@@ -222,5 +224,52 @@ metadata: {name: w2, namespace: NS}
 				}
 			}
 		})
+	}
+}
+
+// Gateway API ships a ValidatingAdmissionPolicy that refuses experimental
+// CRDs over standard ones. Moving the add-on from the standard channel to
+// the experimental one is refused by the server's dry-run, before any
+// change: every CRD keeps its channel and the inventory its record, byte
+// for byte. The standard channel then uninstalls whole.
+func TestAddonsOwnPolicyRefusesUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	standard := k.realAddon(t, "gateway-api-channel", "gateway-api-v1.6/config/crd")
+	// Its policy refuses older Gateway API CRDs: let no other test meet it.
+	t.Cleanup(func() { k.uninstallAll(t, standard) })
+	k.mustApply(t, standard, apply.Options{Timeout: time.Minute})
+	before := k.inventorySecret(t, standard.Name)
+
+	experimental := k.realAddon(t, standard.Name, "gateway-api-v1.6/config/crd/experimental")
+	cs, err := k.admin.Apply(k.ctx, experimental, apply.Options{Timeout: time.Minute})
+	if !errors.Is(err, apply.ErrRejected) || !strings.Contains(err.Error(), "safe-upgrades.gateway.networking.k8s.io") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("apply of the experimental channel = %v, want one line of ErrRejected naming the policy", err)
+	}
+	if cs != nil && cs.Changed() {
+		t.Errorf("the refused upgrade reports changes:\n%s", cs)
+	}
+	for _, o := range standard.Objects {
+		live, err := k.getObject(o)
+		if err != nil {
+			t.Errorf("after the refused upgrade: %s %s: %v", o.GetKind(), o.GetName(), err)
+			continue
+		}
+		if o.GetKind() == "CustomResourceDefinition" && live.GetAnnotations()["gateway.networking.k8s.io/channel"] != "standard" {
+			t.Errorf("CRD %s is on channel %q after the refused upgrade", o.GetName(), live.GetAnnotations()["gateway.networking.k8s.io/channel"])
+		}
+	}
+	for _, o := range experimental.Objects {
+		if strings.Contains(o.GetName(), ".x-k8s.io") {
+			if _, err := k.getObject(o); !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+				t.Errorf("the refused upgrade created %s %s (get: %v)", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	after := k.inventorySecret(t, standard.Name)
+	if after == nil || !bytes.Equal(after.Data[apply.InventoryKey], before.Data[apply.InventoryKey]) {
+		t.Errorf("the refused upgrade changed the inventory:\n%s\nwas\n%s", after.Data[apply.InventoryKey], before.Data[apply.InventoryKey])
 	}
 }
