@@ -145,7 +145,7 @@ each with its own inventory and the values: its entry gives.
 				return err
 			}
 			opts := apply.Options{DryRun: dryRun == "server", Wait: wait, Timeout: cf.waitTimeout, NoPrune: noPrune,
-				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress()}
+				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress(cf.waitTimeout)}
 			if setFile != "" {
 				return a.applySet(cmd.Context(), &cf, setFile, sopts, rf.allowRemote, opts, asJSON, diff)
 			}
@@ -329,13 +329,46 @@ func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply
 }
 
 // progress reports each stage of an apply on a terminal, one line each.
-func (a *app) progress() func(string, []apply.Change) {
+func (a *app) progress(waitTimeout time.Duration) func(apply.Stage) {
 	if a.quiet || !isTerminal(a.stderr) {
 		return nil
 	}
-	return func(stage string, changes []apply.Change) {
-		a.infof("addonpkg: %s: %d objects", stage, len(changes))
+	return func(st apply.Stage) {
+		switch {
+		case st.Name == "waiting":
+			a.infof("addonpkg: %s: waiting up to %s for %s to be ready", st.Addon, waitTimeout, objects(len(st.Changes)))
+		case st.Name == "ready":
+			a.infof("addonpkg: %s: %s ready", st.Addon, objects(len(st.Changes)))
+		case len(st.Changes) > 0:
+			a.infof("addonpkg: %s: %s: %s", st.Addon, st.Name, countActions(st.Changes))
+		}
 	}
+}
+
+// objects is "1 object" or "N objects".
+func objects(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
+
+// countActions says how many changes have each action, in the order the
+// actions first appear: "2 created, 1 unchanged".
+func countActions(changes []apply.Change) string {
+	var order []apply.Action
+	n := map[apply.Action]int{}
+	for _, c := range changes {
+		if n[c.Action] == 0 {
+			order = append(order, c.Action)
+		}
+		n[c.Action]++
+	}
+	parts := make([]string, len(order))
+	for i, act := range order {
+		parts[i] = fmt.Sprintf("%d %s", n[act], act)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // printChanges prints a change set as a table (and diffs), or JSON.

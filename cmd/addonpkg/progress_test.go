@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
 // openPTY opens a pseudo-terminal pair: what a user's terminal looks like
@@ -95,5 +98,36 @@ func TestBlobBars(t *testing.T) {
 	wait()
 	if !strings.Contains(got, h.Hex[:12]) {
 		t.Errorf("terminal output %q has no bar for the blob", got)
+	}
+}
+
+// An apply's stages are one line each on a terminal, counted by action,
+// empty stages left out; piped or --quiet, nothing.
+func TestApplyProgressLines(t *testing.T) {
+	if (&app{stderr: &bytes.Buffer{}}).progress(time.Minute) != nil {
+		t.Error("apply progress on a pipe")
+	}
+	master, slave := openPTY(t)
+	if (&app{stderr: slave, quiet: true}).progress(time.Minute) != nil {
+		t.Error("apply progress with --quiet")
+	}
+	report := (&app{stderr: slave}).progress(time.Minute)
+	if report == nil {
+		t.Fatal("no apply progress on a terminal")
+	}
+	created := apply.Change{Object: "ConfigMap/default/a", Action: apply.Created}
+	unchanged := apply.Change{Object: "ConfigMap/default/b", Action: apply.Unchanged}
+	report(apply.Stage{Addon: "dns", Name: "definitions"})
+	report(apply.Stage{Addon: "dns", Name: "resources", Changes: []apply.Change{created, unchanged, created}})
+	report(apply.Stage{Addon: "dns", Name: "pruned"})
+	report(apply.Stage{Addon: "dns", Name: "waiting", Changes: []apply.Change{created, unchanged, created}})
+	report(apply.Stage{Addon: "dns", Name: "ready", Changes: []apply.Change{created}})
+	slave.Close()
+	got, _ := io.ReadAll(master)
+	want := "addonpkg: dns: resources: 2 created, 1 unchanged\r\n" +
+		"addonpkg: dns: waiting up to 1m0s for 3 objects to be ready\r\n" +
+		"addonpkg: dns: 1 object ready\r\n"
+	if string(got) != want {
+		t.Errorf("terminal shows %q, want %q", got, want)
 	}
 }

@@ -53,11 +53,22 @@ type Options struct {
 	// TakeOver lists the field-manager prefixes whose fields are taken
 	// over; nil: DefaultTakeOver; empty (non-nil): none.
 	TakeOver []string
-	// Progress, when set, is called after each stage with that stage's
-	// changes, from the goroutine that called Apply: "definitions" (CRDs,
-	// Namespaces, ClusterRoles, established), "resources", "webhooks",
-	// "pruned" and, when waiting, "ready".
-	Progress func(stage string, changes []Change)
+	// Progress, when set, is called as each stage ends, from the
+	// goroutine that called Apply (so it runs before the next stage).
+	Progress func(Stage)
+}
+
+// A Stage is a step of an apply, as Options.Progress reports it.
+type Stage struct {
+	// Addon is the add-on's name.
+	Addon string
+	// Name is "definitions" (CRDs, Namespaces, ClusterRoles, applied and
+	// established), "resources", "webhooks", "pruned" and, with
+	// Options.Wait, "waiting" (before the wait) and "ready" (after it).
+	Name string
+	// Changes are the stage's changes; for waiting and ready, those of
+	// the objects waited for.
+	Changes []Change
 }
 
 func (o Options) timeout() time.Duration {
@@ -81,8 +92,13 @@ func hook(stage string) {
 // changes made since from.
 func (o Options) stageDone(stage string, cs *ChangeSet, from int) {
 	hook(stage)
+	o.report(stage, cs, cs.Changes[from:])
+}
+
+// report calls Progress, if set, with a copy of changes.
+func (o Options) report(stage string, cs *ChangeSet, changes []Change) {
 	if o.Progress != nil && cs != nil {
-		o.Progress(stage, slices.Clone(cs.Changes[from:]))
+		o.Progress(Stage{Addon: cs.Addon, Name: stage, Changes: slices.Clone(changes)})
 	}
 }
 
@@ -156,6 +172,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 
 	kept := []InventoryEntry{}
 	from := len(cs.Changes)
+	applied := cs.Changes[:from:from]
 	if !opts.NoPrune {
 		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
 		cs.Changes = append(cs.Changes, changes...)
@@ -181,10 +198,11 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 
 	if opts.Wait {
+		opts.report("waiting", cs, applied)
 		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
 			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 		}
-		opts.stageDone("ready", cs, len(cs.Changes))
+		opts.report("ready", cs, applied)
 	}
 	return cs, nil
 }

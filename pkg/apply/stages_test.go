@@ -64,15 +64,19 @@ metadata: {name: NS}
 		_ = k.typed.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), k.prefix+"-deny", metav1.DeleteOptions{})
 	})
 	var stages []string
-	progress := func(stage string, changes []apply.Change) {
+	progress := func(st apply.Stage) {
+		if st.Addon != a.Name {
+			t.Errorf("stage %s of add-on %q, want %q", st.Name, st.Addon, a.Name)
+		}
 		var objs []string
-		for _, c := range changes {
+		for _, c := range st.Changes {
 			objs = append(objs, strings.SplitN(c.Object, "/", 2)[0])
 		}
-		stages = append(stages, stage+": "+strings.Join(objs, " "))
+		stages = append(stages, st.Name+": "+strings.Join(objs, " "))
 	}
-	cs := k.mustApply(t, a, apply.Options{Progress: progress})
-	wantStages := []string{"definitions: Namespace ClusterRole", "resources: Role RoleBinding ConfigMap", "webhooks: ValidatingWebhookConfiguration", "pruned: "}
+	cs := k.mustApply(t, a, apply.Options{Progress: progress, Wait: true})
+	all := "Namespace ClusterRole Role RoleBinding ConfigMap ValidatingWebhookConfiguration"
+	wantStages := []string{"definitions: Namespace ClusterRole", "resources: Role RoleBinding ConfigMap", "webhooks: ValidatingWebhookConfiguration", "pruned: ", "waiting: " + all, "ready: " + all}
 	if !slices.Equal(stages, wantStages) {
 		t.Errorf("progress %q, want %q", stages, wantStages)
 	}
