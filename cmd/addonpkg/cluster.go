@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -280,7 +281,8 @@ objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending"; one whose inventory does not decode
 (edited by hand or by another tool) shows "invalid". The others are still
 reported when one is invalid, or a NAME is not installed, and the command
-then exits 1 naming it, as kubectl get does.`,
+then exits 1 naming it, as kubectl get does. With NAMEs, each object that
+is not ready follows the table, with its status.`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
 		Args:              cobra.ArbitraryArgs,
@@ -299,7 +301,7 @@ then exits 1 naming it, as kubectl get does.`,
 			if asJSON {
 				return errors.Join(a.printJSON(list), err)
 			}
-			return errors.Join(writeStatus(a, list), err)
+			return errors.Join(writeStatus(a, list, len(args) > 0), err)
 		},
 	}
 	cf.add(cmd)
@@ -389,8 +391,13 @@ func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
 	return err
 }
 
-func writeStatus(a *app, list []apply.Installed) error {
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+// writeStatus prints the add-ons as a table; with detail (add-ons named
+// on the command line), each object that is not ready follows, as
+// kubectl describe tells why. What an inventory says is another tool's
+// text: no terminal escapes reach the screen.
+func writeStatus(a *app, list []apply.Installed, detail bool) error {
+	out := terminalSafe(a.stdout)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tPHASE\tREADY\tDIGEST\tSOURCE")
 	for _, i := range list {
 		ready := fmt.Sprintf("%d/%d", i.Ready, i.Objects)
@@ -399,5 +406,18 @@ func writeStatus(a *app, list []apply.Installed) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Version, i.Phase, ready, i.Digest, i.Source)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if !detail {
+		return nil
+	}
+	var b strings.Builder
+	for _, i := range list {
+		for _, u := range i.Unready {
+			fmt.Fprintf(&b, "%s: not ready: %s\n", i.Name, u)
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }

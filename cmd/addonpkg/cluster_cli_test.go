@@ -403,4 +403,27 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "broken\n") || !strings.Contains(out, "good\n") {
 		t.Errorf("completion: exit %d:\n%s", code, out)
 	}
+
+	// A record another tool wrote reaches the terminal without escapes,
+	// and status NAME says which object is not ready, and why.
+	sec, err := typed.CoreV1().Secrets(ns).Get(ctx, apply.InventoryName("good"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var record map[string]any
+	must(t, json.Unmarshal(sec.Data[apply.InventoryKey], &record))
+	record["source"] = "\x1b]0;pwned\x07/tmp/good"
+	raw, err := json.Marshal(record)
+	must(t, err)
+	sec.Data[apply.InventoryKey] = raw
+	if _, err := typed.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := typed.CoreV1().ConfigMaps("default").Delete(ctx, "cli-corrupt-good", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = cc.run(t, "status", "good", "--inventory-namespace", ns)
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "?]0;pwned?/tmp/good") || !strings.Contains(out, "good: not ready: ConfigMap/default/cli-corrupt-good: NotFound\n") {
+		t.Errorf("status good: exit %d, stderr %q, want the source without escapes and the missing ConfigMap named:\n%q", code, stderr, out)
+	}
 }
