@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,8 +25,10 @@ type planned struct {
 	obj      *unstructured.Unstructured
 	entry    InventoryEntry
 	resource schema.GroupVersionResource
-	// live is the object in the cluster, nil when it does not exist.
-	live *unstructured.Unstructured
+	// live is the object's metadata in the cluster, nil when it does
+	// not exist: ownership and permissions need no more, and a CRD's
+	// whole body is megabytes.
+	live *metav1.PartialObjectMetadata
 	// crdPending: its kind is defined by a CRD of this add-on that the
 	// cluster does not serve yet.
 	crdPending bool
@@ -241,7 +244,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			continue
 		}
 		g.Go(func() error {
-			live, err := c.get(gctx, pl.obj)
+			live, err := c.getMeta(gctx, pl.obj)
 			if errors.Is(err, ErrForbidden) {
 				mu.Lock()
 				p.unread = append(p.unread, err)
@@ -313,18 +316,37 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
 }
 
-// get reads an object; nil when it does not exist.
+// get reads an object whole; nil when it does not exist.
 func (c *Client) get(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(o.GroupVersionKind())
-	err := c.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
-	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", describe(o), wrap(err))
+	if found, err := c.read(ctx, o, live); !found {
+		return nil, err
 	}
 	return live, nil
+}
+
+// getMeta reads an object's metadata; nil when it does not exist.
+func (c *Client) getMeta(ctx context.Context, o *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	if found, err := c.read(ctx, o, live); !found {
+		return nil, err
+	}
+	return live, nil
+}
+
+// read reads o into live, which has o's kind; false when it does not
+// exist (or its kind is gone).
+func (c *Client) read(ctx context.Context, o *unstructured.Unstructured, live client.Object) (bool, error) {
+	err := c.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", describe(o), wrap(err))
+	}
+	return true, nil
 }
 
 // label gives every object the owner label and the ApplySet membership.
