@@ -252,7 +252,7 @@ finish.`,
 			if err != nil {
 				return err
 			}
-			cs, err := c.Uninstall(cmd.Context(), args[0], apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty})
+			cs, err := c.Uninstall(cmd.Context(), args[0], apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)})
 			if err != nil {
 				return err
 			}
@@ -341,6 +341,8 @@ func (a *app) progress(waitTimeout time.Duration) func(apply.Stage) {
 			a.infof("addonpkg: %s: waiting up to %s for %s to be ready", st.Addon, waitTimeout, objects(len(st.Changes)))
 		case st.Name == "ready":
 			a.infof("addonpkg: %s: %s ready", st.Addon, objects(len(st.Changes)))
+		case st.Name == "deleting":
+			a.infof("addonpkg: %s: deleted %s, waiting up to %s for them to be gone", st.Addon, objects(len(st.Changes)), waitTimeout)
 		case len(st.Changes) > 0:
 			a.infof("addonpkg: %s: %s: %s", st.Addon, st.Name, countActions(st.Changes))
 		}

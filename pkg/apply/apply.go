@@ -65,9 +65,11 @@ type Stage struct {
 	// Name is "definitions" (CRDs, Namespaces, ClusterRoles, applied and
 	// established), "resources", "webhooks", "pruned" and, with
 	// Options.Wait, "waiting" (before the wait) and "ready" (after it).
+	// A prune or an uninstall that deleted objects reports "deleting"
+	// before it waits for them to be gone.
 	Name string
 	// Changes are the stage's changes; for waiting and ready, those of
-	// the objects waited for.
+	// the objects waited for; for deleting, the deletions.
 	Changes []Change
 }
 

@@ -3,3 +3,6 @@ package apply
 // SetTestHook sets the function called between Apply's stages; nil
 // removes it.
 func SetTestHook(f func(stage string)) { testHook = f }
+
+// HeldBy says what keeps a deleted object, as a timed-out wait names it.
+var HeldBy = heldBy

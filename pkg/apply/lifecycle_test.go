@@ -138,12 +138,16 @@ func TestUninstallRemovesExactlyTheInventory(t *testing.T) {
 		t.Fatal("a dry-run uninstall deleted something")
 	}
 
-	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{})
+	var stages []apply.Stage
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Progress: func(st apply.Stage) { stages = append(stages, st) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := cs.Count(apply.Deleted); n != 4 {
 		t.Errorf("deleted %d, want 4:\n%s", n, cs)
+	}
+	if len(stages) != 1 || stages[0].Name != "deleting" || stages[0].Addon != a.Name || len(stages[0].Changes) != 4 {
+		t.Errorf("progress %+v, want one deleting stage of the 4 deletions, before the wait", stages)
 	}
 	if k.exists(t, gvrNamespace, "", k.prefix) || k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") {
 		t.Errorf("uninstall left the Namespace or the CRD:\n%s", cs)

@@ -25,6 +25,9 @@ type UninstallOptions struct {
 	// PruneNonEmpty deletes CRDs and Namespaces that still hold other
 	// objects; by default they are kept and stay in the inventory.
 	PruneNonEmpty bool
+	// Progress, when set, is told of the "deleting" stage (Stage), before
+	// the wait for the deleted objects to be gone.
+	Progress func(Stage)
 }
 
 // Uninstall deletes every object of the add-on's inventory that carries
@@ -93,7 +96,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 	if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 		return nil, fmt.Errorf("uninstall %s: %w", name, err)
 	}
-	changes, retained, err := c.prune(ctx, name, ds, Options{Timeout: opts.Timeout, PruneNonEmpty: opts.PruneNonEmpty})
+	changes, retained, err := c.prune(ctx, name, ds, Options{Timeout: opts.Timeout, PruneNonEmpty: opts.PruneNonEmpty, Progress: opts.Progress})
 	cs.Changes = changes
 	if err != nil {
 		return cs, fmt.Errorf("uninstall %s: %w", name, err)

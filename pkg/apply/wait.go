@@ -98,6 +98,43 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured) (l
 
 // waitGone waits until every object is deleted; its *WaitError names
 // those still there.
+// heldBy says what keeps an object that was deleted, for a deletion that
+// timed out: what kubectl delete leaves users to find. A finalizer that
+// no controller (none installed, or one already uninstalled) removes, or
+// a Namespace's, which the namespace controller removes once everything
+// in it is gone (it reports what is left in its conditions).
+func heldBy(live *unstructured.Unstructured) string {
+	var fs []string
+	for _, f := range live.GetFinalizers() {
+		fs = append(fs, safetree.Sanitize(f))
+	}
+	if len(fs) > 0 {
+		return ": held by finalizers " + strings.Join(fs, ", ") + ", which no controller removed"
+	}
+	if !isNamespace(live) {
+		return ""
+	}
+	specFs, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "finalizers")
+	if len(specFs) == 0 {
+		return ""
+	}
+	for i, f := range specFs {
+		specFs[i] = safetree.Sanitize(f)
+	}
+	why := ": held by its spec.finalizers " + strings.Join(specFs, ", ") + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
+	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+	for _, c := range conds {
+		c, _ := c.(map[string]any)
+		if status, _ := c["status"].(string); status != "True" {
+			continue
+		}
+		if msg, _ := c["message"].(string); msg != "" {
+			why += "; it reports: " + safetree.Sanitize(msg)
+		}
+	}
+	return why
+}
+
 func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -114,16 +151,9 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 			live, gerr := c.get(rctx, o)
 			rcancel()
 			switch {
-			case live != nil && len(live.GetFinalizers()) > 0:
-				// What kubectl delete leaves users to find: a finalizer
-				// that no controller (none installed, or one already
-				// uninstalled) removes.
-				fs := make([]string, len(live.GetFinalizers()))
-				for i, f := range live.GetFinalizers() {
-					fs[i] = safetree.Sanitize(f)
-				}
-				left = append(left, describe(o)+": held by finalizers "+strings.Join(fs, ", ")+", which no controller removed")
-			case live != nil || gerr != nil:
+			case live != nil:
+				left = append(left, describe(o)+heldBy(live))
+			case gerr != nil:
 				left = append(left, describe(o))
 			}
 		}

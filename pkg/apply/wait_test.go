@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
@@ -189,4 +190,32 @@ metadata: {name: NS-held, namespace: default, finalizers: [example.com/never]}
 		t.Fatalf("uninstall = %v, want ErrTimeout", err)
 	}
 	oneLine(t, err, "ConfigMap/default/"+k.prefix+"-held", "held by finalizers example.com/never")
+}
+
+// A Namespace that outlives its deletion is held by its spec.finalizers,
+// which only the namespace controller removes (the API server alone, as
+// here, never does); what the controller reported is passed on, one
+// line, escapes removed.
+func TestHeldByNamesNamespaceFinalizer(t *testing.T) {
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "monitoring"},
+		"spec":     map[string]any{"finalizers": []any{"kubernetes"}},
+		"status": map[string]any{"phase": "Terminating", "conditions": []any{
+			map[string]any{"type": "NamespaceDeletionDiscoveryFailure", "status": "False", "message": "All resources successfully discovered"},
+			map[string]any{"type": "NamespaceFinalizersRemaining", "status": "True", "message": "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances\n\x1b[2J"},
+		}},
+	}}
+	want := ": held by its spec.finalizers kubernetes, which the namespace controller (kube-controller-manager) removes once the namespace is empty; it reports: Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"
+	if got := apply.HeldBy(ns); !strings.HasPrefix(got, want) || strings.ContainsAny(got, "\n\x1b") {
+		t.Errorf("HeldBy(namespace) = %q, want %q, one line", got, want)
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "finalizers": []any{"example.com/x"}}}}
+	if got := apply.HeldBy(cm); got != ": held by finalizers example.com/x, which no controller removed" {
+		t.Errorf("HeldBy(configmap) = %q", got)
+	}
+	cm.SetFinalizers(nil)
+	if got := apply.HeldBy(cm); got != "" {
+		t.Errorf("HeldBy(configmap without finalizers) = %q, want nothing", got)
+	}
 }
