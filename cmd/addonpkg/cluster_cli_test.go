@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -425,5 +427,108 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	out, stderr, code = cc.run(t, "status", "good", "--inventory-namespace", ns)
 	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "?]0;pwned?/tmp/good") || !strings.Contains(out, "good: not ready: ConfigMap/default/cli-corrupt-good: NotFound\n") {
 		t.Errorf("status good: exit %d, stderr %q, want the source without escapes and the missing ConfigMap named:\n%q", code, stderr, out)
+	}
+}
+
+// TestCLIRegistryToCluster is the product's path end to end: an add-on
+// built, pushed to a real registry (TLS and basic auth), installed from
+// its tag, upgraded to a tag built in the other form, and uninstalled.
+// The inventory pins each version's digest, the upgrade prunes what v2
+// dropped, and kubectl sees the cluster the change sets describe.
+func TestCLIRegistryToCluster(t *testing.T) {
+	cc := newClusterCLI(t)
+	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.TLSBasicAuth})
+	cc.vars = append(cc.vars, "DOCKER_CONFIG="+filepath.Join(cc.tmp, "docker"))
+	ns := "cli-registry-to-cluster"
+	v1 := map[string]string{}
+	for name, text := range clusterAddonFiles {
+		v1[name] = strings.ReplaceAll(text, "NS", ns)
+	}
+	v2 := maps.Clone(v1)
+	delete(v2, "c-config.yaml")
+	v2["0-gadget.yaml"] = strings.Replace(v2["0-gadget.yaml"], "size: 3", "size: 4", 1)
+	v2["d-secret.yaml"] = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: " + ns + "\nstringData:\n  token: t0ken\n"
+	repo := reg.Host + "/addons/gadgets"
+	digests := map[string]string{}
+	for _, v := range []struct {
+		tag, format string
+		files       map[string]string
+	}{{"1", "image", v1}, {"2", "artifact", v2}} {
+		dir := filepath.Join(cc.tmp, "v"+v.tag, "gadgets")
+		must(t, os.MkdirAll(dir, 0o755))
+		for name, text := range v.files {
+			must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+		}
+		if _, stderr, code := cc.run(t, "build", dir, "--format", v.format, "-t", "gadgets:"+v.tag); code != 0 {
+			t.Fatalf("build v%s: exit %d: %s", v.tag, code, stderr)
+		}
+		if v.tag == "1" {
+			_, stderr, code := runKube(t, []byte(reg.Password), cc.vars, cc.bin, "login", reg.Host, "-u", reg.Username, "--password-stdin", "--ca-file", reg.CAFile)
+			if code != 0 {
+				t.Fatalf("login: exit %d: %s", code, stderr)
+			}
+		}
+		out, stderr, code := cc.run(t, "push", "gadgets:"+v.tag, repo+":"+v.tag, "--ca-file", reg.CAFile)
+		if code != 0 {
+			t.Fatalf("push v%s: exit %d: %s", v.tag, code, stderr)
+		}
+		_, digests[v.tag], _ = strings.Cut(strings.TrimSpace(out), "@")
+	}
+	// The tags are read from the registry, not from the local store.
+	must(t, os.RemoveAll(filepath.Join(cc.tmp, "store")))
+	defer cc.run(t, "uninstall", "gadgets", "--prune-non-empty")
+
+	status := func(want, wantDigest string) {
+		t.Helper()
+		out, stderr, code := cc.run(t, "status", "gadgets", "--json")
+		var st []apply.Installed
+		if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 || len(st) != 1 {
+			t.Fatalf("status: exit %d, %v, stderr %q:\n%s", code, err, stderr, out)
+		}
+		if st[0].Phase != apply.PhaseApplied || st[0].Digest != wantDigest || st[0].Source != repo+"@"+wantDigest || st[0].Ready != st[0].Objects {
+			t.Errorf("status after %s = %+v, want applied, every object ready, pinned to %s", want, st[0], wantDigest)
+		}
+	}
+	kubectlGet := func(kind, name string) int {
+		_, _, code := runKube(t, nil, cc.vars, "kubectl", "get", kind, name, "-n", ns)
+		return code
+	}
+
+	for _, tc := range []struct {
+		tag  string
+		want map[apply.Action]int
+	}{
+		{"1", map[apply.Action]int{apply.Created: 4}},
+		{"1", map[apply.Action]int{apply.Unchanged: 4}},
+		{"2", map[apply.Action]int{apply.Configured: 1, apply.Unchanged: 2, apply.Created: 1, apply.Deleted: 1}},
+	} {
+		out, stderr, code := cc.run(t, "apply", repo+":"+tc.tag, "--ca-file", reg.CAFile, "--json")
+		var cs apply.ChangeSet
+		if err := json.Unmarshal([]byte(out), &cs); err != nil || code != 0 {
+			t.Fatalf("apply %s: exit %d, %v, stderr %q:\n%s", tc.tag, code, err, stderr, out)
+		}
+		for act, n := range tc.want {
+			if cs.Count(act) != n {
+				t.Errorf("apply %s: %d %s, want %d:\n%s", tc.tag, cs.Count(act), act, n, &cs)
+			}
+		}
+		status("v"+tc.tag, digests[tc.tag])
+	}
+	if kubectlGet("configmap", "settings") == 0 || kubectlGet("secret", "token") != 0 {
+		t.Errorf("after the upgrade kubectl sees the ConfigMap v2 dropped, or not the Secret v2 added")
+	}
+	out, stderr, code := runKube(t, nil, cc.vars, "kubectl", "get", "gadgets."+ns+".example.com", "g1", "-n", ns, "-o", "jsonpath={.spec.size}")
+	if code != 0 || out != "4" {
+		t.Errorf("kubectl get gadget: exit %d, %q (stderr %q), want size 4", code, out, stderr)
+	}
+
+	if _, stderr, code := cc.run(t, "uninstall", "gadgets", "--prune-non-empty"); code != 0 {
+		t.Fatalf("uninstall: exit %d: %s", code, stderr)
+	}
+	if out, _, code := cc.run(t, "status", "gadgets"); code != 1 || strings.Contains(out, "gadgets ") {
+		t.Errorf("status after uninstall: exit %d:\n%s", code, out)
+	}
+	if kubectlGet("secret", "token") == 0 {
+		t.Errorf("uninstall left the Secret")
 	}
 }
