@@ -102,6 +102,8 @@ cluster with server-side apply under the field manager "addonpkg": CRDs,
 Namespaces and ClusterRoles first (CRDs waited for until established), then
 *Class kinds, Roles, everything else, and webhook configurations last. Only
 objects that differ are changed, so a second apply changes nothing.
+Namespaced objects that name no namespace go to -n (default the context's
+namespace), as with kubectl apply -n.
 
 Each add-on has an inventory (the Secret addonpkg-NAME in kube-system, a
 kubectl ApplySet parent), written before the first change: an upgrade deletes
