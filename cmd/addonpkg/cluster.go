@@ -30,9 +30,13 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 	f.StringVar(&c.connect.Context, "context", "", "kubeconfig context (default its current context)")
 	f.StringVar(&c.connect.Impersonate, "as", "", "act as this user, as kubectl --as (for example system:serviceaccount:NS:NAME)")
 	f.StringVar(&c.connect.InventoryNamespace, "inventory-namespace", "", "namespace of the add-ons' inventories (default "+apply.DefaultInventoryNamespace+")")
+}
+
+// addWait adds --wait-timeout to a command that waits for objects.
+func (c *clusterFlags) addWait(cmd *cobra.Command) {
 	// --timeout is the registry's (addRegistryFlags): the cluster's waits
 	// have their own, as long as Flux's default.
-	f.DurationVar(&c.waitTimeout, "wait-timeout", apply.DefaultTimeout, "how long to wait for objects to be ready, or gone")
+	cmd.Flags().DurationVar(&c.waitTimeout, "wait-timeout", apply.DefaultTimeout, "how long to wait for objects to be ready, or gone")
 }
 
 // addNamespace adds kubectl's -n to a command that applies objects.
@@ -161,6 +165,7 @@ each with its own inventory and the values: its entry gives.
 	}
 	cf.add(cmd)
 	cf.addNamespace(cmd)
+	cf.addWait(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")
@@ -233,40 +238,84 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 func newUninstallCmd(a *app) *cobra.Command {
 	var (
 		cf                            clusterFlags
+		setFile                       string
 		asJSON, dryRun, pruneNonEmpty bool
 	)
 	cmd := &cobra.Command{
-		Use:     "uninstall NAME",
+		Use:     "uninstall [NAME...] [-f addons.yaml]",
 		Aliases: []string{"delete"},
-		Short:   "Remove an installed add-on: every object of its inventory, then the inventory",
+		Short:   "Remove installed add-ons: every object of each inventory, then the inventory",
 		Long: `Uninstall deletes every object the add-on's inventory lists that carries its
 owner label, in reverse apply order, waits until they are gone, and then
 deletes the inventory. Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` are
 left, and so are CRDs and Namespaces that still hold other objects (unless
 --prune-non-empty): the inventory keeps those, so a later uninstall can
-finish.`,
+finish.
+
+Several NAMEs are uninstalled in the order given; with -f, the members of
+an add-on set in reverse dependsOn order, each before those it depends on.
+A NAME that is not installed is reported and passed over (exit 1); any
+other failure stops there, and the add-ons after it stay installed.`,
 		Example: `  addonpkg uninstall metrics-server
-  addonpkg uninstall metrics-server --dry-run`,
-		Args:              exactArgs("NAME"),
-		ValidArgsFunction: cf.installedNames(1),
+  addonpkg uninstall metrics-server --dry-run
+  addonpkg uninstall coredns metrics-server
+  addonpkg uninstall -f examples/addon-set/addons.yaml`,
+		Args: cobra.ArbitraryArgs,
+		ValidArgsFunction: cf.installedNames(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client(cmd.Context())
-			if err != nil {
-				return err
+			switch {
+			case setFile != "" && len(args) > 0:
+				return &usageError{cmd: cmd, msg: "-f uninstalls a set's members: drop NAME"}
+			case setFile == "" && len(args) == 0:
+				return &usageError{cmd: cmd, msg: "want a NAME (or -f addons.yaml)"}
 			}
-			cs, err := c.Uninstall(cmd.Context(), args[0], apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)})
-			if err != nil {
-				return err
-			}
-			return a.printChanges(cs, asJSON, false)
+			opts := apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)}
+			return a.uninstall(cmd.Context(), &cf, args, setFile, opts, asJSON)
 		},
 	}
 	cf.add(cmd)
+	cf.addWait(cmd)
 	f := cmd.Flags()
+	f.StringVarP(&setFile, "file", "f", "", "uninstall every member of this add-on set, in reverse dependsOn order")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would be deleted and delete nothing")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
-	addJSONFlag(cmd, &asJSON, "the change set")
+	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")
 	return cmd
+}
+
+// uninstall removes the add-ons names, or the members of the set
+// declared in setFile, and prints what it did, also before a failure.
+func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, setFile string, opts apply.UninstallOptions, asJSON bool) error {
+	if setFile != "" {
+		set, err := addonset.Load(ctx, setFile)
+		if err != nil {
+			return err
+		}
+		if names, err = apply.UninstallOrder(set); err != nil {
+			return fmt.Errorf("%s: %w", setFile, err)
+		}
+	}
+	c, err := cf.client(ctx)
+	if err != nil {
+		return err
+	}
+	sets, err := c.UninstallAll(ctx, names, opts)
+	switch {
+	case asJSON && setFile == "" && len(names) == 1:
+		// One NAME prints one change set, as before sets could be named.
+		if len(sets) == 1 {
+			return errors.Join(a.printJSON(sets[0]), err)
+		}
+		return err
+	case asJSON:
+		return errors.Join(a.printJSON(sets), err)
+	}
+	for _, cs := range sets {
+		if perr := a.printChanges(cs, false, false); perr != nil {
+			return perr
+		}
+	}
+	return err
 }
 
 func newStatusCmd(a *app) *cobra.Command {

@@ -27,6 +27,8 @@ var readmeSkip = []struct {
 	{"README.md", "addonpkg copy --with-images registry.example.com/", "fetches coredns's image from registry.k8s.io (on the internet); e2e's TestAirgapWithImages runs the same three commands on images in a local registry"},
 	{"README.md", "addonpkg copy --with-images oci-archive:coredns-airgap.tar", "needs the archive of the line above"},
 	{"README.md", "addonpkg unpack --relocate mirror.internal", "needs the mirror of the line above"},
+	{"README.md", "addonpkg apply -f examples/addon-set/addons.yaml", "waits for coredns's Deployment, which no kubelet runs here, at kubeadm's 10.96.0.10, outside the test cluster's service range; TestCLIApplySet applies and uninstalls a set with -f"},
+	{"README.md", "addonpkg uninstall -f examples/addon-set/addons.yaml", "needs the set the line above installs"},
 	{"README.md", "go run ./examples/installer", "needs the module's source, not this scratch directory; examples/installer's TestInstall runs the same program on the same set"},
 	{"examples/in-cluster/README.md", "make image", "builds in the clone; hack/selfimage's tests build, push and run the same image"},
 	{"examples/in-cluster/README.md", "kubectl apply -f examples/in-cluster/", "needs a cluster; TestInClusterExample validates the two files"},

@@ -9,7 +9,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -60,8 +62,14 @@ container image holding the add-on under /addon) and the artifact form
 		// Without a command: the help.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(*cobra.Command, []string) error {
+			// client-go logs through klog to stderr (a response cut short
+			// by a cancelled request, say): a command says what went wrong
+			// in its own one line, so klog speaks only with -v.
+			klog.SetLogger(logr.Discard())
 			if a.verbose {
-				a.reg.Logger = slog.New(&lineHandler{w: a.stderr})
+				lines := &lineHandler{w: a.stderr}
+				a.reg.Logger = slog.New(lines)
+				klog.SetLogger(logr.FromSlogHandler(lines))
 			}
 			return nil
 		},

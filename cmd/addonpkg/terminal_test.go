@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -441,5 +442,41 @@ func TestTerminalInterrupt(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(parent); err != nil || len(entries) != 0 {
 		t.Errorf("left behind in %s: %v %v", parent, entries, err)
+	}
+}
+
+// client-go's klog lines ("Unexpected error when reading response body"
+// when a request is cancelled) reach stderr only with -v; without it the
+// command's own one line is all there is.
+func TestKlogOnlyWithVerbose(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	t.Cleanup(func() { os.Stderr = stderr })
+
+	quiet := termRun(t, context.Background(), "", nil, "version")
+	klog.ErrorS(errors.New("context canceled"), "Unexpected error when reading response body")
+	klog.Flush()
+	verbose := termRun(t, context.Background(), "", nil, "version", "-v")
+	root, a := newRoot(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	var verboseErr bytes.Buffer
+	a.stderr = &verboseErr
+	if code := execute(context.Background(), root, a, []string{"version", "-v"}); code != 0 {
+		t.Fatalf("version -v: exit %d", code)
+	}
+	klog.ErrorS(errors.New("context canceled"), "Unexpected error when reading response body")
+	klog.Flush()
+	os.Stderr = stderr
+	w.Close()
+	leaked, _ := io.ReadAll(r)
+
+	if quiet.stderr != "" || verbose.code != 0 || len(leaked) != 0 {
+		t.Errorf("without -v klog wrote %q to the process's stderr and %q to the command's", leaked, quiet.stderr)
+	}
+	if !strings.Contains(verboseErr.String(), "Unexpected error when reading response body") {
+		t.Errorf("with -v the command's stderr has no klog line: %q", verboseErr.String())
 	}
 }

@@ -147,6 +147,21 @@ addons:
 			t.Errorf("the second apply -f changed %s:\n%s", cs.Addon, out)
 		}
 	}
+
+	// uninstall -f goes the other way: coredns before the CRDs it
+	// depends on. Again, each member is reported not installed.
+	out, stderr, code = cc.run(t, "uninstall", "-f", decl, "--prune-non-empty", "--json")
+	sets = nil
+	if err := json.Unmarshal([]byte(out), &sets); err != nil || code != 0 || len(sets) != 2 || sets[0].Addon != "set-coredns" || sets[1].Addon != "set-gateway-api" {
+		t.Fatalf("uninstall -f: exit %d, %v, stderr %q: %s; want set-coredns, then set-gateway-api", code, err, stderr, out)
+	}
+	if sets[0].Count(apply.Deleted) != 6 || sets[1].Count(apply.Deleted) != 3 {
+		t.Errorf("uninstall -f deleted %d and %d objects, want 6 and 3", sets[0].Count(apply.Deleted), sets[1].Count(apply.Deleted))
+	}
+	_, stderr, code = cc.run(t, "uninstall", "-f", decl)
+	if code != 1 || !strings.Contains(stderr, "uninstall set-coredns: add-on not installed") || !strings.Contains(stderr, "uninstall set-gateway-api: add-on not installed") {
+		t.Errorf("second uninstall -f: exit %d, stderr %q; want 1 naming both members", code, stderr)
+	}
 }
 
 // unpack --json lists the values an add-on declares, each with its

@@ -2,7 +2,10 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/addonpkg/addonpkg/pkg/addonset"
 )
 
 // ApplyAll installs add-ons one after another in the order given (an
@@ -26,4 +29,44 @@ func (c *Client) ApplyAll(ctx context.Context, addons []Addon, opts Options) ([]
 		out = append(out, cs)
 	}
 	return out, nil
+}
+
+// UninstallAll uninstalls add-ons one after another in the order given
+// (for an add-on set, UninstallOrder's). An add-on that is not installed
+// is passed over, its ErrNotInstalled joined to the error; any other
+// failure stops it, so the add-ons after it (those the failed one depends
+// on) stay installed. The change sets of those uninstalled are returned,
+// with what the failed one did before it failed.
+func (c *Client) UninstallAll(ctx context.Context, names []string, opts UninstallOptions) ([]*ChangeSet, error) {
+	out := make([]*ChangeSet, 0, len(names))
+	var errs []error
+	for i, name := range names {
+		cs, err := c.Uninstall(ctx, name, opts)
+		if cs != nil {
+			out = append(out, cs)
+		}
+		switch {
+		case errors.Is(err, ErrNotInstalled):
+			errs = append(errs, err)
+		case err != nil:
+			errs = append(errs, fmt.Errorf("add-on %d of %d: %w", i+1, len(names), err))
+			return out, errors.Join(errs...)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// UninstallOrder names the members of s in the order to uninstall them:
+// the reverse of dependsOn order, every member before those it depends
+// on, as ApplyAll installed them the other way round.
+func UninstallOrder(s *addonset.Set) ([]string, error) {
+	members, err := s.Order()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[len(members)-1-i] = m.Name
+	}
+	return names, nil
 }

@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -160,6 +161,53 @@ func TestUninstallRemovesExactlyTheInventory(t *testing.T) {
 	}
 	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{}); !errors.Is(err, apply.ErrNotInstalled) {
 		t.Errorf("second uninstall: %v, want ErrNotInstalled", err)
+	}
+}
+
+// UninstallAll goes in the order given, passes over a name that is not
+// installed (reporting it), and stops at the first other failure, leaving
+// the add-ons after it installed.
+func TestUninstallAll(t *testing.T) {
+	k := newCluster(t)
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\n"
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		k.mustApply(t, k.addon(t, k.prefix+"-"+n, "1", cm(k.prefix+"-"+n)), apply.Options{})
+	}
+	sets, err := k.admin.UninstallAll(k.ctx, []string{k.prefix + "-a", k.prefix + "-none", k.prefix + "-b"}, apply.UninstallOptions{})
+	if !errors.Is(err, apply.ErrNotInstalled) || !strings.Contains(err.Error(), k.prefix+"-none") {
+		t.Errorf("UninstallAll with a name not installed: %v, want ErrNotInstalled naming it", err)
+	}
+	if len(sets) != 2 || sets[0].Addon != k.prefix+"-a" || sets[1].Addon != k.prefix+"-b" || sets[0].Count(apply.Deleted) != 1 || sets[1].Count(apply.Deleted) != 1 {
+		t.Errorf("UninstallAll change sets %+v, want a's and b's, one deletion each", sets)
+	}
+	for _, n := range []string{"a", "b"} {
+		if k.exists(t, gvrConfigMap, "default", k.prefix+"-"+n) || k.inventory(t, k.prefix+"-"+n) != nil {
+			t.Errorf("%s is still installed", n)
+		}
+	}
+
+	// A corrupt inventory stops the uninstall there: c stays.
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: apply.InventoryName(k.prefix + "-bad"), Namespace: "kube-system", Labels: map[string]string{apply.LabelInventory: "true"}},
+		Data:       map[string][]byte{apply.InventoryKey: []byte("{")},
+	}
+	if _, err := k.typed.CoreV1().Secrets("kube-system").Create(k.ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.typed.CoreV1().Secrets("kube-system").Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
+	})
+	sets, err = k.admin.UninstallAll(k.ctx, []string{k.prefix + "-bad", k.prefix + "-c"}, apply.UninstallOptions{})
+	if !errors.Is(err, apply.ErrCorruptInventory) || !strings.Contains(err.Error(), "add-on 1 of 2") || len(sets) != 0 {
+		t.Errorf("UninstallAll after a corrupt inventory: %v, %d change sets; want it to stop at add-on 1 of 2", err, len(sets))
+	}
+	if !k.exists(t, gvrConfigMap, "default", k.prefix+"-c") {
+		t.Error("the add-on after the failure was uninstalled")
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix+"-c", apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
