@@ -260,7 +260,7 @@ other failure stops there, and the add-ons after it stay installed.`,
   addonpkg uninstall metrics-server --dry-run
   addonpkg uninstall coredns metrics-server
   addonpkg uninstall -f examples/addon-set/addons.yaml`,
-		Args: cobra.ArbitraryArgs,
+		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cf.installedNames(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
