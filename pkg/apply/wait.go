@@ -96,8 +96,6 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured) (l
 	return line, res.Status == status.FailedStatus
 }
 
-// waitGone waits until every object is deleted; its *WaitError names
-// those still there.
 // heldBy says what keeps an object that was deleted, for a deletion that
 // timed out: what kubectl delete leaves users to find. A finalizer that
 // no controller (none installed, or one already uninstalled) removes, or
@@ -135,6 +133,8 @@ func heldBy(live *unstructured.Unstructured) string {
 	return why
 }
 
+// waitGone waits until every object is deleted; its *WaitError names
+// those still there, and what holds each.
 func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
