@@ -9,9 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -39,6 +37,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 
 // newRoot is the command tree and the state its commands share.
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
+	routeKlog()
 	info := readBuildInfo()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	a.reg.UserAgent = "addonpkg/" + info.Version
@@ -65,11 +64,11 @@ container image holding the add-on under /addon) and the artifact form
 			// client-go logs through klog to stderr (a response cut short
 			// by a cancelled request, say): a command says what went wrong
 			// in its own one line, so klog speaks only with -v.
-			klog.SetLogger(logr.Discard())
+			klogLines.to.Store(nil)
 			if a.verbose {
 				lines := &lineHandler{w: a.stderr}
 				a.reg.Logger = slog.New(lines)
-				klog.SetLogger(logr.FromSlogHandler(lines))
+				klogLines.to.Store(lines)
 			}
 			return nil
 		},

@@ -318,35 +318,27 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 
 // get reads an object whole; nil when it does not exist.
 func (c *Client) get(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(o.GroupVersionKind())
-	if found, err := c.read(ctx, o, live); !found {
-		return nil, err
-	}
-	return live, nil
+	return getAs(ctx, c, o, &unstructured.Unstructured{})
 }
 
 // getMeta reads an object's metadata; nil when it does not exist.
 func (c *Client) getMeta(ctx context.Context, o *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(o.GroupVersionKind())
-	if found, err := c.read(ctx, o, live); !found {
-		return nil, err
-	}
-	return live, nil
+	return getAs(ctx, c, o, &metav1.PartialObjectMetadata{})
 }
 
-// read reads o into live, which has o's kind; false when it does not
-// exist (or its kind is gone).
-func (c *Client) read(ctx context.Context, o *unstructured.Unstructured, live client.Object) (bool, error) {
+// getAs reads o into live, given o's kind; nil when it does not exist
+// (or its kind is gone).
+func getAs[T client.Object](ctx context.Context, c *Client, o *unstructured.Unstructured, live T) (T, error) {
+	var none T
+	live.GetObjectKind().SetGroupVersionKind(o.GroupVersionKind())
 	err := c.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return false, nil
+		return none, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read %s: %w", describe(o), wrap(err))
+		return none, fmt.Errorf("read %s: %w", describe(o), wrap(err))
 	}
-	return true, nil
+	return live, nil
 }
 
 // label gives every object the owner label and the ApplySet membership.
