@@ -186,11 +186,7 @@ each with its own inventory and the values: its entry gives.
 
 // applyOne installs the add-on s, named name (or as its config says).
 func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r reading, opts apply.Options, asJSON, diffs bool) error {
-	ad, err := clusterAddon(ctx, a, s, name, r)
-	if err != nil {
-		return err
-	}
-	c, err := cf.client(ctx)
+	ad, c, err := a.addonFor(ctx, cf, s, name, r)
 	if err != nil {
 		return err
 	}
@@ -358,6 +354,17 @@ is not ready follows the table, with its status.`,
 	cf.add(cmd)
 	addJSONFlag(cmd, &asJSON, "the installed add-ons")
 	return cmd
+}
+
+// addonFor reads and renders s, then connects to the cluster the flags
+// name: a source that does not render costs no connection.
+func (a *app) addonFor(ctx context.Context, cf *clusterFlags, s, name string, r reading) (apply.Addon, *apply.Client, error) {
+	ad, err := clusterAddon(ctx, a, s, name, r)
+	if err != nil {
+		return apply.Addon{}, nil, err
+	}
+	c, err := cf.client(ctx)
+	return ad, c, err
 }
 
 // clusterAddon reads and renders SOURCE into what Apply installs; a

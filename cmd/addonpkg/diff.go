@@ -126,11 +126,7 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJS
 // diffCluster prints what applying s would change in the cluster; exit 1
 // when something would.
 func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string, r reading, asJSON bool) error {
-	ad, err := clusterAddon(ctx, a, s, name, r)
-	if err != nil {
-		return err
-	}
-	c, err := cf.client(ctx)
+	ad, c, err := a.addonFor(ctx, cf, s, name, r)
 	if err != nil {
 		return err
 	}
