@@ -18,6 +18,8 @@
 //		apply.Options{Wait: true})
 //	cs, err = c.Diff(ctx, addon, apply.Options{})   // what Apply would change
 //	cs, err = c.Uninstall(ctx, "coredns", apply.UninstallOptions{})
+//	names, err := apply.UninstallOrder(set)          // a set's members, dependents first
+//	sets, err = c.UninstallAll(ctx, names, apply.UninstallOptions{})
 //	list, err := c.Status(ctx)                       // installed add-ons, readiness
 //
 // Connect reads kubeconfig as kubectl does (an explicit file, then
@@ -26,7 +28,9 @@
 // errors.Is: ErrConflict (*OwnershipError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
 // ErrUnreachable, ErrUnauthorized, ErrRejected, ErrInvalid,
-// ErrNotInstalled, ErrKubeconfig.
+// ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
+// Options.Progress (and UninstallOptions.Progress) is told of each Stage
+// as it ends, for a caller that shows progress.
 //
 // # Stages
 //
