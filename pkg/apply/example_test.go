@@ -100,3 +100,20 @@ func ExampleClient_Status() {
 		os.Exit(1)
 	}
 }
+
+// A set comes out the other way it went in: metrics-server depends on the
+// Gateway API CRDs in the example set, so it goes before them. The order
+// needs no cluster; UninstallAll does (and passes over a member that is
+// not installed, naming it in its error).
+func ExampleUninstallOrder() {
+	set, err := addonset.Load(context.Background(), "../../examples/addon-set/addons.yaml")
+	if err != nil {
+		log.Fatal(err)
+	}
+	names, err := apply.UninstallOrder(set)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(names)
+	// Output: [metrics-server gateway-api-crds coredns]
+}

@@ -36,19 +36,3 @@ func TestFromSet(t *testing.T) {
 		t.Errorf("coredns was recorded with DNS_SERVER_IP %q, want the set's 10.96.0.10", v)
 	}
 }
-
-// UninstallOrder is the set's apply order backwards: metrics-server
-// depends on the Gateway API CRDs, so it goes first.
-func TestUninstallOrder(t *testing.T) {
-	set, err := addonset.Load(context.Background(), "../../examples/addon-set/addons.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := apply.UninstallOrder(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"metrics-server", "gateway-api-crds", "coredns"}; !slices.Equal(got, want) {
-		t.Errorf("UninstallOrder = %q, want %q", got, want)
-	}
-}
