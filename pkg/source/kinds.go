@@ -182,6 +182,11 @@ func ParseIn(s string, locations []Location) (Ref, error) {
 	if strings.ContainsAny(s, "\x00\n") {
 		return Ref{}, fmt.Errorf("%w: %q has control characters", ErrBadSource, s)
 	}
+	// kubectl's "-f -" habit: without this, "-" would be a store name.
+	// Only build reads a stream from stdin (ReadTree).
+	if s == "-" {
+		return Ref{}, fmt.Errorf("%w: \"-\": standard input is not a source; give a file's path, or build the stream first (addonpkg build - -t NAME:TAG)", ErrBadSource)
+	}
 	for _, l := range locations {
 		if l.Claims(s) {
 			return l.Parse(s)

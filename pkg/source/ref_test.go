@@ -139,4 +139,8 @@ func TestParseIsPure(t *testing.T) {
 	if _, err := source.Resolve(t.Context(), "No_Such_Dir", source.Options{}, unpack.Options{}); !errors.Is(err, source.ErrBadSource) || !strings.Contains(err.Error(), "neither a reference nor an existing path") {
 		t.Errorf("a missing bare path: %v", err)
 	}
+	// "-" (kubectl's standard input) is no store name.
+	if _, err := source.Parse("-"); !errors.Is(err, source.ErrBadSource) || !strings.Contains(err.Error(), "standard input is not a source") {
+		t.Errorf(`Parse("-") = %v, want ErrBadSource saying standard input is not a source`, err)
+	}
 }
