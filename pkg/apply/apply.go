@@ -94,13 +94,13 @@ func hook(stage string) {
 // changes made since from.
 func (o Options) stageDone(stage string, cs *ChangeSet, from int) {
 	hook(stage)
-	o.report(stage, cs, cs.Changes[from:])
+	o.report(cs.Addon, stage, cs.Changes[from:])
 }
 
 // report calls Progress, if set, with a copy of changes.
-func (o Options) report(stage string, cs *ChangeSet, changes []Change) {
-	if o.Progress != nil && cs != nil {
-		o.Progress(Stage{Addon: cs.Addon, Name: stage, Changes: slices.Clone(changes)})
+func (o Options) report(addon, stage string, changes []Change) {
+	if o.Progress != nil {
+		o.Progress(Stage{Addon: addon, Name: stage, Changes: slices.Clone(changes)})
 	}
 }
 
@@ -200,11 +200,11 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 
 	if opts.Wait {
-		opts.report("waiting", cs, applied)
+		opts.report(a.Name, "waiting", applied)
 		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
 			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
 		}
-		opts.report("ready", cs, applied)
+		opts.report(a.Name, "ready", applied)
 	}
 	return cs, nil
 }

@@ -66,8 +66,8 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	if err != nil {
 		return changes, retained, wrap(err)
 	}
-	if opts.Progress != nil && res != nil {
-		opts.Progress(Stage{Addon: addon, Name: "deleting", Changes: changesOf(res)})
+	if res != nil {
+		opts.report(addon, "deleting", changesOf(res))
 	}
 	if err := c.waitGone(ctx, del, opts.timeout()); err != nil {
 		return changes, retained, err

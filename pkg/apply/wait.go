@@ -102,24 +102,17 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured) (l
 // a Namespace's, which the namespace controller removes once everything
 // in it is gone (it reports what is left in its conditions).
 func heldBy(live *unstructured.Unstructured) string {
-	var fs []string
-	for _, f := range live.GetFinalizers() {
-		fs = append(fs, safetree.Sanitize(f))
-	}
-	if len(fs) > 0 {
-		return ": held by finalizers " + strings.Join(fs, ", ") + ", which no controller removed"
+	if fs := live.GetFinalizers(); len(fs) > 0 {
+		return ": held by finalizers " + sanitizedList(fs) + ", which no controller removed"
 	}
 	if !isNamespace(live) {
 		return ""
 	}
-	specFs, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "finalizers")
-	if len(specFs) == 0 {
+	fs, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "finalizers")
+	if len(fs) == 0 {
 		return ""
 	}
-	for i, f := range specFs {
-		specFs[i] = safetree.Sanitize(f)
-	}
-	why := ": held by its spec.finalizers " + strings.Join(specFs, ", ") + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
+	why := ": held by its spec.finalizers " + sanitizedList(fs) + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
 	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 	for _, c := range conds {
 		c, _ := c.(map[string]any)
@@ -131,6 +124,16 @@ func heldBy(live *unstructured.Unstructured) string {
 		}
 	}
 	return why
+}
+
+// sanitizedList joins what an object says (finalizer names), each made
+// one line without terminal escapes.
+func sanitizedList(items []string) string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = safetree.Sanitize(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // waitGone waits until every object is deleted; its *WaitError names
