@@ -46,6 +46,7 @@ type renderFlags struct {
 	allowRemote bool
 	set         []string
 	files       []string
+	maxKeys     int
 }
 
 func (r *renderFlags) add(cmd *cobra.Command) {
@@ -53,6 +54,7 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&r.allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	f.StringArrayVar(&r.set, "set", nil, "fill the add-on's value NAME, as it declares in its .addonvalues (repeatable): --set NAME=VALUE")
 	f.StringArrayVar(&r.files, "values", nil, "fill the add-on's values from a YAML file of NAME: VALUE lines (repeatable; --set wins)")
+	addMappingKeysLimit(cmd, &r.maxKeys)
 }
 
 // given reports whether any value was given.
@@ -62,7 +64,7 @@ func (r *renderFlags) given() bool { return len(r.set) > 0 || len(r.files) > 0 }
 // values are filled in (an add-on that declares required values then
 // needs them), else only when some are given.
 func (r *renderFlags) options(fill bool) (render.Options, error) {
-	opts := render.Options{AllowRemote: r.allowRemote}
+	opts := render.Options{AllowRemote: r.allowRemote, MaxMappingKeys: r.maxKeys}
 	if !fill && !r.given() {
 		return opts, nil
 	}

@@ -145,7 +145,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 		// A config without an inventory (a foreign image, a minimal
 		// third-party config) gets the rendered one.
 		if ad.NoInventory {
-			res, err := render.Addon(ctx, ad, render.Options{AllowRemote: u.rf.allowRemote, DropText: true})
+			res, err := render.Addon(ctx, ad, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, DropText: true})
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
@@ -172,7 +172,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 	}
 	a.warn(res.Warnings)
 	if !u.raw {
-		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad.FS, res, render.Options{AllowRemote: u.rf.allowRemote, Values: ropts.Values}); err != nil {
+		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad.FS, res, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, Values: ropts.Values}); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	NoValidate bool
 	// AllowRemote lets a kustomization load remote resources at validation.
 	AllowRemote bool
+	// MaxMappingKeys caps the keys of one YAML mapping in a kustomize
+	// tree at validation (render.Options.MaxMappingKeys); 0 means the
+	// default.
+	MaxMappingKeys int
 }
 
 // Result is a built add-on.
@@ -110,13 +114,13 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if !opts.NoValidate {
 		// Only the inventory is kept: the documents' text is let go as
 		// each file is parsed (a folder's tree is not in memory).
-		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, DropText: true})
+		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true})
 		if err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
 		inv, warnings = res.Inventory(), res.Warnings
-		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, DropText: true}); err != nil {
+		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true}); err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}

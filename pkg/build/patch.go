@@ -50,6 +50,10 @@ type PatchOptions struct {
 	NoValidate bool
 	// AllowRemote lets a kustomization load remote resources at validation.
 	AllowRemote bool
+	// MaxMappingKeys caps the keys of one YAML mapping in a kustomize
+	// tree at validation (render.Options.MaxMappingKeys); 0 means the
+	// default.
+	MaxMappingKeys int
 	// Unpack bounds reading the base.
 	Unpack unpack.Options
 	// Layered keeps an artifact-form base's layers and puts the patch in
@@ -136,7 +140,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	var warnings []string
 	if !opts.NoValidate {
-		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, DropText: true})
+		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}

@@ -209,7 +209,7 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 		Name: bopts.Name, Version: bopts.Version, Description: bopts.Description,
 		Source: opts.Build.Source, Revision: opts.Build.Revision,
 		Labels: bopts.Labels, Annotations: bopts.Annotations,
-		NoValidate: bopts.NoValidate, AllowRemote: bopts.AllowRemote,
+		NoValidate: bopts.NoValidate, AllowRemote: bopts.AllowRemote, MaxMappingKeys: bopts.MaxMappingKeys,
 		Layered: opts.Layered,
 	}
 	res, err := build.Patch(ctx, img, fsys, popts)

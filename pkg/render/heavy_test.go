@@ -86,6 +86,24 @@ func TestKustomizeMappingKeysCapped(t *testing.T) {
 		})
 	}
 
+	// A caller that trusts its tree raises the cap (and may lower it):
+	// one key over the default renders under a cap of max+1, and a cap
+	// of 10 refuses 11 keys.
+	for _, tc := range []struct {
+		keys, cap int
+		refused   bool
+	}{{max + 1, max + 1, false}, {11, 10, true}, {10, 10, false}} {
+		fsys := fstest.MapFS{
+			"kustomization.yaml": &fstest.MapFile{Data: []byte(kust(""))},
+			"cm.yaml":            &fstest.MapFile{Data: []byte(wideConfigMap(tc.keys))},
+		}
+		_, err := render.Render(context.Background(), fsys, render.Options{Kind: addon.KindKustomize, MaxMappingKeys: tc.cap})
+		var le *safetree.LimitError
+		if refused := errors.As(err, &le) && le.Which == safetree.LimitMappingKeys && le.Limit == int64(tc.cap); refused != tc.refused || (!tc.refused && err != nil) {
+			t.Errorf("%d keys, MaxMappingKeys %d: err = %v; want refused %v", tc.keys, tc.cap, err, tc.refused)
+		}
+	}
+
 	// Plain manifests render in linear time: no cap.
 	fsys := fstest.MapFS{"cm.yaml": &fstest.MapFile{Data: []byte(wideConfigMap(8 * max))}}
 	res, err := render.Render(context.Background(), fsys, render.Options{Kind: addon.KindManifests})

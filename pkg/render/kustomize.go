@@ -25,7 +25,7 @@ var kustomizeMu sync.Mutex
 // references are refused before kustomize runs, because kustomize would
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
-	maxKeys := safetree.Limits{}.WithDefaults().MaxMappingKeys
+	maxKeys := safetree.Limits{MaxMappingKeys: opts.MaxMappingKeys}.WithDefaults().MaxMappingKeys
 	prints, err := checkKustomizations(fsys, opts.AllowRemote, maxKeys)
 	if err != nil {
 		return nil, nil, err

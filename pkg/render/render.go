@@ -76,6 +76,14 @@ type Options struct {
 	// does to compute the inventory); an installer passes a map, empty
 	// when it has nothing to give.
 	Values map[string]string
+	// MaxMappingKeys caps the keys of one YAML mapping, and of one
+	// generated ConfigMap or Secret, in a tree that kustomize renders
+	// (safetree.Limits.MaxMappingKeys); 0 means
+	// safetree.DefaultMaxMappingKeys. Past it the render is refused with
+	// a *safetree.LimitError before kustomize reads the tree: kustomize
+	// takes time quadratic in a mapping's keys. Plain manifests have no
+	// such cap.
+	MaxMappingKeys int
 }
 
 // Document is one rendered Kubernetes object.
