@@ -154,7 +154,7 @@ each with its own inventory and the values: its entry gives.
 			opts := apply.Options{DryRun: dryRun == "server", Wait: wait, Timeout: cf.waitTimeout, NoPrune: noPrune,
 				PruneNonEmpty: pruneNonEmpty, Force: force, Recreate: recreate, Progress: a.progress(cf.waitTimeout)}
 			if setFile != "" {
-				return a.applySet(cmd.Context(), &cf, setFile, sopts, rf.allowRemote, opts, asJSON, diff)
+				return a.applySet(cmd.Context(), &cf, setFile, sopts, &rf, opts, asJSON, diff)
 			}
 			ropts, err := rf.options(true)
 			if err != nil {
@@ -199,9 +199,9 @@ func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r 
 
 // applySet installs the members of the set declared in file, from its
 // lock, in order.
-func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, allowRemote bool, opts apply.Options, asJSON, diffs bool) error {
+func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, rf *renderFlags, opts apply.Options, asJSON, diffs bool) error {
 	// An install installs what was reviewed: no lock, no install.
-	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: allowRemote})
+	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: rf.allowRemote, MaxMappingKeys: rf.maxKeys})
 	if err != nil {
 		return lockHint(err, file, "")
 	}

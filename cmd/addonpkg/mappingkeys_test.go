@@ -41,7 +41,7 @@ func TestCLIMappingKeysLimit(t *testing.T) {
 		t.Errorf("diff %s: exit %d: %s", raise, d.code, d.stderr)
 	}
 	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
-	for _, name := range []string{"build", "unpack", "diff", "apply"} {
+	for _, name := range []string{"build", "unpack", "diff", "render", "apply"} {
 		c, _, err := root.Find([]string{name})
 		if err != nil || c.Flags().Lookup("max-mapping-keys") == nil {
 			t.Errorf("%s has no --max-mapping-keys (%v)", name, err)

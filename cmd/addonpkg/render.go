@@ -81,6 +81,7 @@ func newRenderCmd(a *app) *cobra.Command {
 		crs                         crsFlags
 		out, lockFile               string
 		noLock, asJSON, allowRemote bool
+		maxKeys                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "render [-f addons.yaml] [-o DIR]",
@@ -132,7 +133,7 @@ in an annotation, which holds at most 256 KiB.`,
 			if err != nil {
 				return err
 			}
-			ro := addonset.RenderOptions{Options: opts, AllowRemote: allowRemote}
+			ro := addonset.RenderOptions{Options: opts, AllowRemote: allowRemote, MaxMappingKeys: maxKeys}
 			if !noLock {
 				if ro.Lock, err = a.setLock(sf.file, lockFile); err != nil {
 					return err
@@ -156,6 +157,7 @@ in an annotation, which holds at most 256 KiB.`,
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
 	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
+	addMappingKeysLimit(cmd, &maxKeys)
 	crs.add(cmd)
 	return cmd
 }

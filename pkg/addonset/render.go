@@ -29,6 +29,9 @@ type RenderOptions struct {
 	Lock *LockFile
 	// AllowRemote lets a member's kustomization load remote resources.
 	AllowRemote bool
+	// MaxMappingKeys caps the keys of one YAML mapping in a member's
+	// kustomize tree (render.Options.MaxMappingKeys); 0 means the default.
+	MaxMappingKeys int
 }
 
 // Member is one rendered member.
@@ -85,7 +88,7 @@ func Render(ctx context.Context, s *Set, opts RenderOptions) (*Result, error) {
 		if vals == nil {
 			vals = map[string]string{} // a member installs: its declared values are filled in
 		}
-		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote, Values: vals})
+		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, Values: vals})
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: fmt.Errorf("render: %w", err)}
 		}
