@@ -118,6 +118,12 @@ const (
 	// AnnotationORASUnpack is set by oras on a layer that holds a
 	// directory tarball.
 	AnnotationORASUnpack = "io.deis.oras.content.unpack"
+	// AnnotationDockerReferenceType is set by BuildKit on the index entry
+	// of an attestation manifest (DockerReferenceTypeAttestation).
+	AnnotationDockerReferenceType = "vnd.docker.reference.type"
+	// DockerReferenceTypeAttestation is AnnotationDockerReferenceType's
+	// value on an attestation manifest.
+	DockerReferenceTypeAttestation = "attestation-manifest"
 )
 
 // SpecVersion is the version of the add-on format that this package describes.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -621,5 +622,42 @@ func TestFlattenIndexNoPlatform(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("message %q does not name %s", err, s)
 		}
+	}
+}
+
+// An index as docker buildx pushes it: the image for one platform and,
+// beside it, an attestation manifest (platform unknown/unknown, BuildKit's
+// reference-type annotation). The attestation is not an add-on: with no
+// platform asked for, the one image is read wherever the reader runs, and
+// a refusal does not list the attestation as a platform.
+func TestFlattenIndexSkipsAttestations(t *testing.T) {
+	arch := "arm64"
+	if runtime.GOARCH == "arm64" {
+		arch = "amd64"
+	}
+	img := imageOf(t, imageOpts{}, ociLayer(dirE("addon/"), file("addon/arch", arch)))
+	att := imageOf(t, imageOpts{}, ociLayer(file("provenance.json", "{}")))
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}},
+		mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
+			Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"},
+		}},
+	)
+	a, err := unpack.Index(context.Background(), idx, unpack.Options{})
+	if err != nil {
+		t.Fatalf("unpack without a platform: %v", err)
+	}
+	if d := diffTrees(tree{"arch": F(arch)}, treeOf(t, a.FS)); d != "" {
+		t.Errorf("tree differs (- want, + got):\n%s", d)
+	}
+
+	_, err = unpack.Index(context.Background(), idx, unpack.Options{Platform: &v1.Platform{OS: "linux", Architecture: "s390x"}})
+	var pe *unpack.PlatformError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %T %v, want a *PlatformError", err, err)
+	}
+	if got := strings.Join(pe.Have, ","); got != "linux/"+arch {
+		t.Errorf("Have = %q, want only the image's platform", got)
 	}
 }

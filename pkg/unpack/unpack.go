@@ -159,7 +159,8 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Addon, error)
 }
 
 // SelectImage picks the image for platform p (nil: the running platform,
-// else the only entry) from an index, descending into nested indexes.
+// else the only entry that is not an attestation manifest) from an index,
+// descending into nested indexes.
 func SelectImage(idx v1.ImageIndex, p *v1.Platform) (v1.Image, error) {
 	return selectImage(idx, p, 0, map[v1.Hash]bool{})
 }
@@ -186,9 +187,15 @@ func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]
 	if want == nil {
 		want = &v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	}
-	var pick *v1.Descriptor
+	var pick, only *v1.Descriptor
 	var have []string
+	candidates := 0
 	for i, d := range im.Manifests {
+		if isAttestation(d) {
+			continue
+		}
+		candidates++
+		only = &im.Manifests[i]
 		if d.Platform == nil {
 			have = append(have, "(none)")
 			continue
@@ -198,8 +205,8 @@ func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]
 			pick = &im.Manifests[i]
 		}
 	}
-	if pick == nil && !explicit && len(im.Manifests) == 1 {
-		pick = &im.Manifests[0]
+	if pick == nil && !explicit && candidates == 1 {
+		pick = only
 	}
 	if pick == nil {
 		return nil, &PlatformError{Want: platformString(want), Have: have}
@@ -212,6 +219,18 @@ func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]
 		return selectImage(child, p, depth+1, seen)
 	}
 	return idx.Image(pick.Digest)
+}
+
+// isAttestation reports whether an index entry is an attestation
+// manifest, which BuildKit (docker buildx build) puts beside every image
+// it pushes: it holds provenance and SBOM documents about the image, not
+// an add-on, so it is neither chosen nor counted when an index has one
+// entry to choose from (spec/addon-v1.md 9.1).
+func isAttestation(d v1.Descriptor) bool {
+	if d.Annotations[mediatypes.AnnotationDockerReferenceType] == mediatypes.DockerReferenceTypeAttestation {
+		return true
+	}
+	return d.Platform != nil && d.Platform.OS == "unknown" && d.Platform.Architecture == "unknown"
 }
 
 func platformString(p *v1.Platform) string {
