@@ -220,7 +220,7 @@ func TestCLIApplyWhereKubectlFails(t *testing.T) {
 		t.Errorf("after an uninstall that kept the Namespace, status = %s, want its one object", out)
 	}
 	runKube(t, nil, cliEnv, kubectl, "delete", "configmap", "foreign", "-n", "cli-apply")
-	if out, stderr, code = runKube(t, nil, cliEnv, bin, "uninstall", "cli-apply"); code != 0 {
+	if _, stderr, code = runKube(t, nil, cliEnv, bin, "uninstall", "cli-apply"); code != 0 {
 		t.Fatalf("second uninstall: exit %d: %s", code, stderr)
 	}
 	if _, stderr, code = runKube(t, nil, cliEnv, bin, "status", "cli-apply"); code != 1 || !strings.Contains(stderr, "cli-apply") {

@@ -59,15 +59,6 @@ type inClusterContainer struct {
 	} `yaml:"volumeMounts"`
 }
 
-func (c inClusterContainer) mountOf(volume string) string {
-	for _, m := range c.VolumeMounts {
-		if m.Name == volume {
-			return m.MountPath
-		}
-	}
-	return ""
-}
-
 // The in-cluster example passes addonpkg's own manifest validation (a
 // build validates every object), and its parts fit: the Job runs as the
 // ServiceAccount the ClusterRoleBinding names, as the image's non-root

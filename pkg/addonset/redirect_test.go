@@ -122,8 +122,8 @@ func TestLockCannotRedirectMember(t *testing.T) {
 			bad.Addons[0].Source = good.Addons[0].Source
 
 			err := addonset.Check(ctx, s, &bad, withGit)
-			if !errors.Is(err, addonset.ErrLockStale) || !errors.Is(err, addonset.ErrLockStale) {
-				t.Errorf("check of the redirected lock: %v, want addonset.ErrLockStale", err)
+			if !errors.Is(err, addonset.ErrLockRedirected) || !errors.Is(err, addonset.ErrLockStale) {
+				t.Errorf("check of the redirected lock: %v, want addonset.ErrLockRedirected, which matches ErrLockStale", err)
 			}
 			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Options: withGit, Lock: &bad}); !errors.Is(err, addonset.ErrLockStale) {
 				t.Errorf("render of the redirected lock: %v, want addonset.ErrLockStale", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -543,11 +542,4 @@ func layoutOf(ctx context.Context, ref source.Ref, opts Options) (*layout.Store,
 		return source.StoreOf(ctx, opts.Options.Options)
 	}
 	return layout.HandlesFrom(ctx).Init(ref.Path)
-}
-
-func absOf(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

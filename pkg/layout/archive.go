@@ -51,7 +51,7 @@ func OpenArchive(file string) (*Store, error) {
 			f.Close()
 			return nil, fmt.Errorf("oci-archive %s: %w (not an uncompressed tar?)", file, err)
 		}
-		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+		if hdr.Typeflag != tar.TypeReg {
 			continue
 		}
 		name := path.Clean(strings.TrimPrefix(hdr.Name, "./"))

@@ -247,13 +247,6 @@ func (l *layoutLocation) Write(ctx context.Context, m *Manifest, tag string) err
 	return nil
 }
 
-func (m *Manifest) raw() ([]byte, error) {
-	if m.Index != nil {
-		return m.Index.RawManifest()
-	}
-	return m.Image.RawManifest()
-}
-
 // sorted drops descriptors that are not manifests of a valid sha256
 // digest, and sorts the rest by digest: registries list referrers in any
 // order.

@@ -196,7 +196,7 @@ func resolveDockerEntry(entries map[string]dockerEntry, name string, which safet
 				return "", fmt.Errorf("%w: %s: more than %d links to follow", ErrBadArchive, oneLine(name), maxDockerLinkHops)
 			}
 			p = path.Join(path.Dir(p), path.Clean(e.link))
-		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+		case tar.TypeReg, tar.TypeGNUSparse:
 			// A sparse file's size is the size a reader gets.
 			if which != "" {
 				if c := limits.Cap(which); e.size > c.Max {

@@ -120,16 +120,6 @@ func NewTreeBuilder(what, content string, limits safetree.Limits) *TreeBuilder {
 	return &TreeBuilder{what: what, content: content, limits: limits, b: filetree.NewBuilder()}
 }
 
-// refuse is the error of an entry of an archive or a git tree that breaks
-// a rule of class (a safetree class).
-func refuse(name string, class error, reason string) error {
-	return &safetree.Error{Entry: name, Reason: reason, Err: class}
-}
-
-// cleanEntry normalizes an entry name and refuses names that climb out
-// (safetree.CleanName).
-func cleanEntry(name string) (string, error) { return safetree.CleanName(name) }
-
 // rel maps a clean archive path into the content directory; ok is false
 // outside it. It also notes that the content directory exists.
 func (t *TreeBuilder) rel(p string) (string, bool) {

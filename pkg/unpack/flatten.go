@@ -334,7 +334,7 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		werr = f.b.Mkdir(tp, 0o755)
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg:
 		if e.tooBig {
 			return &safetree.LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(tp)}
 		}

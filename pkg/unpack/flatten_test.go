@@ -1,11 +1,14 @@
 package unpack_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -659,5 +662,53 @@ func TestFlattenIndexSkipsAttestations(t *testing.T) {
 	}
 	if got := strings.Join(pe.Have, ","); got != "linux/"+arch {
 		t.Errorf("Have = %q, want only the image's platform", got)
+	}
+}
+
+// legacyTypeflags rewrites every regular-file and directory header of a
+// tar stream to the pre-POSIX typeflag '\x00' (tar.TypeRegA, a directory
+// told by its trailing slash), as old tar writers emit them; Go's
+// tar.Writer never writes it, so the headers are patched by hand.
+func legacyTypeflags(t *testing.T, b []byte) []byte {
+	t.Helper()
+	b = append([]byte(nil), b...)
+	for off := 0; off+512 <= len(b); {
+		h := b[off : off+512]
+		if bytes.Count(h, []byte{0}) == 512 {
+			break
+		}
+		size, err := strconv.ParseInt(strings.Trim(string(h[124:136]), " \x00"), 8, 64)
+		if err != nil {
+			t.Fatalf("tar header at %d: size: %v", off, err)
+		}
+		if h[156] == tar.TypeReg || h[156] == tar.TypeDir {
+			h[156] = tar.TypeRegA
+			copy(h[148:156], "        ")
+			sum := 0
+			for _, c := range h {
+				sum += int(c)
+			}
+			copy(h[148:156], fmt.Sprintf("%06o\x00 ", sum))
+		}
+		off += 512 + int((size+511)/512*512)
+	}
+	return b
+}
+
+// Legacy regular-file headers (typeflag '\x00', a trailing slash meaning
+// a directory) read as files and directories: Go's tar.Reader turns them
+// into TypeReg and TypeDir before the flattener sees them.
+func TestFlattenLegacyTypeflag(t *testing.T) {
+	tb := legacyTypeflags(t, tarBytes(file("addon/a.yaml", "a: 1\n"), dirE("addon/d/"), file("addon/d/b.yaml", "b: 2\n")))
+	if !bytes.Contains(tb, []byte("a.yaml")) || bytes.Count(tb[:512], []byte{tar.TypeRegA}) == 0 {
+		t.Fatal("the stream was not rewritten")
+	}
+	img := imageOf(t, imageOpts{}, tarLayer(tb, mediatypes.Gzip, types.OCILayer))
+	a, err := unpack.Image(context.Background(), img, unpack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffTrees(tree{"a.yaml": F("a: 1\n"), "d": D, "d/b.yaml": F("b: 2\n")}, treeOf(t, a.FS)); d != "" {
+		t.Errorf("tree differs (- want, + got):\n%s", d)
 	}
 }

@@ -312,7 +312,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 		return nil
 	}
 	e := layerEntry{hdr: hdr, path: p}
-	if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
+	if hdr.Typeflag == tar.TypeReg {
 		_, base := path.Split(p)
 		switch {
 		case hdr.Size > f.limits.MaxFileBytes:
