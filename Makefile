@@ -92,10 +92,13 @@ perf-clean:
 	-bench/registry.sh stop
 	rm -rf bench/.work bench/.bin bench/.state /dev/shm/addonpkg-perf-scratch
 
-## lint: formatting and vet
+## lint: formatting, vet and staticcheck (run through the Go module proxy,
+## pinned, so nothing is installed)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 ## conformance: regenerate spec/conformance/vectors and run a reader over
 ## every vector (addonpkg's own, or READER="cmd args" for another one)

@@ -336,7 +336,7 @@ func (s *Set) Ref(a Addon) (source.Ref, error) {
 	case source.KindStore:
 		return source.Ref{}, fmt.Errorf("%w: source %q names the local store: write REGISTRY/REPO, or ./DIR for a folder", ErrInvalid, a.Source)
 	case source.KindDockerArchive:
-		return source.Ref{}, fmt.Errorf("%w: source %q: a docker-archive cannot be pinned: use oci-archive:", ErrInvalid, a.Source)
+		return source.Ref{}, fmt.Errorf("%w: source %q: a docker-archive cannot be pinned by digest: copy it to an oci-archive:FILE and declare that", ErrInvalid, a.Source)
 	case source.KindHTTP, source.KindGit:
 		// A declaration is reviewed and committed: a password or token in
 		// it would travel with it (an ssh user name is no secret).
