@@ -79,7 +79,7 @@ func isNotFound(err error) bool {
 
 func (r *registryLocation) Resolve(ctx context.Context, tag string) (v1.Descriptor, error) {
 	ref := r.repo.Tag(tag)
-	d, err := remote.Head(ref, r.options(ctx)...)
+	d, err := registry.Head(ctx, ref, r.options(ctx)...)
 	if err != nil {
 		if isNotFound(err) {
 			return v1.Descriptor{}, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
