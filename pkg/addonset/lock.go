@@ -402,7 +402,7 @@ func headDigest(ctx context.Context, ref string, ro registry.Options) (string, e
 	if err != nil {
 		return "", err
 	}
-	d, err := remote.Head(r, opts...)
+	d, err := registry.Head(ctx, r, opts...)
 	if err != nil {
 		return "", registry.Explain(ref, err)
 	}

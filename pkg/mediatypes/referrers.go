@@ -22,3 +22,40 @@ func IsReferrerTag(tag string) bool {
 	}
 	return false
 }
+
+// The "kind" annotation of `cosign save`: it writes an OCI layout with
+// no ref names, marking each entry of index.json with what it holds
+// instead, the signed image or index and what refers to it (its
+// signatures, attestations and SBOMs, without a subject); cosign
+// --local-image, and tools that read these layouts, find them by it.
+const (
+	AnnotationCosignKind = "kind"
+	CosignKindImage      = "dev.cosignproject.cosign/image"
+	CosignKindImageIndex = "dev.cosignproject.cosign/imageIndex"
+	CosignKindSigs       = "dev.cosignproject.cosign/sigs"
+	CosignKindAtts       = "dev.cosignproject.cosign/atts"
+	CosignKindSBOMs      = "dev.cosignproject.cosign/sboms"
+)
+
+// CosignSavedSuffix is the cosign tag suffix (".sig", ".att" or ".sbom")
+// of what an entry of a `cosign save` layout holds, by its annotations;
+// "" for an entry that is none of them (the signed image itself, or an
+// entry of any other layout).
+func CosignSavedSuffix(annotations map[string]string) string {
+	switch annotations[AnnotationCosignKind] {
+	case CosignKindSigs:
+		return ".sig"
+	case CosignKindAtts:
+		return ".att"
+	case CosignKindSBOMs:
+		return ".sbom"
+	}
+	return ""
+}
+
+// IsCosignSavedSubject reports whether an entry of a `cosign save`
+// layout is the image or index that was saved (and signed).
+func IsCosignSavedSubject(annotations map[string]string) bool {
+	k := annotations[AnnotationCosignKind]
+	return k == CosignKindImage || k == CosignKindImageIndex
+}

@@ -79,7 +79,7 @@ func isNotFound(err error) bool {
 
 func (r *registryLocation) Resolve(ctx context.Context, tag string) (v1.Descriptor, error) {
 	ref := r.repo.Tag(tag)
-	d, err := remote.Head(ref, r.options(ctx)...)
+	d, err := registry.Head(ctx, ref, r.options(ctx)...)
 	if err != nil {
 		if isNotFound(err) {
 			return v1.Descriptor{}, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
@@ -188,9 +188,51 @@ func (l *layoutLocation) refName(tag string) string {
 func (l *layoutLocation) Resolve(_ context.Context, tag string) (v1.Descriptor, error) {
 	d, err := l.st.Resolve(l.refName(tag))
 	if errors.Is(err, errdef.ErrNotFound) {
+		if d, ok, err := l.cosignSaved(tag); ok || err != nil {
+			return d, err
+		}
 		return v1.Descriptor{}, fmt.Errorf("%s: %w", l.refName(tag), errdef.ErrNotFound)
 	}
 	return d, err
+}
+
+// cosignSaved finds what cosign's tag (sha256-HEX.sig, .att, .sbom) would
+// name in a layout `cosign save` wrote, which tags nothing: the one
+// entry of the tag's kind (mediatypes.CosignSavedSuffix), when the
+// layout's saved image (or index) is sha256:HEX. cosign saves one image
+// with what refers to it; a layout with more than one of either is not
+// guessed at. The local store (repo set) is never such a layout.
+func (l *layoutLocation) cosignSaved(tag string) (v1.Descriptor, bool, error) {
+	if l.repo != "" {
+		return v1.Descriptor{}, false, nil
+	}
+	var subject, suffix string
+	for _, s := range CosignTagSuffixes {
+		if rest, ok := strings.CutSuffix(tag, s); ok {
+			subject, suffix = strings.Replace(rest, "-", ":", 1), s
+			break
+		}
+	}
+	if suffix == "" {
+		return v1.Descriptor{}, false, nil
+	}
+	entries, err := l.st.Descriptors()
+	if err != nil {
+		return v1.Descriptor{}, false, err
+	}
+	var subjects, found []v1.Descriptor
+	for _, e := range entries {
+		switch {
+		case mediatypes.IsCosignSavedSubject(e.Annotations):
+			subjects = append(subjects, e)
+		case mediatypes.CosignSavedSuffix(e.Annotations) == suffix:
+			found = append(found, e)
+		}
+	}
+	if len(subjects) != 1 || subjects[0].Digest.String() != subject || len(found) != 1 {
+		return v1.Descriptor{}, false, nil
+	}
+	return found[0], true, nil
 }
 
 // Referrers is the store's own discovery (layout.Store.Referrers): the

@@ -93,7 +93,7 @@ func (registryLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Op
 		if err != nil {
 			return registry.Explain(dst.Name, err)
 		}
-		got, err := remote.Head(ref, ropts...)
+		got, err := registry.Head(ctx, ref, ropts...)
 		if err != nil {
 			return registry.Explain(dst.Name, fmt.Errorf("check the pushed manifest: %w", err))
 		}
@@ -129,8 +129,10 @@ func openRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	// Resolve a tag to its digest first, then fetch by digest: go-
 	// containerregistry verifies a manifest fetched by digest, not one
 	// fetched by tag, so a manifest changed in transit would go unnoticed.
+	// A registry that answers HEAD without the digest is asked with GET
+	// (registry.Head): there is then no digest of its own to check.
 	if _, isTag := r.(name.Tag); isTag {
-		head, err := remote.Head(r, ropts...)
+		head, err := registry.Head(ctx, r, ropts...)
 		if err != nil {
 			return nil, registry.Explain(ref.Name, err)
 		}

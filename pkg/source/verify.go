@@ -121,6 +121,11 @@ func withoutReferrers(st *layout.Store, entries []v1.Descriptor) []v1.Descriptor
 		if mediatypes.IsReferrerTag(e.Annotations[mediatypes.AnnotationRefName]) {
 			continue
 		}
+		// cosign save names none, but marks its signatures and
+		// attestations, which have no subject.
+		if mediatypes.CosignSavedSuffix(e.Annotations) != "" {
+			continue
+		}
 		if hasSubject(st, e) {
 			continue
 		}
