@@ -174,15 +174,8 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		return nil
 	}
 	dir := path.Dir(file)
-	// Any URL anywhere in the document could be loaded (patches, generators).
-	var bad error
-	_ = walkScalars(node.YNode(), func(s string, line int) {
-		if bad == nil && looksRemote(s) {
-			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
-		}
-	})
-	if bad != nil {
-		return bad
+	if s, line, ok := remoteIn(node.YNode()); ok {
+		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 	}
 	for _, field := range pathFields {
 		list := node.Field(field)
@@ -205,17 +198,58 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 	return nil
 }
 
-func walkScalars(n *yaml.Node, f func(string, int)) error {
-	if n == nil {
-		return nil
+// textFields are the keys whose values kustomize copies into objects
+// as text and never loads: labels and annotations, names, namespaces,
+// images, generator literals, selectors. A URL there (an annotation
+// naming the project's documentation) is not a remote resource. Any
+// other field is scanned: kustomize loads files from fields of many
+// names (resources, patches' path, generators' files and envs, openapi's
+// path...), and a field it may load from is better refused than missed.
+var textFields = map[string]bool{
+	"annotations": true, "commonAnnotations": true,
+	"labels": true, "commonLabels": true, "pairs": true,
+	"metadata": true, "namePrefix": true, "nameSuffix": true, "prefix": true, "suffix": true,
+	"namespace": true, "images": true, "replicas": true, "literals": true,
+	"target": true, "select": true, "reject": true, "fieldSpecs": true,
+}
+
+// remoteIn finds a scalar of n that kustomize would load from a remote
+// location (looksRemote), outside the values of textFields: the first
+// such scalar, its line and true. An alias is followed (a URL anchored
+// in an annotation and named in resources is loaded), each node once.
+func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
+	seen := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		if n == nil || seen[n] {
+			return false
+		}
+		seen[n] = true
+		switch n.Kind {
+		case yaml.ScalarNode:
+			s, line, ok = n.Value, n.Line, looksRemote(n.Value)
+			return ok
+		case yaml.AliasNode:
+			return walk(n.Alias)
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if !textFields[n.Content[i].Value] && walk(n.Content[i+1]) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, c := range n.Content {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
 	}
-	if n.Kind == yaml.ScalarNode {
-		f(n.Value, n.Line)
+	if !walk(n) {
+		return "", 0, false
 	}
-	for _, c := range n.Content {
-		_ = walkScalars(c, f)
-	}
-	return nil
+	return s, line, true
 }
 
 // looksRemote tells whether kustomize would treat s as a remote location.

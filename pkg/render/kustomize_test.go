@@ -137,6 +137,54 @@ func TestKustomizeRemoteRefused(t *testing.T) {
 	}
 }
 
+// A URL in a field kustomize only copies into objects as text (an
+// annotation naming the project's page, a label, a generator's literal)
+// is not a remote resource: `kustomize build` renders the tree without
+// fetching anything, and so must the add-on. A URL anchored there and
+// named by resources is still refused.
+func TestKustomizeURLAsTextRenders(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml": `resources:
+- cm.yaml
+metadata:
+  annotations:
+    source: https://github.com/acme/widgets
+commonAnnotations:
+  documentation: https://example.com/docs
+labels:
+- pairs:
+    source: github.com
+configMapGenerator:
+- name: links
+  literals:
+  - api=https://api.example.com/v1?ref=main
+  options:
+    annotations:
+      origin: https://example.com/cfg
+images:
+- name: busybox
+  newName: ghcr.io/acme/busybox
+`,
+		"cm.yaml": configMap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.YAML())
+	for _, want := range []string{"documentation: https://example.com/docs", "api: https://api.example.com/v1?ref=main", "origin: https://example.com/cfg"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stream lacks %q:\n%s", want, out)
+		}
+	}
+	_, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "commonAnnotations:\n  docs: &u https://example.com/x.yaml\nresources:\n- cm.yaml\n- *u\n",
+		"cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:2: ") {
+		t.Errorf("URL anchored in an annotation, named in resources: err = %v, want ErrRemote at kustomization.yaml:2", err)
+	}
+}
+
 func TestKustomizeOutsideRootRefused(t *testing.T) {
 	for _, p := range []string{"../x", "../x.yaml", "..", "/etc/passwd", "sub/../../x"} {
 		t.Run(p, func(t *testing.T) {
