@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -131,8 +132,14 @@ func rootKustomization(fsys fs.FS) string {
 // renders one of them (kustomizationPrints).
 func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomization(name) {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		if !isKustomization(name) {
+			if allowRemote || !addon.IsManifestFile(name) {
+				return nil
+			}
+			return checkBuiltinConfigs(fsys, name)
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -149,6 +156,52 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 		return checkGenerators(fsys, name, node, maxKeys)
 	})
 	return prints, err
+}
+
+// checkBuiltinConfigs refuses a remote location in the configuration of
+// one of kustomize's builtin transformers or generators (apiVersion
+// builtin) in file: a kustomization's transformers, generators and
+// validators name such files, and kustomize loads the files their
+// fields name (a PatchTransformer's path, a ConfigMapGenerator's files)
+// over HTTP when they are URLs, whatever its load restrictions say.
+func checkBuiltinConfigs(fsys fs.FS, file string) error {
+	b, err := fs.ReadFile(fsys, file)
+	if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
+		return err
+	}
+	for _, c := range splitYAML(b) {
+		node, err := parseDocument(c.text)
+		if err != nil || node == nil {
+			continue // not a configuration kustomize reads
+		}
+		configs := []*yaml.RNode{node}
+		if items, ok, _ := listItems(node); ok {
+			configs = items
+		}
+		for _, cfg := range configs {
+			if err := checkBuiltinConfig(file, c.line, cfg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// builtinAPIVersion is the apiVersion of the configuration of a
+// transformer or generator built into kustomize.
+const builtinAPIVersion = "builtin"
+
+// checkBuiltinConfig refuses a remote location in cfg, when it configures
+// a builtin transformer or generator; line is that of cfg's document in
+// file.
+func checkBuiltinConfig(file string, line int, cfg *yaml.RNode) error {
+	if cfg.YNode().Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
+		return nil
+	}
+	if s, l, ok := remoteIn(cfg.YNode()); ok {
+		return &Error{File: file, Line: line + l - 1, Err: fmt.Errorf("%w: %q, which the builtin %s would load (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s, cfg.GetKind())}
+	}
+	return nil
 }
 
 func isKustomization(name string) bool {

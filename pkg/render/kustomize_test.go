@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -182,6 +185,78 @@ images:
 	})
 	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:2: ") {
 		t.Errorf("URL anchored in an annotation, named in resources: err = %v, want ErrRemote at kustomization.yaml:2", err)
+	}
+}
+
+// kustomize loads the files that the configuration of a builtin
+// transformer or generator names (a PatchTransformer's path, a
+// ConfigMapGenerator's files) over HTTP when they are URLs, whatever its
+// load restrictions: a configuration file the kustomization names in
+// transformers or generators is checked as the kustomization is. Nothing
+// reaches the server unless remote resources are allowed.
+func TestKustomizeBuiltinConfigRemoteRefused(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  fetched: \"yes\"\n")
+	}))
+	defer srv.Close()
+	patcher := "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: " + srv.URL + "/patch.yaml\ntarget:\n  kind: ConfigMap\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		at    string
+	}{
+		{"transformer file", map[string]string{
+			"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- patcher.yaml\n",
+			"patcher.yaml":       patcher,
+		}, "patcher.yaml:5: "},
+		{"transformer in a List", map[string]string{
+			"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- t/patcher.json\n",
+			"t/patcher.json":     `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"builtin","kind":"PatchTransformer","metadata":{"name":"p"},"path":"` + srv.URL + `/x.yaml"}]}`,
+		}, "t/patcher.json:1: "},
+		{"transformers directory", map[string]string{
+			"kustomization.yaml":   "resources:\n- cm.yaml\ntransformers:\n- t\n",
+			"t/kustomization.yaml": "resources:\n- patcher.yaml\n",
+			"t/patcher.yaml":       "# the configuration\n" + patcher,
+		}, "t/patcher.yaml:6: "},
+		{"generator file", map[string]string{
+			"kustomization.yaml": "generators:\n- gen.yaml\n",
+			"gen.yaml":           "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: g\nfiles:\n- " + srv.URL + "/app.properties\n",
+		}, "gen.yaml:6: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.files["cm.yaml"] = configMap
+			hits.Store(0)
+			_, err := renderTree(t, tc.files)
+			if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), tc.at) || !strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("err = %v, want ErrRemote at %s naming the URL", err, tc.at)
+			}
+			if n := hits.Load(); n != 0 {
+				t.Errorf("the render made %d requests", n)
+			}
+		})
+	}
+	// Allowed, the same tree loads the patch: the test's URL is one
+	// kustomize fetches.
+	hits.Store(0)
+	res, err := render.Render(context.Background(), tree(map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- patcher.yaml\n",
+		"patcher.yaml":       patcher,
+		"cm.yaml":            configMap,
+	}), render.Options{AllowRemote: true})
+	if err != nil || hits.Load() == 0 || !strings.Contains(string(res.YAML()), "fetched:") {
+		t.Errorf("allowed: err = %v, %d requests", err, hits.Load())
+	}
+	// A builtin configuration that names no URL, with one in its labels,
+	// renders.
+	res, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- labels.yaml\n",
+		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  site: example.com\nfieldSpecs:\n- path: metadata/labels\n  create: true\n",
+		"cm.yaml":            configMap,
+	})
+	if err != nil || !strings.Contains(string(res.YAML()), "site: example.com") {
+		t.Errorf("label transformer: err = %v", err)
 	}
 }
 
