@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -179,7 +180,7 @@ func checkBuiltinConfigs(fsys fs.FS, file string) error {
 			configs = items
 		}
 		for _, cfg := range configs {
-			if err := checkBuiltinConfig(file, c.line, cfg); err != nil {
+			if err := checkBuiltinConfig(file, c.line, cfg, true); err != nil {
 				return err
 			}
 		}
@@ -187,19 +188,57 @@ func checkBuiltinConfigs(fsys fs.FS, file string) error {
 	return nil
 }
 
+// inlineFields are the kustomization fields whose entries may be a
+// configuration written in place, rather than the path of one.
+var inlineFields = []string{"transformers", "generators", "validators"}
+
+// inlineConfigs reads an entry of field as kustomize does: in the fields
+// that take configurations (inlineFields), an entry that parses as YAML
+// objects is a configuration written in place (kustomize's inline
+// transformers and generators), not a path. It returns the objects and
+// true for such an entry.
+func inlineConfigs(field, entry string) ([]*yaml.RNode, bool) {
+	if !slices.Contains(inlineFields, field) || !strings.Contains(entry, ":") {
+		return nil, false
+	}
+	var configs []*yaml.RNode
+	for _, c := range splitYAML([]byte(entry)) {
+		node, err := parseDocument(c.text)
+		if err != nil {
+			return nil, false
+		}
+		if node == nil {
+			continue
+		}
+		if node.YNode().Kind != yaml.MappingNode {
+			return nil, false
+		}
+		if items, ok, _ := listItems(node); ok {
+			configs = append(configs, items...)
+			continue
+		}
+		configs = append(configs, node)
+	}
+	return configs, len(configs) > 0
+}
+
 // builtinAPIVersion is the apiVersion of the configuration of a
 // transformer or generator built into kustomize.
 const builtinAPIVersion = "builtin"
 
 // checkBuiltinConfig refuses a remote location in cfg, when it configures
-// a builtin transformer or generator; line is that of cfg's document in
-// file.
-func checkBuiltinConfig(file string, line int, cfg *yaml.RNode) error {
+// a builtin transformer or generator. line is that of cfg's document in
+// file; inner says the error names the line of the location in that
+// document rather than line itself.
+func checkBuiltinConfig(file string, line int, cfg *yaml.RNode, inner bool) error {
 	if cfg.YNode().Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
 		return nil
 	}
 	if s, l, ok := remoteIn(cfg.YNode()); ok {
-		return &Error{File: file, Line: line + l - 1, Err: fmt.Errorf("%w: %q, which the builtin %s would load (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s, cfg.GetKind())}
+		if inner {
+			line += l - 1
+		}
+		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q, which the builtin %s would load (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s, cfg.GetKind())}
 	}
 	return nil
 }
@@ -237,6 +276,15 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		}
 		for _, item := range list.Value.YNode().Content {
 			if item.Kind != yaml.ScalarNode {
+				continue
+			}
+			if configs, ok := inlineConfigs(field, item.Value); ok {
+				for _, cfg := range configs {
+					// The entry's line: the text's own lines are not the file's.
+					if err := checkBuiltinConfig(file, item.Line, cfg, false); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			p, err := safetree.JoinInside(dir, item.Value)

@@ -260,6 +260,60 @@ func TestKustomizeBuiltinConfigRemoteRefused(t *testing.T) {
 	}
 }
 
+// An entry of transformers, generators or validators may be the
+// configuration itself, written in place (kustomize's inline
+// configurations), rather than a path: the tree renders as `kustomize
+// build` renders it. A remote location in one is refused as in a file.
+func TestKustomizeInlineConfigs(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml": `resources:
+- cm.yaml
+transformers:
+- |-
+  apiVersion: builtin
+  kind: PrefixSuffixTransformer
+  metadata:
+    name: prefixer
+  prefix: pre-
+  fieldSpecs:
+  - path: metadata/name
+- labels.yaml
+generators:
+- |
+  apiVersion: builtin
+  kind: ConfigMapGenerator
+  metadata:
+    name: generated
+  literals:
+  - k=v
+`,
+		"labels.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  team: a\nfieldSpecs:\n- path: metadata/labels\n  create: true\n",
+		"cm.yaml":     configMap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range res.Documents {
+		names = append(names, d.Object.Name)
+	}
+	if len(names) != 2 || names[0] != "pre-cm" || !strings.HasPrefix(names[1], "pre-generated-") || !strings.Contains(string(res.YAML()), "team: a") {
+		t.Errorf("objects %q:\n%s", names, res.YAML())
+	}
+	_, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata:\n    name: p\n  path: https://example.com/patch.yaml\n",
+		"cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:4: ") {
+		t.Errorf("inline remote patch: err = %v, want ErrRemote at kustomization.yaml:4", err)
+	}
+	// A path that does not exist is still named as one.
+	_, err = renderTree(t, map[string]string{"kustomization.yaml": "transformers:\n- missing.yaml\n"})
+	if err == nil || !strings.Contains(err.Error(), `transformers "missing.yaml": not found`) {
+		t.Errorf("missing transformer: err = %v", err)
+	}
+}
+
 func TestKustomizeOutsideRootRefused(t *testing.T) {
 	for _, p := range []string{"../x", "../x.yaml", "..", "/etc/passwd", "sub/../../x"} {
 		t.Run(p, func(t *testing.T) {
