@@ -129,7 +129,9 @@ func rootKustomization(fsys fs.FS) string {
 
 // checkKustomizations refuses any kustomization in the tree that inflates
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
-// outside the tree. prints says whether kustomize may print while it
+// outside the tree, and (unless allowRemote) any configuration of a
+// builtin transformer or generator that names a remote resource
+// (checkBuiltinConfigs). prints says whether kustomize may print while it
 // renders one of them (kustomizationPrints).
 func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
