@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -156,16 +157,19 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 // invalid, or whose documents refer to a value it does not declare or
 // break once values are filled in: what an installer would find out
 // only when it installs. It renders once more with each required value
-// given as a stand-in, and only for a tree that declares values.
+// given as a stand-in, and only for a tree that declares values. Each
+// value has a stand-in of its own (x1, x2...): with one for all, two
+// objects named by two values would be one object, refused as a
+// duplicate.
 func checkValues(ctx context.Context, fsys fs.FS, ropts render.Options) error {
 	decl, err := values.Load(fsys)
 	if err != nil || decl == nil {
 		return err
 	}
 	ropts.Values = map[string]string{}
-	for _, v := range decl.Values {
+	for i, v := range decl.Values {
 		if v.Default == nil {
-			ropts.Values[v.Name] = "x"
+			ropts.Values[v.Name] = "x" + strconv.Itoa(i+1)
 		}
 	}
 	if _, err := render.Render(ctx, fsys, ropts); err != nil {

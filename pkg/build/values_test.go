@@ -38,3 +38,20 @@ func TestBuildChecksValues(t *testing.T) {
 		}
 	}
 }
+
+// Two required values that name two objects of one kind build: the
+// check fills each required value with a stand-in of its own, so the
+// objects stay two (one stand-in for all made them one object, refused
+// as a duplicate).
+func TestBuildValuesStandInsDistinct(t *testing.T) {
+	src := filetree.NewBuilder()
+	_ = src.WriteFile(".addonvalues", []byte("apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: TLS_SECRET\n- name: CA_SECRET\n"), 0o644)
+	_ = src.WriteFile("secrets.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${TLS_SECRET}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${CA_SECRET}\n"), 0o644)
+	res, err := build.Build(context.Background(), src.FS(), build.Options{Name: "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Config.Inventory.Objects); n != 2 {
+		t.Errorf("inventory %+v: want the two secrets", res.Config.Inventory.Objects)
+	}
+}

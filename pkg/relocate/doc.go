@@ -5,8 +5,10 @@
 //
 // A kustomize tree is rendered again with the lock's images added to the
 // `images:` of its root kustomization, so kustomize's own images
-// transformer rewrites them (containers and initContainers of every
-// object but CRDs). In plain manifests, and for what kustomize leaves
+// transformer rewrites them (containers and initContainers); of that
+// render only the core workload kinds are kept, since the transformer
+// also rewrites custom resources, whose images are their own (spec 6.2).
+// In plain manifests, and for what kustomize leaves
 // (ephemeral containers), the container, init-container and
 // ephemeral-container image fields of the core workload kinds (Pod,
 // PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,

@@ -84,9 +84,14 @@ func Relocate(ctx context.Context, res *render.Result, fsys fs.FS, opts Options)
 		}
 	}
 	if res.Kind == addon.KindKustomize {
-		if out, err = kustomize(ctx, res, fsys, targets, opts); err != nil {
+		again, err := kustomize(ctx, res, fsys, targets, opts)
+		if err != nil {
 			return nil, err
 		}
+		if err := keepOthers(again, out); err != nil {
+			return nil, err
+		}
+		out = again
 	}
 	for i := range out.Documents {
 		if err := rewriteDocument(&out.Documents[i], targets); err != nil {
@@ -186,6 +191,28 @@ func kustomize(ctx context.Context, res *render.Result, fsys fs.FS, targets map[
 	ropts := opts.Render
 	ropts.Kind = addon.KindKustomize
 	return render.Render(ctx, &overlayFS{FS: fsys, name: root, data: patched}, ropts)
+}
+
+// keepOthers puts back in again, the render with the images transformer,
+// every document of orig, the add-on's render, that is not one of the
+// core workload kinds. kustomize's images transformer rewrites the
+// containers of every object, custom resources among them, and matches
+// by name: a custom resource's busybox:1.35 would get the digest of a
+// Deployment's busybox:1.36. Its images are its own (spec 6.2), and are
+// left as written, as in plain manifests.
+func keepOthers(again, orig *render.Result) error {
+	if len(again.Documents) != len(orig.Documents) {
+		return fmt.Errorf("relocate: the render with the mirror's images has %d objects, the add-on's %d", len(again.Documents), len(orig.Documents))
+	}
+	for i, d := range again.Documents {
+		if o := orig.Documents[i].Object; d.Object != o {
+			return fmt.Errorf("relocate: the render with the mirror's images has %s where the add-on's has %s", d.Object, o)
+		}
+		if render.PodSpecPath(d.Object.APIVersion, d.Object.Kind) == nil {
+			again.Documents[i] = orig.Documents[i]
+		}
+	}
+	return nil
 }
 
 // addImages appends one images: entry per image name the stream uses,

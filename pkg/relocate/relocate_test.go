@@ -166,6 +166,10 @@ func TestRelocate(t *testing.T) {
 			"kustomization.yaml": "resources:\n- b.yaml\n",
 			"b.yaml":             custom,
 		}, nil, nil},
+		{"kustomize custom resource beside a workload left", map[string]string{
+			"kustomization.yaml": "resources:\n- d.yaml\n- b.yaml\n",
+			"d.yaml":             deployment, "b.yaml": custom,
+		}, nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,6 +211,35 @@ func TestRelocate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kustomize's images transformer rewrites the containers of custom
+// resources too, matching by name: a custom resource's busybox:1.35 got
+// the digest of the Deployment's busybox:1.36. Relocated with kustomize,
+// a custom resource keeps its text, as in plain manifests.
+func TestRelocateKustomizeLeavesCustomResources(t *testing.T) {
+	runner := strings.Replace(custom, "  containers:\n  - name: x\n    image: busybox:1.36\n",
+		"  template:\n    spec:\n      containers:\n      - name: x\n        image: busybox:1.35\n", 1)
+	res, fsys := renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- d.yaml\n- r.yaml\n",
+		"d.yaml":             deployment, "r.yaml": runner,
+	})
+	got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: "m.example", Lock: lockOf("busybox:1.36", "registry.k8s.io/coredns/coredns:v1.11.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range got.Documents {
+		switch d.Object.Kind {
+		case "Runner":
+			if string(d.Raw) != string(res.Documents[i].Raw) {
+				t.Errorf("the custom resource changed:\n%s", d.Raw)
+			}
+		case "Deployment":
+			if !strings.Contains(string(d.Raw), "image: m.example/library/busybox@"+dA) {
+				t.Errorf("the deployment's busybox was not relocated:\n%s", d.Raw)
+			}
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -127,12 +129,20 @@ func rootKustomization(fsys fs.FS) string {
 
 // checkKustomizations refuses any kustomization in the tree that inflates
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
-// outside the tree. prints says whether kustomize may print while it
+// outside the tree, and (unless allowRemote) any configuration of a
+// builtin transformer or generator that names a remote resource
+// (checkBuiltinConfigs). prints says whether kustomize may print while it
 // renders one of them (kustomizationPrints).
 func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomization(name) {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		if !isKustomization(name) {
+			if allowRemote || !addon.IsManifestFile(name) {
+				return nil
+			}
+			return checkBuiltinConfigs(fsys, name)
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -149,6 +159,90 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 		return checkGenerators(fsys, name, node, maxKeys)
 	})
 	return prints, err
+}
+
+// checkBuiltinConfigs refuses a remote location in the configuration of
+// one of kustomize's builtin transformers or generators (apiVersion
+// builtin) in file: a kustomization's transformers, generators and
+// validators name such files, and kustomize loads the files their
+// fields name (a PatchTransformer's path, a ConfigMapGenerator's files)
+// over HTTP when they are URLs, whatever its load restrictions say.
+func checkBuiltinConfigs(fsys fs.FS, file string) error {
+	b, err := fs.ReadFile(fsys, file)
+	if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
+		return err
+	}
+	for _, c := range splitYAML(b) {
+		node, err := parseDocument(c.text)
+		if err != nil || node == nil {
+			continue // not a configuration kustomize reads
+		}
+		configs := []*yaml.RNode{node}
+		if items, ok, _ := listItems(node); ok {
+			configs = items
+		}
+		for _, cfg := range configs {
+			if err := checkBuiltinConfig(file, c.line, cfg, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// inlineFields are the kustomization fields whose entries may be a
+// configuration written in place, rather than the path of one.
+var inlineFields = []string{"transformers", "generators", "validators"}
+
+// inlineConfigs reads an entry of field as kustomize does: in the fields
+// that take configurations (inlineFields), an entry that parses as YAML
+// objects is a configuration written in place (kustomize's inline
+// transformers and generators), not a path. It returns the objects and
+// true for such an entry.
+func inlineConfigs(field, entry string) ([]*yaml.RNode, bool) {
+	if !slices.Contains(inlineFields, field) || !strings.Contains(entry, ":") {
+		return nil, false
+	}
+	var configs []*yaml.RNode
+	for _, c := range splitYAML([]byte(entry)) {
+		node, err := parseDocument(c.text)
+		if err != nil {
+			return nil, false
+		}
+		if node == nil {
+			continue
+		}
+		if node.YNode().Kind != yaml.MappingNode {
+			return nil, false
+		}
+		if items, ok, _ := listItems(node); ok {
+			configs = append(configs, items...)
+			continue
+		}
+		configs = append(configs, node)
+	}
+	return configs, len(configs) > 0
+}
+
+// builtinAPIVersion is the apiVersion of the configuration of a
+// transformer or generator built into kustomize.
+const builtinAPIVersion = "builtin"
+
+// checkBuiltinConfig refuses a remote location in cfg, when it configures
+// a builtin transformer or generator. line is that of cfg's document in
+// file; inner says the error names the line of the location in that
+// document rather than line itself.
+func checkBuiltinConfig(file string, line int, cfg *yaml.RNode, inner bool) error {
+	if cfg.YNode().Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
+		return nil
+	}
+	if s, l, ok := remoteIn(cfg.YNode()); ok {
+		if inner {
+			line += l - 1
+		}
+		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q, which the builtin %s would load (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s, cfg.GetKind())}
+	}
+	return nil
 }
 
 func isKustomization(name string) bool {
@@ -174,15 +268,8 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		return nil
 	}
 	dir := path.Dir(file)
-	// Any URL anywhere in the document could be loaded (patches, generators).
-	var bad error
-	_ = walkScalars(node.YNode(), func(s string, line int) {
-		if bad == nil && looksRemote(s) {
-			bad = &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
-		}
-	})
-	if bad != nil {
-		return bad
+	if s, line, ok := remoteIn(node.YNode()); ok {
+		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 	}
 	for _, field := range pathFields {
 		list := node.Field(field)
@@ -191,6 +278,15 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		}
 		for _, item := range list.Value.YNode().Content {
 			if item.Kind != yaml.ScalarNode {
+				continue
+			}
+			if configs, ok := inlineConfigs(field, item.Value); ok {
+				for _, cfg := range configs {
+					// The entry's line: the text's own lines are not the file's.
+					if err := checkBuiltinConfig(file, item.Line, cfg, false); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			p, err := safetree.JoinInside(dir, item.Value)
@@ -205,17 +301,58 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 	return nil
 }
 
-func walkScalars(n *yaml.Node, f func(string, int)) error {
-	if n == nil {
-		return nil
+// textFields are the keys whose values kustomize copies into objects
+// as text and never loads: labels and annotations, names, namespaces,
+// images, generator literals, selectors. A URL there (an annotation
+// naming the project's documentation) is not a remote resource. Any
+// other field is scanned: kustomize loads files from fields of many
+// names (resources, patches' path, generators' files and envs, openapi's
+// path...), and a field it may load from is better refused than missed.
+var textFields = map[string]bool{
+	"annotations": true, "commonAnnotations": true,
+	"labels": true, "commonLabels": true, "pairs": true,
+	"metadata": true, "namePrefix": true, "nameSuffix": true, "prefix": true, "suffix": true,
+	"namespace": true, "images": true, "replicas": true, "literals": true,
+	"target": true, "select": true, "reject": true, "fieldSpecs": true,
+}
+
+// remoteIn finds a scalar of n that kustomize would load from a remote
+// location (looksRemote), outside the values of textFields: the first
+// such scalar, its line and true. An alias is followed (a URL anchored
+// in an annotation and named in resources is loaded), each node once.
+func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
+	seen := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		if n == nil || seen[n] {
+			return false
+		}
+		seen[n] = true
+		switch n.Kind {
+		case yaml.ScalarNode:
+			s, line, ok = n.Value, n.Line, looksRemote(n.Value)
+			return ok
+		case yaml.AliasNode:
+			return walk(n.Alias)
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if !textFields[n.Content[i].Value] && walk(n.Content[i+1]) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, c := range n.Content {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
 	}
-	if n.Kind == yaml.ScalarNode {
-		f(n.Value, n.Line)
+	if !walk(n) {
+		return "", 0, false
 	}
-	for _, c := range n.Content {
-		_ = walkScalars(c, f)
-	}
-	return nil
+	return s, line, true
 }
 
 // looksRemote tells whether kustomize would treat s as a remote location.

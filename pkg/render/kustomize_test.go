@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -134,6 +137,180 @@ func TestKustomizeRemoteRefused(t *testing.T) {
 	})
 	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "sub/kustomization.yaml:4: ") {
 		t.Errorf("remote patch: err = %v, want ErrRemote at sub/kustomization.yaml:4", err)
+	}
+}
+
+// A URL in a field kustomize only copies into objects as text (an
+// annotation naming the project's page, a label, a generator's literal)
+// is not a remote resource: `kustomize build` renders the tree without
+// fetching anything, and so must the add-on. A URL anchored there and
+// named by resources is still refused.
+func TestKustomizeURLAsTextRenders(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml": `resources:
+- cm.yaml
+metadata:
+  annotations:
+    source: https://github.com/acme/widgets
+commonAnnotations:
+  documentation: https://example.com/docs
+labels:
+- pairs:
+    source: github.com
+configMapGenerator:
+- name: links
+  literals:
+  - api=https://api.example.com/v1?ref=main
+  options:
+    annotations:
+      origin: https://example.com/cfg
+images:
+- name: busybox
+  newName: ghcr.io/acme/busybox
+`,
+		"cm.yaml": configMap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.YAML())
+	for _, want := range []string{"documentation: https://example.com/docs", "api: https://api.example.com/v1?ref=main", "origin: https://example.com/cfg"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stream lacks %q:\n%s", want, out)
+		}
+	}
+	_, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "commonAnnotations:\n  docs: &u https://example.com/x.yaml\nresources:\n- cm.yaml\n- *u\n",
+		"cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:2: ") {
+		t.Errorf("URL anchored in an annotation, named in resources: err = %v, want ErrRemote at kustomization.yaml:2", err)
+	}
+}
+
+// kustomize loads the files that the configuration of a builtin
+// transformer or generator names (a PatchTransformer's path, a
+// ConfigMapGenerator's files) over HTTP when they are URLs, whatever its
+// load restrictions: a configuration file the kustomization names in
+// transformers or generators is checked as the kustomization is. Nothing
+// reaches the server unless remote resources are allowed.
+func TestKustomizeBuiltinConfigRemoteRefused(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  fetched: \"yes\"\n")
+	}))
+	defer srv.Close()
+	patcher := "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: " + srv.URL + "/patch.yaml\ntarget:\n  kind: ConfigMap\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		at    string
+	}{
+		{"transformer file", map[string]string{
+			"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- patcher.yaml\n",
+			"patcher.yaml":       patcher,
+		}, "patcher.yaml:5: "},
+		{"transformer in a List", map[string]string{
+			"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- t/patcher.json\n",
+			"t/patcher.json":     `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"builtin","kind":"PatchTransformer","metadata":{"name":"p"},"path":"` + srv.URL + `/x.yaml"}]}`,
+		}, "t/patcher.json:1: "},
+		{"transformers directory", map[string]string{
+			"kustomization.yaml":   "resources:\n- cm.yaml\ntransformers:\n- t\n",
+			"t/kustomization.yaml": "resources:\n- patcher.yaml\n",
+			"t/patcher.yaml":       "# the configuration\n" + patcher,
+		}, "t/patcher.yaml:6: "},
+		{"generator file", map[string]string{
+			"kustomization.yaml": "generators:\n- gen.yaml\n",
+			"gen.yaml":           "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: g\nfiles:\n- " + srv.URL + "/app.properties\n",
+		}, "gen.yaml:6: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.files["cm.yaml"] = configMap
+			hits.Store(0)
+			_, err := renderTree(t, tc.files)
+			if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), tc.at) || !strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("err = %v, want ErrRemote at %s naming the URL", err, tc.at)
+			}
+			if n := hits.Load(); n != 0 {
+				t.Errorf("the render made %d requests", n)
+			}
+		})
+	}
+	// Allowed, the same tree loads the patch: the test's URL is one
+	// kustomize fetches.
+	hits.Store(0)
+	res, err := render.Render(context.Background(), tree(map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- patcher.yaml\n",
+		"patcher.yaml":       patcher,
+		"cm.yaml":            configMap,
+	}), render.Options{AllowRemote: true})
+	if err != nil || hits.Load() == 0 || !strings.Contains(string(res.YAML()), "fetched:") {
+		t.Errorf("allowed: err = %v, %d requests", err, hits.Load())
+	}
+	// A builtin configuration that names no URL, with one in its labels,
+	// renders.
+	res, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- labels.yaml\n",
+		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  site: example.com\nfieldSpecs:\n- path: metadata/labels\n  create: true\n",
+		"cm.yaml":            configMap,
+	})
+	if err != nil || !strings.Contains(string(res.YAML()), "site: example.com") {
+		t.Errorf("label transformer: err = %v", err)
+	}
+}
+
+// An entry of transformers, generators or validators may be the
+// configuration itself, written in place (kustomize's inline
+// configurations), rather than a path: the tree renders as `kustomize
+// build` renders it. A remote location in one is refused as in a file.
+func TestKustomizeInlineConfigs(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml": `resources:
+- cm.yaml
+transformers:
+- |-
+  apiVersion: builtin
+  kind: PrefixSuffixTransformer
+  metadata:
+    name: prefixer
+  prefix: pre-
+  fieldSpecs:
+  - path: metadata/name
+- labels.yaml
+generators:
+- |
+  apiVersion: builtin
+  kind: ConfigMapGenerator
+  metadata:
+    name: generated
+  literals:
+  - k=v
+`,
+		"labels.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  team: a\nfieldSpecs:\n- path: metadata/labels\n  create: true\n",
+		"cm.yaml":     configMap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range res.Documents {
+		names = append(names, d.Object.Name)
+	}
+	if len(names) != 2 || names[0] != "pre-cm" || !strings.HasPrefix(names[1], "pre-generated-") || !strings.Contains(string(res.YAML()), "team: a") {
+		t.Errorf("objects %q:\n%s", names, res.YAML())
+	}
+	_, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata:\n    name: p\n  path: https://example.com/patch.yaml\n",
+		"cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:4: ") {
+		t.Errorf("inline remote patch: err = %v, want ErrRemote at kustomization.yaml:4", err)
+	}
+	// A path that does not exist is still named as one.
+	_, err = renderTree(t, map[string]string{"kustomization.yaml": "transformers:\n- missing.yaml\n"})
+	if err == nil || !strings.Contains(err.Error(), `transformers "missing.yaml": not found`) {
+		t.Errorf("missing transformer: err = %v", err)
 	}
 }
 
