@@ -354,6 +354,13 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 	if err := run("", defs, false); err != nil {
 		return err
 	}
+	// A changed CRD may serve other versions than the mapper learned.
+	for _, ch := range cs.Changes[from:] {
+		if ch.Action != Unchanged && strings.HasSuffix(ch.ID, "_apiextensions.k8s.io_CustomResourceDefinition") {
+			c.mapper.Reset()
+			break
+		}
+	}
 	var defPlanned []*planned
 	for _, pl := range p.objects {
 		if isDefinition(pl.obj) {

@@ -296,10 +296,26 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 	if err != nil {
 		return nil, err
 	}
+	m, err := c.servedAs(stub)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	live, err := c.get(ctx, stub)
+	if err != nil {
+		return nil, err
+	}
+	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+}
+
+// servedAs gives stub the API version the cluster serves its kind in:
+// its own, or, when that one is no longer served (the kind's CRD moved
+// on), the one the cluster prefers; and returns the mapping. Nil when no
+// version of the kind is served: its CRD was deleted, and its objects
+// with it.
+func (c *Client) servedAs(stub *unstructured.Unstructured) (*meta.RESTMapping, error) {
 	gvk := stub.GroupVersionKind()
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		// Another version may still be served.
 		m, err = c.mapper.RESTMapping(gvk.GroupKind())
 	}
 	if meta.IsNoMatchError(err) {
@@ -309,11 +325,7 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 		return nil, fmt.Errorf("discover %s: %w", gvk.GroupKind(), wrap(err))
 	}
 	stub.SetAPIVersion(m.GroupVersionKind.GroupVersion().String())
-	live, err := c.get(ctx, stub)
-	if err != nil {
-		return nil, err
-	}
-	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+	return m, nil
 }
 
 // get reads an object whole; nil when it does not exist.

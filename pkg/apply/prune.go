@@ -47,6 +47,16 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 					break
 				}
 			}
+			// The version read when the plan was made may be one the
+			// add-on's CRD no longer serves: the API server answers
+			// 404 for it, which the delete takes for done.
+			m, err := c.servedAs(d.obj)
+			if err != nil {
+				return changes, retained, err
+			}
+			if m == nil {
+				continue // its kind is gone, and it with it
+			}
 			del = append(del, d.obj)
 			continue
 		}

@@ -1,0 +1,103 @@
+package apply_test
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// widgetsV1alpha1 serves its custom resources as v1alpha1 only.
+const widgetsV1alpha1 = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: GROUP/v1alpha1
+kind: Widget
+metadata: {name: kept, namespace: NS}
+---
+apiVersion: GROUP/v1alpha1
+kind: Widget
+metadata: {name: dropped, namespace: NS}
+`
+
+// widgetsV1 moves the CRD to v1 and stops serving v1alpha1 (which stays
+// listed: the cluster stored objects in it), and drops one Widget.
+const widgetsV1 = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: false
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: GROUP/v1
+kind: Widget
+metadata: {name: kept, namespace: NS}
+`
+
+// An upgrade whose CRD stops serving the version the previous inventory
+// recorded its custom resources in prunes the one it dropped: it is
+// deleted through a version the CRD serves after the upgrade, not
+// reported deleted while it stays (the API server answers 404 for an
+// unserved version, which the delete took for gone), and the one kept
+// moves to the new version in the inventory. The upgrade runs in a new
+// client, as the command does.
+func TestUpgradeThatStopsServingACRDVersionPrunes(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", widgetsV1alpha1), apply.Options{Wait: true, Timeout: time.Minute})
+
+	fresh, err := apply.New(k.env.Admin, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := fresh.Apply(k.ctx, k.addon(t, k.prefix, "2", widgetsV1), apply.Options{Wait: true, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	v1 := schema.GroupVersionResource{Group: k.prefix + ".example.com", Version: "v1", Resource: "widgets"}
+	if k.exists(t, v1, k.prefix, "dropped") {
+		t.Errorf("the upgrade left Widget dropped, which it no longer holds:\n%s", cs)
+	}
+	if !k.exists(t, v1, k.prefix, "kept") {
+		t.Errorf("the upgrade deleted Widget kept:\n%s", cs)
+	}
+	for _, e := range k.inventory(t, k.prefix).Objects {
+		if e.ID == k.prefix+"_kept_"+k.prefix+".example.com_Widget" && e.Version != "v1" {
+			t.Errorf("inventory records Widget kept as %s, want v1", e.Version)
+		}
+	}
+	if _, err := fresh.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
