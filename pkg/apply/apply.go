@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // DefaultTimeout bounds the waits of Apply and Uninstall unless
@@ -402,9 +404,12 @@ func changesOf(res *ssa.ChangeSet) []Change {
 	return out
 }
 
+// describeMeta is describe from an object's identity. The names may be
+// anyone's (a Role's name is any path segment, escapes included, and
+// prune names what a Namespace holds), so they are sanitized too.
 func describeMeta(kind, ns, name string) string {
 	if ns != "" {
-		return kind + "/" + ns + "/" + name
+		return safetree.Sanitize(kind) + "/" + safetree.Sanitize(ns) + "/" + safetree.Sanitize(name)
 	}
-	return kind + "/" + name
+	return safetree.Sanitize(kind) + "/" + safetree.Sanitize(name)
 }

@@ -1,9 +1,13 @@
 package apply_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -99,5 +103,42 @@ func TestUpgradeThatStopsServingACRDVersionPrunes(t *testing.T) {
 	}
 	if _, err := fresh.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// RBAC names are path segments: the API server takes any character but
+// "/" and "%", terminal escapes included, from anyone who may create a
+// Role in a namespace. A Namespace prune keeps because it holds such a
+// Role is kept with a reason that names it as everything else is named
+// (describe): on one line, without the escapes, so `addonpkg apply`'s
+// table cannot drive the terminal of whoever runs it.
+func TestKeptReasonNamesWithoutEscapes(t *testing.T) {
+	k := newCluster(t)
+	const evil = "\x1b]0;pwned\x07\u009b2J"
+	k.mustApply(t, k.addon(t, k.prefix, "1", killV1), apply.Options{})
+	_, err := k.typed.RbacV1().Roles(k.prefix).Create(k.ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant" + evil}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := k.addon(t, k.prefix, "2", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-elsewhere, namespace: default}
+`)
+	cs := k.mustApply(t, v2, apply.Options{})
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(context.Background(), v2.Name, apply.UninstallOptions{PruneNonEmpty: true})
+	})
+	var reason string
+	for _, c := range cs.Changes {
+		if c.Object == "Namespace/"+k.prefix {
+			reason = c.Reason
+		}
+	}
+	if !strings.Contains(reason, "Role/"+k.prefix+"/tenant") {
+		t.Fatalf("the kept Namespace's reason %q does not name the Role it holds:\n%s", reason, cs)
+	}
+	if strings.ContainsFunc(reason, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }) || strings.ContainsAny(cs.String(), "\x1b\x07\u009b") {
+		t.Errorf("the change set carries terminal escapes: reason %q", reason)
 	}
 }
