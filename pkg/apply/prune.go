@@ -148,29 +148,37 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 // listHeld lists objects of gvk in ns (all namespaces when empty),
 // leaving out those being deleted or already terminating, and what every
 // namespace gets from controllers (the default ServiceAccount, the
-// kube-root-ca.crt ConfigMap).
+// kube-root-ca.crt ConfigMap). It reads page after page (of 100) until
+// one holds an object, or there are no more: a first page of nothing but
+// the objects being deleted says nothing of the next (an add-on's 100
+// dashboards, and someone's ConfigMap after them). The list is of the
+// pages read.
 func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns string, going map[string]bool) ([]string, error) {
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	opts := []client.ListOption{client.Limit(100)}
-	if ns != "" {
-		opts = append(opts, client.InNamespace(ns))
-	}
-	if err := c.kube.List(ctx, l, opts...); err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, it := range l.Items {
-		id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
-		switch {
-		case going[id], it.DeletionTimestamp != nil:
-		case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
-		case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
-		default:
-			out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
+	for cont := ""; ; {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		opts := []client.ListOption{client.Limit(100), client.Continue(cont)}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if err := c.kube.List(ctx, l, opts...); err != nil {
+			return nil, err
+		}
+		for _, it := range l.Items {
+			id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
+			switch {
+			case going[id], it.DeletionTimestamp != nil:
+			case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
+			case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
+			default:
+				out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
+			}
+		}
+		if cont = l.GetContinue(); cont == "" || len(out) > 0 {
+			return out, nil
 		}
 	}
-	return out, nil
 }
 
 func hasVerb(verbs []string, v string) bool {

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,43 @@ metadata: {name: NS-elsewhere, namespace: default}
 	}
 	if strings.ContainsFunc(reason, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }) || strings.ContainsAny(cs.String(), "\x1b\x07\u009b") {
 		t.Errorf("the change set carries terminal escapes: reason %q", reason)
+	}
+}
+
+// A Namespace prune would delete is kept while it holds another's object,
+// also when the objects being deleted with it fill more than one page of
+// the list that looks (it asks for 100 at a time): the first page alone
+// held nothing but the add-on's own, and the Namespace went, with the
+// foreign ConfigMap on the next page.
+func TestPruneKeepsNamespaceHoldingObjectsPastAPage(t *testing.T) {
+	k := newCluster(t)
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: NS}\n")
+	for i := range 101 {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a%03d, namespace: NS}\n", i)
+	}
+	k.mustApply(t, k.addon(t, k.prefix, "1", b.String()), apply.Options{})
+	k.createForeign(t, k.prefix, "zzz")
+
+	v2 := k.addon(t, k.prefix, "2", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-elsewhere, namespace: default}
+`)
+	cs := k.mustApply(t, v2, apply.Options{})
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(context.Background(), v2.Name, apply.UninstallOptions{PruneNonEmpty: true})
+	})
+	ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, k.prefix, metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp != nil || !k.exists(t, gvrConfigMap, k.prefix, "zzz") {
+		t.Fatalf("prune deleted the Namespace that holds a foreign ConfigMap (get: %v):\n%s", err, cs)
+	}
+	if k.exists(t, gvrConfigMap, k.prefix, "a100") {
+		t.Errorf("prune left the add-on's ConfigMap a100:\n%s", cs)
+	}
+	for _, c := range cs.Changes {
+		if c.Object == "Namespace/"+k.prefix && (c.Action != apply.Skipped || !strings.Contains(c.Reason, "ConfigMap/"+k.prefix+"/zzz")) {
+			t.Errorf("the Namespace: %s %q, want skipped naming ConfigMap zzz", c.Action, c.Reason)
+		}
 	}
 }
