@@ -212,6 +212,10 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 
 	// The objects in the cluster, and the namespaces that do not exist yet.
+	// A Namespace the credentials may not read is taken to exist: nothing
+	// the apply does needs that read (a tenant's Role in its namespace
+	// seldom grants it, and the pre-flight does not ask for it), and
+	// the server says so if it does not.
 	nsExists := map[string]bool{}
 	for _, pl := range p.objects {
 		if ns := pl.obj.GetNamespace(); ns != "" {
@@ -227,7 +231,6 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		case apierrors.IsNotFound(err):
 		case apierrors.IsForbidden(err):
 			nsExists[ns] = true
-			p.unread = append(p.unread, err)
 		default:
 			return nil, fmt.Errorf("read namespace %s: %w", ns, wrap(err))
 		}

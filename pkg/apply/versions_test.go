@@ -2,11 +2,13 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -179,5 +181,77 @@ metadata: {name: NS-elsewhere, namespace: default}
 		if c.Object == "Namespace/"+k.prefix && (c.Action != apply.Skipped || !strings.Contains(c.Reason, "ConfigMap/"+k.prefix+"/zzz")) {
 			t.Errorf("the Namespace: %s %q, want skipped naming ConfigMap zzz", c.Action, c.Reason)
 		}
+	}
+}
+
+// A tenant who may do only what the pre-flight listed, in its own
+// namespace (a Role, its inventory there too), installs an add-on of
+// namespaced objects into that existing namespace: reading the Namespace
+// itself, which nothing the apply does needs and the pre-flight does not
+// ask for, is no reason to refuse it. It was, with the API server's own
+// "forbidden" for the Namespace, after a pre-flight that found nothing
+// missing.
+func TestTenantWithThePreflightsRoleInstalls(t *testing.T) {
+	k := newCluster(t)
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.typed.CoreV1().Namespaces().Delete(context.Background(), k.prefix, metav1.DeleteOptions{})
+	})
+	tenant, err := apply.New(k.env.Restricted, apply.ClientOptions{Namespace: k.prefix, InventoryNamespace: k.prefix, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {k: v}
+`)
+	_, err = tenant.Apply(k.ctx, a, apply.Options{})
+	var pe *apply.PreflightError
+	if !errors.As(err, &pe) {
+		t.Fatalf("apply before any grant: %v, want a PreflightError", err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: k.prefix}}
+	for _, p := range pe.Missing {
+		if p.Namespace != k.prefix {
+			t.Fatalf("the pre-flight asks for %s, outside the tenant's namespace", p)
+		}
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{p.Group}, Resources: []string{p.Resource}, Verbs: []string{p.Verb}})
+	}
+	if _, err := k.typed.RbacV1().Roles(k.prefix).Create(k.ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.typed.RbacV1().RoleBindings(k.prefix).Create(k.ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "installer", Namespace: k.prefix},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "installer"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "restricted", APIGroup: "rbac.authorization.k8s.io"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RBAC takes effect through the authorizer's cache: retry briefly.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err = tenant.Apply(k.ctx, a, apply.Options{})
+		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("apply with the role the pre-flight asked for: %v", err)
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "settings") {
+		t.Error("the tenant's apply created no ConfigMap")
+	}
+	c, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: k.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := c.List(k.ctx); err != nil || len(recs) != 1 || recs[0].Phase != apply.PhaseApplied {
+		t.Errorf("the tenant's inventory: %+v, %v, want one, applied", recs, err)
 	}
 }
