@@ -237,6 +237,13 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, er
 		if err != nil {
 			return Installed{}, err // decodeInventory checked every entry
 		}
+		// Read in a version served now: the kind's CRD may have moved
+		// on from the one recorded. A kind served in none is read as
+		// recorded, and found NotFound.
+		if _, err := c.servedAs(stub); err != nil {
+			st.Unready = append(st.Unready, describe(stub)+": "+oneLine(err.Error()))
+			continue
+		}
 		line, _ := c.readiness(ctx, stub)
 		if line == "" {
 			st.Ready++

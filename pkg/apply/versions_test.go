@@ -255,3 +255,39 @@ data: {k: v}
 		t.Errorf("the tenant's inventory: %+v, %v, want one, applied", recs, err)
 	}
 }
+
+// An add-on's custom resources recorded in a version their CRD (another
+// add-on's, or the cluster's) no longer serves are read for Status in the
+// version served now: they were reported NotFound while they were there.
+func TestStatusReadsAVersionTheCRDServesNow(t *testing.T) {
+	k := newCluster(t)
+	var crd, crs []string
+	for _, doc := range strings.Split(widgetsV1alpha1, "\n---\n") {
+		if strings.Contains(doc, "kind: Widget\n") {
+			crs = append(crs, doc)
+		} else {
+			crd = append(crd, doc)
+		}
+	}
+	k.mustApply(t, k.addon(t, k.prefix+"-crd", "1", strings.Join(crd, "\n---\n")), apply.Options{Wait: true, Timeout: time.Minute})
+	k.mustApply(t, k.addon(t, k.prefix, "1", strings.Join(crs, "\n---\n")), apply.Options{Wait: true, Timeout: time.Minute})
+	var moved []string
+	for _, doc := range strings.Split(widgetsV1, "\n---\n") {
+		if !strings.Contains(doc, "kind: Widget\n") {
+			moved = append(moved, doc)
+		}
+	}
+	k.mustApply(t, k.addon(t, k.prefix+"-crd", "2", strings.Join(moved, "\n---\n")), apply.Options{Wait: true, Timeout: time.Minute})
+
+	fresh, err := apply.New(k.env.Admin, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fresh.Status(k.ctx, k.prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 1 || st[0].Objects != 2 || st[0].Ready != 2 {
+		t.Errorf("status = %+v, want both Widgets ready", st)
+	}
+}
