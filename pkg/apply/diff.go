@@ -62,7 +62,7 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 			switch {
 			case d.live.GetLabels()[LabelAddon] != p.addon.Name:
 				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-			case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
+			case pruneDisabled(d.live):
 				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
 			default:
 				ch.Diff = diffText(ch.Object, d.live, nil)

@@ -32,7 +32,9 @@ const (
 	LabelInventory = labelDomain + "/inventory"
 
 	// AnnotationPrune set to PruneDisabled on an object (in the add-on or
-	// in the cluster) keeps it when prune or uninstall would delete it.
+	// in the cluster) keeps it when prune or uninstall would delete it;
+	// as Flux reads its own, a label does too, and the value's case does
+	// not matter.
 	AnnotationPrune = labelDomain + "/prune"
 	PruneDisabled   = "disabled"
 	// AnnotationWait set to WaitDisabled on an object excludes it from

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,7 +34,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 			continue // gone already
 		case d.live.GetLabels()[LabelAddon] != addon:
 			ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-		case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
+		case pruneDisabled(d.live):
 			ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
 		default:
 			if !opts.PruneNonEmpty {
@@ -68,7 +69,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	res, err := c.manager.DeleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelAddon: addon},
-		Exclusions:        map[string]string{AnnotationPrune: PruneDisabled},
+		Exclusions:        pruneExclusions,
 	})
 	if res != nil {
 		changes = append(changes, changesOf(res)...)
@@ -179,6 +180,18 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 			return out, nil
 		}
 	}
+}
+
+// pruneExclusions keep an object from ssa's delete: it reads them as
+// labels and as annotations, in any case (strings.EqualFold), as Flux
+// reads its own kustomize.toolkit.fluxcd.io/prune.
+var pruneExclusions = map[string]string{AnnotationPrune: PruneDisabled}
+
+// pruneDisabled reports whether o is kept as ssa's delete keeps it
+// (pruneExclusions): what prune reports and waits for must be what ssa
+// does, or it waits for an object ssa kept to be gone until the timeout.
+func pruneDisabled(o *unstructured.Unstructured) bool {
+	return utils.AnyInMetadata(o, pruneExclusions)
 }
 
 func hasVerb(verbs []string, v string) bool {

@@ -82,7 +82,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 			switch {
 			case d.live.GetLabels()[LabelAddon] != name:
 				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-			case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
+			case pruneDisabled(d.live):
 				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
 			}
 			cs.Changes = append(cs.Changes, ch)

@@ -291,3 +291,52 @@ func TestStatusReadsAVersionTheCRDServesNow(t *testing.T) {
 		t.Errorf("status = %+v, want both Widgets ready", st)
 	}
 }
+
+// addonpkg.io/prune=disabled keeps an object as ssa's delete reads it, and
+// as Flux users write its own: as a label too, in any case. Prune read
+// only the annotation, exactly: it asked ssa to delete the object, ssa
+// kept it, and prune waited for it to be gone until the timeout, on
+// every apply after.
+func TestPruneDisabledAsFluxReadsIt(t *testing.T) {
+	k := newCluster(t)
+	v1 := k.addon(t, k.prefix, "1", upgradeV2+`
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: by-label
+  namespace: NS
+  labels: {addonpkg.io/prune: disabled}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: by-case
+  namespace: NS
+  annotations: {addonpkg.io/prune: Disabled}
+`)
+	k.mustApply(t, v1, apply.Options{})
+	v2 := k.addon(t, k.prefix, "2", upgradeV2)
+	if diff, err := k.admin.Diff(k.ctx, v2, apply.Options{}); err != nil || diff.Count(apply.Deleted) != 0 {
+		t.Errorf("diff: %v, want nothing deleted:\n%s", err, diff)
+	}
+	cs, err := k.admin.Apply(k.ctx, v2, apply.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	for _, name := range []string{"by-label", "by-case"} {
+		if !k.exists(t, gvrConfigMap, k.prefix, name) {
+			t.Errorf("prune deleted ConfigMap %s:\n%s", name, cs)
+		}
+	}
+	for _, c := range cs.Changes {
+		if strings.HasSuffix(c.Object, "/by-label") || strings.HasSuffix(c.Object, "/by-case") {
+			if c.Action != apply.Skipped || !strings.Contains(c.Reason, "kept") {
+				t.Errorf("%s: %s %q, want skipped, kept", c.Object, c.Action, c.Reason)
+			}
+		}
+	}
+	if _, err := k.admin.Uninstall(k.ctx, v2.Name, apply.UninstallOptions{Timeout: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+}
