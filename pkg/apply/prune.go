@@ -22,9 +22,13 @@ import (
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty).
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
+	// What is deleted with a Namespace or CRD: not what prune leaves (kept
+	// by the annotation, or another's label), which the Namespace holds.
 	going := map[string]bool{}
 	for _, d := range ds {
-		going[d.entry.ID] = true
+		if d.live != nil && d.live.GetLabels()[LabelAddon] == addon && !pruneDisabled(d.live) {
+			going[d.entry.ID] = true
+		}
 	}
 	var del []*unstructured.Unstructured
 	for _, d := range ds {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -337,6 +338,50 @@ metadata:
 		}
 	}
 	if _, err := k.admin.Uninstall(k.ctx, v2.Name, apply.UninstallOptions{Timeout: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Uninstall leaves an object annotated addonpkg.io/prune=disabled, and one
+// another add-on took over (Force): so it keeps their Namespace too,
+// though the Namespace is the add-on's. Both counted among the objects
+// being deleted, so the Namespace was deleted, and they with it.
+func TestUninstallKeepsTheNamespaceOfWhatItLeaves(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", upgradeV1)
+	k.mustApply(t, a, apply.Options{})
+	other := k.addon(t, k.prefix+"-other", "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stays, namespace: NS}
+data: {v: "other"}
+`)
+	k.mustApply(t, other, apply.Options{Force: true})
+
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, k.prefix, metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp != nil {
+		t.Fatalf("uninstall deleted the Namespace of what it leaves (get: %v):\n%s", err, cs)
+	}
+	for _, name := range []string{"kept", "stays"} {
+		if !k.exists(t, gvrConfigMap, k.prefix, name) {
+			t.Errorf("ConfigMap %s is gone:\n%s", name, cs)
+		}
+	}
+	if k.exists(t, gvrConfigMap, k.prefix, "dropped") {
+		t.Errorf("ConfigMap dropped is left:\n%s", cs)
+	}
+	inv := k.inventory(t, a.Name)
+	if inv == nil || !slices.Equal(ids(inv), []string{"_" + k.prefix + "__Namespace"}) {
+		t.Errorf("inventory %+v, want the kept Namespace alone", inv)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, other.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{PruneNonEmpty: true, Timeout: 20 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 }
