@@ -385,3 +385,38 @@ data: {v: "other"}
 		t.Fatal(err)
 	}
 }
+
+// An RBAC name may hold "__", which the inventory's ID format reads back
+// as ':' (it writes ':' so): the entry records the name, so Status reads
+// the ClusterRole, an upgrade that drops it prunes it, and Uninstall
+// deletes it. It was left behind, reported by no one, the inventory gone.
+func TestRBACNameWithDoubleUnderscore(t *testing.T) {
+	k := newCluster(t)
+	const roles = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS__reader}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS__writer}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [update]}]
+`
+	k.mustApply(t, k.addon(t, k.prefix, "1", roles), apply.Options{})
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	if st, err := k.admin.Status(k.ctx, k.prefix); err != nil || len(st) != 1 || st[0].Ready != 2 {
+		t.Errorf("status = %+v, %v, want both ClusterRoles ready", st, err)
+	}
+	cs := k.mustApply(t, k.addon(t, k.prefix, "2", strings.SplitN(roles, "---", 2)[0]), apply.Options{Timeout: 20 * time.Second})
+	if k.exists(t, gvr, "", k.prefix+"__writer") {
+		t.Errorf("the upgrade left the ClusterRole it dropped:\n%s", cs)
+	}
+	cs, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.exists(t, gvr, "", k.prefix+"__reader") || cs.Count(apply.Deleted) != 1 {
+		t.Errorf("uninstall left the ClusterRole:\n%s", cs)
+	}
+}
