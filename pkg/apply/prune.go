@@ -22,50 +22,34 @@ import (
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty).
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
-	// What is deleted with a Namespace or CRD: not what prune leaves (kept
-	// by the annotation, or another's label), which the Namespace holds.
-	going := map[string]bool{}
-	for _, d := range ds {
-		if d.live != nil && d.live.GetLabels()[LabelAddon] == addon && !pruneDisabled(d.live) {
-			going[d.entry.ID] = true
-		}
-	}
+	going := pruneGoing(addon, ds)
 	var del []*unstructured.Unstructured
 	for _, d := range ds {
-		ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion()}
-		switch {
-		case d.live == nil:
+		if d.live == nil {
 			continue // gone already
-		case d.live.GetLabels()[LabelAddon] != addon:
-			ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-		case pruneDisabled(d.live):
-			ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
-		default:
-			if !opts.PruneNonEmpty {
-				held, err := c.holds(ctx, d.live, going)
-				if err != nil {
-					return changes, retained, err
-				}
-				if held != "" {
-					ch.Action, ch.Reason = Skipped, "kept: it still holds "+held
-					retained = append(retained, d.entry)
-					break
-				}
-			}
-			// The version read when the plan was made may be one the
-			// add-on's CRD no longer serves: the API server answers
-			// 404 for it, which the delete takes for done.
-			m, err := c.servedAs(d.obj)
-			if err != nil {
-				return changes, retained, err
-			}
-			if m == nil {
-				continue // its kind is gone, and it with it
-			}
-			del = append(del, d.obj)
+		}
+		ch, deleted, retain, err := c.judge(ctx, addon, d, going, opts.PruneNonEmpty)
+		if err != nil {
+			return changes, retained, err
+		}
+		if retain {
+			retained = append(retained, d.entry)
+		}
+		if !deleted {
+			changes = append(changes, ch)
 			continue
 		}
-		changes = append(changes, ch)
+		// The version read when the plan was made may be one the
+		// add-on's CRD no longer serves: the API server answers 404 for
+		// it, which the delete takes for done.
+		m, err := c.servedAs(d.obj)
+		if err != nil {
+			return changes, retained, err
+		}
+		if m == nil {
+			continue // its kind is gone, and it with it
+		}
+		del = append(del, d.obj)
 	}
 	if len(del) == 0 {
 		return changes, retained, nil
@@ -88,6 +72,46 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		return changes, retained, err
 	}
 	return changes, retained, nil
+}
+
+// pruneGoing is what prune deletes of ds: what is deleted with a
+// Namespace or CRD. Not what it leaves (kept by AnnotationPrune, or
+// carrying another's label), which the Namespace still holds.
+func pruneGoing(addon string, ds []*doomed) map[string]bool {
+	going := map[string]bool{}
+	for _, d := range ds {
+		if d.live != nil && d.live.GetLabels()[LabelAddon] == addon && !pruneDisabled(d.live) {
+			going[d.entry.ID] = true
+		}
+	}
+	return going
+}
+
+// judge says what prune does with d, which exists: deleted, or left with
+// the Skipped change that says why; retain when the inventory keeps its
+// entry (a CRD or Namespace that still holds objects, to be pruned once
+// empty). Apply, Diff and Uninstall, dry-run or not, judge alike.
+func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[string]bool, pruneNonEmpty bool) (ch Change, deleted, retain bool, err error) {
+	ch = Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Skipped}
+	switch {
+	case d.live.GetLabels()[LabelAddon] != addon:
+		ch.Reason = "not deleted: it does not carry this add-on's owner label"
+	case pruneDisabled(d.live):
+		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
+	case pruneNonEmpty:
+		ch.Action, deleted = Deleted, true
+	default:
+		held, err := c.holds(ctx, d.live, going)
+		if err != nil {
+			return ch, false, false, err
+		}
+		if held != "" {
+			ch.Reason = "kept: it still holds " + held
+			return ch, false, true, nil
+		}
+		ch.Action, deleted = Deleted, true
+	}
+	return ch, deleted, false, nil
 }
 
 // holds says what a Namespace or CRD still holds besides the objects

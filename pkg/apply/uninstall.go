@@ -74,16 +74,14 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 
 	cs := &ChangeSet{Addon: name, DryRun: opts.DryRun}
 	if opts.DryRun {
+		going := pruneGoing(name, ds)
 		for _, d := range ds {
 			if d.live == nil {
 				continue
 			}
-			ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Deleted}
-			switch {
-			case d.live.GetLabels()[LabelAddon] != name:
-				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-			case pruneDisabled(d.live):
-				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
+			ch, _, _, err := c.judge(ctx, name, d, going, opts.PruneNonEmpty)
+			if err != nil {
+				return cs, fmt.Errorf("uninstall %s: %w", name, err)
 			}
 			cs.Changes = append(cs.Changes, ch)
 		}

@@ -345,7 +345,8 @@ metadata:
 // Uninstall leaves an object annotated addonpkg.io/prune=disabled, and one
 // another add-on took over (Force): so it keeps their Namespace too,
 // though the Namespace is the add-on's. Both counted among the objects
-// being deleted, so the Namespace was deleted, and they with it.
+// being deleted, so the Namespace was deleted, and they with it. Diff and
+// a dry-run uninstall say so (they said the Namespace would be deleted).
 func TestUninstallKeepsTheNamespaceOfWhatItLeaves(t *testing.T) {
 	k := newCluster(t)
 	a := k.addon(t, k.prefix, "1", upgradeV1)
@@ -357,6 +358,29 @@ metadata: {name: stays, namespace: NS}
 data: {v: "other"}
 `)
 	k.mustApply(t, other, apply.Options{Force: true})
+
+	// What a dry-run says of the Namespace is what is done: kept. Both
+	// said it would be deleted.
+	elsewhere := k.addon(t, a.Name, "2", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-elsewhere, namespace: default}
+`)
+	diff, err := k.admin.Diff(k.ctx, elsewhere, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, cs := range map[string]*apply.ChangeSet{"diff": diff, "dry-run uninstall": dry} {
+		for _, c := range cs.Changes {
+			if c.Object == "Namespace/"+k.prefix && (c.Action != apply.Skipped || !strings.Contains(c.Reason, "ConfigMap/"+k.prefix+"/")) {
+				t.Errorf("%s: the Namespace %s %q, want skipped, naming a ConfigMap it holds:\n%s", what, c.Action, c.Reason, cs)
+			}
+		}
+	}
 
 	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
 	if err != nil {
