@@ -243,11 +243,21 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			pl.nsPending = addonNS[ns]
 			continue
 		}
+		read := pl.obj
 		if pl.crdPending {
-			continue
+			// Its kind may be served already, in another version (the
+			// add-on's CRD adds the one it names): it is read there, or
+			// another add-on's object would be taken without Force.
+			read = &unstructured.Unstructured{}
+			read.SetGroupVersionKind(pl.obj.GroupVersionKind())
+			read.SetNamespace(pl.obj.GetNamespace())
+			read.SetName(pl.obj.GetName())
+			if m, err := c.servedAs(read); m == nil || err != nil {
+				continue
+			}
 		}
 		g.Go(func() error {
-			live, err := c.getMeta(gctx, pl.obj)
+			live, err := c.getMeta(gctx, read)
 			if errors.Is(err, ErrForbidden) {
 				mu.Lock()
 				p.unread = append(p.unread, err)

@@ -444,3 +444,35 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [update]}]
 		t.Errorf("uninstall left the ClusterRole:\n%s", cs)
 	}
 }
+
+// The add-on that owns a CRD cannot take another add-on's custom resource
+// without Force by naming it in a version its CRD upgrade adds: the
+// resource exists, served in the old version, and is read there for the
+// ownership check. It was not read at all (its version was not served
+// yet), and the upgrade adopted it silently.
+func TestNewCRDVersionDoesNotBypassOwnership(t *testing.T) {
+	k := newCluster(t)
+	var crd, crs []string
+	for _, doc := range strings.Split(widgetsV1alpha1, "\n---\n") {
+		if strings.Contains(doc, "kind: Widget\n") {
+			crs = append(crs, doc)
+		} else {
+			crd = append(crd, doc)
+		}
+	}
+	k.mustApply(t, k.addon(t, k.prefix+"-crd", "1", strings.Join(crd, "\n---\n")), apply.Options{Wait: true, Timeout: time.Minute})
+	k.mustApply(t, k.addon(t, k.prefix+"-owner", "1", strings.Join(crs, "\n---\n")), apply.Options{})
+
+	_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix+"-crd", "2", widgetsV1), apply.Options{})
+	var oe *apply.OwnershipError
+	if !errors.As(err, &oe) || oe.Owner != k.prefix+"-owner" {
+		t.Fatalf("upgrade naming another's Widget in the new version: %v, want an OwnershipError naming %s-owner", err, k.prefix)
+	}
+	w, err := k.get(schema.GroupVersionResource{Group: k.prefix + ".example.com", Version: "v1alpha1", Resource: "widgets"}, k.prefix, "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := w.GetLabels()[apply.LabelAddon]; owner != k.prefix+"-owner" {
+		t.Errorf("the Widget is now owned by %q", owner)
+	}
+}
