@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // DefaultTimeout bounds the waits of Apply and Uninstall unless
@@ -354,6 +356,13 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 	if err := run("", defs, false); err != nil {
 		return err
 	}
+	// A changed CRD may serve other versions than the mapper learned.
+	for _, ch := range cs.Changes[from:] {
+		if ch.Action != Unchanged && strings.HasSuffix(ch.ID, "_apiextensions.k8s.io_CustomResourceDefinition") {
+			c.mapper.Reset()
+			break
+		}
+	}
 	var defPlanned []*planned
 	for _, pl := range p.objects {
 		if isDefinition(pl.obj) {
@@ -395,9 +404,12 @@ func changesOf(res *ssa.ChangeSet) []Change {
 	return out
 }
 
+// describeMeta is describe from an object's identity. The names may be
+// anyone's (a Role's name is any path segment, escapes included, and
+// prune names what a Namespace holds), so they are sanitized too.
 func describeMeta(kind, ns, name string) string {
 	if ns != "" {
-		return kind + "/" + ns + "/" + name
+		return safetree.Sanitize(kind) + "/" + safetree.Sanitize(ns) + "/" + safetree.Sanitize(name)
 	}
-	return kind + "/" + name
+	return safetree.Sanitize(kind) + "/" + safetree.Sanitize(name)
 }

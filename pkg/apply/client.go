@@ -82,7 +82,7 @@ type ClientOptions struct {
 type Client struct {
 	cfg     *rest.Config
 	kube    client.Client
-	mapper  meta.RESTMapper
+	mapper  *resettableMapper
 	typed   kubernetes.Interface
 	manager *ssa.ResourceManager
 	opts    ClientOptions
@@ -183,8 +183,9 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("make http client: %w: %s", ErrKubeconfig, oneLine(err.Error()))
 	}
 	// The dynamic mapper discovers a group again when a kind is not found,
-	// which is what lets a custom resource follow its CRD in one apply.
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	// which is what lets a custom resource follow its CRD in one apply;
+	// Reset makes it anew once a CRD changed (resettableMapper).
+	mapper, err := newResettableMapper(func() (meta.RESTMapper, error) { return apiutil.NewDynamicRESTMapper(cfg, httpClient) })
 	if err != nil {
 		return nil, fmt.Errorf("make rest mapper: %w", wrap(err))
 	}

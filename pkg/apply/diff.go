@@ -53,18 +53,17 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 		cs.Changes = append(cs.Changes, ch)
 	}
 	if !opts.NoPrune {
+		going := pruneGoing(p.addon.Name, p.prune)
 		for i := len(p.prune) - 1; i >= 0; i-- {
 			d := p.prune[i]
 			if d.live == nil {
 				continue
 			}
-			ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Deleted}
-			switch {
-			case d.live.GetLabels()[LabelAddon] != p.addon.Name:
-				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-			case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
-				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
-			default:
+			ch, deleted, _, err := c.judge(ctx, p.addon.Name, d, going, opts.PruneNonEmpty)
+			if err != nil {
+				return cs, err
+			}
+			if deleted {
 				ch.Diff = diffText(ch.Object, d.live, nil)
 			}
 			cs.Changes = append(cs.Changes, ch)

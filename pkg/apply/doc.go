@@ -57,7 +57,8 @@
 // kube-system), of type InventorySecretType, holding under InventoryKey
 // the JSON of Inventory: name, version, pinned source, manifest digest,
 // content identity, installer values, phase, and every object as
-// "<namespace>_<name>_<group>_<kind>" with its API version. The Secret is
+// "<namespace>_<name>_<group>_<kind>" with its API version (and its name
+// when that does not give it back: an RBAC name with "__"). The Secret is
 // a KEP-3659 ApplySet parent (label applyset.kubernetes.io/id =
 // ApplySetID, tooling "addonpkg/v1", contains-group-kinds,
 // additional-namespaces); every object it owns carries

@@ -32,7 +32,9 @@ const (
 	LabelInventory = labelDomain + "/inventory"
 
 	// AnnotationPrune set to PruneDisabled on an object (in the add-on or
-	// in the cluster) keeps it when prune or uninstall would delete it.
+	// in the cluster) keeps it when prune or uninstall would delete it;
+	// as Flux reads its own, a label does too, and the value's case does
+	// not matter.
 	AnnotationPrune = labelDomain + "/prune"
 	PruneDisabled   = "disabled"
 	// AnnotationWait set to WaitDisabled on an object excludes it from
@@ -100,10 +102,14 @@ type Record struct {
 
 // InventoryEntry is one object: ID is "<namespace>_<name>_<group>_<kind>"
 // (cli-utils' inventory format; a cluster-scoped object's namespace and
-// the core group are empty), Version its API version.
+// the core group are empty), Version its API version. Name is the
+// object's name when the ID does not give it back: the format writes an
+// RBAC name's ':' as "__", and reads every "__" as ':', so a ClusterRole
+// named a__b would be read back as a:b, and never found again.
 type InventoryEntry struct {
 	ID      string `json:"id"`
 	Version string `json:"v"`
+	Name    string `json:"name,omitempty"`
 }
 
 // InventoryName is the name of an add-on's inventory Secret.
@@ -118,7 +124,11 @@ func ApplySetID(name, namespace string) string {
 }
 
 func entryOf(u *unstructured.Unstructured) InventoryEntry {
-	return InventoryEntry{ID: object.UnstructuredToObjMetadata(u).String(), Version: u.GroupVersionKind().Version}
+	e := InventoryEntry{ID: object.UnstructuredToObjMetadata(u).String(), Version: u.GroupVersionKind().Version}
+	if m, err := object.ParseObjMetadata(e.ID); err != nil || m.Name != u.GetName() {
+		e.Name = u.GetName()
+	}
+	return e
 }
 
 // object returns a stub with the entry's identity, for get and delete.
@@ -133,6 +143,13 @@ func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: m.GroupKind.Group, Version: e.Version, Kind: m.GroupKind.Kind})
 	u.SetName(m.Name)
+	if e.Name != "" {
+		// The name may only say which of the names the ID stands for.
+		if (object.ObjMetadata{Namespace: m.Namespace, Name: e.Name, GroupKind: m.GroupKind}).String() != e.ID {
+			return nil, fmt.Errorf("entry %q: its name %q is not one of the id", e.ID, e.Name)
+		}
+		u.SetName(e.Name)
+	}
 	u.SetNamespace(m.Namespace)
 	return u, nil
 }

@@ -389,6 +389,8 @@ func TestCorruptInventoryReported(t *testing.T) {
 		k.prefix + "-badentry": `{"name":"` + k.prefix + `-badentry","phase":"applied","objects":[{"id":"no underscores here","version":"v1"}]}`,
 		k.prefix + "-renamed":  `{"name":"` + good.Name + `","phase":"applied","objects":[]}`,
 		k.prefix + "-nophase":  `{"name":"` + k.prefix + `-nophase","objects":[]}`,
+		// An entry's name may only say which name its ID stands for.
+		k.prefix + "-badname": `{"name":"` + k.prefix + `-badname","phase":"applied","objects":[{"id":"_a__b_rbac.authorization.k8s.io_ClusterRole","v":"v1","name":"kube-system-admin"}]}`,
 	}
 	for name, data := range corrupt {
 		s := &corev1.Secret{

@@ -212,6 +212,10 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 
 	// The objects in the cluster, and the namespaces that do not exist yet.
+	// A Namespace the credentials may not read is taken to exist: nothing
+	// the apply does needs that read (a tenant's Role in its namespace
+	// seldom grants it, and the pre-flight does not ask for it), and
+	// the server says so if it does not.
 	nsExists := map[string]bool{}
 	for _, pl := range p.objects {
 		if ns := pl.obj.GetNamespace(); ns != "" {
@@ -227,7 +231,6 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		case apierrors.IsNotFound(err):
 		case apierrors.IsForbidden(err):
 			nsExists[ns] = true
-			p.unread = append(p.unread, err)
 		default:
 			return nil, fmt.Errorf("read namespace %s: %w", ns, wrap(err))
 		}
@@ -240,11 +243,21 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			pl.nsPending = addonNS[ns]
 			continue
 		}
+		read := pl.obj
 		if pl.crdPending {
-			continue
+			// Its kind may be served already, in another version (the
+			// add-on's CRD adds the one it names): it is read there, or
+			// another add-on's object would be taken without Force.
+			read = &unstructured.Unstructured{}
+			read.SetGroupVersionKind(pl.obj.GroupVersionKind())
+			read.SetNamespace(pl.obj.GetNamespace())
+			read.SetName(pl.obj.GetName())
+			if m, err := c.servedAs(read); m == nil || err != nil {
+				continue
+			}
 		}
 		g.Go(func() error {
-			live, err := c.getMeta(gctx, pl.obj)
+			live, err := c.getMeta(gctx, read)
 			if errors.Is(err, ErrForbidden) {
 				mu.Lock()
 				p.unread = append(p.unread, err)
@@ -296,10 +309,26 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 	if err != nil {
 		return nil, err
 	}
+	m, err := c.servedAs(stub)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	live, err := c.get(ctx, stub)
+	if err != nil {
+		return nil, err
+	}
+	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+}
+
+// servedAs gives stub the API version the cluster serves its kind in:
+// its own, or, when that one is no longer served (the kind's CRD moved
+// on), the one the cluster prefers; and returns the mapping. Nil when no
+// version of the kind is served: its CRD was deleted, and its objects
+// with it.
+func (c *Client) servedAs(stub *unstructured.Unstructured) (*meta.RESTMapping, error) {
 	gvk := stub.GroupVersionKind()
 	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		// Another version may still be served.
 		m, err = c.mapper.RESTMapping(gvk.GroupKind())
 	}
 	if meta.IsNoMatchError(err) {
@@ -309,11 +338,7 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 		return nil, fmt.Errorf("discover %s: %w", gvk.GroupKind(), wrap(err))
 	}
 	stub.SetAPIVersion(m.GroupVersionKind.GroupVersion().String())
-	live, err := c.get(ctx, stub)
-	if err != nil {
-		return nil, err
-	}
-	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+	return m, nil
 }
 
 // get reads an object whole; nil when it does not exist.

@@ -41,14 +41,15 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 			add("delete", d.resource.Group, d.resource.Resource, d.obj.GetNamespace())
 		}
 	}
+	// The inventory is written pending, then applied: a first install
+	// creates it and updates it.
 	inv := c.opts.InventoryNamespace
 	add("get", "", "secrets", inv)
 	if !opts.DryRun {
 		if p.prevSecret == nil {
 			add("create", "", "secrets", inv)
-		} else {
-			add("update", "", "secrets", inv)
 		}
+		add("update", "", "secrets", inv)
 	}
 	return sortedPermissions(set)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,36 +22,34 @@ import (
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty).
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
-	going := map[string]bool{}
-	for _, d := range ds {
-		going[d.entry.ID] = true
-	}
+	going := pruneGoing(addon, ds)
 	var del []*unstructured.Unstructured
 	for _, d := range ds {
-		ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion()}
-		switch {
-		case d.live == nil:
+		if d.live == nil {
 			continue // gone already
-		case d.live.GetLabels()[LabelAddon] != addon:
-			ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-		case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
-			ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
-		default:
-			if !opts.PruneNonEmpty {
-				held, err := c.holds(ctx, d.live, going)
-				if err != nil {
-					return changes, retained, err
-				}
-				if held != "" {
-					ch.Action, ch.Reason = Skipped, "kept: it still holds "+held
-					retained = append(retained, d.entry)
-					break
-				}
-			}
-			del = append(del, d.obj)
+		}
+		ch, deleted, retain, err := c.judge(ctx, addon, d, going, opts.PruneNonEmpty)
+		if err != nil {
+			return changes, retained, err
+		}
+		if retain {
+			retained = append(retained, d.entry)
+		}
+		if !deleted {
+			changes = append(changes, ch)
 			continue
 		}
-		changes = append(changes, ch)
+		// The version read when the plan was made may be one the
+		// add-on's CRD no longer serves: the API server answers 404 for
+		// it, which the delete takes for done.
+		m, err := c.servedAs(d.obj)
+		if err != nil {
+			return changes, retained, err
+		}
+		if m == nil {
+			continue // its kind is gone, and it with it
+		}
+		del = append(del, d.obj)
 	}
 	if len(del) == 0 {
 		return changes, retained, nil
@@ -58,7 +57,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	res, err := c.manager.DeleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelAddon: addon},
-		Exclusions:        map[string]string{AnnotationPrune: PruneDisabled},
+		Exclusions:        pruneExclusions,
 	})
 	if res != nil {
 		changes = append(changes, changesOf(res)...)
@@ -73,6 +72,46 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		return changes, retained, err
 	}
 	return changes, retained, nil
+}
+
+// pruneGoing is what prune deletes of ds: what is deleted with a
+// Namespace or CRD. Not what it leaves (kept by AnnotationPrune, or
+// carrying another's label), which the Namespace still holds.
+func pruneGoing(addon string, ds []*doomed) map[string]bool {
+	going := map[string]bool{}
+	for _, d := range ds {
+		if d.live != nil && d.live.GetLabels()[LabelAddon] == addon && !pruneDisabled(d.live) {
+			going[d.entry.ID] = true
+		}
+	}
+	return going
+}
+
+// judge says what prune does with d, which exists: deleted, or left with
+// the Skipped change that says why; retain when the inventory keeps its
+// entry (a CRD or Namespace that still holds objects, to be pruned once
+// empty). Apply, Diff and Uninstall, dry-run or not, judge alike.
+func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[string]bool, pruneNonEmpty bool) (ch Change, deleted, retain bool, err error) {
+	ch = Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Skipped}
+	switch {
+	case d.live.GetLabels()[LabelAddon] != addon:
+		ch.Reason = "not deleted: it does not carry this add-on's owner label"
+	case pruneDisabled(d.live):
+		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
+	case pruneNonEmpty:
+		ch.Action, deleted = Deleted, true
+	default:
+		held, err := c.holds(ctx, d.live, going)
+		if err != nil {
+			return ch, false, false, err
+		}
+		if held != "" {
+			ch.Reason = "kept: it still holds " + held
+			return ch, false, true, nil
+		}
+		ch.Action, deleted = Deleted, true
+	}
+	return ch, deleted, false, nil
 }
 
 // holds says what a Namespace or CRD still holds besides the objects
@@ -138,29 +177,49 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 // listHeld lists objects of gvk in ns (all namespaces when empty),
 // leaving out those being deleted or already terminating, and what every
 // namespace gets from controllers (the default ServiceAccount, the
-// kube-root-ca.crt ConfigMap).
+// kube-root-ca.crt ConfigMap). It reads page after page (of 100) until
+// one holds an object, or there are no more: a first page of nothing but
+// the objects being deleted says nothing of the next (an add-on's 100
+// dashboards, and someone's ConfigMap after them). The list is of the
+// pages read.
 func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns string, going map[string]bool) ([]string, error) {
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	opts := []client.ListOption{client.Limit(100)}
-	if ns != "" {
-		opts = append(opts, client.InNamespace(ns))
-	}
-	if err := c.kube.List(ctx, l, opts...); err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, it := range l.Items {
-		id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
-		switch {
-		case going[id], it.DeletionTimestamp != nil:
-		case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
-		case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
-		default:
-			out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
+	for cont := ""; ; {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		opts := []client.ListOption{client.Limit(100), client.Continue(cont)}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if err := c.kube.List(ctx, l, opts...); err != nil {
+			return nil, err
+		}
+		for _, it := range l.Items {
+			id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
+			switch {
+			case going[id], it.DeletionTimestamp != nil:
+			case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
+			case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
+			default:
+				out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
+			}
+		}
+		if cont = l.GetContinue(); cont == "" || len(out) > 0 {
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// pruneExclusions keep an object from ssa's delete: it reads them as
+// labels and as annotations, in any case (strings.EqualFold), as Flux
+// reads its own kustomize.toolkit.fluxcd.io/prune.
+var pruneExclusions = map[string]string{AnnotationPrune: PruneDisabled}
+
+// pruneDisabled reports whether o is kept as ssa's delete keeps it
+// (pruneExclusions): what prune reports and waits for must be what ssa
+// does, or it waits for an object ssa kept to be gone until the timeout.
+func pruneDisabled(o *unstructured.Unstructured) bool {
+	return utils.AnyInMetadata(o, pruneExclusions)
 }
 
 func hasVerb(verbs []string, v string) bool {

@@ -74,16 +74,14 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 
 	cs := &ChangeSet{Addon: name, DryRun: opts.DryRun}
 	if opts.DryRun {
+		going := pruneGoing(name, ds)
 		for _, d := range ds {
 			if d.live == nil {
 				continue
 			}
-			ch := Change{Object: describe(d.obj), ID: d.entry.ID, Version: d.obj.GetAPIVersion(), Action: Deleted}
-			switch {
-			case d.live.GetLabels()[LabelAddon] != name:
-				ch.Action, ch.Reason = Skipped, "not deleted: it does not carry this add-on's owner label"
-			case d.live.GetAnnotations()[AnnotationPrune] == PruneDisabled:
-				ch.Action, ch.Reason = Skipped, "kept: "+AnnotationPrune+"="+PruneDisabled
+			ch, _, _, err := c.judge(ctx, name, d, going, opts.PruneNonEmpty)
+			if err != nil {
+				return cs, fmt.Errorf("uninstall %s: %w", name, err)
 			}
 			cs.Changes = append(cs.Changes, ch)
 		}
@@ -236,6 +234,13 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, er
 		stub, err := e.object()
 		if err != nil {
 			return Installed{}, err // decodeInventory checked every entry
+		}
+		// Read in a version served now: the kind's CRD may have moved
+		// on from the one recorded. A kind served in none is read as
+		// recorded, and found NotFound.
+		if _, err := c.servedAs(stub); err != nil {
+			st.Unready = append(st.Unready, describe(stub)+": "+oneLine(err.Error()))
+			continue
 		}
 		line, _ := c.readiness(ctx, stub)
 		if line == "" {
