@@ -31,7 +31,9 @@ type Options struct {
 	// AllPlatforms keeps the add-on's whole index, else one platform's
 	// image (Platform; nil: the running platform). Platform, when set,
 	// also picks that platform's manifest of every image that is an
-	// index; without it, indexes are copied whole. Referrers also copies
+	// index named by tag, but for an index something refers to when
+	// Referrers is set (its signature covers the index); without it,
+	// indexes are copied whole. Referrers also copies
 	// what refers to the add-on and to each image (signatures, SBOMs,
 	// attestations; transfer.CopyReferrers) within ReferrerLimits, except
 	// the source's image locks: the copy writes its own.
@@ -473,14 +475,21 @@ func copyImage(ctx context.Context, p pending, to source.Ref, mirror string, opt
 	defer ia.Close()
 	// With a platform asked for, an index resolved now gives that
 	// platform's manifest; an image listed in a lock is copied as it was.
+	// An index that something refers to (its signature) is kept whole
+	// when referrers travel, as the add-on's own index is
+	// (transfer.Narrow): the signature covers the index, not the manifest
+	// chosen from it, and would be left behind.
 	if ia.Index != nil && opts.Platform != nil && p.digest == "" {
-		img, err := unpack.SelectImage(ia.Index, opts.Platform)
-		if err != nil {
+		narrow := opts.Options
+		narrow.AllPlatforms = false
+		narrow.ReferrerLimits = referrerLimits(opts)
+		if _, err := transfer.Narrow(ctx, ia, narrow); err != nil {
 			return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
 		}
-		ia.Image, ia.Index = img, nil
-		if ia.Digest, err = img.Digest(); err != nil {
-			return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+		if ia.Index == nil {
+			if ia.Digest, err = ia.Image.Digest(); err != nil {
+				return imagelock.Image{}, 0, fmt.Errorf("image %s: %w", p.image, err)
+			}
 		}
 	}
 	dg := ia.Digest.String()

@@ -367,3 +367,48 @@ func TestCopyToStore(t *testing.T) {
 		t.Fatalf("Find = %+v, %v", locks, err)
 	}
 }
+
+// TestCopyPlatformKeepsSignedImageIndex copies one platform of an add-on
+// whose image index is signed: the index's signature covers the index,
+// not the platform's manifest chosen from it, so the copy keeps the index
+// whole (as a copy keeps a signed add-on index whole) and its signature
+// travels; the lock names the index.
+func TestCopyPlatformKeepsSignedImageIndex(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, false)
+	priv, _, err := signature.GenerateKeyPair(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signature.LoadPrivateKey("test", priv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := name.NewRepository(f.host + "/app/multi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.Sign(ctx, referrers.Registry(repo), f.multiD, signer, signature.SignOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "layout")
+	var opts airgap.Options
+	opts.Referrers = true
+	opts.Platform = &v1.Platform{OS: "linux", Architecture: "arm64"}
+	res, err := airgap.Copy(ctx, parse(t, f.addon), parse(t, "oci:"+dir+":1"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, _ := res.Lock.Lookup(f.multi); im.Digest != f.multiD.String() {
+		t.Errorf("multi in the lock = %+v, want the signed index %s", im, f.multiD)
+	}
+	st, err := layout.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasSignature(t, referrers.Layout(st, ""), f.multiD)
+	// Unsigned, one platform is still one platform's manifest.
+	if im, _ := res.Lock.Lookup(f.one); im.Digest != f.oneD.String() {
+		t.Errorf("one in the lock = %+v, want %s", im, f.oneD)
+	}
+}
