@@ -32,7 +32,7 @@ func loadLock(file string) (l *LockFile, ok bool, err error) {
 // returns the lock and what changed from the previous one (Diff).
 func LockTo(ctx context.Context, s *Set, out string, opts LockOptions) (*LockFile, []Change, error) {
 	out = lockOut(s, out)
-	if err := CheckOutputs([]string{s.File}, []string{out}); err != nil {
+	if err := CheckOutputs(s.inputFiles(), []string{out}); err != nil {
 		return nil, nil, err
 	}
 	prev, _, err := loadLock(out)
@@ -55,7 +55,7 @@ func LockTo(ctx context.Context, s *Set, out string, opts LockOptions) (*LockFil
 // wraps ErrNoLock; every error names the lock file.
 func CheckFile(ctx context.Context, s *Set, lock string, opts Options) (*LockFile, error) {
 	lock = lockOut(s, lock)
-	if err := CheckOutputs([]string{s.File}, []string{lock}); err != nil {
+	if err := CheckOutputs(s.inputFiles(), []string{lock}); err != nil {
 		return nil, err
 	}
 	l, ok, err := loadLock(lock)
@@ -114,7 +114,7 @@ type MirrorFiles struct {
 // writes the mirrored declaration to out ("" is NAME-mirror.yaml beside
 // the declaration) and its lock beside that. Nothing is copied when an
 // output would overwrite an input or another output (the declaration,
-// its lock, an oci-archive: destination).
+// its lock, a member's oci-archive, an oci-archive: destination).
 func MirrorTo(ctx context.Context, s *Set, out string, opts MirrorOptions) (*MirrorResult, MirrorFiles, error) {
 	if out == "" {
 		ext := filepath.Ext(s.File)
@@ -129,7 +129,7 @@ func MirrorTo(ctx context.Context, s *Set, out string, opts MirrorOptions) (*Mir
 	if archive == opts.To {
 		archive = ""
 	}
-	if err := CheckOutputs([]string{s.File, LockPath(s.File)}, []string{out, files.Lock, archive}); err != nil {
+	if err := CheckOutputs(s.inputFiles(LockPath(s.File)), []string{out, files.Lock, archive}); err != nil {
 		return nil, files, err
 	}
 	opts.Lock, opts.DeclDir = l, filepath.Dir(out)

@@ -1,13 +1,16 @@
 package addonset_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
+	"github.com/addonpkg/addonpkg/pkg/layout"
 )
 
 // LockTo writes the lock beside the declaration and says what changed;
@@ -89,5 +92,37 @@ func TestRenderLocked(t *testing.T) {
 	var se *addonset.StaleError
 	if _, err := addonset.RenderLocked(ctx, s.File, addonset.RenderOptions{}); !errors.As(err, &se) || se.Member != "two" {
 		t.Errorf("render from a stale lock: %v, want a *StaleError for two", err)
+	}
+}
+
+// A member's oci-archive is an input too: mirror --to oci-archive:FILE and
+// lock -o FILE refuse it before anything is written, and it keeps its
+// bytes (a mirror into it replaced it whole, losing what else it held).
+func TestOutputsNeverOverwriteMemberArchive(t *testing.T) {
+	ctx := context.Background()
+	dir := declDir(t)
+	src := filepath.Join(t.TempDir(), "layout")
+	layoutOf(t, src, "one", "two")
+	bundle := filepath.Join(dir, "bundle.tar")
+	if err := layout.WriteArchive(src, bundle); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := writeDecl(t, dir, "- name: one\n  source: oci-archive:bundle.tar:one\n")
+	if _, _, err := addonset.LockTo(ctx, s, "", addonset.LockOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = addonset.MirrorTo(ctx, s, filepath.Join(t.TempDir(), "m.yaml"), addonset.MirrorOptions{To: "oci-archive:" + bundle})
+	if !errors.Is(err, addonset.ErrOutputIsInput) || !strings.Contains(err.Error(), bundle) {
+		t.Errorf("mirror into the member's archive: %v, want ErrOutputIsInput naming %s", err, bundle)
+	}
+	if _, _, err := addonset.LockTo(ctx, s, bundle, addonset.LockOptions{}); !errors.Is(err, addonset.ErrOutputIsInput) {
+		t.Errorf("lock over the member's archive: %v, want ErrOutputIsInput", err)
+	}
+	if after, err := os.ReadFile(bundle); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the member's archive changed (%d bytes, was %d): %v", len(after), len(before), err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // ErrOutputIsInput marks an output file that is one of the command's
@@ -45,4 +47,19 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// inputFiles are the files a verb of s reads: the declaration, the
+// others given (its lock), and every member's oci-archive. A member's
+// archive is an input like the declaration: a mirror written over it
+// replaced it whole, and what else it held (other add-ons, their images)
+// was gone.
+func (s *Set) inputFiles(others ...string) []string {
+	in := append([]string{s.File}, others...)
+	for _, a := range s.Addons {
+		if ref, err := s.Ref(a); err == nil && ref.Kind == source.KindArchive {
+			in = append(in, ref.Path)
+		}
+	}
+	return in
 }
