@@ -200,7 +200,7 @@ var inlineFields = []string{"transformers", "generators", "validators"}
 // transformers and generators), not a path. It returns the objects and
 // true for such an entry.
 func inlineConfigs(field, entry string) ([]*yaml.RNode, bool) {
-	if !slices.Contains(inlineFields, field) || !strings.Contains(entry, ":") {
+	if !slices.Contains(inlineFields, field) {
 		return nil, false
 	}
 	var configs []*yaml.RNode
