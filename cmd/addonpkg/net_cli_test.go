@@ -207,3 +207,29 @@ func TestCLIRetriesAndTimeoutFlags(t *testing.T) {
 		}
 	}
 }
+
+// A plain-HTTP registry on 127.0.0.1 that keeps answering 503 is
+// reported as failing, not as "speaks plain HTTP, not HTTPS; add
+// --plain-http": plain HTTP is automatic there and was used (the HTTPS
+// attempt before it got an HTTP answer), and the advice was given even
+// with --plain-http.
+func TestCLIFailingPlainRegistryNotAskedForPlainHTTP(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, args := range [][]string{
+		{"ls", host + "/addons/x", "--retries", "1"},
+		{"ls", host + "/addons/x", "--retries", "1", "--plain-http"},
+		{"pull", host + "/addons/x:1", "--retries", "1"},
+	} {
+		r := cliRun(t, args...)
+		if strings.Contains(r.stderr, "plain-http") || strings.Contains(r.stderr, "speaks plain HTTP") || !strings.Contains(r.stderr, "503") {
+			t.Errorf("addonpkg %s: stderr %q: want the 503, not plain HTTP", strings.Join(args, " "), r.stderr)
+		}
+		checkCLIOneLine(t, r, host)
+	}
+}
