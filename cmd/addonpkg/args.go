@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,13 +17,13 @@ import (
 
 // noArgs refuses any argument (cobra.NoArgs).
 func noArgs(cmd *cobra.Command, args []string) error {
-	return checkArgs(cmd, args, nil, 0, false)
+	return checkArgs(cmd, args, nil, nil, false)
 }
 
 // exactArgs takes exactly the arguments named (cobra.ExactArgs).
 func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		return checkArgs(cmd, args, names, 0, false)
+		return checkArgs(cmd, args, names, nil, false)
 	}
 }
 
@@ -30,7 +31,7 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // (cobra.RangeArgs).
 func rangeArgs(required []string, optional ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		return checkArgs(cmd, args, required, len(optional), false)
+		return checkArgs(cmd, args, required, optional, false)
 	}
 }
 
@@ -38,13 +39,17 @@ func rangeArgs(required []string, optional ...string) cobra.PositionalArgs {
 // (cobra.MinimumNArgs).
 func minimumArgs(required ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		return checkArgs(cmd, args, required, 0, true)
+		return checkArgs(cmd, args, required, nil, true)
 	}
 }
 
 // checkArgs names the first missing argument of required, or the first
-// one beyond required and optional more unless variadic.
-func checkArgs(cmd *cobra.Command, args, required []string, optional int, variadic bool) error {
+// one beyond required and optional more unless variadic, or the first
+// that is empty: no command takes "" for a name, a SOURCE or a registry,
+// and letting one through gives messages about nothing (":latest: not
+// found in store").
+func checkArgs(cmd *cobra.Command, args, required, optional []string, variadic bool) error {
+	names := append(slices.Clip(required), optional...)
 	switch {
 	case len(args) < len(required):
 		missing := required[len(args):]
@@ -53,13 +58,18 @@ func checkArgs(cmd *cobra.Command, args, required []string, optional int, variad
 			what = "arguments " + strings.Join(missing, " ")
 		}
 		return &usageError{cmd: cmd, msg: "missing " + what}
-	case !variadic && len(args) > len(required)+optional:
+	case !variadic && len(args) > len(names):
 		takes := "no arguments"
-		if len(required)+optional > 0 {
+		if len(names) > 0 {
 			// What the usage line says it takes.
 			takes = strings.Join(strings.Fields(cmd.Use)[1:], " ")
 		}
-		return &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q (%s takes %s)", args[len(required)+optional], cmd.Name(), takes)}
+		return &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q (%s takes %s)", args[len(names)], cmd.Name(), takes)}
+	}
+	for i, arg := range args {
+		if arg == "" {
+			return &usageError{cmd: cmd, msg: fmt.Sprintf("empty argument %s", names[min(i, len(names)-1)])}
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -131,5 +132,36 @@ func TestArgsAgreeWithUse(t *testing.T) {
 	walk(root)
 	if n < 25 {
 		t.Fatalf("checked only %d commands: the walk is broken", n)
+	}
+}
+
+// An empty argument ("" from an unset shell variable) is a usage error
+// naming the argument, not a message about nothing (":latest: not found
+// in store", ": not logged in", "read source : no such file").
+func TestEmptyArgumentNamed(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		code int
+		name string
+	}{
+		{[]string{"tag", "", "x:1"}, 1, "SRC"},
+		{[]string{"tag", "x:1", ""}, 1, "DST"},
+		{[]string{"rm", "x:1", ""}, 1, "NAME"},
+		{[]string{"push", "", "127.0.0.1:1/a:1"}, 1, "NAME[:TAG]"},
+		{[]string{"push", "x:1", ""}, 1, "DEST"},
+		{[]string{"login", "", "-u", "u", "--password-stdin"}, 1, "REGISTRY"},
+		{[]string{"logout", ""}, 1, "REGISTRY"},
+		{[]string{"build", ""}, 1, "PATH"},
+		{[]string{"unpack", ""}, 1, "SOURCE"},
+		{[]string{"diff", "x:1", ""}, 2, "B"},
+		{[]string{"ls", ""}, 1, "REGISTRY/REPO"},
+	} {
+		r := cliRun(t, c.args...)
+		want := fmt.Sprintf("addonpkg: %s: empty argument %s\n", c.args[0], c.name)
+		if r.code != c.code || !strings.HasPrefix(r.stderr, want) || r.stdout != "" {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, r.code, r.stdout, r.stderr, c.code, want)
+		}
 	}
 }

@@ -629,3 +629,37 @@ func TestCLICompletion(t *testing.T) {
 		t.Errorf("completing --format: %q", out)
 	}
 }
+
+// Store names are offered only where a command takes one, and a name
+// already given is not offered again: "unpack coredns:1 <TAB>" offered
+// every name for an argument unpack refuses, and "rm a <TAB>" offered a.
+func TestCLICompletionStopsAtTheLastName(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	cliMust(t, "tag", "coredns:1", "coredns:2")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"unpack", ""}, []string{"coredns:1", "coredns:2"}},
+		{[]string{"unpack", "coredns:1", ""}, nil},
+		{[]string{"inspect", "coredns:1", ""}, nil},
+		{[]string{"apply", "coredns:1", ""}, nil},
+		{[]string{"push", "coredns:1", "127.0.0.1:1/x:1", ""}, nil},
+		{[]string{"tag", "coredns:1", "coredns:3", ""}, nil},
+		{[]string{"diff", "coredns:1", ""}, []string{"coredns:2"}},
+		{[]string{"diff", "coredns:1", "coredns:2", ""}, nil},
+		{[]string{"rm", "coredns:1", ""}, []string{"coredns:2"}},
+	} {
+		out := cliMust(t, append([]string{"__complete"}, c.args...)...)
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if l != "" && !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
+				got = append(got, l)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("__complete %q offers %q, want %q", c.args, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -120,4 +122,39 @@ func (s *sourceFlags) options(cmd *cobra.Command, a *app) (source.Options, unpac
 	}
 	p, err := parsePlatform(s.platform)
 	return sopts, unpack.Options{Platform: p}, err
+}
+
+// timeoutValue is --timeout: a positive duration. registry.Options
+// reads 0 as its default and a negative one as no timeout at all, so
+// "--timeout 0" waited 60s and "--timeout -1s" forever.
+type timeoutValue time.Duration
+
+func (v *timeoutValue) String() string { return time.Duration(*v).String() }
+func (v *timeoutValue) Type() string   { return "duration" }
+func (v *timeoutValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as 30s or 2m")
+	}
+	*v = timeoutValue(d)
+	return nil
+}
+
+// retriesValue is --retries: 0 for none, as a count reads (-1, which
+// said none before, still does). registry.Options reads 0 as its
+// default of 4, so "--retries 0" retried 4 times.
+type retriesValue int
+
+func (v *retriesValue) String() string { return strconv.Itoa(max(int(*v), 0)) }
+func (v *retriesValue) Type() string   { return "int" }
+func (v *retriesValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < -1 {
+		return fmt.Errorf("want a number of retries, 0 for none")
+	}
+	if n <= 0 {
+		n = -1 // registry.Options' none
+	}
+	*v = retriesValue(n)
+	return nil
 }

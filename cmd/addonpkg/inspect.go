@@ -33,7 +33,7 @@ are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
 		Args:              exactArgs("SOURCE"),
-		ValidArgsFunction: storeNames(a),
+		ValidArgsFunction: storeNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := source.Parse(args[0])
 			if err != nil {

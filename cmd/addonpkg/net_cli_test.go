@@ -167,3 +167,69 @@ func TestCLIRegistryCredentialsNotRedirected(t *testing.T) {
 		}
 	}
 }
+
+// --retries 0 sends a request once, as the count says (the registry
+// options read 0 as their default: it retried 4 times, 5 requests); a
+// --timeout of 0 or less, which waited 60s or forever, and a --retries
+// below -1 are usage errors naming the flag.
+func TestCLIRetriesAndTimeoutFlags(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for retries, want := range map[string]int{"0": 1, "-1": 1, "1": 2} {
+		mu.Lock()
+		n = 0
+		mu.Unlock()
+		r := cliRun(t, "ls", "--retries", retries, host+"/addons/x")
+		mu.Lock()
+		got := n
+		mu.Unlock()
+		if r.code != 1 || got != want {
+			t.Errorf("ls --retries %s: exit %d, %d requests, want exit 1 and %d (stderr %q)", retries, r.code, got, want, r.stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"--timeout", "0"}, {"--timeout", "-1s"}, {"--timeout", "soon"}, {"--retries", "-2"},
+	} {
+		r := cliRun(t, append([]string{"ls", host + "/addons/x"}, args...)...)
+		want := "addonpkg: ls: invalid argument \"" + args[1] + "\" for \"" + args[0] + "\" flag: "
+		if r.code != 1 || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 2 {
+			t.Errorf("ls %s: exit %d, stderr %q; want a usage error starting %q", strings.Join(args, " "), r.code, r.stderr, want)
+		}
+	}
+}
+
+// A plain-HTTP registry on 127.0.0.1 that keeps answering 503 is
+// reported as failing, not as "speaks plain HTTP, not HTTPS; add
+// --plain-http": plain HTTP is automatic there and was used (the HTTPS
+// attempt before it got an HTTP answer), and the advice was given even
+// with --plain-http.
+func TestCLIFailingPlainRegistryNotAskedForPlainHTTP(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, args := range [][]string{
+		{"ls", host + "/addons/x", "--retries", "1"},
+		{"ls", host + "/addons/x", "--retries", "1", "--plain-http"},
+		{"pull", host + "/addons/x:1", "--retries", "1"},
+	} {
+		r := cliRun(t, args...)
+		if strings.Contains(r.stderr, "plain-http") || strings.Contains(r.stderr, "speaks plain HTTP") || !strings.Contains(r.stderr, "503") {
+			t.Errorf("addonpkg %s: stderr %q: want the 503, not plain HTTP", strings.Join(args, " "), r.stderr)
+		}
+		checkCLIOneLine(t, r, host)
+	}
+}

@@ -68,3 +68,35 @@ func TestOutputsMakeTheirFolders(t *testing.T) {
 		t.Error("a failed mirror wrote its declaration")
 	}
 }
+
+// TestOutputFileThatIsAFolder: an output file (an archive, a lock file)
+// named by a folder that exists is refused in one line saying so, before
+// any work, and nothing is left in the folder. (copy to oci-archive:/
+// said "createtemp /.tmp-*: pattern contains path separator", and to
+// oci-archive:DIR "rename DIR.tmp-123 DIR: file exists", after writing
+// the whole archive.)
+func TestOutputFileThatIsAFolder(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	for _, c := range []struct {
+		args []string
+		path string
+	}{
+		{[]string{"copy", "coredns:1", "oci-archive:" + dir}, dir},
+		{[]string{"copy", "coredns:1", "docker-archive:" + dir}, dir},
+		{[]string{"build", cliExampleDir("coredns"), "-t", "coredns:2", "--output", "oci-archive:" + dir}, dir},
+		{[]string{"lock", "-f", cliSet, "-o", dir}, dir},
+		{[]string{"mirror", "-f", cliSet, "--to", "oci-archive:" + dir, "-o", filepath.Join(t.TempDir(), "set.yaml")}, dir},
+		{[]string{"copy", "coredns:1", "oci-archive:/"}, "/"},
+	} {
+		r := cliRun(t, c.args...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code == 0 || strings.Count(line, "\n") != 0 || !strings.Contains(line, c.path+": is a directory") {
+			t.Errorf("addonpkg %s: exit %d, stderr %q: want one line saying %s is a directory", strings.Join(c.args, " "), r.code, r.stderr, c.path)
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the folder in the way holds %v (%v)", entries, err)
+	}
+}

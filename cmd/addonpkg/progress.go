@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -11,10 +12,12 @@ import (
 )
 
 // blobBars draws one progress bar per blob on a terminal. It returns a
-// nil callback (nothing drawn) when stderr is not a terminal or --quiet
-// is set, so piped output stays clean. wait must be called when done.
+// nil callback (nothing drawn) when stderr is not a terminal, or is one
+// that cannot move its cursor (TERM=dumb: an editor's shell buffer, where
+// the redraws pile up as escape sequences), or --quiet is set, so piped
+// output stays clean. wait must be called when done.
 func (a *app) blobBars() (report layout.Progress, wait func()) {
-	if a.quiet || !isTerminal(a.stderr) {
+	if a.quiet || !isTerminal(a.stderr) || os.Getenv("TERM") == "dumb" {
 		return nil, func() {}
 	}
 	p := mpb.New(mpb.WithOutput(a.stderr), mpb.WithAutoRefresh())

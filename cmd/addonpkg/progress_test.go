@@ -48,6 +48,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // Piped, nothing is drawn; on a terminal, a bar per blob is; --quiet
 // turns it off.
 func TestBlobBars(t *testing.T) {
+	t.Setenv("TERM", "xterm")
 	h := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
 
 	piped := &app{stderr: &bytes.Buffer{}}
@@ -98,6 +99,19 @@ func TestBlobBars(t *testing.T) {
 	wait()
 	if !strings.Contains(got, h.Hex[:12]) {
 		t.Errorf("terminal output %q has no bar for the blob", got)
+	}
+}
+
+// A terminal that cannot move its cursor (TERM=dumb: Emacs' shell, a
+// CI log that claims a tty) gets no bars: their redraws are cursor
+// escapes that it shows as text.
+func TestBlobBarsNotOnDumbTerminal(t *testing.T) {
+	t.Setenv("TERM", "dumb")
+	_, slave := openPTY(t)
+	dumb := &app{stderr: slave}
+	if report, wait := dumb.blobBars(); report != nil {
+		wait()
+		t.Error("progress bars drawn with TERM=dumb")
 	}
 }
 

@@ -72,7 +72,7 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 		Example: `  addonpkg push registry.example.com/addons/coredns:1.11
   addonpkg push coredns:1.11 localhost:5000/addons/coredns:1.11 --json`,
 		Args:              rangeArgs([]string{"NAME[:TAG]"}, "DEST"),
-		ValidArgsFunction: storeNames(a),
+		ValidArgsFunction: storeNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := source.Ref{Kind: source.KindStore, Name: reference.WithDefaultTag(args[0])}
 			dstName := args[0]

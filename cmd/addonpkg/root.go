@@ -139,8 +139,9 @@ func (a *app) addRegistryFlags(cmd *cobra.Command) {
 	f.BoolVar(&a.reg.PlainHTTP, "plain-http", false, "use plain HTTP (automatic for localhost and 127.0.0.1)")
 	f.BoolVar(&a.reg.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "accept any TLS certificate (still HTTPS)")
 	f.StringVar(&a.reg.CAFile, "ca-file", "", "PEM file of CA certificates to trust")
-	f.DurationVar(&a.reg.Timeout, "timeout", 60*time.Second, "how long to wait for a server's answer, or for more of a response body (registries, http and git sources; git+ssh: the whole fetch)")
-	f.IntVar(&a.reg.Retries, "retries", 4, "retries of a failed registry request (429, 5xx, dropped connections); -1 for none")
+	a.reg.Timeout, a.reg.Retries = 60*time.Second, 4
+	f.Var((*timeoutValue)(&a.reg.Timeout), "timeout", "how long to wait for a server's answer, or for more of a response body (registries, http and git sources; git+ssh: the whole fetch)")
+	f.Var((*retriesValue)(&a.reg.Retries), "retries", "retries of a failed registry request (429, 5xx, dropped connections); 0 for none")
 }
 
 // printJSON prints v as indented JSON. encoding/json escapes the C0

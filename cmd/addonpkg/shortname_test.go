@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +34,39 @@ func TestCLIShortNamesStayLocal(t *testing.T) {
 			}
 			cliCheckError(t, r, tc.wants...)
 		})
+	}
+}
+
+// A SOURCE that reads as a name is a name, even when a folder or file of
+// that path is here; but the message says how to name the path: "unpack
+// site" beside a folder site said only "site:latest: not in the local
+// store" and pointed at Docker Hub.
+func TestCLIShortNameThatIsAFolder(t *testing.T) {
+	cliNewHome(t)
+	t.Chdir(t.TempDir())
+	cm := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: site\n")
+	for _, f := range []string{"site/cm.yaml", "deploy/base/cm.yaml", "tagged:1/cm.yaml", "stream"} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, cm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		source, want string
+	}{
+		{"site", "site:latest: not in the local store (a name without a registry host is a local name; for Docker Hub write docker.io/library/site:latest); for the folder site write ./site"},
+		{"deploy/base", "; for the folder deploy/base write ./deploy/base"},
+		{"tagged:1", "; for the folder tagged:1 write ./tagged:1"},
+		{"stream", "; for the file stream write ./stream"},
+	} {
+		r := cliRun(t, "unpack", tc.source)
+		cliCheckError(t, r, tc.want)
+		cliMust(t, "unpack", "./"+tc.source)
+	}
+	cliCheckError(t, cliRun(t, "unpack", "elsewhere"), "elsewhere:latest: not in the local store")
+	if r := cliRun(t, "unpack", "elsewhere"); strings.Contains(r.stderr, "write ./") {
+		t.Errorf("a name with no path here: %q", r.stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -49,9 +50,14 @@ func newImagesCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// storeNames completes names from the local store.
-func storeNames(a *app) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// storeNames completes the first n arguments (any number when n < 0)
+// with names from the local store, leaving out the names already given:
+// past them the command takes no more names, so there is nothing to offer.
+func storeNames(a *app, n int) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if n >= 0 && len(args) >= n {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
 		st, err := a.store()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
@@ -62,7 +68,9 @@ func storeNames(a *app) func(*cobra.Command, []string, string) ([]string, cobra.
 		}
 		var names []string
 		for _, e := range entries {
-			names = append(names, e.Name)
+			if !slices.Contains(args, e.Name) {
+				names = append(names, e.Name)
+			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -74,7 +82,7 @@ func newTagCmd(a *app) *cobra.Command {
 		Short:             "Give an add-on in the local store another name",
 		Example:           `  addonpkg tag coredns:1.11 registry.example.com/addons/coredns:1.11`,
 		Args:              exactArgs("SRC", "DST"),
-		ValidArgsFunction: storeNames(a),
+		ValidArgsFunction: storeNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
 			if err != nil {
@@ -101,7 +109,7 @@ func newRmCmd(a *app) *cobra.Command {
 		Short:             "Remove names from the local store (blobs go with gc)",
 		Example:           `  addonpkg rm coredns:1.11 && addonpkg gc`,
 		Args:              minimumArgs("NAME"),
-		ValidArgsFunction: storeNames(a),
+		ValidArgsFunction: storeNames(a, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store()
 			if err != nil {

@@ -25,8 +25,14 @@ import (
 // find what a killed writer left), which is synced, given mode perm and
 // renamed over name; then the directory is synced so that the rename
 // lasts. On any error name is untouched and the temp file removed.
-// The folders above name are made when missing (MkdirParent).
+// The folders above name are made when missing (MkdirParent). A name
+// that is a folder is refused before fill runs (EISDIR).
 func Write(name, prefix string, perm os.FileMode, fill func(io.Writer) error) error {
+	// A folder can never be renamed over: say so before the work (and
+	// before "/" makes a temp name with a separator in it).
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return fmt.Errorf("write %s: %w", name, syscall.EISDIR)
+	}
 	if err := MkdirParent(name); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}

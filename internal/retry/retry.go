@@ -59,9 +59,16 @@ func Do(ctx context.Context, op func() error) error {
 // Backoff is the wait before retry number attempt (0 for the first):
 // base doubled each time, with up to 20% jitter, at most 10 seconds.
 func Backoff(base time.Duration, attempt int) time.Duration {
-	d := base << attempt
+	const maxBackoff = 10 * time.Second
+	// Doubled no further than the cap: base<<attempt overflows from
+	// about the 36th retry of 200ms (--retries 1000000), turning
+	// negative (a panic in rand.Int64N) and then 0 (retries with no wait).
+	d := max(base, 0)
+	for i := 0; i < attempt && d < maxBackoff; i++ {
+		d *= 2
+	}
 	d += time.Duration(rand.Int64N(int64(d)/5 + 1))
-	return min(d, 10*time.Second)
+	return min(d, maxBackoff)
 }
 
 // After parses a Retry-After value (seconds or an HTTP date) into a wait,

@@ -93,4 +93,19 @@ func TestBackoff(t *testing.T) {
 	if d := retry.Backoff(time.Second, 20); d != 10*time.Second {
 		t.Errorf("Backoff(1s, 20) = %v, want the 10s cap", d)
 	}
+	// Far retries (--retries 1000000) wait the cap too: 200ms<<36
+	// overflowed into a negative wait (rand.Int64N panicked) and from 64
+	// on into none.
+	for _, attempt := range []int{35, 36, 40, 62, 63, 64, 100, 1_000_000} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("Backoff(200ms, %d) panicked: %v", attempt, r)
+				}
+			}()
+			if d := retry.Backoff(200*time.Millisecond, attempt); d != 10*time.Second {
+				t.Errorf("Backoff(200ms, %d) = %v, want the 10s cap", attempt, d)
+			}
+		}()
+	}
 }

@@ -169,7 +169,11 @@ func Explain(ref string, err error) error {
 	if errors.As(err, &dns) {
 		return e.set(ErrUnreachable, fmt.Sprintf("cannot resolve host %s", safetree.Sanitize(hostOnly(host))), "check the registry's host name")
 	}
-	if errors.Is(err, http.ErrSchemeMismatch) {
+	// A registry on localhost (or any with PlainHTTP) is tried over HTTPS
+	// and then plain HTTP: the HTTPS attempt's "HTTP response to HTTPS
+	// client" says nothing when the plain one was answered, with a 5xx
+	// retried to the end.
+	if errors.Is(err, http.ErrSchemeMismatch) && !errors.Is(err, errdef.ErrRetriesExhausted) {
 		return e.set(ErrPlainHTTP, fmt.Sprintf("%s speaks plain HTTP, not HTTPS", safetree.Sanitize(host)), "reach it over plain HTTP")
 	}
 	var op *net.OpError

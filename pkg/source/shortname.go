@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -30,10 +31,24 @@ type NotInStoreError struct {
 	// Closest are store names that look like Name, closest first (at most
 	// three).
 	Closest []string
+	// Path is a file or folder in the working directory whose path is
+	// the name as written ("examples/coredns"), when there is one: the
+	// SOURCE still reads as a name (its text decides), but the message
+	// says how to name the path ("./examples/coredns").
+	Path string
+	// PathIsDir says Path is a folder.
+	PathIsDir bool
 }
 
 func (e *NotInStoreError) Error() string {
 	msg := fmt.Sprintf("%s: not in the local store (a name without a registry host is a local name; for Docker Hub write %s)", e.Name, reference.DockerHub(e.Name))
+	if e.Path != "" {
+		what := "file"
+		if e.PathIsDir {
+			what = "folder"
+		}
+		msg += "; for the " + what + " " + e.Path + " write ./" + e.Path
+	}
 	if len(e.Closest) > 0 {
 		msg += "; did you mean " + strings.Join(e.Closest, ", ") + "?"
 	}
@@ -50,6 +65,13 @@ const maxSuggestions = 3
 
 func notInStore(st *layout.Store, name string) error {
 	e := &NotInStoreError{Name: name}
+	// The name as written: Parse added ":latest" to one without a tag.
+	for _, p := range []string{strings.TrimSuffix(name, ":"+reference.DefaultTag), name} {
+		if fi, err := os.Stat(p); err == nil {
+			e.Path, e.PathIsDir = p, fi.IsDir()
+			break
+		}
+	}
 	entries, err := st.List()
 	if err != nil {
 		return e // the suggestions are a courtesy
