@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
@@ -109,7 +110,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	parent, base := filepath.Dir(dir), tempBase(filepath.Base(dir))
 	if inPlace {
 		// What a killed writer left inside goes first: it is no content.
 		removeStaleTemps(dir, inPlaceBase)
@@ -616,3 +617,22 @@ func (w *Writer) moveIn() error {
 	}
 	return target.Remove(tmpName)
 }
+
+// tempBase is the part of a temp directory's name taken from its
+// target's base name: all of it, but for a name so long (up to the 255
+// bytes of NAME_MAX) that ".BASE.tmp-N" could not be made; then its first
+// maxTempBase bytes, cut at a character.
+func tempBase(base string) string {
+	if len(base) <= maxTempBase {
+		return base
+	}
+	b := base[:maxTempBase]
+	for !utf8.ValidString(b) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// maxTempBase leaves room in 255 bytes for ".", ".tmp-" and
+// os.MkdirTemp's suffix (at most 20 digits).
+const maxTempBase = 255 - len(".") - len(".tmp-") - 20

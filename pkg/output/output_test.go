@@ -227,3 +227,20 @@ func checkTree(t *testing.T, dir string) {
 		t.Errorf("entries: %v, want a.yaml, bin, deep", entries)
 	}
 }
+
+// A target whose name takes nearly all of NAME_MAX's 255 bytes can be
+// written: its temp directory's name, ".NAME.tmp-N", was longer than the
+// name itself and failed with ENAMETOOLONG.
+func TestWriteDirLongName(t *testing.T) {
+	parent := t.TempDir()
+	for _, base := range []string{strings.Repeat("a", 255), strings.Repeat("é", 127)} {
+		dir := filepath.Join(parent, base)
+		if err := WriteDir(tree(t), dir); err != nil {
+			t.Fatalf("%d bytes: %v", len(base), err)
+		}
+		checkTree(t, dir)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 2 {
+		t.Errorf("left beside: %v", entries)
+	}
+}
