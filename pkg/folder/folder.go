@@ -208,6 +208,15 @@ func (l *loader) walk(src, dst string, depth int) error {
 			perm fs.FileMode // of a file, as listed (Open keeps it)
 		)
 		if mode&fs.ModeSymlink != 0 {
+			// A link the ignore rules leave out is not judged: it is no
+			// part of the add-on. Emacs' lock files (.#a.yaml, a default
+			// rule) are links that lead nowhere, and .addonignore is how
+			// a folder leaves out a link to a build's output elsewhere.
+			// Only a pattern for directories needs to know what the link
+			// points to, judged below.
+			if l.ignore.Match(d, false) && l.ignore.Match(d, true) {
+				continue
+			}
 			// Judged as every tree's links are: through each other.
 			if err := l.checkLink(s); err != nil {
 				return err

@@ -202,6 +202,50 @@ func TestLoadDirBadSymlinks(t *testing.T) {
 	})
 }
 
+// A link the ignore rules leave out is not judged: Emacs' lock file (a
+// link that leads nowhere, left out by the default rule .#*) and a link out
+// of the folder that .addonignore names. Both failed the build before. A
+// link that a pattern for directories names is judged by what it points to.
+func TestLoadDirIgnoredLinksNotJudged(t *testing.T) {
+	eachLoader(t, func(t *testing.T, load loadFunc) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"a.yaml": cm, "sub/b.yaml": cm, ".addonignore": "result\nbuild/\n"})
+		symlink(t, "user@host.1234:1700000000", filepath.Join(dir, ".#a.yaml"))
+		symlink(t, "/nix/store/abc-result", filepath.Join(dir, "result"))
+		symlink(t, "sub", filepath.Join(dir, "build"))
+		fsys, err := load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		if err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			names = append(names, name)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{".", "a.yaml", "sub", "sub/b.yaml"}; !slices.Equal(names, want) {
+			t.Errorf("tree %q, want %q", names, want)
+		}
+
+		// "build/" names directories: a link to a file is kept, one that
+		// leads nowhere is still refused.
+		os.Remove(filepath.Join(dir, "build"))
+		symlink(t, "a.yaml", filepath.Join(dir, "build"))
+		if fsys, err = load(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fs.Stat(fsys, "build"); err != nil {
+			t.Errorf("a link to a file that a directory pattern names: %v", err)
+		}
+		os.Remove(filepath.Join(dir, "build"))
+		symlink(t, "nowhere", filepath.Join(dir, "build"))
+		if _, err := load(dir); err == nil || !strings.Contains(err.Error(), "build") {
+			t.Errorf("err = %v, want the dangling link refused", err)
+		}
+	})
+}
+
 func TestLoadDirEmpty(t *testing.T) {
 	eachLoader(t, func(t *testing.T, load loadFunc) {
 		t.Run("empty directory", func(t *testing.T) {
