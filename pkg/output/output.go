@@ -112,11 +112,14 @@ func NewWriter(dir string) (*Writer, error) {
 	}
 	parent, base := filepath.Dir(dir), tempBase(filepath.Base(dir))
 	if inPlace {
-		// What a killed writer left inside goes first: it is no content.
-		removeStaleTemps(dir, inPlaceBase)
-		if err := checkEmpty(dir); err != nil {
+		// A directory with content is refused untouched; in an empty one,
+		// what a killed writer left goes first.
+		if err := checkEmpty(dir); errors.Is(err, ErrNotEmpty) {
 			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("output %s: %w", dir, err)
 		}
+		removeStaleTemps(dir, inPlaceBase)
 		parent, base = dir, inPlaceBase
 	} else if err := atomicfile.MkdirParent(dir); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
@@ -562,7 +565,7 @@ func existingDir(dir string) (bool, error) {
 func checkEmpty(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("output %s: %w", dir, err)
+		return err
 	}
 	for _, e := range entries {
 		if !e.IsDir() || !isTempName(e.Name(), inPlaceBase) {

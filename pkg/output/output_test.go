@@ -143,6 +143,26 @@ func TestWriteDirFillsExistingDirectory(t *testing.T) {
 		}
 		checkTree(t, dir)
 	})
+	t.Run("not empty", func(t *testing.T) {
+		// Refused untouched: not even what looks like a dead writer's
+		// temp directory is removed from a directory with content.
+		dir := t.TempDir()
+		for _, name := range []string{".addonpkg-out.tmp-1/keep", "mine"} {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := WriteDir(tree(t), dir); !errors.Is(err, ErrNotEmpty) {
+			t.Errorf("err = %v, want ErrNotEmpty", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".addonpkg-out.tmp-1/keep")); err != nil {
+			t.Errorf("a directory with content was swept: %v", err)
+		}
+	})
 	t.Run("current directory", func(t *testing.T) {
 		dir := t.TempDir()
 		t.Chdir(dir)
