@@ -270,7 +270,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 			// anywhere in the tree), a file through its directory's.
 			files = append(files, fileJob{src: s, dst: d, link: e.Type()&fs.ModeSymlink != 0, size: size, perm: perm})
 		default:
-			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
+			return fmt.Errorf("%s is a %s: %w (an add-on holds only files, directories and links to them)", filepath.Join(l.dir, s), typeName(mode), safetree.ErrUnsupportedType)
 		}
 	}
 	for _, f := range files {
@@ -287,6 +287,22 @@ func (l *loader) walk(src, dst string, depth int) error {
 		l.files++
 	}
 	return nil
+}
+
+// typeName names a type of file that an add-on cannot hold, in words: a
+// mode string (p---------) says nothing to most readers.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return fmt.Sprintf("file of type %v", m.Type())
 }
 
 // fileJob is a file of one directory, listed.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,8 +297,19 @@ func TestLoadDirRefusesSpecialFiles(t *testing.T) {
 		if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
 			t.Skip("mkfifo:", err)
 		}
-		if _, err := load(dir); err == nil || !strings.Contains(err.Error(), "fifo") {
-			t.Errorf("err = %v, want a refusal naming the FIFO", err)
+		_, err := load(dir)
+		if !errors.Is(err, safetree.ErrUnsupportedType) || !strings.Contains(err.Error(), filepath.Join(dir, "fifo")+" is a named pipe") {
+			t.Errorf("err = %v, want safetree.ErrUnsupportedType naming the FIFO", err)
+		}
+		os.Remove(filepath.Join(dir, "fifo"))
+		l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+		if err != nil {
+			t.Skip("unix socket:", err)
+		}
+		defer l.Close()
+		_, err = load(dir)
+		if !errors.Is(err, safetree.ErrUnsupportedType) || !strings.Contains(err.Error(), filepath.Join(dir, "sock")+" is a socket") {
+			t.Errorf("err = %v, want safetree.ErrUnsupportedType naming the socket", err)
 		}
 	})
 }
