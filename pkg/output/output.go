@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
@@ -396,13 +397,7 @@ func (w *Writer) Commit(fsys fs.FS) error {
 	if err == nil && w.inPlace {
 		err = w.moveIn()
 	} else if err == nil {
-		// An empty directory made since NewWriter is replaced; rename
-		// cannot do that.
-		if rerr := os.Remove(w.dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = rerr
-		} else {
-			err = os.Rename(w.tmp, w.dir)
-		}
+		err = w.renameIn()
 	}
 	if err != nil {
 		os.RemoveAll(w.tmp)
@@ -535,6 +530,32 @@ func filePerm(m fs.FileMode) fs.FileMode {
 		return 0o755
 	}
 	return 0o644
+}
+
+// renameIn renames the temp directory to the target, which did not exist
+// when NewWriter looked. What another process made there since is kept:
+// an empty directory is replaced (rename cannot do that), one with
+// content is ErrNotEmpty (another unpack to the same target finished
+// first), and anything else is refused, never removed (os.Remove would
+// have removed a file).
+func (w *Writer) renameIn() error {
+	if st, err := os.Lstat(w.dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s appeared while the tree was written: %w", w.dir, fs.ErrExist)
+		}
+		if err := os.Remove(w.dir); err != nil {
+			return notEmpty(w.dir, err)
+		}
+	}
+	return notEmpty(w.dir, os.Rename(w.tmp, w.dir))
+}
+
+// notEmpty is err, or ErrNotEmpty when it says that dir holds entries.
+func notEmpty(dir string, err error) error {
+	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	return err
 }
 
 // inPlaceBase names the temp directories made inside an existing target:
