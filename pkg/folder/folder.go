@@ -208,6 +208,15 @@ func (l *loader) walk(src, dst string, depth int) error {
 			perm fs.FileMode // of a file, as listed (Open keeps it)
 		)
 		if mode&fs.ModeSymlink != 0 {
+			// A link the ignore rules leave out is not judged: it is no
+			// part of the add-on. Emacs' lock files (.#a.yaml, a default
+			// rule) are links that lead nowhere, and .addonignore is how
+			// a folder leaves out a link to a build's output elsewhere.
+			// Only a pattern for directories needs to know what the link
+			// points to, judged below.
+			if l.ignore.Match(d, false) && l.ignore.Match(d, true) {
+				continue
+			}
 			// Judged as every tree's links are: through each other.
 			if err := l.checkLink(s); err != nil {
 				return err
@@ -261,7 +270,7 @@ func (l *loader) walk(src, dst string, depth int) error {
 			// anywhere in the tree), a file through its directory's.
 			files = append(files, fileJob{src: s, dst: d, link: e.Type()&fs.ModeSymlink != 0, size: size, perm: perm})
 		default:
-			return fmt.Errorf("%s: unsupported file type (%v): an add-on holds only files and directories", filepath.Join(l.dir, s), mode)
+			return fmt.Errorf("%s is a %s: %w (an add-on holds only files, directories and links to them)", filepath.Join(l.dir, s), typeName(mode), safetree.ErrUnsupportedType)
 		}
 	}
 	for _, f := range files {
@@ -278,6 +287,22 @@ func (l *loader) walk(src, dst string, depth int) error {
 		l.files++
 	}
 	return nil
+}
+
+// typeName names a type of file that an add-on cannot hold, in words: a
+// mode string (p---------) says nothing to most readers.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return fmt.Sprintf("file of type %v", m.Type())
 }
 
 // fileJob is a file of one directory, listed.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,6 +203,50 @@ func TestLoadDirBadSymlinks(t *testing.T) {
 	})
 }
 
+// A link the ignore rules leave out is not judged: Emacs' lock file (a
+// link that leads nowhere, left out by the default rule .#*) and a link out
+// of the folder that .addonignore names. Both failed the build before. A
+// link that a pattern for directories names is judged by what it points to.
+func TestLoadDirIgnoredLinksNotJudged(t *testing.T) {
+	eachLoader(t, func(t *testing.T, load loadFunc) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"a.yaml": cm, "sub/b.yaml": cm, ".addonignore": "result\nbuild/\n"})
+		symlink(t, "user@host.1234:1700000000", filepath.Join(dir, ".#a.yaml"))
+		symlink(t, "/nix/store/abc-result", filepath.Join(dir, "result"))
+		symlink(t, "sub", filepath.Join(dir, "build"))
+		fsys, err := load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		if err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			names = append(names, name)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{".", "a.yaml", "sub", "sub/b.yaml"}; !slices.Equal(names, want) {
+			t.Errorf("tree %q, want %q", names, want)
+		}
+
+		// "build/" names directories: a link to a file is kept, one that
+		// leads nowhere is still refused.
+		os.Remove(filepath.Join(dir, "build"))
+		symlink(t, "a.yaml", filepath.Join(dir, "build"))
+		if fsys, err = load(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fs.Stat(fsys, "build"); err != nil {
+			t.Errorf("a link to a file that a directory pattern names: %v", err)
+		}
+		os.Remove(filepath.Join(dir, "build"))
+		symlink(t, "nowhere", filepath.Join(dir, "build"))
+		if _, err := load(dir); err == nil || !strings.Contains(err.Error(), "build") {
+			t.Errorf("err = %v, want the dangling link refused", err)
+		}
+	})
+}
+
 func TestLoadDirEmpty(t *testing.T) {
 	eachLoader(t, func(t *testing.T, load loadFunc) {
 		t.Run("empty directory", func(t *testing.T) {
@@ -252,8 +297,19 @@ func TestLoadDirRefusesSpecialFiles(t *testing.T) {
 		if err := mkfifo(filepath.Join(dir, "fifo")); err != nil {
 			t.Skip("mkfifo:", err)
 		}
-		if _, err := load(dir); err == nil || !strings.Contains(err.Error(), "fifo") {
-			t.Errorf("err = %v, want a refusal naming the FIFO", err)
+		_, err := load(dir)
+		if !errors.Is(err, safetree.ErrUnsupportedType) || !strings.Contains(err.Error(), filepath.Join(dir, "fifo")+" is a named pipe") {
+			t.Errorf("err = %v, want safetree.ErrUnsupportedType naming the FIFO", err)
+		}
+		os.Remove(filepath.Join(dir, "fifo"))
+		l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+		if err != nil {
+			t.Skip("unix socket:", err)
+		}
+		defer l.Close()
+		_, err = load(dir)
+		if !errors.Is(err, safetree.ErrUnsupportedType) || !strings.Contains(err.Error(), filepath.Join(dir, "sock")+" is a socket") {
+			t.Errorf("err = %v, want safetree.ErrUnsupportedType naming the socket", err)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 // Package output writes an add-on tree to disk, atomically and confined:
-// everything goes into a temp directory beside the target, through
-// os.Root, and is renamed into place only when complete.
+// everything goes into a temp directory, through os.Root, and is moved
+// into place only when complete. The temp directory is beside a target
+// that does not exist yet, and inside one that exists (it must be empty),
+// which is then filled and never replaced.
 package output
 
 import (
@@ -14,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
@@ -33,13 +37,17 @@ func WriteDir(fsys fs.FS, dir string) error {
 	return w.Commit(fsys)
 }
 
-// Writer writes a tree into a temp directory beside its target and moves
-// it into place on Commit. Files may be handed over early, with WriteFile,
-// while the rest of the tree is still being read: they are written in the
-// background, so reading and writing overlap.
+// Writer writes a tree into a temp directory and moves it into place on
+// Commit (NewWriter says where the temp directory is). Files may be
+// handed over early, with WriteFile, while the rest of the tree is still
+// being read: they are written in the background, so reading and writing
+// overlap.
 type Writer struct {
 	dir, tmp string
 	root     *os.Root
+	// inPlace: dir existed, tmp is inside it, and Commit moves the
+	// tree's entries into it instead of renaming tmp to dir.
+	inPlace bool
 
 	jobs chan writeJob
 	wg   sync.WaitGroup
@@ -85,22 +93,39 @@ type writeJob struct {
 // writers is how many files are written at once.
 const writers = 2
 
-// NewWriter checks that dir does not exist or is empty and makes the temp
-// directory beside it. Call Commit or Abort.
+// NewWriter checks that dir does not exist or is an empty directory and
+// makes the temp directory. Call Commit or Abort.
+//
+// A dir that does not exist is made by renaming the temp directory, made
+// beside it, into place. A dir that exists (a symlink to one included) is
+// filled, not replaced: the temp directory is made inside it and Commit
+// moves the tree's entries into it. Replacing it (remove, then rename)
+// could not write into a mount point (a container's volume, EBUSY), the
+// current directory (-o ., EINVAL, or a working directory deleted under
+// the shell), a directory whose parent the user may not write, or through
+// a symlink (the link itself was replaced); and it dropped the
+// directory's own mode and owner.
 func NewWriter(dir string) (*Writer, error) {
 	dir = filepath.Clean(dir)
-	if entries, err := os.ReadDir(dir); err == nil {
-		if len(entries) > 0 {
-			return nil, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	inPlace, err := existingDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", dir, err)
+	}
+	parent, base := filepath.Dir(dir), tempBase(filepath.Base(dir))
+	if inPlace {
+		// A directory with content is refused untouched; in an empty one,
+		// what a killed writer left goes first.
+		if err := checkEmpty(dir); errors.Is(err, ErrNotEmpty) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("output %s: %w", dir, err)
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		removeStaleTemps(dir, inPlaceBase)
+		parent, base = dir, inPlaceBase
+	} else if err := atomicfile.MkdirParent(dir); err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
-	parent := filepath.Dir(dir)
-	if err := atomicfile.MkdirParent(dir); err != nil {
-		return nil, fmt.Errorf("output %s: %w", dir, err)
-	}
-	tmp, unlockTmp, err := newTempDir(parent, filepath.Base(dir))
+	tmp, unlockTmp, err := newTempDir(parent, base)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
@@ -117,7 +142,7 @@ func NewWriter(dir string) (*Writer, error) {
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	w := &Writer{
-		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp,
+		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp, inPlace: inPlace,
 		jobs:    make(chan writeJob, 256),
 		dirs:    map[string]*os.Root{".": root},
 		written: map[string]bool{},
@@ -369,13 +394,10 @@ func (w *Writer) Commit(fsys fs.FS) error {
 		err = w.root.RemoveAll(w.spill)
 	}
 	w.finish()
-	if err == nil {
-		// An empty target directory is replaced; rename cannot do that.
-		if rerr := os.Remove(w.dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = rerr
-		} else {
-			err = os.Rename(w.tmp, w.dir)
-		}
+	if err == nil && w.inPlace {
+		err = w.moveIn()
+	} else if err == nil {
+		err = w.renameIn()
 	}
 	if err != nil {
 		os.RemoveAll(w.tmp)
@@ -509,3 +531,132 @@ func filePerm(m fs.FileMode) fs.FileMode {
 	}
 	return 0o644
 }
+
+// renameIn renames the temp directory to the target, which did not exist
+// when NewWriter looked. What another process made there since is kept:
+// an empty directory is replaced (rename cannot do that), one with
+// content is ErrNotEmpty (another unpack to the same target finished
+// first), and anything else is refused, never removed (os.Remove would
+// have removed a file).
+func (w *Writer) renameIn() error {
+	if st, err := os.Lstat(w.dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s appeared while the tree was written: %w", w.dir, fs.ErrExist)
+		}
+		if err := os.Remove(w.dir); err != nil {
+			return notEmpty(w.dir, err)
+		}
+	}
+	return notEmpty(w.dir, os.Rename(w.tmp, w.dir))
+}
+
+// notEmpty is err, or ErrNotEmpty when it says that dir holds entries.
+func notEmpty(dir string, err error) error {
+	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	return err
+}
+
+// inPlaceBase names the temp directories made inside an existing target:
+// ".addonpkg-out.tmp-N".
+const inPlaceBase = "addonpkg-out"
+
+// existingDir reports whether dir is a directory that exists, or a
+// symlink to one, which is then filled in place. A symlink that leads
+// nowhere is refused: writing would replace the link.
+func existingDir(dir string) (bool, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return true, nil
+	case err == nil:
+		return false, errors.New("not a directory")
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, err
+	}
+	if target, lerr := os.Readlink(dir); lerr == nil {
+		return false, fmt.Errorf("symbolic link to %s: %w", target, fs.ErrNotExist)
+	}
+	return false, nil
+}
+
+// checkEmpty refuses an existing target that holds anything but the temp
+// directories of writers filling it.
+func checkEmpty(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !isTempName(e.Name(), inPlaceBase) {
+			return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+		}
+	}
+	return nil
+}
+
+// moveIn moves the finished tree from its temp directory inside the
+// target into the target, one rename per top-level entry, and removes the
+// temp directory. It holds an exclusive flock on the target meanwhile, so
+// two writers filling one directory take turns and the second finds it
+// no longer empty. A failed rename moves back what was moved. (Between
+// the first rename and the last, a SIGKILL leaves part of the tree: the
+// next writer refuses the directory as not empty.)
+func (w *Writer) moveIn() error {
+	// Where the target cannot be locked (a file system without flock),
+	// the checks below still hold against everything but a race.
+	if l := lockDir(w.dir); l.Lock() == nil {
+		defer l.Unlock()
+	}
+	if err := checkEmpty(w.dir); err != nil {
+		return err
+	}
+	target, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+	tmpName := filepath.Base(w.tmp)
+	entries, err := os.ReadDir(w.tmp)
+	if err != nil {
+		return err
+	}
+	var moved []string
+	undo := func(err error) error {
+		for _, name := range moved {
+			_ = target.Rename(name, tmpName+"/"+name)
+		}
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if _, err := target.Lstat(name); err == nil {
+			return undo(fmt.Errorf("%s: %w", filepath.Join(w.dir, name), ErrNotEmpty))
+		}
+		if err := target.Rename(tmpName+"/"+name, name); err != nil {
+			return undo(err)
+		}
+		moved = append(moved, name)
+	}
+	return target.Remove(tmpName)
+}
+
+// tempBase is the part of a temp directory's name taken from its
+// target's base name: all of it, but for a name so long (up to the 255
+// bytes of NAME_MAX) that ".BASE.tmp-N" could not be made; then its first
+// maxTempBase bytes, cut at a character.
+func tempBase(base string) string {
+	if len(base) <= maxTempBase {
+		return base
+	}
+	b := base[:maxTempBase]
+	for !utf8.ValidString(b) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// maxTempBase leaves room in 255 bytes for ".", ".tmp-" and
+// os.MkdirTemp's suffix (at most 20 digits).
+const maxTempBase = 255 - len(".") - len(".tmp-") - 20

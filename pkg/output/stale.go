@@ -13,7 +13,8 @@ import (
 // Temp directories and killed writers.
 //
 // A Writer builds its tree in ".BASE.tmp-N" beside the target BASE (N is
-// os.MkdirTemp's random decimal suffix) and holds an exclusive flock on
+// os.MkdirTemp's random decimal suffix), or in ".addonpkg-out.tmp-N"
+// inside a target that exists (NewWriter), and holds an exclusive flock on
 // that directory for as long as it lives; the kernel drops the lock when
 // the process ends, however it ends. So a temp directory of BASE whose
 // lock can be taken belongs to no live writer, in this process or any

@@ -213,3 +213,26 @@ func TestStaleSweepKeepsLookalikes(t *testing.T) {
 		t.Errorf("the sweep followed a symlink: %v", err)
 	}
 }
+
+// A writer filling an existing directory keeps its temp directory inside
+// it: once the writer is killed, the next one removes it, and does not
+// take it for content.
+func TestKilledWriterInsideTargetRemoved(t *testing.T) {
+	dir := t.TempDir()
+	killed := startWriterChild(t, dir)
+	if filepath.Dir(killed.tmp) != dir {
+		t.Fatalf("temp directory %s is not inside the target %s", killed.tmp, dir)
+	}
+	killed.kill(t)
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatalf("after a killed writer: %v", err)
+	}
+	if _, err := os.Stat(killed.tmp); err == nil {
+		t.Errorf("%s of the killed writer survived the next NewWriter", killed.tmp)
+	}
+	if err := w.Commit(tree(t)); err != nil {
+		t.Fatal(err)
+	}
+	checkTree(t, dir)
+}

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +95,45 @@ func TestWriterRemove(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
 			t.Errorf("%s: %q %v, want %q", name, got, err, want)
 		}
+	}
+}
+
+// Two writers to one target that does not exist yet: the second to commit
+// finds the first's tree and says so (ErrNotEmpty), leaving it as it was.
+// A file that appeared at the target meanwhile is kept, not removed.
+func TestWritersToOneNewTarget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	w1, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.Commit(tree(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Commit(tree(t)); !errors.Is(err, ErrNotEmpty) {
+		t.Errorf("second commit: %v, want ErrNotEmpty", err)
+	}
+	checkTree(t, dir)
+
+	file := filepath.Join(t.TempDir(), "out")
+	w, err := NewWriter(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("someone else's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(tree(t)); !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), file) {
+		t.Errorf("commit over a file that appeared: %v, want fs.ErrExist naming it", err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "someone else's" {
+		t.Errorf("the file that appeared: %q, %v", b, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
 	}
 }

@@ -160,6 +160,12 @@ func TestCheckCase(t *testing.T) {
 		{"dirs", "f A/x\nf a/y", false},
 		{"unicode normalization", "f caf\u00e9\nf cafe\u0301", false},
 		{"folding beyond ASCII", "f stra\u00dfe\nf STRASSE", false},
+		// x/text's Fold swaps Cherokee's cases instead of folding them.
+		{"cherokee", "f \u13a0.yaml\nf \uab70.yaml", false},
+		{"cherokee in a longer name", "f a\u13f0b\nf A\u13f8B", false},
+		{"greek, full folding and normalization", "f \u0390\nf \u03aa\u0301", false},
+		// Folded after composing, Ś became ś while ſ + acute became s + acute.
+		{"fold then normalize", "f S\u0301.yaml\nf \u017f\u0301.yaml", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, ok := tree(t, tc.spec)

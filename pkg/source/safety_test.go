@@ -78,3 +78,25 @@ func TestHTTPSourceLogsRequests(t *testing.T) {
 		t.Errorf("credentials logged:\n%s", out)
 	}
 }
+
+// An archive or commit holding an Emacs lock file (.#a.yaml, a link that
+// leads nowhere, left out by the default ignore rules) reads as the
+// folder it was made from does: the link is left out, not refused as
+// broken.
+func TestTreeIgnoredDanglingLink(t *testing.T) {
+	tb := source.NewTreeBuilder("the archive", "", safetree.Limits{}.WithDefaults())
+	if err := tb.File("a.yaml", "a.yaml", []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Symlink(".#a.yaml", ".#a.yaml", "user@host.1234:1700000000"); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tb.Done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fsys.ReadDir(".")
+	if err != nil || len(entries) != 1 || entries[0].Name() != "a.yaml" {
+		t.Errorf("tree: %v, %v; want a.yaml alone", entries, err)
+	}
+}

@@ -280,6 +280,12 @@ func (f *finisher) walk(src, dst string, depth int) error {
 		s, d := path.Join(src, e.Name()), path.Join(dst, e.Name())
 		mode := e.Type()
 		if mode&fs.ModeSymlink != 0 {
+			// As a folder's walk: a link the ignore rules leave out,
+			// whatever it points to, is not read (Emacs' lock files,
+			// .#a.yaml, are links that lead nowhere).
+			if f.ignore.Match(d, false) && f.ignore.Match(d, true) {
+				continue
+			}
 			st, err := f.raw.Stat(s)
 			if err != nil {
 				target, _ := f.raw.ReadLink(s)
