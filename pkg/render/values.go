@@ -31,7 +31,9 @@ func substitute(fsys fs.FS, docs []Document, given map[string]string, dropped fs
 		if err != nil {
 			return nil, nil, err
 		}
-		if !bytes.Contains(text, []byte("${")) {
+		// Not only "${": Flux turns "$$" into "$" in every document, so
+		// a document is left as it is only when filling changes nothing.
+		if bytes.IndexByte(text, '$') < 0 {
 			out = append(out, d) // nothing to fill
 			continue
 		}
@@ -42,6 +44,10 @@ func substitute(fsys fs.FS, docs []Document, given map[string]string, dropped fs
 		filled, err := values.Expand(name, text, vals)
 		if err != nil {
 			return nil, nil, err
+		}
+		if bytes.Equal(filled, text) {
+			out = append(out, d)
+			continue
 		}
 		again, err := SplitDocuments(d.File, filled)
 		if err != nil {

@@ -111,3 +111,30 @@ func TestValuesRefused(t *testing.T) {
 		t.Errorf("a tree without .addonvalues was changed: %v", err)
 	}
 }
+
+// Filling in treats every document of an add-on that declares values
+// alike: Flux's substitution turns "$$" into "$" wherever it occurs, so a
+// document without "${" must not keep the "$$" that the same text gets
+// collapsed in a document that also refers to a value.
+func TestValuesDollarDollarInEveryDocument(t *testing.T) {
+	fsys := fstest.MapFS{
+		".addonvalues": {Data: []byte(valuesDecl)},
+		"a.yaml":       {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {run: \"echo $$\"}\n")},
+		"b.yaml":       {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: \"${NS}\"}\ndata: {run: \"echo $$\"}\n")},
+	}
+	for _, dropText := range []bool{false, true} {
+		res, err := render.Render(context.Background(), fsys, render.Options{DropText: dropText, Values: map[string]string{"NS": "tools"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range res.Documents {
+			text, err := res.Text(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(text), "run: \"echo $\"") {
+				t.Errorf("DropText %v: %s is filled in as\n%s\nwant echo $, as in every document", dropText, d.Object.Name, text)
+			}
+		}
+	}
+}

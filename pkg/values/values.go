@@ -220,9 +220,10 @@ func Resolve(d *Declaration, given map[string]string) (map[string]string, error)
 // braces is left alone. where names the document in errors. A
 // reference to a name not in vals is an UnknownError, with an inline
 // default too: the declaration is the one list of what an installer
-// can set.
+// can set. Only a text without '$' is left as it is: Flux also turns
+// "$$" into "$" in a text that refers to no value.
 func Expand(where string, text []byte, vals map[string]string) ([]byte, error) {
-	if !bytes.Contains(text, []byte("${")) {
+	if bytes.IndexByte(text, '$') < 0 {
 		return text, nil
 	}
 	unknown := map[string]bool{}

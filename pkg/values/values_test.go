@@ -126,3 +126,18 @@ func TestParseFileAndAssignment(t *testing.T) {
 		}
 	}
 }
+
+// Expand is Flux's substitution whatever the text holds: "$$" is "$"
+// also in a text that refers to no value.
+func TestExpandDollarDollarWithoutReference(t *testing.T) {
+	vals := map[string]string{"IP": "10.96.0.10"}
+	for in, want := range map[string]string{
+		"run: echo $$\n":          "run: echo $\n",
+		"run: echo $$ ${IP}\n":    "run: echo $ 10.96.0.10\n",
+		"run: echo $HOME $(date)": "run: echo $HOME $(date)",
+	} {
+		if got, err := values.Expand("f.yaml:1", []byte(in), vals); err != nil || string(got) != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
