@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // buildCoreDNS builds examples/coredns into the OCI layout dir, named as
@@ -31,7 +33,7 @@ func buildCoreDNS(ctx context.Context, dir string) (*build.Result, error) {
 }
 
 // A folder built into an OCI layout is addressable as oci:DIR:TAG, and
-// the installer renders it.
+// the installer renders it with the values it declares filled in.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "layout-*")
@@ -45,13 +47,13 @@ func Example() {
 		return
 	}
 	var out bytes.Buffer
-	if err := run(ctx, "oci:"+dir+":1.11", source.Options{}, &out); err != nil {
+	if err := run(ctx, "oci:"+dir+":1.11", map[string]string{"DNS_SERVER_IP": "10.96.0.10"}, source.Options{}, &out); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for _, l := range strings.Split(out.String(), "\n") {
-		if strings.HasPrefix(l, "kind: ") {
-			fmt.Println(l)
+		if strings.HasPrefix(l, "kind: ") || strings.Contains(l, "clusterIP: ") {
+			fmt.Println(strings.TrimSpace(l))
 		}
 	}
 	// Output:
@@ -60,7 +62,28 @@ func Example() {
 	// kind: ClusterRoleBinding
 	// kind: ConfigMap
 	// kind: Service
+	// clusterIP: 10.96.0.10
 	// kind: Deployment
+}
+
+// An installer fills values in (spec/addon-v1.md section 6.6): coredns
+// without its required DNS_SERVER_IP is refused, and nothing is written,
+// rather than a stream with ${DNS_SERVER_IP} and ${DNS_DOMAIN} left in it.
+func TestRequiredValueMissing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	if _, err := buildCoreDNS(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(ctx, "oci:"+dir+":1.11", nil, source.Options{}, &out)
+	var me *values.MissingError
+	if !errors.As(err, &me) || len(me.Missing) != 1 || me.Missing[0].Name != "DNS_SERVER_IP" {
+		t.Errorf("coredns without DNS_SERVER_IP: error %v, want a MissingError naming it", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("%d bytes written for a refused add-on:\n%s", out.Len(), out.String())
+	}
 }
 
 // The installer reads a registry add-on through source's registry path
@@ -82,7 +105,7 @@ func TestRegistryAddon(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(ctx, dst.String(), opts, &out); err != nil {
+	if err := run(ctx, dst.String(), map[string]string{"DNS_SERVER_IP": "10.96.0.10"}, opts, &out); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "\nkind: "); n != 6 {
