@@ -107,6 +107,9 @@ func Parse(b []byte) (*Declaration, error) {
 	if d.APIVersion != APIVersion || d.Kind != Kind {
 		return nil, fmt.Errorf("%s: %w: apiVersion %q, kind %q: want %q, %q", File, ErrInvalid, d.APIVersion, d.Kind, APIVersion, Kind)
 	}
+	if err := checkDefaults(b); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for _, v := range d.Values {
 		if !nameRE.MatchString(v.Name) {
@@ -118,6 +121,27 @@ func Parse(b []byte) (*Declaration, error) {
 		seen[v.Name] = true
 	}
 	return &d, nil
+}
+
+// checkDefaults refuses a default written as null ("default:" or
+// "default: ~"): decoded, it is no default, which would make the value
+// required when its author wrote one; "" is the empty default.
+func checkDefaults(b []byte) error {
+	var d struct {
+		Values []struct {
+			Name    string    `yaml:"name"`
+			Default yaml.Node `yaml:"default"`
+		} `yaml:"values"`
+	}
+	if err := yaml.Unmarshal(b, &d); err != nil {
+		return fmt.Errorf("%s: %w: %s", File, ErrInvalid, oneLine(err.Error()))
+	}
+	for _, v := range d.Values {
+		if v.Default.Kind == yaml.ScalarNode && v.Default.Tag == "!!null" {
+			return fmt.Errorf("%s:%d: %w: value %s: default is null: write default: \"\" for an empty one, or leave it out for a required value", File, v.Default.Line, ErrInvalid, v.Name)
+		}
+	}
+	return nil
 }
 
 // Names are the declared names, in declaration order.

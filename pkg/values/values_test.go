@@ -85,6 +85,10 @@ func TestParseRefuses(t *testing.T) {
 		"bad name": "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: 1A\n",
 		"twice":    "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: A\n- name: A\n",
 		"not yaml": "{",
+		// A default left empty is neither "" nor required: the author
+		// wrote one, so it must say which.
+		"null default":  "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: A\n  default:\n",
+		"tilde default": "apiVersion: addon.cncf.io/v1alpha1\nkind: AddonValues\nvalues:\n- name: A\n  default: ~\n",
 	} {
 		if _, err := values.Parse([]byte(in)); !errors.Is(err, values.ErrInvalid) {
 			t.Errorf("%s: Parse = %v, want ErrInvalid", name, err)
