@@ -34,10 +34,14 @@ type Report struct {
 
 // Change is one object whose content differs.
 type Change struct {
+	// Object is the object as b renders it.
 	Object addon.Object `json:"object"`
+	// From is the object as a renders it, set when its apiVersion is
+	// not b's (the same group, another version).
+	From *addon.Object `json:"from,omitempty"`
 	// UnifiedDiff is a unified diff of the object's normalized YAML, with
-	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key,
-	// "apiVersion/kind namespace/name"); empty when Summary is set.
+	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key in a
+	// and in b, "apiVersion/kind namespace/name"); empty when Summary is set.
 	UnifiedDiff string `json:"diff"`
 	// Summary, set instead of UnifiedDiff when the object was not
 	// compared line by line (over a limit, see Options), says so and why.
@@ -64,8 +68,11 @@ func (r *Report) Equal() bool {
 	return len(r.Added) == 0 && len(r.Removed) == 0 && len(r.Changed) == 0
 }
 
-// Diff compares the objects of two renderings. Objects are matched by
-// apiVersion, kind, namespace and name. Their YAML is normalized before it
+// Diff compares the objects of two renderings. Objects are matched as the
+// API server and render.ErrDuplicate tell them apart, by group, kind,
+// namespace and name: an object whose version changed (apps/v1beta2 to
+// apps/v1) is the same object, changed, not one removed and one added
+// (which would hide what else changed in it). Their YAML is normalized before it
 // is compared (parsed and written again with kyaml, comments dropped, the
 // keys of every mapping sorted, quoting and flow styles reset), so a
 // change of formatting alone is no change. The default limits apply (see
@@ -84,25 +91,31 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 	r := &Report{Added: []addon.Object{}, Removed: []addon.Object{}, Changed: []Change{}}
 	// Two documents with one key (possible in plain manifests) pair up in
 	// order of appearance.
-	pending := map[addon.Object][]render.Document{}
+	pending := map[render.Identity][]render.Document{}
 	for _, d := range docs(a) {
-		pending[d.Object] = append(pending[d.Object], d)
+		k := render.IdentityOf(d.Object)
+		pending[k] = append(pending[k], d)
 	}
 	for _, db := range docs(b) {
 		if ctx.Err() != nil {
 			break
 		}
-		list := pending[db.Object]
+		kb := render.IdentityOf(db.Object)
+		list := pending[kb]
 		if len(list) == 0 {
 			r.Added = append(r.Added, db.Object)
 			continue
 		}
 		da := list[0]
-		pending[db.Object] = list[1:]
+		pending[kb] = list[1:]
 		if bytes.Equal(da.Raw, db.Raw) {
 			continue // the same bytes normalize the same
 		}
-		sized := Change{Object: db.Object, BytesA: len(da.Raw), BytesB: len(db.Raw)}
+		var from *addon.Object
+		if da.Object != db.Object {
+			from = &da.Object
+		}
+		sized := Change{Object: db.Object, From: from, BytesA: len(da.Raw), BytesB: len(db.Raw)}
 		if max(len(da.Raw), len(db.Raw)) > int(lim.MaxDiffObjectBytes) {
 			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML, compared by their bytes (an object over %d bytes is not compared line by line)", len(da.Raw), len(db.Raw), lim.MaxDiffObjectBytes)
 			r.Changed = append(r.Changed, sized)
@@ -114,8 +127,7 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		}
 		var d string
 		if held < lim.MaxDiffBytes {
-			key := db.Object.String()
-			d = textdiff.Unified("a/"+key, "b/"+key, na, nb, 3)
+			d = textdiff.Unified("a/"+da.Object.String(), "b/"+db.Object.String(), na, nb, 3)
 		}
 		if d == "" || held+int64(len(d)) > lim.MaxDiffBytes {
 			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (not shown: the diff holds at most %d bytes of unified diffs)", len(da.Raw), len(db.Raw), lim.MaxDiffBytes)
@@ -124,12 +136,13 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 			continue
 		}
 		held += int64(len(d))
-		r.Changed = append(r.Changed, Change{Object: db.Object, UnifiedDiff: d})
+		r.Changed = append(r.Changed, Change{Object: db.Object, From: from, UnifiedDiff: d})
 	}
 	for _, da := range docs(a) {
-		if list := pending[da.Object]; len(list) > 0 {
+		ka := render.IdentityOf(da.Object)
+		if list := pending[ka]; len(list) > 0 {
 			r.Removed = append(r.Removed, da.Object)
-			pending[da.Object] = list[1:]
+			pending[ka] = list[1:]
 		}
 	}
 	return r
@@ -169,8 +182,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Changed {
 		b.WriteString("\n")
 		if c.Summary != "" {
-			key := c.Object.String()
-			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", key, key, strings.TrimPrefix(c.Summary, "objects differ: "))
+			from := c.Object
+			if c.From != nil {
+				from = *c.From
+			}
+			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", from, c.Object, strings.TrimPrefix(c.Summary, "objects differ: "))
 			continue
 		}
 		b.WriteString(c.UnifiedDiff)

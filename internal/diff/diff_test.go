@@ -220,3 +220,58 @@ func TestNormalizeAliasBomb(t *testing.T) {
 	self := "a: &a [1, *a]\n"
 	_ = Normalize([]byte(self))
 }
+
+// An object whose version changed is the object the API server and
+// render.ErrDuplicate know by group, kind, namespace and name: it is
+// changed, with the diff of what else changed in it, not removed and
+// added (which hid the replicas change below). Another group is another
+// object.
+func TestDiffVersionChange(t *testing.T) {
+	a := renderFiles(t, map[string]string{"d.yaml": `apiVersion: apps/v1beta2
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 1
+---
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata: {name: web, namespace: ns}
+`})
+	b := renderFiles(t, map[string]string{"d.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 3
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: ns}
+`})
+	r := Diff(context.Background(), a, b)
+	oldDep := addon.Object{APIVersion: "apps/v1beta2", Kind: "Deployment", Namespace: "ns", Name: "web"}
+	newDep := addon.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}
+	if len(r.Changed) != 1 || r.Changed[0].Object != newDep || r.Changed[0].From == nil || *r.Changed[0].From != oldDep {
+		t.Fatalf("changed %+v, want the Deployment from apps/v1beta2 to apps/v1", r.Changed)
+	}
+	wantDiff := `--- a/apps/v1beta2/Deployment ns/web
++++ b/apps/v1/Deployment ns/web
+@@ -1,7 +1,7 @@
+-apiVersion: apps/v1beta2
++apiVersion: apps/v1
+ kind: Deployment
+ metadata:
+   name: web
+   namespace: ns
+ spec:
+-  replicas: 1
++  replicas: 3
+`
+	if got := r.Changed[0].UnifiedDiff; got != wantDiff {
+		t.Errorf("diff\n%s\nwant\n%s", got, wantDiff)
+	}
+	wantAdded := []addon.Object{{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "ns", Name: "web"}}
+	wantRemoved := []addon.Object{{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "ns", Name: "web"}}
+	if fmt.Sprint(r.Added) != fmt.Sprint(wantAdded) || fmt.Sprint(r.Removed) != fmt.Sprint(wantRemoved) {
+		t.Errorf("added %v removed %v, want the Ingress of another group added and removed", r.Added, r.Removed)
+	}
+}
