@@ -68,7 +68,10 @@ func (r *Report) Equal() bool {
 	return len(r.Added) == 0 && len(r.Removed) == 0 && len(r.Changed) == 0
 }
 
-// Diff compares the objects of two renderings. Objects are matched as the
+// Diff compares the objects of two renderings. The values of a Secret's
+// data and stringData are masked, as kubectl diff masks them ("***",
+// "*** (before)" and "*** (after)" where a value changed): a diff goes to
+// CI logs and reviews, and --set puts an installer's values in it. Objects are matched as the
 // API server and render.ErrDuplicate tell them apart, by group, kind,
 // namespace and name: an object whose version changed (apps/v1beta2 to
 // apps/v1) is the same object, changed, not one removed and one added
@@ -125,6 +128,14 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		if na == nb {
 			continue
 		}
+		if isSecret(db.Object) {
+			var ok bool
+			if na, nb, ok = maskSecrets(na, nb); !ok {
+				sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (a Secret whose data cannot be masked is not shown)", len(da.Raw), len(db.Raw))
+				r.Changed = append(r.Changed, sized)
+				continue
+			}
+		}
 		var d string
 		if held < lim.MaxDiffBytes {
 			d = textdiff.Unified("a/"+da.Object.String(), "b/"+db.Object.String(), na, nb, 3)
@@ -146,6 +157,103 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		}
 	}
 	return r
+}
+
+// The placeholders of masked Secret values, kubectl diff's: a value
+// that is the same in a and b, and one that changed.
+const (
+	maskSame   = "***"
+	maskBefore = "*** (before)"
+	maskAfter  = "*** (after)"
+)
+
+// isSecret reports whether o is a core Secret, whatever its version.
+func isSecret(o addon.Object) bool {
+	return o.Kind == "Secret" && render.IdentityOf(o).Group == ""
+}
+
+// maskSecrets masks the values of data and stringData in the normalized
+// YAML of one Secret in a and b: a value the same in both is maskSame,
+// one that differs or is on one side only maskBefore in a and maskAfter
+// in b. ok is false when either side is not a mapping it can re-emit:
+// then nothing of it may be shown.
+func maskSecrets(na, nb string) (ma, mb string, ok bool) {
+	parse := func(s string) *yaml.Node {
+		n, err := yaml.Parse(s)
+		if err != nil || n.IsNil() || n.YNode().Kind != yaml.MappingNode {
+			return nil
+		}
+		return n.YNode()
+	}
+	a, b := parse(na), parse(nb)
+	if a == nil || b == nil {
+		return "", "", false
+	}
+	for _, field := range []string{"data", "stringData"} {
+		va, vb := mapping(a, field), mapping(b, field)
+		if va == nil || vb == nil {
+			return "", "", false
+		}
+		before := values(va)
+		after := values(vb)
+		mask := func(m *yaml.Node, other map[string]*yaml.Node, changed string) {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				k, v := m.Content[i], m.Content[i+1]
+				placeholder := changed
+				if o, found := other[k.Value]; found && sameValue(v, o) {
+					placeholder = maskSame
+				}
+				m.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: placeholder}
+			}
+		}
+		mask(va, after, maskBefore)
+		mask(vb, before, maskAfter)
+	}
+	var err error
+	if ma, err = emit(a); err != nil {
+		return "", "", false
+	}
+	if mb, err = emit(b); err != nil {
+		return "", "", false
+	}
+	return ma, mb, true
+}
+
+// mapping is the value of the top-level key field of the mapping m: an
+// empty mapping when m has no such key (nothing to mask), nil when the
+// value is not a mapping (it cannot be masked key by key).
+func mapping(m *yaml.Node, field string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != field {
+			continue
+		}
+		v := m.Content[i+1]
+		switch {
+		case v.Kind == yaml.MappingNode:
+			return v
+		case v.Kind == yaml.ScalarNode && v.Tag == yaml.NodeTagNull:
+			return &yaml.Node{Kind: yaml.MappingNode}
+		}
+		return nil
+	}
+	return &yaml.Node{Kind: yaml.MappingNode}
+}
+
+// values maps the keys of the mapping m to their values.
+func values(m *yaml.Node) map[string]*yaml.Node {
+	out := make(map[string]*yaml.Node, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out[m.Content[i].Value] = m.Content[i+1]
+	}
+	return out
+}
+
+// sameValue reports whether two normalized values are the same.
+func sameValue(x, y *yaml.Node) bool {
+	if x.Kind != yaml.ScalarNode || y.Kind != yaml.ScalarNode {
+		return false // not a string: shown as changed, never compared by its text
+	}
+	return x.Tag == y.Tag && x.Value == y.Value
 }
 
 func docs(r *render.Result) []render.Document {

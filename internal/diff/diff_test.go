@@ -275,3 +275,46 @@ metadata: {name: web, namespace: ns}
 		t.Errorf("added %v removed %v, want the Ingress of another group added and removed", r.Added, r.Removed)
 	}
 }
+
+// A Secret's values are masked as kubectl diff masks them: a diff goes
+// to CI logs and reviews, and --set puts an installer's values in it.
+// What changed is still told: the keys, and which values changed.
+func TestDiffMasksSecrets(t *testing.T) {
+	secret := func(data, stringData, label string) map[string]string {
+		return map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  labels: {tier: " + label + "}\n" + data + stringData}
+	}
+	a := renderFiles(t, secret("data:\n  same: c2FtZQ==\n  rotated: b2xk\n  dropped: Z29uZQ==\n", "stringData:\n  password: hunter2\n", "a"))
+	b := renderFiles(t, secret("data:\n  same: c2FtZQ==\n  rotated: bmV3\n  added: bmV3a2V5\n", "stringData:\n  password: hunter3\n", "b"))
+	r := Diff(context.Background(), a, b)
+	if len(r.Changed) != 1 {
+		t.Fatalf("changed %+v, want the Secret", r.Changed)
+	}
+	d := r.Changed[0].UnifiedDiff
+	for _, secret := range []string{"c2FtZQ==", "b2xk", "Z29uZQ==", "bmV3", "bmV3a2V5", "hunter2", "hunter3"} {
+		if strings.Contains(d, secret) {
+			t.Errorf("the diff shows the value %q:\n%s", secret, d)
+		}
+	}
+	for _, line := range []string{
+		"   same: '***'\n",
+		"-  rotated: '*** (before)'\n", "+  rotated: '*** (after)'\n",
+		"-  dropped: '*** (before)'\n", "+  added: '*** (after)'\n",
+		"-  password: '*** (before)'\n", "+  password: '*** (after)'\n",
+		"-    tier: a\n", "+    tier: b\n",
+	} {
+		if !strings.Contains(d, line) {
+			t.Errorf("the diff lacks %q:\n%s", line, d)
+		}
+	}
+
+	// A change of the values alone is still a change.
+	onlyValue := Diff(context.Background(), renderFiles(t, secret("data:\n  k: YQ==\n", "", "x")), renderFiles(t, secret("data:\n  k: Yg==\n", "", "x")))
+	if len(onlyValue.Changed) != 1 || !strings.Contains(onlyValue.Changed[0].UnifiedDiff, "+  k: '*** (after)'\n") {
+		t.Errorf("a changed value: %+v", onlyValue.Changed)
+	}
+	// data that is no mapping cannot be masked key by key: not shown.
+	odd := Diff(context.Background(), renderFiles(t, secret("data: [c2VjcmV0]\n", "", "x")), renderFiles(t, secret("data: [b3RoZXI=]\n", "", "x")))
+	if len(odd.Changed) != 1 || odd.Changed[0].UnifiedDiff != "" || odd.Changed[0].Summary == "" {
+		t.Errorf("data as a list: %+v", odd.Changed)
+	}
+}
