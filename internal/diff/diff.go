@@ -41,7 +41,8 @@ type Change struct {
 	From *addon.Object `json:"from,omitempty"`
 	// UnifiedDiff is a unified diff of the object's normalized YAML, with
 	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key in a
-	// and in b, "apiVersion/kind namespace/name"); empty when Summary is set.
+	// and in b, "apiVersion/kind namespace/name", control characters
+	// replaced by '?'); empty when Summary is set.
 	UnifiedDiff string `json:"diff"`
 	// Summary, set instead of UnifiedDiff when the object was not
 	// compared line by line (over a limit, see Options), says so and why.
@@ -138,7 +139,7 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		}
 		var d string
 		if held < lim.MaxDiffBytes {
-			d = textdiff.Unified("a/"+da.Object.String(), "b/"+db.Object.String(), na, nb, 3)
+			d = textdiff.Unified("a/"+shown(da.Object), "b/"+shown(db.Object), na, nb, 3)
 		}
 		if d == "" || held+int64(len(d)) > lim.MaxDiffBytes {
 			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (not shown: the diff holds at most %d bytes of unified diffs)", len(da.Raw), len(db.Raw), lim.MaxDiffBytes)
@@ -277,7 +278,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(b, "%s (%d):\n", title, len(objs))
 		for _, o := range objs {
-			fmt.Fprintf(b, "  %s\n", o)
+			fmt.Fprintf(b, "  %s\n", shown(o))
 		}
 	}
 	section("Added", r.Added)
@@ -294,12 +295,21 @@ func (r *Report) WriteText(w io.Writer) error {
 			if c.From != nil {
 				from = *c.From
 			}
-			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", from, c.Object, strings.TrimPrefix(c.Summary, "objects differ: "))
+			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", shown(from), shown(c.Object), strings.TrimPrefix(c.Summary, "objects differ: "))
 			continue
 		}
 		b.WriteString(c.UnifiedDiff)
 	}
 	return b.Flush()
+}
+
+// shown is o's key as diff prints it: an add-on is another party's
+// text, and a name may hold terminal escapes (a title, a cleared
+// screen), so control characters are replaced, as status prints names
+// (safetree.Sanitize), but nothing is cut.
+func shown(o addon.Object) string {
+	s := o.String()
+	return safetree.SanitizeN(s, len(s))
 }
 
 // Normalize returns the canonical YAML of one document: comments dropped,

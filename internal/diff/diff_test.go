@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 func renderFiles(t *testing.T, files map[string]string) *render.Result {
@@ -316,5 +317,44 @@ func TestDiffMasksSecrets(t *testing.T) {
 	odd := Diff(context.Background(), renderFiles(t, secret("data: [c2VjcmV0]\n", "", "x")), renderFiles(t, secret("data: [b3RoZXI=]\n", "", "x")))
 	if len(odd.Changed) != 1 || odd.Changed[0].UnifiedDiff != "" || odd.Changed[0].Summary == "" {
 		t.Errorf("data as a list: %+v", odd.Changed)
+	}
+}
+
+// An add-on is another party's text: an object named with terminal
+// escapes (a window title, a cleared screen, a C1 CSI) is printed with
+// them replaced, in the lists and in the diff's headers, as status
+// prints names. --json keeps the names exact (JSON escapes them).
+func TestDiffNamesWithoutEscapes(t *testing.T) {
+	const evil = `"x\e]0;pwned\a\u009b2J"`
+	cm := func(name, v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  k: " + v + "\n"
+	}
+	a := renderFiles(t, map[string]string{"a.yaml": cm(evil, "old") + "---\n" + cm(`"gone\e[2J"`, "1")})
+	b := renderFiles(t, map[string]string{"a.yaml": cm(evil, "new") + "---\n" + cm(`"new\e[2J"`, "1")})
+	r := DiffWith(context.Background(), a, b, Options{})
+	if len(r.Changed) != 1 || len(r.Added) != 1 || len(r.Removed) != 1 {
+		t.Fatalf("report %+v, want one object of each", r)
+	}
+	if r.Changed[0].Object.Name != "x\x1b]0;pwned\x07\u009b2J" {
+		t.Errorf("the report's name %q is not the object's", r.Changed[0].Object.Name)
+	}
+	var sb strings.Builder
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(sb.String(), "\x1b\x07\u009b") {
+		t.Errorf("the text carries terminal escapes: %q", sb.String())
+	}
+	if !strings.Contains(sb.String(), "+++ b/v1/ConfigMap x?]0;pwned??2J\n") {
+		t.Errorf("the header does not name the object:\n%s", sb.String())
+	}
+	// Summarized objects are named the same way.
+	r = DiffWith(context.Background(), a, b, Options{Limits: safetree.Limits{MaxDiffObjectBytes: 1}})
+	sb.Reset()
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(sb.String(), "\x1b\x07\u009b") {
+		t.Errorf("the summarized text carries terminal escapes: %q", sb.String())
 	}
 }
