@@ -34,10 +34,13 @@ func newDiffCmd(a *app) *cobra.Command {
 		Short: "Compare the Kubernetes objects two add-ons render",
 		Long: `Diff renders the add-ons A and B (any SOURCE: a name in the local store, a
 registry reference, oci:DIR, an archive, a folder, an https:// download or a
-git repository) and compares their objects, matched by apiVersion, kind,
-namespace and name. It prints the objects B adds and removes, and a unified diff
-of the YAML of each object that changed. Formatting alone (comments, quoting,
-key order, flow or block style) is no change.
+git repository) and compares their objects, matched as the API server knows
+them, by group, kind, namespace and name (an object moved from apps/v1beta2 to
+apps/v1 is changed, not removed and added). It prints the objects B adds and
+removes, and a unified diff of the YAML of each object that changed. Formatting alone (comments, quoting,
+key order, flow or block style) is no change. The values of a Secret's data and
+stringData are masked ("***", "*** (before)" and "*** (after)" where one
+changed), as kubectl diff masks them.
 
 With --cluster, diff compares one add-on with what is installed: it asks the
 API server (a server-side dry-run of the staged apply) what 'addonpkg apply A'

@@ -34,10 +34,15 @@ type Report struct {
 
 // Change is one object whose content differs.
 type Change struct {
+	// Object is the object as b renders it.
 	Object addon.Object `json:"object"`
+	// From is the object as a renders it, set when its apiVersion is
+	// not b's (the same group, another version).
+	From *addon.Object `json:"from,omitempty"`
 	// UnifiedDiff is a unified diff of the object's normalized YAML, with
-	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key,
-	// "apiVersion/kind namespace/name"); empty when Summary is set.
+	// "--- a/KEY" and "+++ b/KEY" headers (KEY is the object's key in a
+	// and in b, "apiVersion/kind namespace/name", control characters
+	// replaced by '?'); empty when Summary is set.
 	UnifiedDiff string `json:"diff"`
 	// Summary, set instead of UnifiedDiff when the object was not
 	// compared line by line (over a limit, see Options), says so and why.
@@ -64,8 +69,14 @@ func (r *Report) Equal() bool {
 	return len(r.Added) == 0 && len(r.Removed) == 0 && len(r.Changed) == 0
 }
 
-// Diff compares the objects of two renderings. Objects are matched by
-// apiVersion, kind, namespace and name. Their YAML is normalized before it
+// Diff compares the objects of two renderings. The values of a Secret's
+// data and stringData are masked, as kubectl diff masks them ("***",
+// "*** (before)" and "*** (after)" where a value changed): a diff goes to
+// CI logs and reviews, and --set puts an installer's values in it. Objects are matched as the
+// API server and render.ErrDuplicate tell them apart, by group, kind,
+// namespace and name: an object whose version changed (apps/v1beta2 to
+// apps/v1) is the same object, changed, not one removed and one added
+// (which would hide what else changed in it). Their YAML is normalized before it
 // is compared (parsed and written again with kyaml, comments dropped, the
 // keys of every mapping sorted, quoting and flow styles reset), so a
 // change of formatting alone is no change. The default limits apply (see
@@ -84,25 +95,31 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 	r := &Report{Added: []addon.Object{}, Removed: []addon.Object{}, Changed: []Change{}}
 	// Two documents with one key (possible in plain manifests) pair up in
 	// order of appearance.
-	pending := map[addon.Object][]render.Document{}
+	pending := map[render.Identity][]render.Document{}
 	for _, d := range docs(a) {
-		pending[d.Object] = append(pending[d.Object], d)
+		k := render.IdentityOf(d.Object)
+		pending[k] = append(pending[k], d)
 	}
 	for _, db := range docs(b) {
 		if ctx.Err() != nil {
 			break
 		}
-		list := pending[db.Object]
+		kb := render.IdentityOf(db.Object)
+		list := pending[kb]
 		if len(list) == 0 {
 			r.Added = append(r.Added, db.Object)
 			continue
 		}
 		da := list[0]
-		pending[db.Object] = list[1:]
+		pending[kb] = list[1:]
 		if bytes.Equal(da.Raw, db.Raw) {
 			continue // the same bytes normalize the same
 		}
-		sized := Change{Object: db.Object, BytesA: len(da.Raw), BytesB: len(db.Raw)}
+		var from *addon.Object
+		if da.Object != db.Object {
+			from = &da.Object
+		}
+		sized := Change{Object: db.Object, From: from, BytesA: len(da.Raw), BytesB: len(db.Raw)}
 		if max(len(da.Raw), len(db.Raw)) > int(lim.MaxDiffObjectBytes) {
 			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML, compared by their bytes (an object over %d bytes is not compared line by line)", len(da.Raw), len(db.Raw), lim.MaxDiffObjectBytes)
 			r.Changed = append(r.Changed, sized)
@@ -112,10 +129,17 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		if na == nb {
 			continue
 		}
+		if isSecret(db.Object) {
+			var ok bool
+			if na, nb, ok = maskSecrets(na, nb); !ok {
+				sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (a Secret whose data cannot be masked is not shown)", len(da.Raw), len(db.Raw))
+				r.Changed = append(r.Changed, sized)
+				continue
+			}
+		}
 		var d string
 		if held < lim.MaxDiffBytes {
-			key := db.Object.String()
-			d = textdiff.Unified("a/"+key, "b/"+key, na, nb, 3)
+			d = textdiff.Unified("a/"+shown(da.Object), "b/"+shown(db.Object), na, nb, 3)
 		}
 		if d == "" || held+int64(len(d)) > lim.MaxDiffBytes {
 			sized.Summary = fmt.Sprintf("objects differ: %d bytes and %d bytes of YAML (not shown: the diff holds at most %d bytes of unified diffs)", len(da.Raw), len(db.Raw), lim.MaxDiffBytes)
@@ -124,15 +148,113 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 			continue
 		}
 		held += int64(len(d))
-		r.Changed = append(r.Changed, Change{Object: db.Object, UnifiedDiff: d})
+		r.Changed = append(r.Changed, Change{Object: db.Object, From: from, UnifiedDiff: d})
 	}
 	for _, da := range docs(a) {
-		if list := pending[da.Object]; len(list) > 0 {
+		ka := render.IdentityOf(da.Object)
+		if list := pending[ka]; len(list) > 0 {
 			r.Removed = append(r.Removed, da.Object)
-			pending[da.Object] = list[1:]
+			pending[ka] = list[1:]
 		}
 	}
 	return r
+}
+
+// The placeholders of masked Secret values, kubectl diff's: a value
+// that is the same in a and b, and one that changed.
+const (
+	maskSame   = "***"
+	maskBefore = "*** (before)"
+	maskAfter  = "*** (after)"
+)
+
+// isSecret reports whether o is a core Secret, whatever its version.
+func isSecret(o addon.Object) bool {
+	return o.Kind == "Secret" && render.IdentityOf(o).Group == ""
+}
+
+// maskSecrets masks the values of data and stringData in the normalized
+// YAML of one Secret in a and b: a value the same in both is maskSame,
+// one that differs or is on one side only maskBefore in a and maskAfter
+// in b. ok is false when either side is not a mapping it can re-emit:
+// then nothing of it may be shown.
+func maskSecrets(na, nb string) (ma, mb string, ok bool) {
+	parse := func(s string) *yaml.Node {
+		n, err := yaml.Parse(s)
+		if err != nil || n.IsNil() || n.YNode().Kind != yaml.MappingNode {
+			return nil
+		}
+		return n.YNode()
+	}
+	a, b := parse(na), parse(nb)
+	if a == nil || b == nil {
+		return "", "", false
+	}
+	for _, field := range []string{"data", "stringData"} {
+		va, vb := mapping(a, field), mapping(b, field)
+		if va == nil || vb == nil {
+			return "", "", false
+		}
+		before := values(va)
+		after := values(vb)
+		mask := func(m *yaml.Node, other map[string]*yaml.Node, changed string) {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				k, v := m.Content[i], m.Content[i+1]
+				placeholder := changed
+				if o, found := other[k.Value]; found && sameValue(v, o) {
+					placeholder = maskSame
+				}
+				m.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: placeholder}
+			}
+		}
+		mask(va, after, maskBefore)
+		mask(vb, before, maskAfter)
+	}
+	var err error
+	if ma, err = emit(a); err != nil {
+		return "", "", false
+	}
+	if mb, err = emit(b); err != nil {
+		return "", "", false
+	}
+	return ma, mb, true
+}
+
+// mapping is the value of the top-level key field of the mapping m: an
+// empty mapping when m has no such key (nothing to mask), nil when the
+// value is not a mapping (it cannot be masked key by key).
+func mapping(m *yaml.Node, field string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != field {
+			continue
+		}
+		v := m.Content[i+1]
+		switch {
+		case v.Kind == yaml.MappingNode:
+			return v
+		case v.Kind == yaml.ScalarNode && v.Tag == yaml.NodeTagNull:
+			return &yaml.Node{Kind: yaml.MappingNode}
+		}
+		return nil
+	}
+	return &yaml.Node{Kind: yaml.MappingNode}
+}
+
+// values maps the keys of the mapping m to their values.
+func values(m *yaml.Node) map[string]*yaml.Node {
+	out := make(map[string]*yaml.Node, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out[m.Content[i].Value] = m.Content[i+1]
+	}
+	return out
+}
+
+// sameValue reports whether two normalized values are the same.
+func sameValue(x, y *yaml.Node) bool {
+	if x.Kind != yaml.ScalarNode || y.Kind != yaml.ScalarNode {
+		return false // not a string: shown as changed, never compared by its text
+	}
+	return x.Tag == y.Tag && x.Value == y.Value
 }
 
 func docs(r *render.Result) []render.Document {
@@ -156,7 +278,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(b, "%s (%d):\n", title, len(objs))
 		for _, o := range objs {
-			fmt.Fprintf(b, "  %s\n", o)
+			fmt.Fprintf(b, "  %s\n", shown(o))
 		}
 	}
 	section("Added", r.Added)
@@ -169,13 +291,25 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Changed {
 		b.WriteString("\n")
 		if c.Summary != "" {
-			key := c.Object.String()
-			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", key, key, strings.TrimPrefix(c.Summary, "objects differ: "))
+			from := c.Object
+			if c.From != nil {
+				from = *c.From
+			}
+			fmt.Fprintf(b, "Objects a/%s and b/%s differ: %s\n", shown(from), shown(c.Object), strings.TrimPrefix(c.Summary, "objects differ: "))
 			continue
 		}
 		b.WriteString(c.UnifiedDiff)
 	}
 	return b.Flush()
+}
+
+// shown is o's key as diff prints it: an add-on is another party's
+// text, and a name may hold terminal escapes (a title, a cleared
+// screen), so control characters are replaced, as status prints names
+// (safetree.Sanitize), but nothing is cut.
+func shown(o addon.Object) string {
+	s := o.String()
+	return safetree.SanitizeN(s, len(s))
 }
 
 // Normalize returns the canonical YAML of one document: comments dropped,

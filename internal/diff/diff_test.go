@@ -12,6 +12,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 func renderFiles(t *testing.T, files map[string]string) *render.Result {
@@ -219,4 +220,141 @@ func TestNormalizeAliasBomb(t *testing.T) {
 	// A self-referencing alias ends too.
 	self := "a: &a [1, *a]\n"
 	_ = Normalize([]byte(self))
+}
+
+// An object whose version changed is the object the API server and
+// render.ErrDuplicate know by group, kind, namespace and name: it is
+// changed, with the diff of what else changed in it, not removed and
+// added (which hid the replicas change below). Another group is another
+// object.
+func TestDiffVersionChange(t *testing.T) {
+	a := renderFiles(t, map[string]string{"d.yaml": `apiVersion: apps/v1beta2
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 1
+---
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata: {name: web, namespace: ns}
+`})
+	b := renderFiles(t, map[string]string{"d.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 3
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: ns}
+`})
+	r := Diff(context.Background(), a, b)
+	oldDep := addon.Object{APIVersion: "apps/v1beta2", Kind: "Deployment", Namespace: "ns", Name: "web"}
+	newDep := addon.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}
+	if len(r.Changed) != 1 || r.Changed[0].Object != newDep || r.Changed[0].From == nil || *r.Changed[0].From != oldDep {
+		t.Fatalf("changed %+v, want the Deployment from apps/v1beta2 to apps/v1", r.Changed)
+	}
+	wantDiff := `--- a/apps/v1beta2/Deployment ns/web
++++ b/apps/v1/Deployment ns/web
+@@ -1,7 +1,7 @@
+-apiVersion: apps/v1beta2
++apiVersion: apps/v1
+ kind: Deployment
+ metadata:
+   name: web
+   namespace: ns
+ spec:
+-  replicas: 1
++  replicas: 3
+`
+	if got := r.Changed[0].UnifiedDiff; got != wantDiff {
+		t.Errorf("diff\n%s\nwant\n%s", got, wantDiff)
+	}
+	wantAdded := []addon.Object{{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "ns", Name: "web"}}
+	wantRemoved := []addon.Object{{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "ns", Name: "web"}}
+	if fmt.Sprint(r.Added) != fmt.Sprint(wantAdded) || fmt.Sprint(r.Removed) != fmt.Sprint(wantRemoved) {
+		t.Errorf("added %v removed %v, want the Ingress of another group added and removed", r.Added, r.Removed)
+	}
+}
+
+// A Secret's values are masked as kubectl diff masks them: a diff goes
+// to CI logs and reviews, and --set puts an installer's values in it.
+// What changed is still told: the keys, and which values changed.
+func TestDiffMasksSecrets(t *testing.T) {
+	secret := func(data, stringData, label string) map[string]string {
+		return map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  labels: {tier: " + label + "}\n" + data + stringData}
+	}
+	a := renderFiles(t, secret("data:\n  same: c2FtZQ==\n  rotated: b2xk\n  dropped: Z29uZQ==\n", "stringData:\n  password: hunter2\n", "a"))
+	b := renderFiles(t, secret("data:\n  same: c2FtZQ==\n  rotated: bmV3\n  added: bmV3a2V5\n", "stringData:\n  password: hunter3\n", "b"))
+	r := Diff(context.Background(), a, b)
+	if len(r.Changed) != 1 {
+		t.Fatalf("changed %+v, want the Secret", r.Changed)
+	}
+	d := r.Changed[0].UnifiedDiff
+	for _, secret := range []string{"c2FtZQ==", "b2xk", "Z29uZQ==", "bmV3", "bmV3a2V5", "hunter2", "hunter3"} {
+		if strings.Contains(d, secret) {
+			t.Errorf("the diff shows the value %q:\n%s", secret, d)
+		}
+	}
+	for _, line := range []string{
+		"   same: '***'\n",
+		"-  rotated: '*** (before)'\n", "+  rotated: '*** (after)'\n",
+		"-  dropped: '*** (before)'\n", "+  added: '*** (after)'\n",
+		"-  password: '*** (before)'\n", "+  password: '*** (after)'\n",
+		"-    tier: a\n", "+    tier: b\n",
+	} {
+		if !strings.Contains(d, line) {
+			t.Errorf("the diff lacks %q:\n%s", line, d)
+		}
+	}
+
+	// A change of the values alone is still a change.
+	onlyValue := Diff(context.Background(), renderFiles(t, secret("data:\n  k: YQ==\n", "", "x")), renderFiles(t, secret("data:\n  k: Yg==\n", "", "x")))
+	if len(onlyValue.Changed) != 1 || !strings.Contains(onlyValue.Changed[0].UnifiedDiff, "+  k: '*** (after)'\n") {
+		t.Errorf("a changed value: %+v", onlyValue.Changed)
+	}
+	// data that is no mapping cannot be masked key by key: not shown.
+	odd := Diff(context.Background(), renderFiles(t, secret("data: [c2VjcmV0]\n", "", "x")), renderFiles(t, secret("data: [b3RoZXI=]\n", "", "x")))
+	if len(odd.Changed) != 1 || odd.Changed[0].UnifiedDiff != "" || odd.Changed[0].Summary == "" {
+		t.Errorf("data as a list: %+v", odd.Changed)
+	}
+}
+
+// An add-on is another party's text: an object named with terminal
+// escapes (a window title, a cleared screen, a C1 CSI) is printed with
+// them replaced, in the lists and in the diff's headers, as status
+// prints names. --json keeps the names exact (JSON escapes them).
+func TestDiffNamesWithoutEscapes(t *testing.T) {
+	const evil = `"x\e]0;pwned\a\u009b2J"`
+	cm := func(name, v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  k: " + v + "\n"
+	}
+	a := renderFiles(t, map[string]string{"a.yaml": cm(evil, "old") + "---\n" + cm(`"gone\e[2J"`, "1")})
+	b := renderFiles(t, map[string]string{"a.yaml": cm(evil, "new") + "---\n" + cm(`"new\e[2J"`, "1")})
+	r := DiffWith(context.Background(), a, b, Options{})
+	if len(r.Changed) != 1 || len(r.Added) != 1 || len(r.Removed) != 1 {
+		t.Fatalf("report %+v, want one object of each", r)
+	}
+	if r.Changed[0].Object.Name != "x\x1b]0;pwned\x07\u009b2J" {
+		t.Errorf("the report's name %q is not the object's", r.Changed[0].Object.Name)
+	}
+	var sb strings.Builder
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(sb.String(), "\x1b\x07\u009b") {
+		t.Errorf("the text carries terminal escapes: %q", sb.String())
+	}
+	if !strings.Contains(sb.String(), "+++ b/v1/ConfigMap x?]0;pwned??2J\n") {
+		t.Errorf("the header does not name the object:\n%s", sb.String())
+	}
+	// Summarized objects are named the same way.
+	r = DiffWith(context.Background(), a, b, Options{Limits: safetree.Limits{MaxDiffObjectBytes: 1}})
+	sb.Reset()
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(sb.String(), "\x1b\x07\u009b") {
+		t.Errorf("the summarized text carries terminal escapes: %q", sb.String())
+	}
 }

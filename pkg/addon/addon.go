@@ -79,7 +79,8 @@ type Object struct {
 	Name       string `json:"name"`
 }
 
-// String is apiVersion/kind namespace/name, the key objects are matched by.
+// String is apiVersion/kind namespace/name, how objects are named in
+// messages and diffs.
 func (o Object) String() string {
 	if o.Namespace == "" {
 		return fmt.Sprintf("%s/%s %s", o.APIVersion, o.Kind, o.Name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
@@ -83,6 +84,11 @@ var (
 	// build does not write (CheckOutput).
 	ErrOutputKind = errors.New("want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE]")
 	ErrOutputForm = errors.New("docker-archive holds only the image form")
+	// ErrPlatformsBase marks a Base that is an index of several
+	// platforms: the patch would be of the building machine's platform
+	// alone (so its digest would depend on that machine), and the
+	// other platforms would be dropped without a word.
+	ErrPlatformsBase = errors.New("the base is an index of several platforms: a patch keeps one; give that platform's manifest by its digest")
 )
 
 // BaseError is a problem of the base add-on: Path is what was built,
@@ -198,6 +204,13 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 	}
 	img := art.Image
 	if art.Index != nil {
+		have, err := unpack.Platforms(art.Index)
+		if err != nil {
+			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
+		}
+		if len(have) > 1 {
+			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: fmt.Errorf("%w (it has %s)", ErrPlatformsBase, strings.Join(have, ", "))}
+		}
 		if img, err = unpack.SelectImage(art.Index, nil); err != nil {
 			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 		}

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/pack"
@@ -159,5 +164,62 @@ func TestBuildDeleteOnly(t *testing.T) {
 	opts.Deletes = nil
 	if _, err := publish.Build(ctx, empty, opts); err == nil {
 		t.Error("an empty patch without deletes was built")
+	}
+}
+
+// A base that is an index of several platforms is refused: patching the
+// building machine's platform alone made the result depend on that
+// machine, and dropped the other platforms without a word. An index of
+// one platform (whatever the machine's) is patched.
+func TestBuildBaseIndexOfPlatforms(t *testing.T) {
+	ctx := context.Background()
+	st, open := store(t)
+	var imgs []v1.Image
+	for _, name := range []string{"amd", "arm"} {
+		dir := tree(t, name, map[string]string{"cm.yaml": strings.Replace(configMap, "name: settings", "name: "+name, 1)})
+		if _, err := publish.Build(ctx, dir, publish.Options{Tags: []string{name + ":1"}, Store: open}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.Resolve(name + ":1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := st.Image(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	index := func(plats ...string) v1.ImageIndex {
+		var adds []mutate.IndexAddendum
+		for i, p := range plats {
+			pl, err := v1.ParsePlatform(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adds = append(adds, mutate.IndexAddendum{Add: imgs[i], Descriptor: v1.Descriptor{Platform: pl}})
+		}
+		return mutate.IndexMediaType(mutate.AppendManifests(empty.Index, adds...), types.OCIImageIndex)
+	}
+	if _, err := st.WriteIndex(ctx, index("linux/amd64", "linux/arm64"), nil, "multi:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteIndex(ctx, index("linux/s390x"), nil, "one:1"); err != nil {
+		t.Fatal(err)
+	}
+	patch := tree(t, "site", map[string]string{"site.yaml": strings.Replace(configMap, "name: settings", "name: site", 1)})
+	opts := func(base string) publish.Options {
+		return publish.Options{Base: source.Ref{Kind: source.KindStore, Name: base}, BaseSource: source.Options{Store: st}, Tags: []string{"out:1"}, Store: open}
+	}
+	_, err := publish.Build(ctx, patch, opts("multi:1"))
+	if be := (*publish.BaseError)(nil); !errors.Is(err, publish.ErrPlatformsBase) || !errors.As(err, &be) {
+		t.Errorf("a base of two platforms: %v, want a BaseError of ErrPlatformsBase", err)
+	}
+	res, err := publish.Build(ctx, patch, opts("one:1"))
+	if err != nil {
+		t.Fatalf("a base of one platform: %v", err)
+	}
+	if n := len(res.Config.Inventory.Objects); n != 2 {
+		t.Errorf("the patch of one platform has %d objects, want the base's and the patch's", n)
 	}
 }

@@ -119,25 +119,27 @@ func unflow(n *yaml.Node) {
 // the first, so the add-on would not install what it lists.
 var ErrDuplicate = errors.New("duplicate object")
 
-// objectKey is what identifies an object to the API server: the version
-// does not (apps/v1 and apps/v1beta2 name the same Deployment).
-type objectKey struct{ group, kind, namespace, name string }
+// Identity is what identifies an object to the API server: the version
+// does not (apps/v1 and apps/v1beta2 name the same Deployment). It is
+// the key of ErrDuplicate, and the key diff matches objects by.
+type Identity struct{ Group, Kind, Namespace, Name string }
 
-func keyOf(o addon.Object) objectKey {
+// IdentityOf is o's Identity.
+func IdentityOf(o addon.Object) Identity {
 	group, _, ok := strings.Cut(o.APIVersion, "/")
 	if !ok {
 		group = ""
 	}
-	return objectKey{group, o.Kind, o.Namespace, o.Name}
+	return Identity{group, o.Kind, o.Namespace, o.Name}
 }
 
 // checkDuplicates refuses two documents with the same key, naming where
 // both come from (spec/addon-v1.md, section 6.2). kustomize output has
 // no files: root names its kustomization.
 func checkDuplicates(docs []Document, root string) error {
-	seen := make(map[objectKey]int, len(docs))
+	seen := make(map[Identity]int, len(docs))
 	for i, d := range docs {
-		k := keyOf(d.Object)
+		k := IdentityOf(d.Object)
 		j, dup := seen[k]
 		if !dup {
 			seen[k] = i
@@ -156,15 +158,15 @@ func checkDuplicates(docs []Document, root string) error {
 // describe names an object the way kubectl does: kind.group, then
 // namespace/name.
 func describe(o addon.Object) string {
-	k := keyOf(o)
-	kind := k.kind
-	if k.group != "" {
-		kind += "." + k.group
+	k := IdentityOf(o)
+	kind := k.Kind
+	if k.Group != "" {
+		kind += "." + k.Group
 	}
-	if k.namespace != "" {
-		return kind + " " + k.namespace + "/" + k.name
+	if k.Namespace != "" {
+		return kind + " " + k.Namespace + "/" + k.Name
 	}
-	return kind + " " + k.name
+	return kind + " " + k.Name
 }
 
 func where(d Document) string {

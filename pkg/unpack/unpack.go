@@ -221,6 +221,27 @@ func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]
 	return idx.Image(pick.Digest)
 }
 
+// Platforms lists the entries of an index that SelectImage chooses from
+// (attestation manifests left out), each by its platform, "(none)" for
+// an entry without one.
+func Platforms(idx v1.ImageIndex) ([]string, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	var out []string
+	for _, d := range im.Manifests {
+		switch {
+		case isAttestation(d):
+		case d.Platform == nil:
+			out = append(out, "(none)")
+		default:
+			out = append(out, platformString(d.Platform))
+		}
+	}
+	return out, nil
+}
+
 // isAttestation reports whether an index entry is an attestation
 // manifest, which BuildKit (docker buildx build) puts beside every image
 // it pushes: it holds provenance and SBOM documents about the image, not
