@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/addonpkg/addonpkg/pkg/airgap"
 	"github.com/addonpkg/addonpkg/pkg/build"
@@ -165,14 +166,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 				repo string // under the registry host
 				d    v1.Hash
 			}{{"addons/demo", f.addonD}, {"app/one", f.oneD}, {"app/multi", f.multiD}}
-			priv, _, err := signature.GenerateKeyPair(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			signer, err := signature.LoadPrivateKey("test", priv, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			signer := testSigner(t)
 			for _, s := range signed {
 				repo, err := name.NewRepository(f.host + "/" + s.repo)
 				if err != nil {
@@ -376,14 +370,7 @@ func TestCopyToStore(t *testing.T) {
 func TestCopyPlatformKeepsSignedImageIndex(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, false)
-	priv, _, err := signature.GenerateKeyPair(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := signature.LoadPrivateKey("test", priv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer := testSigner(t)
 	repo, err := name.NewRepository(f.host + "/app/multi")
 	if err != nil {
 		t.Fatal(err)
@@ -411,4 +398,18 @@ func TestCopyPlatformKeepsSignedImageIndex(t *testing.T) {
 	if im, _ := res.Lock.Lookup(f.one); im.Digest != f.oneD.String() {
 		t.Errorf("one in the lock = %+v, want %s", im, f.oneD)
 	}
+}
+
+// testSigner is a new cosign key pair's signer.
+func testSigner(t *testing.T) sigsig.SignerVerifier {
+	t.Helper()
+	priv, _, err := signature.GenerateKeyPair(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := signature.LoadPrivateKey("test", priv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
 }

@@ -27,9 +27,11 @@ import (
 //
 // Plain manifests do not go through kustomize and render in linear time.
 
-// checkHeavyYAML refuses a YAML file of the tree with an alias bomb or a
-// mapping of more than maxKeys keys, before kustomize reads it.
-func checkHeavyYAML(fsys fs.FS, maxKeys int) error {
+// checkManifestFiles reads each YAML file of the tree once before
+// kustomize reads it, and refuses one with an alias bomb or a mapping of
+// more than maxKeys keys, or (unless allowRemote) a builtin
+// configuration that names a remote location (builtinConfigsIn).
+func checkManifestFiles(fsys fs.FS, maxKeys int, allowRemote bool) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !addon.IsManifestFile(name) && !isKustomization(name) {
 			return err
@@ -41,6 +43,11 @@ func checkHeavyYAML(fsys fs.FS, maxKeys int) error {
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
+		}
+		if !allowRemote && !isKustomization(name) {
+			if err := builtinConfigsIn(name, b); err != nil {
+				return err
+			}
 		}
 		// A mapping of maxKeys keys takes two bytes a key at the least
 		// ({a,b,...}); without an alias, a smaller file has neither.

@@ -32,7 +32,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHeavyYAML(fsys, maxKeys); err != nil {
+	if err := checkManifestFiles(fsys, maxKeys, opts.AllowRemote); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -129,20 +129,14 @@ func rootKustomization(fsys fs.FS) string {
 
 // checkKustomizations refuses any kustomization in the tree that inflates
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
-// outside the tree, and (unless allowRemote) any configuration of a
-// builtin transformer or generator that names a remote resource
-// (checkBuiltinConfigs). prints says whether kustomize may print while it
-// renders one of them (kustomizationPrints).
+// outside the tree; the configurations of builtin transformers and
+// generators in other files are checkManifestFiles's (builtinConfigsIn).
+// prints says whether kustomize may print while it renders one of them
+// (kustomizationPrints).
 func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || !isKustomization(name) {
 			return err
-		}
-		if !isKustomization(name) {
-			if allowRemote || !addon.IsManifestFile(name) {
-				return nil
-			}
-			return checkBuiltinConfigs(fsys, name)
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -161,16 +155,16 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 	return prints, err
 }
 
-// checkBuiltinConfigs refuses a remote location in the configuration of
+// builtinConfigsIn refuses a remote location in the configuration of
 // one of kustomize's builtin transformers or generators (apiVersion
-// builtin) in file: a kustomization's transformers, generators and
-// validators name such files, and kustomize loads the files their
-// fields name (a PatchTransformer's path, a ConfigMapGenerator's files)
-// over HTTP when they are URLs, whatever its load restrictions say.
-func checkBuiltinConfigs(fsys fs.FS, file string) error {
-	b, err := fs.ReadFile(fsys, file)
-	if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
-		return err
+// builtin) in file, whose bytes are b: a kustomization's transformers,
+// generators and validators name such files, and kustomize loads the
+// files their fields name (a PatchTransformer's path, a
+// ConfigMapGenerator's files) over HTTP when they are URLs, whatever its
+// load restrictions say.
+func builtinConfigsIn(file string, b []byte) error {
+	if !bytes.Contains(b, []byte(builtinAPIVersion)) {
+		return nil
 	}
 	for _, c := range splitYAML(b) {
 		node, err := parseDocument(c.text)
