@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -572,6 +573,42 @@ func TestCLIUnwritableStore(t *testing.T) {
 				t.Errorf("%d entries in %s, want only the file", len(entries), dir)
 			}
 		})
+	}
+}
+
+// Commands that only read the store, and completion, do not create it:
+// a store that is not there yet lists empty, and a mistyped --store is
+// not left behind as a new folder. The first write creates it.
+func TestCLIReadsCreateNoStore(t *testing.T) {
+	home := cliNewHome(t)
+	typo := filepath.Join(t.TempDir(), "typo")
+	for _, args := range [][]string{
+		{"images"},
+		{"images", "--json"},
+		{"images", "--store", typo},
+		{"gc"},
+		{"__complete", "rm", ""},
+		{"__complete", "unpack", ""},
+	} {
+		cliMust(t, args...)
+	}
+	for _, args := range [][]string{
+		{"rm", "coredns:1"},
+		{"unpack", "coredns:1", "-o", filepath.Join(t.TempDir(), "out")},
+		{"inspect", "--store", typo, "coredns:1"},
+	} {
+		if r := cliRun(t, args...); r.code == 0 {
+			t.Errorf("addonpkg %s: exit 0 on an empty store", strings.Join(args, " "))
+		}
+	}
+	for _, dir := range []string{home, typo} {
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a read created %s: %v", dir, err)
+		}
+	}
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	if rows := cliImagesJSON(t); len(rows) != 1 {
+		t.Errorf("after the first build: %d rows, want 1", len(rows))
 	}
 }
 

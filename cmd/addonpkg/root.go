@@ -101,7 +101,7 @@ container image holding the add-on under /addon) and the artifact form
 	return root, a
 }
 
-// store opens (creating if needed) the local store.
+// store opens the local store; its first write creates it.
 func (a *app) store() (*layout.Store, error) {
 	dir := a.storeDir
 	if dir == "" {
@@ -110,7 +110,7 @@ func (a *app) store() (*layout.Store, error) {
 			return nil, err
 		}
 	}
-	return layout.Init(dir)
+	return layout.InitOnWrite(dir)
 }
 
 // sourceOptions are the options of every command that reads a SOURCE.

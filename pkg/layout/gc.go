@@ -88,6 +88,9 @@ func (s *Store) GC() (removed int, freed int64, err error) {
 // any blob is removed: a GC killed midway leaves blobs for the next one,
 // never an entry without its blobs.
 func (s *Store) GarbageCollect() (*GCResult, error) {
+	if s.absent() {
+		return &GCResult{Removed: []GCEntry{}, Kept: []GCEntry{}}, nil
+	}
 	unlock, err := s.writeLock(true)
 	if err != nil {
 		return nil, err

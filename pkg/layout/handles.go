@@ -92,7 +92,7 @@ func (h *Handles) Own(st *Store) *Store {
 	if own, ok := h.dirs[k]; ok {
 		return own
 	}
-	own := &Store{dir: st.dir, c: newCache()}
+	own := &Store{dir: st.dir, c: newCache(), pending: st.pending}
 	h.dirs[k] = own
 	return own
 }

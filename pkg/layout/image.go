@@ -37,6 +37,14 @@ func (s *Store) writeLock(exclusive bool) (func(), error) {
 	if s.archive != nil {
 		return nil, errReadOnly
 	}
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
+	return s.lockFile(exclusive)
+}
+
+// lockFile takes the write lock of writeLock, on a layout that exists.
+func (s *Store) lockFile(exclusive bool) (func(), error) {
 	l := flock.New(filepath.Join(s.dir, gcLock))
 	var err error
 	if exclusive {

@@ -193,6 +193,54 @@ func TestInitOpen(t *testing.T) {
 	}
 }
 
+// An InitOnWrite store that does not exist reads as empty and leaves
+// nothing on disk until its first write, which creates the layout; a
+// removal (Untag, GC) on it has nothing to do and creates nothing.
+func TestInitOnWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "store")
+	st, err := layout.InitOnWrite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := st.List(); err != nil || len(entries) != 0 {
+		t.Errorf("List of a store not yet created: %v, %v", entries, err)
+	}
+	if _, err := st.Resolve("x:1"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("Resolve: %v, want ErrNotFound", err)
+	}
+	if err := st.Untag("x:1"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("Untag: %v, want ErrNotFound", err)
+	}
+	if res, err := st.GarbageCollect(); err != nil || res.Files != 0 || res.Removed == nil {
+		t.Errorf("GarbageCollect: %+v, %v", res, err)
+	}
+	if _, err := os.Lstat(filepath.Dir(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reads created %s: %v", filepath.Dir(dir), err)
+	}
+	img := randomImage(t)
+	if _, err := st.WriteImage(context.Background(), img, nil, "x:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layout.Open(dir); err != nil {
+		t.Errorf("after the first write: %v", err)
+	}
+	again, err := layout.InitOnWrite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := again.Resolve("x:1"); err != nil || d.Digest != digest(t, img) {
+		t.Errorf("InitOnWrite of the created store: %v, %v", d, err)
+	}
+	// A directory with a bad oci-layout is refused, as Open refuses it.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "oci-layout"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layout.InitOnWrite(bad); !errors.Is(err, layout.ErrNotLayout) {
+		t.Errorf("InitOnWrite with a bad oci-layout: %v, want ErrNotLayout", err)
+	}
+}
+
 func TestWriteResolveImage(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gofrs/flock"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -54,6 +55,9 @@ type Store struct {
 	archive *tarIndex
 	// c is what the Store has read (see cache).
 	c *cache
+	// pending, when set, is the layout an InitOnWrite store creates at
+	// its first write.
+	pending *pendingLayout
 }
 
 // DefaultDir is $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg, else
@@ -75,38 +79,87 @@ func DefaultDir() (string, error) {
 // Init opens the layout at dir, creating an empty one if dir does not
 // hold one yet.
 func Init(dir string) (*Store, error) {
-	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
-		return nil, fmt.Errorf("create store %s: %w", dir, err)
-	}
 	s := &Store{dir: dir, c: newCache()}
+	if err := s.create(); err != nil {
+		return nil, err
+	}
+	return Open(dir)
+}
+
+// InitOnWrite is Init for a store that may not exist yet and may only be
+// read: the layout is created by the first write (a blob, a tag), not
+// now. Until then the store reads as empty and nothing is left on disk,
+// so that listing a store, completing a name or resolving a folder
+// source does not create one (a typo in --store stays a typo). A
+// directory that already holds a layout is opened as Open does.
+func InitOnWrite(dir string) (*Store, error) {
+	if _, err := os.Lstat(filepath.Join(dir, layoutFile)); err == nil {
+		return Open(dir)
+	}
+	return &Store{dir: dir, c: newCache(), pending: &pendingLayout{}}, nil
+}
+
+// pendingLayout is the layout an InitOnWrite store creates at its first
+// write.
+type pendingLayout struct {
+	once sync.Once
+	err  error
+}
+
+// ensure creates the layout of an InitOnWrite store, once.
+func (s *Store) ensure() error {
+	if s.pending == nil {
+		return nil
+	}
+	s.pending.once.Do(func() { s.pending.err = s.create() })
+	return s.pending.err
+}
+
+// absent reports whether s is an InitOnWrite store that nothing has
+// created yet: it holds nothing, and a write that only removes has
+// nothing to do.
+func (s *Store) absent() bool {
+	if s.pending == nil {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(s.dir, layoutFile))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// create makes dir an empty layout, keeping what it already holds.
+func (s *Store) create() error {
+	dir := s.dir
+	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
 	missing := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	// A complete layout is opened without a lock, so a read-only one opens.
-	if missing(layoutFile) || missing(indexFile) {
-		unlock, err := s.writeLock(false)
+	if !missing(layoutFile) && !missing(indexFile) {
+		return nil
+	}
+	unlock, err := s.lockFile(false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if missing(layoutFile) {
+		b, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
+		if err == nil {
+			err = writeFileAtomic(filepath.Join(dir, layoutFile), b)
+		}
 		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-		if missing(layoutFile) {
-			b, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
-			if err == nil {
-				err = writeFileAtomic(filepath.Join(dir, layoutFile), b)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("create store %s: %w", dir, err)
-			}
-		}
-		if missing(indexFile) {
-			err := s.updateIndex(func(*v1.IndexManifest) error { return nil })
-			if err != nil {
-				return nil, fmt.Errorf("create store %s: %w", dir, err)
-			}
+			return fmt.Errorf("create store %s: %w", dir, err)
 		}
 	}
-	return Open(dir)
+	if missing(indexFile) {
+		if err := s.updateIndex(func(*v1.IndexManifest) error { return nil }); err != nil {
+			return fmt.Errorf("create store %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // Open opens an existing layout.
@@ -483,6 +536,9 @@ func (s *Store) setTags(d v1.Descriptor, names ...string) error {
 // Untag removes a tag. Blobs stay until GC, which does not run while
 // Untag does.
 func (s *Store) Untag(name string) error {
+	if s.absent() {
+		return fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
+	}
 	unlock, err := s.writeLock(false)
 	if err != nil {
 		return err

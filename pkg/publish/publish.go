@@ -282,5 +282,5 @@ func defaultStore() (*layout.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return layout.Init(dir)
+	return layout.InitOnWrite(dir)
 }

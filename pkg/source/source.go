@@ -292,13 +292,14 @@ func (a *Artifact) MediaType() (mediatypes.MediaType, error) {
 	return mediatypes.MediaType(mt), err
 }
 
-// DefaultStore opens (creating if needed) the store at layout.DefaultDir.
+// DefaultStore opens the store at layout.DefaultDir; its first write
+// creates it (layout.InitOnWrite).
 func DefaultStore() (*layout.Store, error) {
 	dir, err := layout.DefaultDir()
 	if err != nil {
 		return nil, err
 	}
-	return layout.Init(dir)
+	return layout.InitOnWrite(dir)
 }
 
 // Open resolves an OCI source to its image or index. Folder, http and git
