@@ -414,8 +414,13 @@ func (b *Builder) Clear(name string) {
 	}
 }
 
-// FS freezes the tree. The Builder must not be used afterwards.
+// FS freezes the tree. The Builder must not be used afterwards: a
+// second FS panics, as a programming error, rather than give a tree with
+// nothing at its root.
 func (b *Builder) FS() *FS {
+	if b.root == nil {
+		panic("filetree: Builder.FS called twice")
+	}
 	f := &FS{root: b.root, size: b.size, count: b.count, links: b.links, mem: b.mem, pack: b.pack, openers: b.openers}
 	if b.pack != nil {
 		f.packErr = b.pack.flush()
