@@ -241,6 +241,37 @@ func TestInitOnWrite(t *testing.T) {
 	}
 }
 
+// A bare ref name in the store (copy X oci:STORE:v1, another tool)
+// answers to NAME:latest, which is what a name given without a tag
+// means, so it can be read and removed; an exact NAME:latest entry wins.
+func TestBareNameAnswersToLatest(t *testing.T) {
+	st := newStore(t)
+	bare, tagged := randomImage(t), randomImage(t)
+	if _, err := st.WriteImage(context.Background(), bare, nil, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := st.Resolve("v1:latest"); err != nil || d.Digest != digest(t, bare) {
+		t.Errorf("Resolve(v1:latest) with a bare v1 entry: %v, %v", d, err)
+	}
+	if _, err := st.Resolve("v1:2"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("Resolve(v1:2): %v, want ErrNotFound", err)
+	}
+	if _, err := st.WriteImage(context.Background(), tagged, nil, "v1:latest"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := st.Resolve("v1:latest"); err != nil || d.Digest != digest(t, tagged) {
+		t.Errorf("Resolve(v1:latest) with both entries: %v, %v; want the exact one", d, err)
+	}
+	for range 2 {
+		if err := st.Untag("v1:latest"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(readIndex(t, st).Manifests); n != 0 {
+		t.Errorf("%d entries left after removing v1:latest, then the bare v1", n)
+	}
+}
+
 func TestWriteResolveImage(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)

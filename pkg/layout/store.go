@@ -22,6 +22,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -483,12 +484,38 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 		}
 		return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
 	}
+	name = entryName(idx, name)
 	for _, d := range idx.Manifests {
 		if d.Annotations[mediatypes.AnnotationRefName] == name {
 			return d, nil
 		}
 	}
 	return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
+}
+
+// entryName is the ref name of idx that name stands for: name itself,
+// or, when no entry has it, for NAME:latest (a name given without a
+// tag), the entry named NAME bare. Names addonpkg writes always carry a
+// tag, but another writer (copy to oci:STORE:v1, another tool) may have
+// left a bare one, which could otherwise be neither read nor removed.
+func entryName(idx *v1.IndexManifest, name string) string {
+	bare, ok := strings.CutSuffix(name, ":"+reference.DefaultTag)
+	if !ok || bare == "" {
+		return name
+	}
+	found := false
+	for _, d := range idx.Manifests {
+		switch d.Annotations[mediatypes.AnnotationRefName] {
+		case name:
+			return name
+		case bare:
+			found = true
+		}
+	}
+	if found {
+		return bare
+	}
+	return name
 }
 
 // Tag points dst at the manifest src names, replacing any earlier dst.
@@ -546,6 +573,7 @@ func (s *Store) Untag(name string) error {
 	defer unlock()
 	found := false
 	err = s.updateIndex(func(idx *v1.IndexManifest) error {
+		name = entryName(idx, name)
 		idx.Manifests = slices.DeleteFunc(idx.Manifests, func(m v1.Descriptor) bool {
 			hit := m.Annotations[mediatypes.AnnotationRefName] == name
 			found = found || hit
