@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
@@ -25,6 +27,7 @@ func (layoutLocation) Parse(s string) (Ref, error) { return parseInLayout(KindLa
 func (layoutLocation) Format(r Ref) string         { return formatInLayout(r) }
 
 func (layoutLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	ref = resplit(ref)
 	st, err := layout.HandlesFrom(ctx).Open(ref.Path)
 	if err != nil {
 		return nil, err
@@ -56,6 +59,7 @@ func (archiveLocation) Parse(s string) (Ref, error) { return parseInLayout(KindA
 func (archiveLocation) Format(r Ref) string         { return formatInLayout(r) }
 
 func (archiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	ref = resplit(ref)
 	h := layout.HandlesFrom(ctx)
 	st, err := h.OpenArchive(ref.Path)
 	if err != nil {
@@ -99,6 +103,34 @@ func (archiveLocation) Repository(*Artifact) string { return "" }
 func parseInLayout(k Kind, s string) (Ref, error) {
 	p, n := splitPathName(strings.TrimPrefix(s, string(k)+":"))
 	return Ref{Kind: k, Path: p, Name: n}, nonEmpty(s, p)
+}
+
+// resplit reads oci:DIR:NAME and oci-archive:FILE:NAME as skopeo does
+// when the path that Parse's split at the last colon leaves is not
+// there: a ref name with a registry and a repository (skopeo copy ...
+// oci:DIR:registry.example.com/x:1) has colons of its own. The path is
+// then the longest one before a colon that exists, and the rest the
+// name, when it is a reference. Parse never reads the disk, so this
+// happens as the layout is opened; a path that exists is kept, colons
+// and all.
+func resplit(ref Ref) Ref {
+	if ref.Name == "" || strings.HasPrefix(ref.Name, "sha256:") {
+		return ref
+	}
+	if _, err := os.Lstat(ref.Path); !errors.Is(err, fs.ErrNotExist) {
+		return ref
+	}
+	for i := strings.LastIndex(ref.Path, ":"); i > 0; i = strings.LastIndex(ref.Path[:i], ":") {
+		p, n := ref.Path[:i], ref.Path[i+1:]+":"+ref.Name
+		if _, err := name.ParseReference(n); err != nil {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			ref.Path, ref.Name = p, n
+			return ref
+		}
+	}
+	return ref
 }
 
 func formatInLayout(r Ref) string {

@@ -126,3 +126,59 @@ func TestLayoutTagOfStoreName(t *testing.T) {
 		t.Errorf("an absent tag: %v, want errdef.ErrNotFound", err)
 	}
 }
+
+// A ref name that is a whole reference, as skopeo writes it
+// (oci:DIR:registry/repo:tag), opens from a layout and an archive,
+// though Parse, which reads no disk, split it at the last colon. A path
+// with a colon of its own that exists is still read as that path.
+func TestLayoutFullReferenceName(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	open := func(s string) (v1.Hash, error) {
+		ref, err := source.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := source.Open(ctx, ref, source.Options{})
+		if err != nil {
+			return v1.Hash{}, err
+		}
+		defer a.Close()
+		return a.Digest, nil
+	}
+	write := func(dir, refName string) v1.Hash {
+		st, err := layout.Init(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.WriteImage(ctx, img, nil, refName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Digest
+	}
+	dir := root + "/skopeo"
+	want := write(dir, "localhost:5000/addons/coredns:1.11")
+	write(dir, "other:1.11")
+	archive := root + "/skopeo.tar"
+	if err := layout.WriteArchive(dir, archive); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"oci:" + dir + ":localhost:5000/addons/coredns:1.11", "oci-archive:" + archive + ":localhost:5000/addons/coredns:1.11"} {
+		if got, err := open(s); err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	colon := root + "/a:b"
+	inColon := write(colon, "1.0")
+	if got, err := open("oci:" + colon + ":1.0"); err != nil || got != inColon {
+		t.Errorf("a path with a colon: %v, %v; want %v", got, err, inColon)
+	}
+	if _, err := open("oci:" + dir + ":localhost:5000/addons/coredns:2"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("a full name the layout does not hold: %v, want ErrNotFound", err)
+	}
+}
