@@ -131,7 +131,9 @@ func NewWriter(dir string) (*Writer, error) {
 	}
 	root, err := os.OpenRoot(tmp)
 	if err == nil {
-		err = os.Chmod(tmp, 0o755)
+		// The temp directory was made private (0700); the tree it becomes
+		// gets what a mkdir gives, as its subdirectories and files do.
+		err = os.Chmod(tmp, dirPerm(root))
 	}
 	if err != nil {
 		if root != nil {
@@ -523,6 +525,23 @@ func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.firstErr
+}
+
+// dirPerm is the mode a directory made with mkdir(0755) in root gets
+// under the process's umask: 0755 under the usual 022, 0700 under 077.
+// It is read by making one, as umask(2) can only be read by setting it,
+// which would race with the other goroutines' creations.
+func dirPerm(root *os.Root) fs.FileMode {
+	const probe = ".addonpkg-umask"
+	if err := root.Mkdir(probe, 0o755); err != nil {
+		return 0o755
+	}
+	defer root.Remove(probe)
+	fi, err := root.Stat(probe)
+	if err != nil {
+		return 0o755
+	}
+	return fi.Mode().Perm()
 }
 
 func filePerm(m fs.FileMode) fs.FileMode {

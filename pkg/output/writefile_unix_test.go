@@ -5,6 +5,7 @@ package output
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -53,5 +54,32 @@ func TestWriteDataConfined(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
 		t.Fatalf("the link's target changed: %q", b)
+	}
+}
+
+// The written tree follows the umask as a whole: under 077 its root is
+// 0700 like its subdirectories (and its files 0600), not a 0755 root
+// around private content; under 022 everything is as usual.
+func TestWriteDirUmask(t *testing.T) {
+	for _, c := range []struct {
+		umask          int
+		dir, file, exe os.FileMode
+	}{
+		{0o077, 0o700, 0o600, 0o700},
+		{0o022, 0o755, 0o644, 0o755},
+	} {
+		old := syscall.Umask(c.umask)
+		dir := filepath.Join(t.TempDir(), "out")
+		err := WriteDir(tree(t), dir)
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]os.FileMode{".": c.dir, "deep": c.dir, "a.yaml": c.file, "bin/run.sh": c.exe} {
+			st, err := os.Lstat(filepath.Join(dir, name))
+			if err != nil || st.Mode().Perm() != want {
+				t.Errorf("umask %03o: %s: %v, %v; want %v", c.umask, name, st.Mode().Perm(), err, want)
+			}
+		}
 	}
 }
