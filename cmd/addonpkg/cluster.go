@@ -41,7 +41,7 @@ func (c *clusterFlags) addWait(cmd *cobra.Command) {
 
 // addNamespace adds kubectl's -n to a command that applies objects.
 func (c *clusterFlags) addNamespace(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&c.connect.Namespace, "namespace", "n", "", "namespace of the add-on's namespaced objects that name none (default the context's namespace)")
+	cmd.Flags().StringVarP(&c.connect.Namespace, "namespace", "n", "", "namespace of the add-on's namespaced objects that name none (default: the installed add-on's, else the context's namespace)")
 }
 
 func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
@@ -106,8 +106,10 @@ cluster with server-side apply under the field manager "addonpkg": CRDs,
 Namespaces and ClusterRoles first (CRDs waited for until established), then
 *Class kinds, Roles, everything else, and webhook configurations last. Only
 objects that differ are changed, so a second apply changes nothing.
-Namespaced objects that name no namespace go to -n (default the context's
-namespace), as with kubectl apply -n.
+Namespaced objects that name no namespace go to -n, as with kubectl apply -n.
+Without -n an upgrade keeps the namespace the add-on was installed in, and a
+first install takes the context's; -n naming another namespace moves the
+add-on there (its objects in the old one are pruned).
 
 Each add-on has an inventory (the Secret addonpkg-NAME in kube-system, a
 kubectl ApplySet parent), written before the first change: an upgrade deletes

@@ -331,8 +331,9 @@ func TestCLIDiffCluster(t *testing.T) {
 
 // TestCLINamespaceAndName: -n gives namespaced objects that name none
 // their namespace, as kubectl apply -n does (an invalid one is refused
-// before any request), and diff --cluster --name compares with the add-on
-// apply --name installed, prune included.
+// before any request); without -n an installed add-on keeps its own; and
+// diff --cluster --name compares with the add-on apply --name installed,
+// prune included.
 func TestCLINamespaceAndName(t *testing.T) {
 	cc := newClusterCLI(t)
 	ns := "cli-namespace-flag"
@@ -351,11 +352,16 @@ func TestCLINamespaceAndName(t *testing.T) {
 	if out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag", "-n", ns); code != 0 {
 		t.Errorf("diff --cluster --name of what is installed: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
-	// Without -n the ConfigMap moves to the context's namespace: the one
-	// in ns is pruned.
-	out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag")
+	// Without -n the add-on stays where it was installed, whatever the
+	// context's namespace.
+	if out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag"); code != 0 {
+		t.Errorf("diff --cluster --name without -n: exit %d, stderr %q, want no change:\n%s", code, stderr, out)
+	}
+	// -n naming another namespace moves the ConfigMap there: the one in
+	// ns is pruned.
+	out, stderr, code := cc.run(t, "diff", "--cluster", dir, "--name", "nsflag", "-n", "default")
 	if code != 1 || !strings.Contains(out, "ConfigMap/default/cli-ns-settings") || !strings.Contains(out, "--- live/ConfigMap/"+ns+"/cli-ns-settings\n+++ applied/ConfigMap/"+ns+"/cli-ns-settings\n@@ -1,") {
-		t.Errorf("diff --cluster --name without -n: exit %d, stderr %q, want the move to default:\n%s", code, stderr, out)
+		t.Errorf("diff --cluster --name -n default: exit %d, stderr %q, want the move to default:\n%s", code, stderr, out)
 	}
 	if _, stderr, code := cc.run(t, "diff", dir, dir, "--name", "nsflag"); code != 2 || !strings.Contains(stderr, "goes with --cluster") {
 		t.Errorf("diff A B --name: exit %d, stderr %q, want a usage error", code, stderr)

@@ -151,7 +151,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 	inv := &Inventory{
 		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
-			Values: maps.Clone(a.Values), Phase: PhasePending},
+			Values: maps.Clone(a.Values), Namespace: p.namespace, Phase: PhasePending},
 		Objects: union(prevObjects, p.entries()),
 	}
 	// A re-apply of what the last record says (same add-on, values and

@@ -66,7 +66,12 @@ type ConnectOptions struct {
 // ClientOptions configure a Client.
 type ClientOptions struct {
 	// Namespace is given to namespaced objects that have none, as
-	// kubectl does; empty: "default" (Connect: the context's namespace).
+	// kubectl's -n does. Empty: the namespace the installed add-on's
+	// inventory records (Record.Namespace), so that an upgrade stays where
+	// the add-on is whatever context it runs from; for an add-on not yet
+	// installed, "default" (Connect: the context's namespace). A Namespace
+	// other than the recorded one moves the add-on: its objects are
+	// applied there, and those left in the old namespace are pruned.
 	Namespace string
 	// InventoryNamespace holds the inventories (one Secret per add-on);
 	// empty: DefaultInventoryNamespace.
@@ -86,6 +91,9 @@ type Client struct {
 	typed   kubernetes.Interface
 	manager *ssa.ResourceManager
 	opts    ClientOptions
+	// defaultNS is the namespace of a first install without
+	// opts.Namespace: "default", or Connect's context namespace.
+	defaultNS string
 }
 
 // Connect loads the kubeconfig as kubectl does and checks that the API
@@ -102,14 +110,15 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	if err != nil {
 		return nil, kubeconfigError(rules, loader, opts.Context, err)
 	}
-	if opts.Namespace == "" {
-		if ns, _, err := loader.Namespace(); err == nil {
-			opts.Namespace = ns
-		}
-	}
 	c, err := New(cfg, opts.ClientOptions)
 	if err != nil {
 		return nil, err
+	}
+	if ns, _, err := loader.Namespace(); err == nil && ns != "" && opts.Namespace == "" {
+		if err := checkNamespace("the context's namespace", ns); err != nil {
+			return nil, err
+		}
+		c.defaultNS = ns
 	}
 	if err := c.Ping(ctx); err != nil {
 		return nil, err
@@ -149,6 +158,14 @@ func kubeconfigError(rules *clientcmd.ClientConfigLoadingRules, loader clientcmd
 	return fmt.Errorf("%w: %s", ErrKubeconfig, oneLine(err.Error()))
 }
 
+// checkNamespace refuses a namespace name the API server would refuse.
+func checkNamespace(what, ns string) error {
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("%w: %s %q: %s", ErrInvalidOption, what, ns, errs[0])
+	}
+	return nil
+}
+
 // New makes a Client from a rest.Config. It does not contact the API
 // server until used (see Ping).
 func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
@@ -161,16 +178,16 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Minute
 	}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
 	if opts.InventoryNamespace == "" {
 		opts.InventoryNamespace = DefaultInventoryNamespace
 	}
-	for _, ns := range []struct{ what, name string }{{"namespace", opts.Namespace}, {"inventory namespace", opts.InventoryNamespace}} {
-		if errs := validation.IsDNS1123Label(ns.name); len(errs) > 0 {
-			return nil, fmt.Errorf("%w: %s %q: %s", ErrInvalidOption, ns.what, ns.name, errs[0])
+	if opts.Namespace != "" {
+		if err := checkNamespace("namespace", opts.Namespace); err != nil {
+			return nil, err
 		}
+	}
+	if err := checkNamespace("inventory namespace", opts.InventoryNamespace); err != nil {
+		return nil, err
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
@@ -211,7 +228,7 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	})
 	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
 	manager.SetConcurrency(opts.Concurrency)
-	return &Client{cfg: cfg, kube: kube, mapper: mapper, typed: typed, manager: manager, opts: opts}, nil
+	return &Client{cfg: cfg, kube: kube, mapper: mapper, typed: typed, manager: manager, opts: opts, defaultNS: "default"}, nil
 }
 
 // Ping asks the API server its version: ErrUnreachable or ErrUnauthorized

@@ -56,7 +56,9 @@
 // the inventory namespace (ClientOptions.InventoryNamespace, default
 // kube-system), of type InventorySecretType, holding under InventoryKey
 // the JSON of Inventory: name, version, pinned source, manifest digest,
-// content identity, installer values, phase, and every object as
+// content identity, installer values, the namespace given to objects
+// that name none (an upgrade without ClientOptions.Namespace keeps it),
+// phase, and every object as
 // "<namespace>_<name>_<group>_<kind>" with its API version (and its name
 // when that does not give it back: an RBAC name with "__"). The Secret is
 // a KEP-3659 ApplySet parent (label applyset.kubernetes.io/id =

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 const labelDomain = "addonpkg.io"
@@ -96,8 +97,12 @@ type Record struct {
 	Digest   string            `json:"digest,omitempty"`
 	Identity string            `json:"identity,omitempty"`
 	Values   map[string]string `json:"values,omitempty"`
-	Phase    string            `json:"phase"`
-	Updated  time.Time         `json:"updated"`
+	// Namespace is the namespace the add-on's namespaced objects that
+	// name none were given (ClientOptions.Namespace): an upgrade that
+	// names none keeps it.
+	Namespace string    `json:"namespace,omitempty"`
+	Phase     string    `json:"phase"`
+	Updated   time.Time `json:"updated"`
 }
 
 // InventoryEntry is one object: ID is "<namespace>_<name>_<group>_<kind>"
@@ -199,6 +204,11 @@ func decodeInventory(s *corev1.Secret) (*Inventory, error) {
 	}
 	if inv.Phase != PhaseApplied && inv.Phase != PhasePending {
 		return nil, corrupt("unknown phase %q", inv.Phase)
+	}
+	if inv.Namespace != "" {
+		if errs := validation.IsDNS1123Label(inv.Namespace); len(errs) > 0 {
+			return nil, corrupt("namespace %q: %s", inv.Namespace, errs[0])
+		}
 	}
 	for _, e := range inv.Objects {
 		if _, err := e.object(); err != nil {

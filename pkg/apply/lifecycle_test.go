@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,6 +122,63 @@ metadata: {name: elsewhere, namespace: default}
 	}
 	if !slices.Contains(ids(k.inventory(t, k.prefix)), "_"+k.prefix+"__Namespace") {
 		t.Error("the kept Namespace left the inventory: it would never be pruned once empty")
+	}
+}
+
+// An add-on's objects that name no namespace stay where it was
+// installed: an upgrade from a client whose default namespace is another
+// one (another kubeconfig context, no -n) neither moves nor prunes them,
+// and the inventory records the namespace. An explicit other Namespace
+// moves the add-on: its objects are applied there, the old ones pruned.
+func TestUpgradeKeepsTheInstalledNamespace(t *testing.T) {
+	k := newCluster(t)
+	first, second := k.prefix+"-a", k.prefix+"-b"
+	for _, ns := range []string{first, second} {
+		if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k.typed.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	}
+	client := func(ns string) *apply.Client {
+		c, err := apply.New(k.env.Admin, apply.ClientOptions{Namespace: ns, PollInterval: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stream := func(version string) apply.Addon {
+		return k.addon(t, k.prefix, version, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: \""+version+"\"}\n")
+	}
+	if _, err := client(first).Apply(k.ctx, stream("1"), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if inv := k.inventory(t, k.prefix); inv.Namespace != first {
+		t.Errorf("inventory namespace %q, want %q", inv.Namespace, first)
+	}
+	// The default client's namespace is "default": the upgrade stays.
+	cs, err := k.admin.Apply(k.ctx, stream("2"), apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.exists(t, gvrConfigMap, first, "settings") || k.exists(t, gvrConfigMap, "default", "settings") {
+		t.Errorf("an upgrade without a namespace moved the add-on:\n%s", cs)
+	}
+	if cm, err := k.get(gvrConfigMap, first, "settings"); err != nil || cm.Object["data"].(map[string]any)["v"] != "2" {
+		t.Errorf("the upgrade did not reach %s/settings: %v", first, err)
+	}
+	// An explicit other namespace moves it.
+	cs, err = client(second).Apply(k.ctx, stream("3"), apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.exists(t, gvrConfigMap, first, "settings") || !k.exists(t, gvrConfigMap, second, "settings") {
+		t.Errorf("an explicit namespace did not move the add-on:\n%s", cs)
+	}
+	if inv := k.inventory(t, k.prefix); inv.Namespace != second || !slices.Equal(ids(inv), []string{second + "_settings__ConfigMap"}) {
+		t.Errorf("after the move the inventory records %q and %v", inv.Namespace, ids(inv))
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -389,6 +447,7 @@ func TestCorruptInventoryReported(t *testing.T) {
 		k.prefix + "-badentry": `{"name":"` + k.prefix + `-badentry","phase":"applied","objects":[{"id":"no underscores here","version":"v1"}]}`,
 		k.prefix + "-renamed":  `{"name":"` + good.Name + `","phase":"applied","objects":[]}`,
 		k.prefix + "-nophase":  `{"name":"` + k.prefix + `-nophase","objects":[]}`,
+		k.prefix + "-badns":    `{"name":"` + k.prefix + `-badns","phase":"applied","namespace":"../kube-system","objects":[]}`,
 		// An entry's name may only say which name its ID stands for.
 		k.prefix + "-badname": `{"name":"` + k.prefix + `-badname","phase":"applied","objects":[{"id":"_a__b_rbac.authorization.k8s.io_ClusterRole","v":"v1","name":"kube-system-admin"}]}`,
 	}

@@ -52,6 +52,9 @@ type plan struct {
 	prev       *Inventory
 	prevSecret *corev1.Secret
 	setID      string
+	// namespace is given to the namespaced objects that name none
+	// (Client.namespaceFor).
+	namespace string
 	// unread are the reads the credentials were refused: the pre-flight
 	// reports them (and all else missing); if it does not, the first is
 	// the error.
@@ -97,11 +100,23 @@ func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
 	return out
 }
 
+// namespaceFor is the namespace an apply gives the namespaced objects
+// that name none (see ClientOptions.Namespace): the one asked for, else
+// the one the installed add-on's inventory records, else the default.
+func (c *Client) namespaceFor(prev *Inventory) string {
+	switch {
+	case c.opts.Namespace != "":
+		return c.opts.Namespace
+	case prev != nil && prev.Namespace != "":
+		return prev.Namespace
+	}
+	return c.defaultNS
+}
+
 // resolve finds an object's resource and scope, from the cluster or from
-// the add-on's own CRDs, and fixes its namespace as kubectl does: the
-// default namespace for a namespaced object without one, none for a
-// cluster-scoped one.
-func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind]crdKind) (schema.GroupVersionResource, bool, error) {
+// the add-on's own CRDs, and fixes its namespace as kubectl does: ns for
+// a namespaced object without one, none for a cluster-scoped one.
+func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind]crdKind, ns string) (schema.GroupVersionResource, bool, error) {
 	gvk := o.GroupVersionKind()
 	var (
 		gvr        schema.GroupVersionResource
@@ -131,7 +146,7 @@ func (c *Client) resolve(o *unstructured.Unstructured, crds map[schema.GroupKind
 		return gvr, false, fmt.Errorf("discover %s: %w", gvk.GroupKind(), wrap(err))
 	}
 	if namespaced && o.GetNamespace() == "" {
-		o.SetNamespace(c.opts.Namespace)
+		o.SetNamespace(ns)
 	}
 	if !namespaced {
 		o.SetNamespace("")
@@ -174,6 +189,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		p.unread = append(p.unread, err)
 	}
 	p.setID = ApplySetID(InventoryName(a.Name), c.opts.InventoryNamespace)
+	p.namespace = c.namespaceFor(p.prev)
 	crds := addonCRDs(a.Objects)
 	addonNS := map[string]bool{}
 	for _, o := range a.Objects {
@@ -183,7 +199,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 	seen := map[string]bool{}
 	for _, o := range a.Objects {
-		gvr, pending, err := c.resolve(o, crds)
+		gvr, pending, err := c.resolve(o, crds, p.namespace)
 		if err != nil {
 			return nil, err
 		}
