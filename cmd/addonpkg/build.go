@@ -18,7 +18,7 @@ import (
 // buildFlags are build's flags, parsed into publish.Options by options.
 type buildFlags struct {
 	tags, outputs, labels, annotations, deletes []string
-	format, compression, base                   string
+	format, compression, base, platform         string
 	layered, asJSON                             bool
 	opts                                        build.Options
 	fetch                                       fetchFlags
@@ -100,6 +100,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	addJSONFlag(cmd, &bf.asJSON, "digest, tags and config")
 	f.StringVar(&bf.base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): an image keeps its layers and gets PATH's files in one layer on top; an artifact becomes one layer of the patched tree (see --layered)")
 	f.StringArrayVar(&bf.deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")
+	addPlatformFlag(cmd, &bf.platform, false)
 	f.BoolVar(&bf.layered, "layered", false, "with --base of an artifact: keep the base's layers and add one (default: one layer of the patched tree; Flux and oras read only single-layer artifacts)")
 	bf.fetch.add(cmd)
 	a.addRegistryFlags(cmd)
@@ -139,6 +140,8 @@ func (bf *buildFlags) options(a *app, cmd *cobra.Command, path string) (publish.
 		return o, fmt.Errorf("--delete needs --base: only a patch deletes files of another add-on")
 	case bf.base == "" && bf.layered:
 		return o, fmt.Errorf("--layered needs --base: only a patch of an artifact has layers to keep")
+	case bf.base == "" && bf.platform != "":
+		return o, fmt.Errorf("--platform needs --base: it picks the base's image from an index of several")
 	case bf.base == "":
 		return o, nil
 	case cmd.Flags().Changed("format"):
@@ -149,6 +152,9 @@ func (bf *buildFlags) options(a *app, cmd *cobra.Command, path string) (publish.
 	}
 	if o.BaseSource, err = a.sourceOptions(source.PullMissing); err != nil {
 		return o, fmt.Errorf("build %s: %w", path, err)
+	}
+	if o.BasePlatform, err = parsePlatform(bf.platform); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -71,7 +71,7 @@ func TestHostileCaseCollision(t *testing.T) {
 	env := []string{"ADDONPKG_HOME=" + filepath.Join(dir, "home")}
 	r := hostileCLIRun(t, dir, env, "unpack", "oci:"+layoutDir+":t", "-o", "out")
 	checkRefused(t, peakResult{hostileCLIResult: r}, 1<<40, "CoreDNS.yaml", "coredns.yaml", "case")
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 || entries[0].Name() != "home" {
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("left behind: %v %v", entries, err)
 	}
 	r = hostileCLIRun(t, dir, env, "unpack", "oci:"+layoutDir+":t")

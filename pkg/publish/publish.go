@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/folder"
@@ -40,6 +42,10 @@ type Options struct {
 	// BaseSource; its form is kept. A tree source is refused (ErrNotBuilt).
 	Base       source.Ref
 	BaseSource source.Options
+	// BasePlatform picks the platform's image when the Base is an index
+	// of several; without it such a Base is refused (ErrPlatformsBase).
+	// The patch is of that one image: the other platforms are not kept.
+	BasePlatform *v1.Platform
 	// Deletes are paths of the base's tree to remove
 	// (build.PatchOptions.Deletes); with them, PATH may be an empty
 	// folder. Layered keeps an artifact base's layers
@@ -88,7 +94,7 @@ var (
 	// platforms: the patch would be of the building machine's platform
 	// alone (so its digest would depend on that machine), and the
 	// other platforms would be dropped without a word.
-	ErrPlatformsBase = errors.New("the base is an index of several platforms: a patch keeps one; give that platform's manifest by its digest")
+	ErrPlatformsBase = errors.New("the base is an index of several platforms: a patch keeps one; name it (--platform, Options.BasePlatform) or give its manifest by its digest")
 )
 
 // BaseError is a problem of the base add-on: Path is what was built,
@@ -208,10 +214,10 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 		if err != nil {
 			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 		}
-		if len(have) > 1 {
+		if len(have) > 1 && opts.BasePlatform == nil {
 			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: fmt.Errorf("%w (it has %s)", ErrPlatformsBase, strings.Join(have, ", "))}
 		}
-		if img, err = unpack.SelectImage(art.Index, nil); err != nil {
+		if img, err = unpack.SelectImage(art.Index, opts.BasePlatform); err != nil {
 			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 		}
 	}

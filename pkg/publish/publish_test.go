@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,5 +222,29 @@ func TestBuildBaseIndexOfPlatforms(t *testing.T) {
 	}
 	if n := len(res.Config.Inventory.Objects); n != 2 {
 		t.Errorf("the patch of one platform has %d objects, want the base's and the patch's", n)
+	}
+	// A platform named patches that platform's image, whatever the
+	// machine's; one the index does not have is refused.
+	for plat, want := range map[string]string{"linux/arm64": "arm", "linux/amd64": "amd"} {
+		o := opts("multi:1")
+		if o.BasePlatform, err = v1.ParsePlatform(plat); err != nil {
+			t.Fatal(err)
+		}
+		res, err := publish.Build(ctx, patch, o)
+		if err != nil {
+			t.Fatalf("a base of two platforms, %s named: %v", plat, err)
+		}
+		var names []string
+		for _, obj := range res.Config.Inventory.Objects {
+			names = append(names, obj.Name)
+		}
+		if !slices.Contains(names, want) || !slices.Contains(names, "site") || len(names) != 2 {
+			t.Errorf("the patch of %s holds %v, want %s's object and site", plat, names, want)
+		}
+	}
+	o := opts("multi:1")
+	o.BasePlatform = &v1.Platform{OS: "linux", Architecture: "riscv64"}
+	if _, err := publish.Build(ctx, patch, o); err == nil {
+		t.Error("a platform the base's index does not have: no error")
 	}
 }
