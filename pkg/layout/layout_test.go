@@ -184,13 +184,19 @@ func TestInitOpen(t *testing.T) {
 		t.Error(err)
 	}
 	// A directory with a bad oci-layout is not a layout.
+	if _, err := layout.Open(badLayout(t)); !errors.Is(err, layout.ErrNotLayout) {
+		t.Errorf("Open with a bad oci-layout: %v, want ErrNotLayout", err)
+	}
+}
+
+// badLayout is a directory whose oci-layout file names no version.
+func badLayout(t *testing.T) string {
+	t.Helper()
 	bad := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bad, "oci-layout"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := layout.Open(bad); !errors.Is(err, layout.ErrNotLayout) {
-		t.Errorf("Open with a bad oci-layout: %v, want ErrNotLayout", err)
-	}
+	return bad
 }
 
 // An InitOnWrite store that does not exist reads as empty and leaves
@@ -232,11 +238,7 @@ func TestInitOnWrite(t *testing.T) {
 		t.Errorf("InitOnWrite of the created store: %v, %v", d, err)
 	}
 	// A directory with a bad oci-layout is refused, as Open refuses it.
-	bad := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bad, "oci-layout"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := layout.InitOnWrite(bad); !errors.Is(err, layout.ErrNotLayout) {
+	if _, err := layout.InitOnWrite(badLayout(t)); !errors.Is(err, layout.ErrNotLayout) {
 		t.Errorf("InitOnWrite with a bad oci-layout: %v, want ErrNotLayout", err)
 	}
 }

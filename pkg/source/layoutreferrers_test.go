@@ -81,35 +81,13 @@ func TestOpenLayoutBesideReferrers(t *testing.T) {
 // it (coredns:1.11); an exact ref name wins, and a tag two names share is
 // ambiguous.
 func TestLayoutTagOfStoreName(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := layout.Init(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(name string) v1.Hash {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := st.WriteImage(ctx, img, nil, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Digest
-	}
-	open := func(s string) (v1.Hash, error) {
-		ref, err := source.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := source.Open(ctx, ref, source.Options{})
-		if err != nil {
-			return v1.Hash{}, err
-		}
-		defer a.Close()
-		return a.Digest, nil
-	}
+	write := func(name string) v1.Hash { return writeRandom(t, st, name) }
+	open := func(s string) (v1.Hash, error) { return openDigest(t, s) }
 	coredns := write("coredns:1.11")
 	if got, err := open("oci:" + dir + ":1.11"); err != nil || got != coredns {
 		t.Errorf("oci:DIR:1.11 = %v, %v; want coredns:1.11's %v", got, err, coredns)
@@ -132,34 +110,14 @@ func TestLayoutTagOfStoreName(t *testing.T) {
 // though Parse, which reads no disk, split it at the last colon. A path
 // with a colon of its own that exists is still read as that path.
 func TestLayoutFullReferenceName(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
-	open := func(s string) (v1.Hash, error) {
-		ref, err := source.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := source.Open(ctx, ref, source.Options{})
-		if err != nil {
-			return v1.Hash{}, err
-		}
-		defer a.Close()
-		return a.Digest, nil
-	}
+	open := func(s string) (v1.Hash, error) { return openDigest(t, s) }
 	write := func(dir, refName string) v1.Hash {
 		st, err := layout.Init(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := st.WriteImage(ctx, img, nil, refName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Digest
+		return writeRandom(t, st, refName)
 	}
 	dir := root + "/skopeo"
 	want := write(dir, "localhost:5000/addons/coredns:1.11")
@@ -181,4 +139,33 @@ func TestLayoutFullReferenceName(t *testing.T) {
 	if _, err := open("oci:" + dir + ":localhost:5000/addons/coredns:2"); !errors.Is(err, errdef.ErrNotFound) {
 		t.Errorf("a full name the layout does not hold: %v, want ErrNotFound", err)
 	}
+}
+
+// openDigest opens the SOURCE s and gives its digest.
+func openDigest(t *testing.T, s string) (v1.Hash, error) {
+	t.Helper()
+	ref, err := source.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := source.Open(context.Background(), ref, source.Options{})
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	defer a.Close()
+	return a.Digest, nil
+}
+
+// writeRandom writes a random image into st under name.
+func writeRandom(t *testing.T, st *layout.Store, name string) v1.Hash {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.WriteImage(context.Background(), img, nil, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Digest
 }
