@@ -448,3 +448,21 @@ func TestPushFormatAuto(t *testing.T) {
 		t.Errorf("--format bogus: exit %d %q", r.code, r.stderr)
 	}
 }
+
+// oci://REGISTRY/REPO and docker://REGISTRY/REPO are registry
+// references, as Flux, oras and skopeo write them: push, copy and unpack
+// reach the registry with either prefix (oci:// was read as the layout
+// directory "//REGISTRY/REPO").
+func TestRegistryTransportPrefixes(t *testing.T) {
+	lcHome(t)
+	reg := testregistry.Start(t, testregistry.Options{})
+	lcMust(t, "build", filepath.Join("..", "..", "examples", "coredns"), "-t", "coredns:1")
+	lcMust(t, "push", "coredns:1", "oci://"+reg.Host+"/addons/coredns:1")
+	lcMust(t, "copy", "docker://"+reg.Host+"/addons/coredns:1", "oci://"+reg.Host+"/addons/copied:1")
+	for _, src := range []string{"oci://" + reg.Host + "/addons/copied:1", "docker://" + reg.Host + "/addons/coredns:1"} {
+		out := lcMust(t, "unpack", src, "--pull", "always", "--set", "DNS_SERVER_IP=10.96.0.10")
+		if !strings.Contains(out, "kind: Deployment") {
+			t.Errorf("unpack %s: %q, want the add-on's objects", src, out)
+		}
+	}
+}

@@ -21,8 +21,14 @@ import (
 // layoutLocation is an OCI image layout directory: oci:DIR[:TAG|@DIGEST].
 type layoutLocation struct{}
 
-func (layoutLocation) Kind() Kind                  { return KindLayout }
-func (layoutLocation) Claims(s string) bool        { return strings.HasPrefix(s, "oci:") }
+func (layoutLocation) Kind() Kind { return KindLayout }
+
+// Claims oci:DIR, but not oci://, which is a registry reference
+// (registryLocation), as Flux and oras write it.
+func (layoutLocation) Claims(s string) bool {
+	return strings.HasPrefix(s, "oci:") && !strings.HasPrefix(s, "oci://")
+}
+
 func (layoutLocation) Parse(s string) (Ref, error) { return parseInLayout(KindLayout, s) }
 func (layoutLocation) Format(r Ref) string         { return formatInLayout(r) }
 

@@ -61,6 +61,9 @@ func TestParseLocalTransports(t *testing.T) {
 		{"docker-archive:a.tar", "docker-archive", "a.tar", ""},
 		{"docker-archive:a.tar:x:1", "docker-archive", "a.tar", "x:1"},
 		{"docker-archive:a.tar:localhost:5000/x:1", "docker-archive", "a.tar", "localhost:5000/x:1"},
+		// oci:// is a registry, as Flux and oras write it, not a layout.
+		{"oci://127.0.0.1:5000/addons/coredns:1.11", "registry", "", "127.0.0.1:5000/addons/coredns:1.11"},
+		{"docker://127.0.0.1:5000/x:1", "registry", "", "127.0.0.1:5000/x:1"},
 	} {
 		ref, err := source.Parse(c.in)
 		if err != nil {
