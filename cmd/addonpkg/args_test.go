@@ -165,3 +165,26 @@ func TestEmptyArgumentNamed(t *testing.T) {
 		}
 	}
 }
+
+// ls and doctor take REGISTRY/REPO as every command takes a registry
+// reference: a name without a registry host is a local name, refused
+// before any request (it went to Docker Hub), and a registry named alone
+// is told apart from a name with a tag (127.0.0.1:5055 read as the tag
+// 5055 of "127.0.0.1").
+func TestRepositoryArgs(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	for _, c := range []struct{ arg, want string }{
+		{"coredns", "a name without a registry host is a local name (for Docker Hub write docker.io/library/coredns)"},
+		{"team/coredns", "a name without a registry host is a local name (for Docker Hub write docker.io/team/coredns)"},
+		{"127.0.0.1:5055", "127.0.0.1:5055 names a registry, not a repository: want REGISTRY/REPO (127.0.0.1:5055/NAME)"},
+		{"registry.example.com", "names a registry, not a repository"},
+	} {
+		for _, cmd := range []string{"ls", "doctor"} {
+			r := cliRun(t, cmd, c.arg)
+			if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
+				t.Errorf("addonpkg %s %s: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", cmd, c.arg, r.code, r.stdout, r.stderr, c.want)
+			}
+		}
+	}
+}

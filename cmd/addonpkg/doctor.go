@@ -35,7 +35,11 @@ cached for a day (in the user cache directory) for 'push --format auto'.`,
   addonpkg doctor localhost:5000/scratch --json`,
 		Args: exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := doctor.Diagnose(cmd.Context(), args[0], a.reg)
+			ref, err := repositoryArg(args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := doctor.Diagnose(cmd.Context(), ref.Name, a.reg)
 			if err != nil {
 				return err
 			}

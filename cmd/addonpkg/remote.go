@@ -126,6 +126,17 @@ func registryRef(s string) (source.Ref, error) {
 	return r, nil
 }
 
+// repositoryArg parses a REGISTRY/REPO argument (ls, doctor) as a
+// registry reference (docker:// and oci:// as for any SOURCE): a name
+// without a registry host is refused, as everywhere, so it never reaches
+// Docker Hub, and so is a registry named alone.
+func repositoryArg(s string) (source.Ref, error) {
+	if reference.IsHost(s) {
+		return source.Ref{}, fmt.Errorf("%s names a registry, not a repository: want REGISTRY/REPO (%s/NAME)", s, s)
+	}
+	return registryRef(s)
+}
+
 func newPullCmd(a *app) *cobra.Command {
 	var (
 		asJSON, all bool
@@ -223,10 +234,14 @@ func newLsCmd(a *app) *cobra.Command {
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
 		Args:    exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if repo, tag := reference.Split(args[0]); tag != "" {
+			ref, err := repositoryArg(args[0])
+			if err != nil {
+				return err
+			}
+			if repo, tag := reference.Split(ref.Name); tag != "" {
 				return &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", args[0], tag, repo)}
 			}
-			repo, err := a.reg.ParseRepository(args[0])
+			repo, err := a.reg.ParseRepository(ref.Name)
 			if err != nil {
 				return err
 			}
@@ -236,7 +251,7 @@ func newLsCmd(a *app) *cobra.Command {
 			}
 			tags, err := remote.List(repo, ropts...)
 			if err != nil {
-				return registry.Explain(args[0], err)
+				return registry.Explain(ref.Name, err)
 			}
 			registry.SortTags(tags)
 			if asJSON {

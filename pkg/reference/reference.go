@@ -25,6 +25,15 @@ func HasRegistry(s string) bool {
 	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
 }
 
+// IsHost reports whether s is a registry host alone (127.0.0.1:5000,
+// registry.example.com, localhost:5000), naming no repository: what a
+// user writes for a registry where a repository is wanted. A name with a
+// tag (coredns:1) is not one, though a host may have a port.
+func IsHost(s string) bool {
+	host, _, _ := strings.Cut(s, ":")
+	return !strings.Contains(s, "/") && (strings.Contains(host, ".") || host == "localhost")
+}
+
 // Split splits s into its repository and its version: ":TAG" or
 // "@DIGEST", with the separator, or "" when s names neither. Only what
 // follows the last "/" is looked at, so a registry's :PORT is not a tag.

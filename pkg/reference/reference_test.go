@@ -28,6 +28,18 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// IsHost tells a registry named alone from a name with a tag.
+func TestIsHost(t *testing.T) {
+	for in, want := range map[string]bool{
+		"127.0.0.1:5000": true, "registry.example.com": true, "localhost": true, "localhost:5000": true,
+		"coredns": false, "coredns:1": false, "r.example/x": false, "localhost:5000/x": false,
+	} {
+		if got := reference.IsHost(in); got != want {
+			t.Errorf("IsHost(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
 func TestNames(t *testing.T) {
 	for in, want := range map[string]bool{
 		"coredns": false, "team/coredns": false, "localhost/x": true, "localhost:5000/x": true,
