@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -718,5 +719,29 @@ func TestConcurrentWriteImage(t *testing.T) {
 				t.Errorf("temp file %s left behind", e.Name())
 			}
 		}
+	}
+}
+
+// A name with a digest is found by that digest: one that is not the
+// manifest's is refused, or the entry could never be read.
+func TestNameDigestMustMatch(t *testing.T) {
+	st := newStore(t)
+	img := randomImage(t)
+	other := "x@sha256:" + strings.Repeat("0", 64)
+	if _, err := st.WriteImage(context.Background(), img, nil, other); err == nil {
+		t.Errorf("WriteImage named %s: no error", other)
+	}
+	if _, err := st.WriteImage(context.Background(), img, nil, "x:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Tag("x:1", other); err == nil {
+		t.Errorf("Tag %s: no error", other)
+	}
+	own := "x@" + digest(t, img).String()
+	if _, err := st.Tag("x:1", own); err != nil {
+		t.Errorf("Tag %s: %v", own, err)
+	}
+	if d, err := st.Resolve(own); err != nil || d.Digest != digest(t, img) {
+		t.Errorf("Resolve(%s): %v, %v", own, d, err)
 	}
 }

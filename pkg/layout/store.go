@@ -537,6 +537,13 @@ func (s *Store) Tag(src, dst string) (v1.Descriptor, error) {
 // names; without names, d is recorded untagged unless already present.
 // The caller holds the write lock.
 func (s *Store) setTags(d v1.Descriptor, names ...string) error {
+	for _, n := range names {
+		// NAME@DIGEST is found by its digest (Resolve): a name whose
+		// digest is not d's could never be read.
+		if _, v := reference.Split(n); strings.HasPrefix(v, "@") && v[1:] != d.Digest.String() {
+			return fmt.Errorf("name %s: its digest is not the manifest's %s", n, d.Digest)
+		}
+	}
 	return s.updateIndex(func(idx *v1.IndexManifest) error {
 		if len(names) == 0 {
 			for _, m := range idx.Manifests {
