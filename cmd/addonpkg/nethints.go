@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
+	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -43,6 +44,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.Is(err, values.ErrMissing):
 		if has("set") {
 			return " (give it with --set NAME=VALUE or --values FILE)"
+		}
+	case errors.Is(err, publish.ErrPlatformsBase):
+		if has("platform") {
+			return " (choose one with --platform)"
 		}
 	case errors.Is(err, unpack.ErrNoPlatform):
 		var alts []string

@@ -126,6 +126,9 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 		return nil, err
 	}
 	defer a.Close()
+	if src.Kind == source.KindLayout || src.Kind == source.KindArchive {
+		src = a.Ref // the layout Open found (oci:DIR:REGISTRY/REPO:TAG)
+	}
 	if st, _, _ := a.Beside(); st != nil {
 		done, err := st.Pin()
 		if err != nil {

@@ -413,3 +413,30 @@ func testSigner(t *testing.T) sigsig.SignerVerifier {
 	}
 	return signer
 }
+
+// A layout whose ref name is a whole reference (skopeo's
+// oci:DIR:REGISTRY/REPO:TAG) is read where source.Open found it: its lock
+// is found, and a copy with images reads them from that layout.
+func TestFullReferenceNameInLayout(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, false)
+	dir := filepath.Join(t.TempDir(), "layout")
+	if _, err := airgap.Copy(ctx, parse(t, f.addon), parse(t, "oci:"+dir+":1"), airgap.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := layout.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := "localhost:5000/addons/demo:1"
+	if _, err := st.Tag("1", full); err != nil {
+		t.Fatal(err)
+	}
+	src := parse(t, "oci:"+dir+":"+full)
+	if locks, err := airgap.FindLocks(ctx, src, source.Options{}); err != nil || len(locks) != 1 {
+		t.Errorf("FindLocks(%s): %d locks, %v", src, len(locks), err)
+	}
+	if _, err := airgap.Copy(ctx, src, parse(t, "oci:"+filepath.Join(t.TempDir(), "again")+":1"), airgap.Options{}); err != nil {
+		t.Errorf("copy from %s: %v", src, err)
+	}
+}

@@ -27,6 +27,10 @@ func FindLocks(ctx context.Context, ref source.Ref, opts source.Options) ([]*ima
 		return nil, err
 	}
 	subject := a.Digest
+	if ref.Kind == source.KindLayout || ref.Kind == source.KindArchive {
+		// The layout Open found: oci:DIR:REGISTRY/REPO:TAG is split there.
+		ref = a.Ref
+	}
 	a.Close()
 	switch ref.Kind {
 	case source.KindLayout:

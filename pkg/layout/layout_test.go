@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -241,6 +242,78 @@ func TestInitOnWrite(t *testing.T) {
 	// A directory with a bad oci-layout is refused, as Open refuses it.
 	if _, err := layout.InitOnWrite(badLayout(t)); !errors.Is(err, layout.ErrNotLayout) {
 		t.Errorf("InitOnWrite with a bad oci-layout: %v, want ErrNotLayout", err)
+	}
+}
+
+// The first write to an InitOnWrite store through a pin (Handles.Own,
+// then Pin, as a copy does) creates the layout, and does not wait for
+// itself.
+func TestInitOnWritePinnedFirstWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := layout.InitOnWrite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := layout.NewHandles().Own(st)
+	done, err := own.Pin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := randomImage(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := own.WriteImage(context.Background(), img, nil, "x:1")
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first write through a pin never returned")
+	}
+	if err := done(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := st.Resolve("x:1"); err != nil || d.Digest != digest(t, img) {
+		t.Errorf("after the pin: %v, %v", d, err)
+	}
+}
+
+// An existing layout that Init would have completed is completed by
+// InitOnWrite's first write: one without blobs/sha256 (go-containerregistry
+// writes none for an empty index) takes a blob, and one whose oci-layout
+// is missing lists its entries and removes them too.
+func TestInitOnWriteCompletesALayout(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := layout.InitOnWrite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(context.Background(), randomImage(t), nil, "x:1"); err != nil {
+		t.Fatalf("a layout without blobs/sha256: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "oci-layout")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = layout.InitOnWrite(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := st.List(); err != nil || len(entries) != 1 {
+		t.Fatalf("List: %v, %v", entries, err)
+	}
+	if err := st.Untag("x:1"); err != nil {
+		t.Errorf("Untag of an entry List shows: %v", err)
+	}
+	if _, err := layout.InitOnWrite(filepath.Join(dir, "index.json")); err == nil {
+		t.Error("InitOnWrite of a file: no error")
 	}
 }
 

@@ -92,39 +92,65 @@ func Init(dir string) (*Store, error) {
 // now. Until then the store reads as empty and nothing is left on disk,
 // so that listing a store, completing a name or resolving a folder
 // source does not create one (a typo in --store stays a typo). A
-// directory that already holds a layout is opened as Open does.
+// directory that already holds a layout is opened as Open does; its first
+// write adds what Init would (blobs/sha256, index.json). A dir that
+// cannot hold a store (a file) is refused now.
 func InitOnWrite(dir string) (*Store, error) {
-	if _, err := os.Lstat(filepath.Join(dir, layoutFile)); err == nil {
-		return Open(dir)
+	s := &Store{dir: dir, c: newCache()}
+	_, err := os.Lstat(filepath.Join(dir, layoutFile))
+	switch {
+	case err == nil:
+		if s, err = Open(dir); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		// dir is a file, or cannot be searched: say so now, as Init did.
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	return &Store{dir: dir, c: newCache(), pending: &pendingLayout{}}, nil
+	// The first write still completes what Init would have: a layout
+	// another tool made may lack blobs/sha256 or index.json.
+	s.pending = &pendingLayout{}
+	return s, nil
 }
 
 // pendingLayout is the layout an InitOnWrite store creates at its first
 // write.
 type pendingLayout struct {
-	once sync.Once
-	err  error
+	mu   sync.Mutex
+	done bool
 }
 
-// ensure creates the layout of an InitOnWrite store, once.
+// ensure creates the layout of an InitOnWrite store, once it succeeds: a
+// failure (a parent not there yet) is tried again by the next write.
 func (s *Store) ensure() error {
 	if s.pending == nil {
 		return nil
 	}
-	s.pending.once.Do(func() { s.pending.err = s.create() })
-	return s.pending.err
+	s.pending.mu.Lock()
+	defer s.pending.mu.Unlock()
+	if s.pending.done {
+		return nil
+	}
+	if err := s.create(); err != nil {
+		return err
+	}
+	s.pending.done = true
+	return nil
 }
 
 // absent reports whether s is an InitOnWrite store that nothing has
-// created yet: it holds nothing, and a write that only removes has
-// nothing to do.
+// created yet: it holds nothing (no index.json, which reads go by), and
+// a write that only removes has nothing to do.
 func (s *Store) absent() bool {
 	if s.pending == nil {
 		return false
 	}
-	_, err := os.Lstat(filepath.Join(s.dir, layoutFile))
-	return errors.Is(err, fs.ErrNotExist)
+	for _, name := range []string{layoutFile, indexFile} {
+		if _, err := os.Lstat(filepath.Join(s.dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // create makes dir an empty layout, keeping what it already holds.
@@ -156,7 +182,9 @@ func (s *Store) create() error {
 		}
 	}
 	if missing(indexFile) {
-		if err := s.updateIndex(func(*v1.IndexManifest) error { return nil }); err != nil {
+		// To the disk, whatever a pin holds: a pinned Store's first write
+		// creates the layout from inside writeLock (see pinnedUpdate).
+		if err := s.diskUpdate(func(*v1.IndexManifest) error { return nil }); err != nil {
 			return fmt.Errorf("create store %s: %w", dir, err)
 		}
 	}
@@ -287,6 +315,11 @@ func (s *Store) updateIndex(change func(*v1.IndexManifest) error) error {
 	if ok, err := s.pinnedUpdate(change); ok {
 		return err
 	}
+	return s.diskUpdate(change)
+}
+
+// diskUpdate is updateIndex on index.json itself, pinned or not.
+func (s *Store) diskUpdate(change func(*v1.IndexManifest) error) error {
 	l := flock.New(filepath.Join(s.dir, indexLock))
 	if err := l.Lock(); err != nil {
 		return fmt.Errorf("lock %s: %w", s.dir, err)

@@ -94,7 +94,7 @@ var (
 	// platforms: the patch would be of the building machine's platform
 	// alone (so its digest would depend on that machine), and the
 	// other platforms would be dropped without a word.
-	ErrPlatformsBase = errors.New("the base is an index of several platforms: a patch keeps one; name it (--platform, Options.BasePlatform) or give its manifest by its digest")
+	ErrPlatformsBase = errors.New("the base is an index of several platforms: a patch keeps one: name the platform, or give its manifest by its digest")
 )
 
 // BaseError is a problem of the base add-on: Path is what was built,
