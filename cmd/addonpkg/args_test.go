@@ -188,3 +188,32 @@ func TestRepositoryArgs(t *testing.T) {
 		}
 	}
 }
+
+// completion and help refuse what they do not know, as kubectl's do
+// (cobra's printed the help and exited 0: completion tcsh > file wrote
+// the help where a script belongs), and still do their job.
+func TestCompletionAndHelpStrict(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"completion", "tcsh"}, 1, `unsupported shell "tcsh": want one of bash, zsh, fish, powershell`},
+		{[]string{"completion"}, 1, "no shell named"},
+		{[]string{"help", "nosuch"}, 1, `unknown help topic "nosuch"`},
+		{[]string{"completion", "bash"}, 0, "# bash completion"},
+		{[]string{"help", "build"}, 0, "Build packages PATH"},
+	} {
+		r := cliRun(t, c.args...)
+		got := r.stdout
+		if c.code != 0 {
+			got = r.stderr
+			if r.stdout != "" {
+				t.Errorf("addonpkg %q wrote stdout %q", c.args, r.stdout)
+			}
+		}
+		if r.code != c.code || !strings.Contains(got, c.want) {
+			t.Errorf("addonpkg %q: exit %d, stdout %.80q, stderr %q; want exit %d and %q", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+}

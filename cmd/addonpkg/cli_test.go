@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
@@ -697,6 +698,32 @@ func TestCLICompletionStopsAtTheLastName(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("__complete %q offers %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// fullWriter fails every write, as stdout on a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A result that cannot be written to stdout is a failure, whether or not
+// the command looked at the error of its print: build's digest, tag's,
+// the images table, the version, the help.
+func TestCLIStdoutWriteFailure(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	for _, args := range [][]string{
+		{"build", cliExampleDir("coredns"), "-t", "coredns:2"},
+		{"tag", "coredns:1", "coredns:3"},
+		{"images"},
+		{"version"},
+		{"--help"},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), fullWriter{}, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "no space left on device") || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("addonpkg %s with stdout full: exit %d, stderr %q; want 1 and one line naming the failed write", strings.Join(args, " "), code, stderr.String())
 		}
 	}
 }

@@ -35,11 +35,11 @@ cached for a day (in the user cache directory) for 'push --format auto'.`,
   addonpkg doctor localhost:5000/scratch --json`,
 		Args: exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, err := repositoryArg(args[0])
+			name, err := repositoryArg(cmd, args[0], true)
 			if err != nil {
 				return err
 			}
-			rep, err := doctor.Diagnose(cmd.Context(), ref.Name, a.reg)
+			rep, err := doctor.Diagnose(cmd.Context(), name, a.reg)
 			if err != nil {
 				return err
 			}

@@ -106,6 +106,9 @@ func execute(ctx context.Context, root *cobra.Command, a *app, args []string) in
 	guardCommands(root)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if out, ok := a.stdout.(*stdoutWriter); ok && err == nil {
+		err = out.err
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -127,14 +127,22 @@ func registryRef(s string) (source.Ref, error) {
 }
 
 // repositoryArg parses a REGISTRY/REPO argument (ls, doctor) as a
-// registry reference (docker:// and oci:// as for any SOURCE): a name
-// without a registry host is refused, as everywhere, so it never reaches
-// Docker Hub, and so is a registry named alone.
-func repositoryArg(s string) (source.Ref, error) {
+// registry reference (docker:// and oci:// as for any SOURCE) and gives
+// its name: a name without a registry host is refused, as everywhere,
+// so it never reaches Docker Hub, and so is a registry named alone and,
+// unless tagOK, a tag or digest.
+func repositoryArg(cmd *cobra.Command, s string, tagOK bool) (string, error) {
 	if reference.IsHost(s) {
-		return source.Ref{}, fmt.Errorf("%s names a registry, not a repository: want REGISTRY/REPO (%s/NAME)", s, s)
+		return "", fmt.Errorf("%s names a registry, not a repository: want REGISTRY/REPO (%s/NAME)", s, s)
 	}
-	return registryRef(s)
+	ref, err := registryRef(s)
+	if err != nil {
+		return "", err
+	}
+	if repo, tag := reference.Split(ref.Name); tag != "" && !tagOK {
+		return "", &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", s, tag, repo)}
+	}
+	return ref.Name, nil
 }
 
 func newPullCmd(a *app) *cobra.Command {
@@ -234,14 +242,11 @@ func newLsCmd(a *app) *cobra.Command {
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
 		Args:    exactArgs("REGISTRY/REPO"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, err := repositoryArg(args[0])
+			name, err := repositoryArg(cmd, args[0], false)
 			if err != nil {
 				return err
 			}
-			if repo, tag := reference.Split(ref.Name); tag != "" {
-				return &usageError{cmd: cmd, msg: fmt.Sprintf("%q names a tag or digest; drop %q to list the tags of %s", args[0], tag, repo)}
-			}
-			repo, err := a.reg.ParseRepository(ref.Name)
+			repo, err := a.reg.ParseRepository(name)
 			if err != nil {
 				return err
 			}
@@ -251,7 +256,7 @@ func newLsCmd(a *app) *cobra.Command {
 			}
 			tags, err := remote.List(repo, ropts...)
 			if err != nil {
-				return registry.Explain(ref.Name, err)
+				return registry.Explain(name, err)
 			}
 			registry.SortTags(tags)
 			if asJSON {

@@ -39,7 +39,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
 	routeKlog()
 	info := readBuildInfo()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: &stdoutWriter{w: stdout}, stderr: stderr}
 	a.reg.UserAgent = "addonpkg/" + info.Version
 	root := &cobra.Command{
 		Use:   "addonpkg",
@@ -77,7 +77,7 @@ container image holding the add-on under /addon) and the artifact form
 	root.SetVersionTemplate(info.line() + "\n")
 	root.SetFlagErrorFunc(flagError)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
+	root.SetOut(a.stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "local store directory (default $ADDONPKG_HOME, else $XDG_DATA_HOME/addonpkg)")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "log each registry request and response on stderr (credentials redacted), and the registry's own words on errors")
@@ -98,6 +98,7 @@ container image holding the add-on under /addon) and the artifact form
 	// cobra adds --version when the CLI runs; add it now, so that the
 	// generated reference lists it with the other root flags.
 	root.InitDefaultVersionFlag()
+	strictCompletionAndHelp(root)
 	return root, a
 }
 
