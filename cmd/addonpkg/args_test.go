@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -215,5 +216,17 @@ func TestCompletionAndHelpStrict(t *testing.T) {
 		if r.code != c.code || !strings.Contains(got, c.want) {
 			t.Errorf("addonpkg %q: exit %d, stdout %.80q, stderr %q; want exit %d and %q", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
 		}
+	}
+}
+
+// login to a registry that does not answer names that registry: a host
+// alone read as a reference was Docker Hub's 127.0.0.1 with the tag PORT.
+func TestLoginNamesItsHost(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	down := closedAddr(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"login", down, "-u", "me", "--password-stdin"}, strings.NewReader("pw\n"), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "cannot connect to "+down) || strings.Contains(stderr.String(), "docker.io") {
+		t.Errorf("login %s: exit %d, stderr %q; want 1 and the host named", down, code, stderr.String())
 	}
 }

@@ -26,6 +26,9 @@ func TestCLIShortNamesStayLocal(t *testing.T) {
 		{[]string{"push", "coredns:1.11"}, []string{"a local name needs a destination", "addonpkg push coredns:1.11 REGISTRY/REPO[:TAG]", "docker.io/library/coredns:1.11"}},
 		{[]string{"push", "coredns:1.11", "coredns:2"}, []string{"coredns:2", "local name", "docker.io/library/coredns:2"}},
 		{[]string{"pull", "coredns:1.11"}, []string{"coredns:1.11", "local name", "docker.io/library/coredns:1.11"}},
+		// A name with a registry host that the store does not hold: no
+		// Docker Hub hint (it was docker.io/127.0.0.1:5000/...).
+		{[]string{"push", "127.0.0.1:5000/addons/coredns:1.11"}, []string{"127.0.0.1:5000/addons/coredns:1.11: not in the local store"}},
 	} {
 		t.Run(tc.args[0]+" "+tc.args[1], func(t *testing.T) {
 			r := cliRun(t, tc.args...)
@@ -33,6 +36,9 @@ func TestCLIShortNamesStayLocal(t *testing.T) {
 				r.code = 1 // diff exits 1 for "different", 2 for trouble
 			}
 			cliCheckError(t, r, tc.wants...)
+			if strings.HasPrefix(tc.args[1], "127.") && strings.Contains(r.stderr, "docker.io") {
+				t.Errorf("a registry name's error points at Docker Hub: %q", r.stderr)
+			}
 		})
 	}
 }

@@ -88,8 +88,12 @@ func DockerHub(short string) string {
 
 // Registry is the registry host of a reference, a repository or a host,
 // as go-containerregistry names it (Docker Hub is index.docker.io); the
-// first component of what it cannot parse.
+// first component of what it cannot parse. A host alone (IsHost) is
+// itself: 127.0.0.1:5000 is not the tag 5000 of Docker Hub's 127.0.0.1.
 func Registry(s string) string {
+	if IsHost(s) {
+		return s
+	}
 	if r, err := name.ParseReference(s); err == nil {
 		return r.Context().RegistryStr()
 	}

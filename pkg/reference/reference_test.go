@@ -66,6 +66,7 @@ func TestNames(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"nginx:1.27": "index.docker.io", "localhost:5000/x": "localhost:5000", "r.example/x:1": "r.example", "Bad Host/x": "Bad Host",
+		"127.0.0.1:5999": "127.0.0.1:5999", "registry.example.com": "registry.example.com",
 	} {
 		if got := reference.Registry(in); got != want {
 			t.Errorf("Registry(%q) = %q, want %q", in, got, want)

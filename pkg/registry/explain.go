@@ -138,6 +138,7 @@ func Explain(ref string, err error) error {
 	var te *transport.Error
 	if errors.As(err, &te) {
 		status := te.StatusCode
+		manifest := false
 		for _, d := range te.Errors {
 			switch d.Code {
 			case transport.UnauthorizedErrorCode:
@@ -145,7 +146,7 @@ func Explain(ref string, err error) error {
 			case transport.DeniedErrorCode:
 				status = http.StatusForbidden
 			case transport.ManifestUnknownErrorCode:
-				status = http.StatusNotFound
+				status, manifest = http.StatusNotFound, true
 			case transport.NameUnknownErrorCode:
 				return e.set(errdef.ErrNotFound, "repository not found", "check the name")
 			case transport.ManifestInvalidErrorCode, transport.UnsupportedErrorCode:
@@ -161,7 +162,7 @@ func Explain(ref string, err error) error {
 		case http.StatusForbidden:
 			return e.set(ErrUnauthorized, "access denied", login+" as a user allowed to use it")
 		case http.StatusNotFound:
-			return e.notFound()
+			return e.notFound(manifest)
 		}
 		return e
 	}
@@ -216,7 +217,10 @@ func (e *Error) set(kind error, msg, hint string) *Error {
 
 // notFound words a missing manifest: which tag or digest, in which
 // repository.
-func (e *Error) notFound() *Error {
+// notFound words a 404; manifest says the registry named the manifest
+// (MANIFEST_UNKNOWN) as what is missing, so a reference without a tag
+// is its tag latest, not a missing repository.
+func (e *Error) notFound(manifest bool) *Error {
 	e.Kind = errdef.ErrNotFound
 	r, err := name.ParseReference(e.Ref)
 	if err != nil {
@@ -225,7 +229,7 @@ func (e *Error) notFound() *Error {
 		return e
 	}
 	repo := safetree.Sanitize(r.Context().Name())
-	if _, version := reference.Split(e.Ref); version == "" {
+	if _, version := reference.Split(e.Ref); version == "" && !manifest {
 		// A repository (ls, a referrers probe): the repository is missing.
 		e.Message = fmt.Sprintf("repository %s not found", repo)
 		e.Hint = "check the registry and repository name"
@@ -276,7 +280,12 @@ func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 		return e
 	case lerr != nil:
 		return err
-	case len(tags) == 0:
+	}
+	// The repository is there: what is missing is the tag, latest when
+	// the reference names none (a HEAD's 404 has no body to say which).
+	tag := r.(name.Tag)
+	e.Message = fmt.Sprintf("tag %s not found in %s", safetree.Sanitize(tag.TagStr()), safetree.Sanitize(r.Context().Name()))
+	if len(tags) == 0 {
 		e.Hint = "the repository has no tags"
 		return e
 	}

@@ -120,6 +120,8 @@ func TestExplainAgainstARealRegistry(t *testing.T) {
 			[]string{"repository " + plain.Host + "/addons/nosuch not found", "check the registry and repository name"}, nil},
 		{"wrong digest", plain.Host + "/addons/coredns@sha256:" + strings.Repeat("0", 64), registry.Options{}, errdef.ErrNotFound,
 			[]string{"manifest sha256:000", "not found in " + plain.Host + "/addons/coredns", "'addonpkg ls " + plain.Host + "/addons/coredns' lists its tags"}, nil},
+		{"no tag, latest missing", plain.Host + "/addons/empty", registry.Options{}, errdef.ErrNotFound,
+			[]string{plain.Host + "/addons/empty: tag latest not found in " + plain.Host + "/addons/empty; tags there: only"}, []string{"repository"}},
 		{"missing repository, no tag", plain.Host + "/addons/nosuch", registry.Options{}, errdef.ErrNotFound,
 			[]string{plain.Host + "/addons/nosuch: repository " + plain.Host + "/addons/nosuch not found"}, []string{"latest"}},
 		{"no credentials", auth.Host + "/addons/x:1", registry.Options{Keychain: staticKeychain{}}, registry.ErrUnauthorized,

@@ -41,7 +41,11 @@ type NotInStoreError struct {
 }
 
 func (e *NotInStoreError) Error() string {
-	msg := fmt.Sprintf("%s: not in the local store (a name without a registry host is a local name; for Docker Hub write %s)", e.Name, reference.DockerHub(e.Name))
+	msg := e.Name + ": not in the local store"
+	if !reference.HasRegistry(e.Name) {
+		// Only a short name could have been meant for Docker Hub.
+		msg += fmt.Sprintf(" (a name without a registry host is a local name; for Docker Hub write %s)", reference.DockerHub(e.Name))
+	}
 	if e.Path != "" {
 		what := "file"
 		if e.PathIsDir {
