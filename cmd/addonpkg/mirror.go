@@ -53,8 +53,8 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			if asJSON {
 				return a.printJSON(res.Lock)
 			}
-			for _, m := range res.Lock.Addons {
-				fmt.Fprintln(a.stdout, m.Pinned)
+			for _, p := range res.Pinned {
+				fmt.Fprintln(a.stdout, p)
 			}
 			if referrersOn(cmd) {
 				a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)

@@ -29,7 +29,16 @@ func TestOutputsMakeTheirFolders(t *testing.T) {
 	cliMust(t, "copy", "coredns:1", "oci:"+p("copy/layout/x"))
 	cliMust(t, "lock", "-f", cliSet, "-o", p("lock/x/set.lock"))
 	cliMust(t, "render", "-f", cliSet, "-o", p("render/x/manifests"))
-	cliMust(t, "mirror", "-f", cliSet, "--to", "oci-archive:"+p("mirror/archive/set.tar"), "-o", p("mirror/decl/set.yaml"))
+	mirrored := cliMust(t, "mirror", "-f", cliSet, "--to", "oci-archive:"+p("mirror/archive/set.tar"), "-o", p("mirror/decl/set.yaml"))
+	// What mirror prints is read from here, the archive as --to named it
+	// (not relative to the mirrored declaration, as its lock names it).
+	for _, ref := range strings.Fields(mirrored) {
+		if !strings.HasPrefix(ref, "oci-archive:"+p("mirror/archive/set.tar")+"@sha256:") {
+			t.Errorf("mirror printed %q, want the archive as --to named it", ref)
+			continue
+		}
+		cliMust(t, "inspect", ref)
+	}
 	for _, f := range []string{
 		"build/layout/x/index.json", "build/archive/x/c.tar", "build/docker/x/c.tar",
 		"unpack/x/tree/coredns.yaml", "copy/x/c.tar", "copy/layout/x/index.json",

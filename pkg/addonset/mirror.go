@@ -46,6 +46,11 @@ type MirrorOptions struct {
 type MirrorResult struct {
 	Set  *Set
 	Lock *LockFile
+	// Pinned names each member's copy by digest, in member order, as
+	// MirrorOptions.To names the destination: an oci-archive path as the
+	// caller gave it, where the lock's Pinned is relative to the mirrored
+	// declaration's folder.
+	Pinned []string
 	// Referrers counts what MirrorOptions.Referrers copied.
 	Referrers int
 }
@@ -104,6 +109,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 
 	outA := make([]Addon, len(s.Addons))
 	outL := make([]Locked, len(s.Addons))
+	pinned := make([]string, len(s.Addons))
 	var referred atomic.Int64
 	err := forEach(ctx, len(s.Addons), limit, func(ctx context.Context, i int) error {
 		a := s.Addons[i]
@@ -139,9 +145,11 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 		lm := Locked{Name: a.Name, Entry: ma.EntryDigest(), Source: ma.Source, Digest: res.Digest, Identity: m.Identity}
 		if archive != "" {
 			lm.Pinned = "oci-archive:" + archiveSrc + "@" + res.Digest
+			pinned[i] = "oci-archive:" + archive + "@" + res.Digest
 		} else {
 			lm.Tag = tag
 			lm.Pinned = prefix + "/" + a.Name + "@" + res.Digest
+			pinned[i] = lm.Pinned
 		}
 		outA[i], outL[i] = ma, lm
 		return nil
@@ -156,7 +164,7 @@ func Mirror(ctx context.Context, s *Set, opts MirrorOptions) (*MirrorResult, err
 	}
 	ms := &Set{APIVersion: APIVersion, Kind: KindSet, Addons: outA, Dir: opts.DeclDir}
 	ml := &LockFile{APIVersion: APIVersion, Kind: KindLock, Addons: outL}
-	return &MirrorResult{Set: ms, Lock: ml, Referrers: int(referred.Load())}, nil
+	return &MirrorResult{Set: ms, Lock: ml, Pinned: pinned, Referrers: int(referred.Load())}, nil
 }
 
 // mirrorReferrers copies what refers to a mirrored OCI member (and, for
