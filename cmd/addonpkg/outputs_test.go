@@ -63,6 +63,8 @@ func TestOutputsMakeTheirFolders(t *testing.T) {
 		{"lock", "-f", cliSet, "-o", p("file/x/set.lock")},
 		{"unpack", "coredns:1", "-o", p("file/x/tree")},
 		{"mirror", "-f", cliSet, "--to", "oci-archive:" + p("file/x/set.tar"), "-o", p("mirror2/set.yaml")},
+		// Every output is checked before the first is written.
+		{"mirror", "-f", cliSet, "--to", "oci-archive:" + p("mirror3/set.tar"), "-o", p("file/x/set.yaml")},
 	} {
 		r := cliRun(t, args...)
 		line := strings.TrimSpace(r.stderr)
@@ -75,6 +77,9 @@ func TestOutputsMakeTheirFolders(t *testing.T) {
 	}
 	if _, err := os.Stat(p("mirror2/set.yaml")); err == nil {
 		t.Error("a failed mirror wrote its declaration")
+	}
+	if _, err := os.Stat(p("mirror3")); err == nil {
+		t.Error("a mirror whose declaration cannot be written wrote its archive")
 	}
 }
 

@@ -102,6 +102,27 @@ func MkdirParent(name string) error {
 	return nil
 }
 
+// CheckParent reports, without changing anything, whether the folder of
+// name is there or can be made as MkdirParent makes it: the nearest
+// path above name that exists must be a folder. A command with several
+// outputs checks them all before it writes the first.
+func CheckParent(name string) error {
+	for d := filepath.Dir(filepath.Clean(name)); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return fmt.Errorf("%s: %w", d, syscall.ENOTDIR)
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
 // TempDir makes a temp directory beside name (named prefix and a random
 // suffix), making the folders above name first (MkdirParent): a writer
 // builds a layout or a tree there and then packs or renames it into

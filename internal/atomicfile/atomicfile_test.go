@@ -79,3 +79,27 @@ func TestTempDir(t *testing.T) {
 		t.Errorf("TempDir through a file: %v, want ENOTDIR", err)
 	}
 }
+
+// CheckParent tells, changing nothing, whether MkdirParent could make
+// the folder of a name: not when a path above it is a file.
+func TestCheckParent(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, ok := range map[string]bool{
+		filepath.Join(dir, "out.yaml"):            true,
+		filepath.Join(dir, "a", "b", "out.yaml"):  true,
+		filepath.Join(file, "out.yaml"):           false,
+		filepath.Join(file, "deeper", "out.yaml"): false,
+	} {
+		err := atomicfile.CheckParent(name)
+		if (err == nil) != ok {
+			t.Errorf("CheckParent(%s) = %v, want ok %v", name, err, ok)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("CheckParent changed %s: %v", dir, entries)
+	}
+}

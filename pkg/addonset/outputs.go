@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
@@ -22,6 +23,9 @@ func CheckOutputs(inputs, outputs []string) error {
 	for i, out := range outputs {
 		if out == "" {
 			continue
+		}
+		if err := atomicfile.CheckParent(out); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
 		}
 		for _, in := range inputs {
 			if in != "" && sameFile(out, in) {

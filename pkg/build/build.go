@@ -68,6 +68,12 @@ type Result struct {
 // ErrValidation marks a tree that does not render.
 var ErrValidation = errors.New("validation failed")
 
+// ErrNoObjects marks a tree that renders to no Kubernetes object (a
+// folder of READMEs, a file that is not a manifest): an add-on installs
+// something, and kubectl apply refuses nothing to apply. It wraps into
+// ErrValidation.
+var ErrNoObjects = errors.New("no Kubernetes object: manifests are .yaml, .yml or .json files, or a kustomization")
+
 // Build packages the tree fsys. The tree is validated first (every
 // document parses and is a Kubernetes object, a kustomization renders
 // offline) unless opts.NoValidate is set.
@@ -121,6 +127,10 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}
 		inv, warnings = res.Inventory(), res.Warnings
+		if len(inv.Objects) == 0 {
+			<-layerc
+			return nil, fmt.Errorf("%w: %w", ErrValidation, ErrNoObjects)
+		}
 		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true}); err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)

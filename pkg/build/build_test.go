@@ -96,3 +96,18 @@ func TestBuildOptions(t *testing.T) {
 
 // spec/addon-v1.md section 8: writers refuse names that are not valid
 // UTF-8 or that begin with .wh. (whiteouts, section 4.4).
+
+// A tree that renders to no object is refused (a folder of READMEs, a
+// file that is not a manifest); with NoValidate it is packed as it is.
+func TestBuildNoObjects(t *testing.T) {
+	b := filetree.NewBuilder()
+	_ = b.WriteFile("README.md", []byte("# notes\n"), 0o644)
+	tree := b.FS()
+	_, err := build.Build(context.Background(), tree, build.Options{})
+	if !errors.Is(err, build.ErrNoObjects) || !errors.Is(err, build.ErrValidation) {
+		t.Errorf("Build of a tree without manifests: %v, want ErrNoObjects", err)
+	}
+	if _, err := build.Build(context.Background(), tree, build.Options{NoValidate: true}); err != nil {
+		t.Errorf("Build with NoValidate: %v", err)
+	}
+}
