@@ -157,7 +157,7 @@ func (s *Store) absent() bool {
 func (s *Store) create() error {
 	dir := s.dir
 	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
-		return fmt.Errorf("create store %s: %w", dir, err)
+		return fmt.Errorf("create layout %s: %w", dir, err)
 	}
 	missing := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
@@ -178,14 +178,14 @@ func (s *Store) create() error {
 			err = writeFileAtomic(filepath.Join(dir, layoutFile), b)
 		}
 		if err != nil {
-			return fmt.Errorf("create store %s: %w", dir, err)
+			return fmt.Errorf("create layout %s: %w", dir, err)
 		}
 	}
 	if missing(indexFile) {
 		// To the disk, whatever a pin holds: a pinned Store's first write
 		// creates the layout from inside writeLock (see pinnedUpdate).
 		if err := s.diskUpdate(func(*v1.IndexManifest) error { return nil }); err != nil {
-			return fmt.Errorf("create store %s: %w", dir, err)
+			return fmt.Errorf("create layout %s: %w", dir, err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -147,6 +148,12 @@ func Build(ctx context.Context, path string, opts Options) (*Result, error) {
 	if !patch && (len(opts.Deletes) > 0 || opts.Layered) {
 		return nil, ErrNeedsBase
 	}
+	for _, t := range opts.Tags {
+		// Before the build, not after it.
+		if _, err := source.StoreName(t); err != nil {
+			return nil, fmt.Errorf("invalid tag %w", err)
+		}
+	}
 	fsys, bopts, closeTree, err := readTree(ctx, path, opts)
 	if err != nil {
 		return nil, err
@@ -266,10 +273,17 @@ func write(ctx context.Context, res *build.Result, opts Options) (*Result, error
 			return nil, fmt.Errorf("write to store %s: %w", st.Dir(), err)
 		}
 	}
+	// Each destination is written whole or not at all, one after the
+	// other: a failure says which were written before it.
+	done := slices.Clone(out.Tags)
 	for _, d := range opts.Outputs {
 		if _, err := source.Write(ctx, art, d, source.Options{}); err != nil {
+			if len(done) > 0 {
+				return nil, fmt.Errorf("%w (written before it: %s)", err, strings.Join(done, ", "))
+			}
 			return nil, err
 		}
+		done = append(done, d.String())
 	}
 	return out, nil
 }

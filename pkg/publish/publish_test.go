@@ -248,3 +248,34 @@ func TestBuildBaseIndexOfPlatforms(t *testing.T) {
 		t.Error("a platform the base's index does not have: no error")
 	}
 }
+
+// Destinations are written one after the other, each whole or not at
+// all: when one fails, the error says which were written before it. A
+// bad tag is refused before anything is built or written.
+func TestBuildSaysWhatWasWritten(t *testing.T) {
+	ctx := context.Background()
+	dir := tree(t, "settings", map[string]string{"cm.yaml": configMap})
+	st, open := store(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(t.TempDir(), "a.tar")
+	_, err := publish.Build(ctx, dir, publish.Options{Tags: []string{"x:1"}, Store: open, Outputs: []source.Ref{
+		{Kind: source.KindArchive, Path: good},
+		{Kind: source.KindLayout, Path: filepath.Join(file, "layout")},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "(written before it: x:1, oci-archive:"+good+")") {
+		t.Errorf("a failed second output: %v, want the tag and the first output named", err)
+	}
+	if _, err := st.Resolve("x:1"); err != nil {
+		t.Errorf("the tag written before the failure: %v", err)
+	}
+	_, err = publish.Build(ctx, dir, publish.Options{Tags: []string{"y:1", "oci:bad"}, Store: open})
+	if !errors.Is(err, source.ErrStoreName) {
+		t.Errorf("a bad tag: %v, want ErrStoreName", err)
+	}
+	if _, err := st.Resolve("y:1"); err == nil {
+		t.Error("a build with a bad tag wrote its good one")
+	}
+}
