@@ -277,7 +277,8 @@ func TestRealAddons(t *testing.T) {
 		objects int    // objects rendered, which kubectl must read
 		refused string // else what build says
 	}{
-		{"coredns/cluster/addons/dns/coredns", 0, ""}, // coredns.yaml.base is a template, not a manifest
+		// coredns.yaml.base is a template, not a manifest: nothing to install.
+		{"coredns/cluster/addons/dns/coredns", 0, "no Kubernetes object: manifests are .yaml, .yml or .json files"},
 		{"nodelocaldns/cluster/addons/dns/nodelocaldns", 5, ""},
 		{"metrics-server/manifests/base", 9, ""},
 		{"kube-state-metrics/examples/standard", 5, ""},

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +230,31 @@ func TestLoginNamesItsHost(t *testing.T) {
 	code := run(context.Background(), []string{"login", down, "-u", "me", "--password-stdin"}, strings.NewReader("pw\n"), &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "cannot connect to "+down) || strings.Contains(stderr.String(), "docker.io") {
 		t.Errorf("login %s: exit %d, stderr %q; want 1 and the host named", down, code, stderr.String())
+	}
+}
+
+// unpack -o takes a directory, and only one output at a time: -o "" fell
+// back to the stream, -o - made a folder named "-", and --list -o wrote
+// the tree and listed nothing.
+func TestUnpackOutputFlag(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	src := cliExampleDir("coredns")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"unpack", src, "-o", ""}, "want a directory"},
+		{[]string{"unpack", src, "-o", "-"}, "without -o, unpack prints the rendered stream"},
+		{[]string{"unpack", src, "--list", "-o", filepath.Join(dir, "a")}, "does not go with --list or --raw"},
+		{[]string{"unpack", src, "--raw", "-o", filepath.Join(dir, "b")}, "does not go with --list or --raw"},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("addonpkg %q: exit %d, stdout %.60q, stderr %q; want an error with %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused unpacks wrote %v", entries)
 	}
 }

@@ -124,6 +124,24 @@ func (s *sourceFlags) options(cmd *cobra.Command, a *app) (source.Options, unpac
 	return sopts, unpack.Options{Platform: p}, err
 }
 
+// dirValue is unpack's -o DIR: a directory to write, never empty (-o ""
+// fell back to the stream on stdout) nor "-" (which made a folder named
+// "-"; the stream is what unpack prints without -o).
+type dirValue string
+
+func (v *dirValue) String() string { return string(*v) }
+func (v *dirValue) Type() string   { return "dir" }
+func (v *dirValue) Set(s string) error {
+	switch s {
+	case "":
+		return fmt.Errorf("want a directory")
+	case "-":
+		return fmt.Errorf("want a directory; without -o, unpack prints the rendered stream on stdout")
+	}
+	*v = dirValue(s)
+	return nil
+}
+
 // timeoutValue is --timeout: a positive duration. registry.Options
 // reads 0 as its default and a negative one as no timeout at all, so
 // "--timeout 0" waited 60s and "--timeout -1s" forever.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -93,7 +94,9 @@ func printInspection(a *app, in *inspect.Inspection) error {
 	}
 	if c := in.Config; c != nil {
 		fmt.Fprintf(tw, "Name:\t%s\n", c.Name)
-		fmt.Fprintf(tw, "Version:\t%s\n", c.Version)
+		if c.Version != "" {
+			fmt.Fprintf(tw, "Version:\t%s\n", c.Version)
+		}
 		fmt.Fprintf(tw, "Kind:\t%s\n", c.Kind)
 		fmt.Fprintf(tw, "Identity:\t%s\n", c.Identity)
 		if c.Source != "" {
@@ -113,10 +116,10 @@ func printInspection(a *app, in *inspect.Inspection) error {
 			fmt.Fprintf(tw, "  %s\t%d\n", k, kinds[k])
 		}
 		if len(c.Inventory.CRDs) > 0 {
-			fmt.Fprintf(tw, "CRDs:\t%v\n", c.Inventory.CRDs)
+			fmt.Fprintf(tw, "CRDs:\t%s\n", strings.Join(c.Inventory.CRDs, ", "))
 		}
 		if len(c.Inventory.Images) > 0 {
-			fmt.Fprintf(tw, "Images:\t%v\n", c.Inventory.Images)
+			fmt.Fprintf(tw, "Images:\t%s\n", strings.Join(c.Inventory.Images, ", "))
 		}
 	}
 	fmt.Fprintln(tw, "Layers:")

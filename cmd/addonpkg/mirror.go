@@ -56,7 +56,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 			for _, p := range res.Pinned {
 				fmt.Fprintln(a.stdout, p)
 			}
-			if referrersOn(cmd) {
+			if referrersOn(cmd) && res.Referrers > 0 {
 				a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
 			}
 			a.infof("wrote %s and %s", files.Declaration, files.Lock)

@@ -47,7 +47,7 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	if res.WholeIndex {
 		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Digest)
 	}
-	if opts.Referrers {
+	if opts.Referrers && res.Referrers > 0 {
 		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
 	}
 	return a.printResult(res, asJSON)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -68,7 +69,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: storeNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := u.reloc.check(u.out, u.raw, u.list, u.asJSON); err != nil {
+			if err := u.check(); err != nil {
 				return err
 			}
 			ref, err := source.Parse(args[0])
@@ -87,7 +88,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&u.out, "output", "o", "", "write the tree to this directory (must not exist or be empty)")
+	f.VarP((*dirValue)(&u.out), "output", "o", "write the tree to this directory (must not exist or be empty)")
 	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
 	addJSONFlag(cmd, &u.asJSON, "metadata, the file list and the values the add-on declares")
@@ -103,6 +104,16 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	u.src.add(a, cmd)
 	u.reloc.add(cmd)
 	return cmd
+}
+
+// check refuses flags that ask for two outputs: -o writes the tree,
+// --list and --raw print something else (--list -o wrote the tree and
+// listed nothing).
+func (u *unpackFlags) check() error {
+	if u.out != "" && (u.list || u.raw) {
+		return errors.New("-o writes the tree: it does not go with --list or --raw, which print instead")
+	}
+	return u.reloc.check(u.out, u.raw, u.list, u.asJSON)
 }
 
 // unpack reads the add-on: into -o DIR, or into a tree that spills to a
