@@ -818,3 +818,34 @@ func TestNameDigestMustMatch(t *testing.T) {
 		t.Errorf("Resolve(%s): %v, %v", own, d, err)
 	}
 }
+
+// A layout is not made in a folder holding files of its own (oci:.
+// in a project, ADDONPKG_HOME=~): its blobs and index.json would be
+// mixed into them. An empty folder, or one a cut-short creation left,
+// is fine.
+func TestInitRefusesAForeignFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layout.Init(dir); !errors.Is(err, layout.ErrNotLayout) || !strings.Contains(err.Error(), "main.go") {
+		t.Errorf("Init of a folder with files: %v, want ErrNotLayout naming one", err)
+	}
+	st, err := layout.InitOnWrite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(context.Background(), randomImage(t), nil, "x:1"); !errors.Is(err, layout.ErrNotLayout) {
+		t.Errorf("the first write to such a store: %v, want ErrNotLayout", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder was changed: %v", entries)
+	}
+	cut := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cut, "blobs", "sha256"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layout.Init(cut); err != nil {
+		t.Errorf("Init after a creation cut short: %v", err)
+	}
+}

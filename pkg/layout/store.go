@@ -156,6 +156,9 @@ func (s *Store) absent() bool {
 // create makes dir an empty layout, keeping what it already holds.
 func (s *Store) create() error {
 	dir := s.dir
+	if err := checkForeign(dir); err != nil {
+		return err
+	}
 	if err := mkdirDurable(filepath.Join(dir, "blobs", "sha256")); err != nil {
 		return fmt.Errorf("create layout %s: %w", dir, err)
 	}
@@ -186,6 +189,28 @@ func (s *Store) create() error {
 		// creates the layout from inside writeLock (see pinnedUpdate).
 		if err := s.diskUpdate(func(*v1.IndexManifest) error { return nil }); err != nil {
 			return fmt.Errorf("create layout %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// checkForeign refuses to make a layout in a folder that holds files of
+// its own and no oci-layout file (oci:./project, ADDONPKG_HOME=~): the
+// layout's blobs and index.json would be mixed into them. What a layout
+// (or a creation cut short) holds is no obstacle.
+func checkForeign(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, layoutFile)); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // missing: made next; unreadable: mkdir says why
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == "blobs", n == indexFile, n == indexLock, n == gcLock, strings.HasPrefix(n, tmpPrefix):
+		default:
+			return fmt.Errorf("create layout %s: %w: the folder holds other files (%s); give a new or empty folder", dir, ErrNotLayout, safetree.Sanitize(n))
 		}
 	}
 	return nil
