@@ -328,6 +328,13 @@ func (p *prober) imageForm() (Check, error) {
 	d, err := p.push("image", img)
 	if err != nil {
 		if isAuth(err) || !isRefusal(err) {
+			// What the registry package can say in its words (no
+			// connection, no credentials, a failing registry), it says.
+			var re *registry.Error
+			if ex := registry.Explain(p.repo.String(), err); errors.As(ex, &re) && re.Message != "" {
+				re.Message = "cannot push: " + re.Message
+				return fail(c, err), re
+			}
 			return fail(c, err), fmt.Errorf("%s: cannot push: %s", p.repo, describe(err))
 		}
 		return fail(c, err), nil

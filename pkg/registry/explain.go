@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -164,7 +165,16 @@ func Explain(ref string, err error) error {
 		case http.StatusNotFound:
 			return e.notFound(manifest)
 		}
+		if status >= 500 {
+			return e.set(ErrUnreachable, fmt.Sprintf("%s answered %d %s", safetree.Sanitize(host), status, http.StatusText(status)), "the registry is failing: try again later, or ask its operator")
+		}
 		return e
+	}
+	// A registry that accepted the connection and then sent nothing
+	// (over HTTPS and over plain HTTP alike, for a local one).
+	var idle *netguard.IdleTimeoutError
+	if errors.As(err, &idle) {
+		return e.set(ErrUnreachable, fmt.Sprintf("%s sent nothing for %s", safetree.Sanitize(host), idle.Idle), "check the registry, or allow more time")
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {

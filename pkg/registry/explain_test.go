@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -227,5 +228,43 @@ func TestExplainPlainHTTP(t *testing.T) {
 	// mismatch.
 	if got := registry.Explain(host+"/addons/x:1", errors.New("server gave HTTP response to HTTPS client; x509: connection refused")); errors.Is(got, registry.ErrPlainHTTP) || errors.Is(got, registry.ErrUntrustedCertificate) {
 		t.Errorf("Explain matched a text: %v", got)
+	}
+}
+
+// A registry that fails (5xx) or accepts the connection and then sends
+// nothing is one line saying so, not go-containerregistry's two
+// attempts (HTTPS, then plain HTTP for a local registry) side by side.
+func TestExplainFailingAndSilentRegistries(t *testing.T) {
+	ctx := context.Background()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		var held []net.Conn
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	for _, c := range []struct{ host, want string }{
+		{strings.TrimPrefix(failing.URL, "http://"), "answered 503 Service Unavailable; the registry is failing: try again later, or ask its operator"},
+		{silent.Addr().String(), "sent nothing for 300ms; check the registry, or allow more time"},
+	} {
+		err := get(ctx, registry.Options{Retries: -1, Timeout: 300 * time.Millisecond}, c.host+"/x:1")
+		if !errors.Is(err, registry.ErrUnreachable) || err.Error() != c.host+"/x:1: "+c.host+" "+c.want {
+			t.Errorf("%s: %v, want ErrUnreachable and %q", c.host, err, c.want)
+		}
 	}
 }
