@@ -727,3 +727,23 @@ func TestCLIStdoutWriteFailure(t *testing.T) {
 		}
 	}
 }
+
+// images lists add-ons: the tags named after a digest (cosign's
+// sha256-HEX.sig, .att, .sbom, pulled with an add-on) only with --all;
+// and no suggestion offers them.
+func TestCLIImagesHidesAttachmentTags(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
+	sig := "coredns:sha256-" + strings.Repeat("a", 64) + ".sig"
+	cliMust(t, "tag", "coredns:1.11", sig)
+	if rows := cliImagesJSON(t); len(rows) != 1 || rows[0].Name != "coredns:1.11" {
+		t.Errorf("images: %+v, want coredns:1.11 alone", rows)
+	}
+	if out := cliMust(t, "images", "--all"); !strings.Contains(out, sig) {
+		t.Errorf("images --all does not list %s:\n%s", sig, out)
+	}
+	r := cliRun(t, "unpack", "coredns:1.1")
+	if !strings.Contains(r.stderr, "did you mean coredns:1.11?") || strings.Contains(r.stderr, ".sig") {
+		t.Errorf("the suggestion: %q, want coredns:1.11 and no signature tag", r.stderr)
+	}
+}

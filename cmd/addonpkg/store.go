@@ -18,7 +18,7 @@ import (
 )
 
 func newImagesCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:     "images",
 		Aliases: []string{"list"},
@@ -31,7 +31,7 @@ func newImagesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := inspect.StoreImages(st)
+			rows, err := inspect.StoreImages(st, all)
 			if err != nil {
 				return err
 			}
@@ -47,6 +47,7 @@ func newImagesCmd(a *app) *cobra.Command {
 		},
 	}
 	addJSONFlag(cmd, &asJSON, "the result")
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list the tags named after a digest: signatures, SBOMs and attestations (sha256-HEX.sig ...)")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -158,14 +159,18 @@ type StoreImage struct {
 }
 
 // StoreImages lists the names of the store, in the store's order, each
-// with its form (StoreForm).
-func StoreImages(st *layout.Store) ([]StoreImage, error) {
+// with its form (StoreForm); the tags named after a digest (a cosign
+// signature's sha256-HEX.sig, reference.Attachment) only when all.
+func StoreImages(st *layout.Store, all bool) ([]StoreImage, error) {
 	entries, err := st.List()
 	if err != nil {
 		return nil, err
 	}
 	out := []StoreImage{}
 	for _, e := range entries {
+		if _, ok := reference.Attachment(e.Name); ok && !all {
+			continue // a signature or SBOM, shown with its add-on by inspect
+		}
 		out = append(out, StoreImage{Name: e.Name, Digest: e.Descriptor.Digest.String(), MediaType: string(e.Descriptor.MediaType), Form: StoreForm(st, e.Descriptor)})
 	}
 	return out, nil

@@ -46,10 +46,6 @@ type GCEntry struct {
 	Why          string `json:"why"`
 }
 
-// attachmentTag is a tag named after a manifest digest: the referrers tag
-// schema's sha256-HEX, and cosign's sha256-HEX.sig, .att and .sbom.
-var attachmentTag = regexp.MustCompile(`^sha256-([0-9a-f]{64})(\..+)?$`)
-
 // digestText finds the digests an image lock document names.
 var digestText = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
 
@@ -222,13 +218,8 @@ func newGraph(s *Store, idx *v1.IndexManifest) *graph {
 		e := &gcEntry{d: d, name: d.Annotations[mediatypes.AnnotationRefName]}
 		if e.name != "" {
 			// A store's REPO:TAG, or a layout's bare TAG.
-			_, v := reference.Split(e.name)
-			tag := strings.TrimPrefix(v, ":")
-			if v == "" {
-				tag = e.name
-			}
-			if m := attachmentTag.FindStringSubmatch(tag); m != nil {
-				e.attached = m[1]
+			if hex, ok := reference.Attachment(e.name); ok {
+				e.attached = hex
 			} else {
 				e.root = true
 			}

@@ -9,6 +9,7 @@ package reference
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -32,6 +33,24 @@ func HasRegistry(s string) bool {
 func IsHost(s string) bool {
 	host, _, _ := strings.Cut(s, ":")
 	return !strings.Contains(s, "/") && (strings.Contains(host, ".") || host == "localhost")
+}
+
+// attachmentTag is a tag named after a manifest digest: the referrers
+// tag schema's sha256-HEX, and cosign's sha256-HEX.sig, .att and .sbom.
+var attachmentTag = regexp.MustCompile(`^sha256-([0-9a-f]{64})(\..+)?$`)
+
+// Attachment reports whether tag (a bare tag, or the tag of NAME:TAG)
+// names what hangs on another manifest rather than an add-on of its
+// own, and gives that manifest's digest hex.
+func Attachment(tag string) (hex string, ok bool) {
+	if _, v := Split(tag); v != "" {
+		tag = strings.TrimPrefix(v, ":")
+	}
+	m := attachmentTag.FindStringSubmatch(tag)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // Split splits s into its repository and its version: ":TAG" or

@@ -99,3 +99,16 @@ func ExamplePath() {
 	// coredns/coredns
 	// library/nginx
 }
+
+func TestAttachment(t *testing.T) {
+	hex := strings.Repeat("ab", 32)
+	for in, want := range map[string]bool{
+		"sha256-" + hex: true, "sha256-" + hex + ".sig": true, "x:sha256-" + hex + ".att": true,
+		"r.example:5000/x:sha256-" + hex + ".sbom": true, "sha256-abc.sig": false, "x:1": false, "sha256-" + hex + "x": false,
+	} {
+		got, ok := reference.Attachment(in)
+		if ok != want || (ok && got != hex) {
+			t.Errorf("Attachment(%q) = %q, %v; want %v", in, got, ok, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -295,8 +296,13 @@ func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 	// the reference names none (a HEAD's 404 has no body to say which).
 	tag := r.(name.Tag)
 	e.Message = fmt.Sprintf("tag %s not found in %s", safetree.Sanitize(tag.TagStr()), safetree.Sanitize(r.Context().Name()))
+	// A signature's or an SBOM's tag is no add-on to suggest.
+	tags = slices.DeleteFunc(tags, func(t string) bool {
+		_, attached := reference.Attachment(t)
+		return attached
+	})
 	if len(tags) == 0 {
-		e.Hint = "the repository has no tags"
+		e.Hint = "the repository has no add-on tags"
 		return e
 	}
 	SortTags(tags)

@@ -99,8 +99,8 @@ func ClosestNames(name string, names []string) []string {
 	repo := reference.Repository(name)
 	var cs []cand
 	for _, n := range names {
-		if n == name {
-			continue
+		if _, attached := reference.Attachment(n); n == name || attached {
+			continue // a signature's tag is no add-on to suggest
 		}
 		d := editDistance(name, n)
 		switch {
