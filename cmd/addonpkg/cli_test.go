@@ -747,3 +747,13 @@ func TestCLIImagesHidesAttachmentTags(t *testing.T) {
 		t.Errorf("the suggestion: %q, want coredns:1.11 and no signature tag", r.stderr)
 	}
 }
+
+// Building an overlay whose base sits beside it is refused with the way
+// to build it: render it first and build the stream.
+func TestCLIBuildOverlayHint(t *testing.T) {
+	cliNewHome(t)
+	r := cliRun(t, "build", filepath.Join(cliExampleDir("metrics-server"), "overlays", "release-ha"))
+	if r.code != 1 || !strings.Contains(r.stderr, `path outside the add-on root: resources "../../base"`) || !strings.Contains(r.stderr, "kustomize build DIR | addonpkg build -") {
+		t.Errorf("build of an overlay: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -45,6 +45,9 @@ func flagHint(cmd *cobra.Command, err error) string {
 		if has("set") {
 			return " (give it with --set NAME=VALUE or --values FILE)"
 		}
+	case errors.Is(err, render.ErrOutsideRoot) && cmd != nil && cmd.Name() == "build":
+		// An overlay of a tree whose base sits beside it.
+		return " (an add-on is one tree: render the overlay first, kustomize build DIR | addonpkg build -)"
 	case errors.Is(err, publish.ErrPlatformsBase):
 		if has("platform") {
 			return " (choose one with --platform)"
