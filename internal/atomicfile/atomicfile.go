@@ -77,6 +77,9 @@ func WriteBytes(name, prefix string, perm os.FileMode, b []byte) error {
 // survives a crash with the path that leads to it. A path that exists
 // but is not a folder is an error (ENOTDIR).
 func MkdirParent(name string) error {
+	if err := CheckParent(name); err != nil {
+		return err
+	}
 	dir := filepath.Dir(filepath.Clean(name))
 	var made []string
 	for d := dir; ; d = filepath.Dir(d) {

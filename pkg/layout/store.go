@@ -220,6 +220,9 @@ func checkForeign(dir string) error {
 func Open(dir string) (*Store, error) {
 	b, err := os.ReadFile(filepath.Join(dir, layoutFile))
 	if err != nil {
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w (no such directory)", dir, ErrNotLayout)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w (no oci-layout file)", dir, ErrNotLayout)
 		}
