@@ -10,9 +10,9 @@ import (
 )
 
 // TestImagesNamesSignatures: a signature made in the store (cosign's
-// sha256-HEX.sig tag beside the add-on) is listed by images, and
-// described by inspect, as a signature, not as form "unknown"; unpack
-// refuses it, saying what it is.
+// sha256-HEX.sig tag beside the add-on) is listed by images --all (images
+// alone lists add-ons), and described by inspect, as a signature, not as
+// form "unknown"; unpack refuses it, saying what it is.
 func TestImagesNamesSignatures(t *testing.T) {
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
@@ -25,8 +25,15 @@ func TestImagesNamesSignatures(t *testing.T) {
 	t.Setenv(signature.PasswordEnv, "")
 	cliMust(t, "sign", "--key", key, "coredns:1")
 
+	if rows := cliImagesJSON(t); len(rows) != 1 {
+		t.Errorf("images: %+v, want the add-on alone", rows)
+	}
+	var rows []cliImageRow
+	if err := json.Unmarshal([]byte(cliMust(t, "images", "--all", "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
 	sig := ""
-	for _, r := range cliImagesJSON(t) {
+	for _, r := range rows {
 		switch {
 		case strings.HasSuffix(r.Name, ".sig"):
 			sig = r.Name
@@ -40,7 +47,7 @@ func TestImagesNamesSignatures(t *testing.T) {
 	if sig == "" {
 		t.Fatal("images lists no signature")
 	}
-	if table := cliMust(t, "images"); !strings.Contains(table, "signature") || strings.Contains(table, "unknown") {
+	if table := cliMust(t, "images", "--all"); !strings.Contains(table, "signature") || strings.Contains(table, "unknown") {
 		t.Errorf("images:\n%s", table)
 	}
 	var in struct {
