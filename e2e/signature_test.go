@@ -353,7 +353,7 @@ func TestSignaturesTravel(t *testing.T) {
 						t.Errorf("refused, yet pushed to B: status %d", s)
 					}
 					var rows []imagesRow
-					cc.okJSON(&rows, "images", "--json")
+					cc.okJSON(&rows, "images", "--all", "--json")
 					for _, row := range rows {
 						if strings.Contains(row.Name, tc.ref[strings.LastIndex(tc.ref, "/"):]) && strings.HasPrefix(row.Name, a.host) {
 							t.Errorf("refused, yet pulled: %+v", row)
