@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -287,5 +289,38 @@ func TestApplyThatChangedNoRecordNoticesAnother(t *testing.T) {
 	oneLine(t, err, "another apply")
 	if inv := k.inventory(t, k.prefix); inv.Version != "2" || inv.Phase != apply.PhaseApplied {
 		t.Errorf("the inventory records %s %s, want the upgrade's", inv.Version, inv.Phase)
+	}
+}
+
+// An object deleted by someone else between the read and the delete of
+// an uninstall (a Namespace that finishes terminating, say) answers the
+// delete with 404: it is gone, which is what the uninstall wanted, not a
+// failure (ssa's DeleteAll failed the uninstall).
+func TestUninstallObjectGoneBeforeItsDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	k.mustApply(t, a, apply.Options{})
+	racing := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
+			return false
+		}
+		// Someone else deletes it first; this delete finds it gone.
+		if err := k.typed.CoreV1().ConfigMaps(k.prefix).Delete(r.Context(), "b", metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete b behind the uninstall's back: %v", err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"b\" not found","reason":"NotFound","details":{"name":"b","kind":"configmaps"},"code":404}`)
+		return true
+	})
+	cs, err := racing.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("uninstall with b gone before its delete: %v", err)
+	}
+	if k.inventorySecret(t, a.Name) != nil || k.exists(t, gvrConfigMap, k.prefix, "a") {
+		t.Errorf("the uninstall left its inventory or a:\n%s", cs)
 	}
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,7 +56,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	if len(del) == 0 {
 		return changes, retained, nil
 	}
-	res, err := c.manager.DeleteAll(ctx, del, ssa.DeleteOptions{
+	res, err := c.deleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelAddon: addon},
 		Exclusions:        pruneExclusions,
@@ -72,6 +74,49 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		return changes, retained, err
 	}
 	return changes, retained, nil
+}
+
+// deleteAll is ssa's DeleteAll, in its order (reverse apply order), with
+// two differences: a delete that finds its object gone already is done,
+// not a failure (ssa reads the object, then deletes it: a Namespace that
+// finished terminating in between answered 404, and the uninstall
+// failed); and the first failure is wrapped, so that errors.Is tells a
+// forbidden delete from an unreachable server, where ssa joins them all
+// into one string.
+func (c *Client) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.DeleteOptions) (*ssa.ChangeSet, error) {
+	sort.Sort(sort.Reverse(ssa.SortableUnstructureds(objs)))
+	cs := ssa.NewChangeSet()
+	var (
+		first error
+		msgs  []string
+	)
+	for _, o := range objs {
+		e, err := c.manager.Delete(ctx, o, opts)
+		if err != nil && c.gone(ctx, o) {
+			err = nil
+			if e != nil {
+				e.Action = ssa.DeletedAction
+			}
+		}
+		if e != nil {
+			cs.Add(*e)
+		}
+		if err != nil {
+			first = cmp.Or(first, err)
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if first != nil {
+		return cs, fmt.Errorf("delete failed: %w%s", first, strings.TrimPrefix(strings.Join(msgs, "; "), first.Error()))
+	}
+	return cs, nil
+}
+
+// gone reports whether o is no longer in the cluster.
+func (c *Client) gone(ctx context.Context, o *unstructured.Unstructured) bool {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	return apierrors.IsNotFound(c.kube.Get(ctx, client.ObjectKeyFromObject(o), live))
 }
 
 // pruneGoing is what prune deletes of ds: what is deleted with a
