@@ -258,3 +258,21 @@ func TestUnpackOutputFlag(t *testing.T) {
 		t.Errorf("refused unpacks wrote %v", entries)
 	}
 }
+
+// A limit flag takes a positive number: 0 and negative ones were read as
+// the default without a word.
+func TestLimitFlagsPositive(t *testing.T) {
+	cliNewHome(t)
+	for _, args := range [][]string{
+		{"unpack", "./x", "--max-entries", "0"},
+		{"unpack", "./x", "--max-file-bytes", "-1"},
+		{"unpack", "./x", "--max-layers", "0"},
+		{"build", "./x", "--max-mapping-keys", "-5"},
+		{"unpack", "./x", "--max-download-bytes", "lots"},
+	} {
+		r := cliRun(t, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, "want a positive number") {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want a refusal", args, r.code, r.stderr)
+		}
+	}
+}

@@ -94,12 +94,12 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	addJSONFlag(cmd, &u.asJSON, "metadata, the file list and the values the add-on declares")
 	f.StringVar(&u.contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	u.rf.add(cmd)
-	f.Int64Var(&u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
-	f.Int64Var(&u.limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
-	f.IntVar(&u.limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")
-	f.Int64Var(&u.limits.MaxFileBytes, "max-file-bytes", safetree.DefaultMaxFileBytes, "limit: bytes of one file")
-	f.IntVar(&u.limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
-	f.IntVar(&u.limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
+	addLimit(f, &u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
+	addLimit(f, &u.limits.MaxImageBytes, "max-image-bytes", safetree.DefaultMaxImageBytes, "limit: decompressed bytes of all layers")
+	addLimit(f, &u.limits.MaxEntries, "max-entries", safetree.DefaultMaxEntries, "limit: entries in the add-on")
+	addLimit(f, &u.limits.MaxFileBytes, "max-file-bytes", safetree.DefaultMaxFileBytes, "limit: bytes of one file")
+	addLimit(f, &u.limits.MaxPathLength, "max-path-length", safetree.DefaultMaxPathLength, "limit: bytes of one path")
+	addLimit(f, &u.limits.MaxDepth, "max-depth", safetree.DefaultMaxDepth, "limit: components of one path")
 	a.addLayerLimit(cmd)
 	u.src.add(a, cmd)
 	u.reloc.add(cmd)
@@ -199,7 +199,7 @@ type fetchFlags struct {
 }
 
 func (f *fetchFlags) add(cmd *cobra.Command) {
-	cmd.Flags().Int64Var(&f.maxDownload, "max-download-bytes", safetree.DefaultMaxDownloadBytes, "limit: bytes of an http download")
+	addLimit(cmd.Flags(), &f.maxDownload, "max-download-bytes", safetree.DefaultMaxDownloadBytes, "limit: bytes of an http download")
 }
 
 // apply sets the fetch limits on o, whose Registry options are set.
