@@ -159,6 +159,11 @@ func (a *Addon) validate() error {
 	if errs := validation.IsDNS1123Label(a.Name); len(errs) > 0 {
 		return fmt.Errorf("%w: add-on name %q: %s", ErrInvalid, a.Name, strings.Join(errs, "; "))
 	}
+	if len(a.Objects) == 0 {
+		// As kubectl apply refuses "no objects passed to apply": an
+		// upgrade to nothing would prune everything the add-on owns.
+		return fmt.Errorf("%w: add-on %s holds no object (to remove it, uninstall it)", ErrInvalid, a.Name)
+	}
 	for i, o := range a.Objects {
 		if o == nil {
 			return fmt.Errorf("%w: add-on %s: object %d is nil", ErrInvalid, a.Name, i)

@@ -632,3 +632,24 @@ func TestConcurrentAppliesOfOneAddon(t *testing.T) {
 		t.Errorf("after the uninstall %d of the add-on's ConfigMaps are left", len(l.Items))
 	}
 }
+
+// An add-on that holds no object is refused, as kubectl apply refuses
+// nothing to apply: an upgrade to it deleted everything the installed
+// add-on of that name owned, with exit 0 (a folder of READMEs, a
+// template that renders nothing).
+func TestApplyOfNothingRefused(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", killV1), apply.Options{})
+	empty := apply.Addon{Name: k.prefix, Version: "2"}
+	for _, dry := range []bool{false, true} {
+		if _, err := k.admin.Apply(k.ctx, empty, apply.Options{DryRun: dry}); !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), "holds no object") {
+			t.Errorf("apply (dry-run %v) of an add-on with no object: %v, want ErrInvalid", dry, err)
+		}
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "a") || len(k.inventory(t, k.prefix).Objects) != 3 {
+		t.Error("the refused apply changed the installed add-on")
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{PruneNonEmpty: true}); err != nil {
+		t.Fatal(err)
+	}
+}
