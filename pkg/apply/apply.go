@@ -283,6 +283,14 @@ func isDefinition(o *unstructured.Unstructured) bool {
 	return true
 }
 
+// takeOver is Options.TakeOver, DefaultTakeOver when nil.
+func (o Options) takeOver() []string {
+	if o.TakeOver == nil {
+		return DefaultTakeOver
+	}
+	return o.TakeOver
+}
+
 func (c *Client) applyOptions(opts Options) ssa.ApplyOptions {
 	ao := ssa.DefaultApplyOptions()
 	ao.Force = opts.Recreate
@@ -292,11 +300,7 @@ func (c *Client) applyOptions(opts Options) ssa.ApplyOptions {
 	// Roles in a stage of their own, before RoleBindings: binding a role
 	// that does not exist yet is refused to anyone but a cluster admin.
 	ao.CustomStageKinds = map[schema.GroupKind]struct{}{{Group: "rbac.authorization.k8s.io", Kind: "Role"}: {}}
-	takeOver := opts.TakeOver
-	if takeOver == nil {
-		takeOver = DefaultTakeOver
-	}
-	for _, name := range takeOver {
+	for _, name := range opts.takeOver() {
 		for _, op := range []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate} {
 			ao.Cleanup.FieldManagers = append(ao.Cleanup.FieldManagers, ssa.FieldManager{Name: name, OperationType: op})
 		}

@@ -3,9 +3,12 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonpkg/addonpkg/internal/textdiff"
@@ -16,8 +19,11 @@ import (
 // diff of the object in the cluster and as it would be. Secret data is
 // masked. An object the server cannot check yet, because its CRD or its
 // Namespace is part of the add-on and not in the cluster, is Unvalidated,
-// not Created. Nothing in the cluster changes. The ownership check and the
-// pre-flight run as for Apply.
+// not Created. What the apply removes by taking over other managers'
+// fields (Options.TakeOver: a label kubectl added by hand), which the
+// server's dry-run cannot show, is shown too, with the fields named in
+// the Change's Reason. Nothing in the cluster changes. The ownership
+// check and the pre-flight run as for Apply.
 func (c *Client) Diff(ctx context.Context, a Addon, opts Options) (*ChangeSet, error) {
 	opts.DryRun = true
 	return c.Apply(ctx, a, opts)
@@ -49,6 +55,9 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 			case Configured:
 				ch.Diff = diffText(ch.Object, live, merged)
 			}
+			if err := c.diffTakeOver(ctx, pl, opts, &ch, live, merged); err != nil {
+				return cs, err
+			}
 		}
 		cs.Changes = append(cs.Changes, ch)
 	}
@@ -70,6 +79,41 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 		}
 	}
 	return cs, nil
+}
+
+// diffTakeOver adds to ch what the apply removes by taking over other
+// managers' fields (takenOver), which the server's dry-run cannot show:
+// an object the dry-run found unchanged is then configured.
+func (c *Client) diffTakeOver(ctx context.Context, pl *planned, opts Options, ch *Change, live, merged *unstructured.Unstructured) error {
+	if pl.live == nil || (ch.Action != Unchanged && ch.Action != Configured) {
+		return nil
+	}
+	gone := takenOver(pl.live.ManagedFields, pl.obj, opts.takeOver())
+	if len(gone) == 0 {
+		return nil
+	}
+	var managers, fields []string
+	for _, e := range pl.live.ManagedFields {
+		if matchesTakeOver(e, opts.takeOver()) && !slices.Contains(managers, e.Manager) {
+			managers = append(managers, e.Manager)
+		}
+	}
+	for _, p := range gone {
+		fields = append(fields, p.String())
+	}
+	ch.Reason = oneLine("takes over the fields of " + strings.Join(managers, ", ") + " and removes " + strings.Join(fields, ", "))
+	if ch.Action == Unchanged {
+		ch.Action = Configured
+		live = &unstructured.Unstructured{}
+		live.SetGroupVersionKind(pl.obj.GroupVersionKind())
+		if err := c.kube.Get(ctx, client.ObjectKeyFromObject(pl.obj), live); err != nil {
+			return wrap(err)
+		}
+		unstructured.RemoveNestedField(live.Object, "metadata", "managedFields")
+		merged = live
+	}
+	ch.Diff = diffText(ch.Object, live, withoutPaths(merged, gone))
+	return nil
 }
 
 // diffText is the unified diff from a to b (nil: absent), without

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -95,5 +97,50 @@ func TestDryRunAndDiffChangeNothing(t *testing.T) {
 	}
 	if k.inventorySecret(t, a.Name).ResourceVersion != invBefore {
 		t.Error("dry-run or diff wrote the inventory")
+	}
+}
+
+// What the apply takes over from kubectl (a label kubectl label added, a
+// key kubectl edit added) it removes; the diff says so, though the
+// server's dry-run, which cannot take over first, calls the object
+// unchanged. After the apply, nothing is left to change.
+func TestDiffShowsWhatTakeOverRemoves(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	k.mustApply(t, a, apply.Options{})
+	cm, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Labels["extra"] = "yes"
+	cm.Data["hand"] = "edited"
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Update(k.ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got apply.Change
+	for _, c := range cs.Changes {
+		if c.Object == "ConfigMap/"+k.prefix+"/a" {
+			got = c
+		}
+	}
+	if got.Action != apply.Configured || !strings.Contains(got.Reason, "kubectl-edit") ||
+		!strings.Contains(got.Reason, ".metadata.labels.extra") || !strings.Contains(got.Reason, ".data.hand") ||
+		!strings.Contains(got.Diff, "-    extra: \"yes\"") || !strings.Contains(got.Diff, "-  hand: edited") {
+		t.Errorf("the diff of a ConfigMap kubectl edited: %+v", got)
+	}
+	applied := k.mustApply(t, a, apply.Options{})
+	if applied.Count(apply.Configured) != 1 {
+		t.Errorf("the apply after it:\n%s", applied)
+	}
+	cm, err = k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "a", metav1.GetOptions{})
+	if err != nil || cm.Labels["extra"] != "" || cm.Data["hand"] != "" {
+		t.Errorf("the apply kept what kubectl edit added: %v %v", cm, err)
+	}
+	if again, err := k.admin.Diff(k.ctx, a, apply.Options{}); err != nil || again.Changed() {
+		t.Errorf("the diff after the apply: %v\n%s", err, again)
 	}
 }

@@ -1,0 +1,110 @@
+package apply
+
+import (
+	"strings"
+
+	"github.com/fluxcd/pkg/ssa"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// takenOver is what an apply of obj removes from the live object by
+// taking over the fields of other managers (Options.TakeOver): the
+// fields that a matched manager wrote (kubectl label, kubectl scale, a
+// hand edit), that obj does not set and that no other manager holds.
+// The apply renames the matched managers' entries to FieldManager's
+// before it applies (ssa's Cleanup.FieldManagers), so those fields are
+// dropped as fields addonpkg no longer applies; a server-side dry-run
+// cannot rename first, so it does not show them, and Diff adds them.
+func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructured, takeOver []string) []fieldpath.Path {
+	taken, kept := &fieldpath.Set{}, &fieldpath.Set{}
+	for _, e := range managed {
+		if e.FieldsV1 == nil || e.Subresource != "" {
+			continue // ssa renames none of a subresource's (status)
+		}
+		s, err := ssa.FieldsToSet(*e.FieldsV1)
+		if err != nil {
+			continue
+		}
+		switch {
+		case matchesTakeOver(e, takeOver):
+			taken = taken.Union(&s)
+		case e.Manager != FieldManager || e.Operation != metav1.ManagedFieldsOperationApply:
+			kept = kept.Union(&s)
+		}
+	}
+	if taken.Empty() {
+		return nil
+	}
+	tv, err := typed.DeducedParseableType.FromUnstructured(obj.Object)
+	if err != nil {
+		return nil
+	}
+	set, err := tv.ToFieldSet()
+	if err != nil {
+		return nil
+	}
+	var out []fieldpath.Path
+	taken.Leaves().Iterate(func(p fieldpath.Path) {
+		if !covers(set, p) && !covers(kept, p) {
+			out = append(out, p.Copy())
+		}
+	})
+	return out
+}
+
+// matchesTakeOver is ssa's match of a Cleanup.FieldManagers entry, as
+// applyOptions builds them: a name prefix, an apply or an update.
+func matchesTakeOver(e metav1.ManagedFieldsEntry, takeOver []string) bool {
+	for _, name := range takeOver {
+		if strings.HasPrefix(e.Manager, name) {
+			return e.Operation == metav1.ManagedFieldsOperationApply || e.Operation == metav1.ManagedFieldsOperationUpdate
+		}
+	}
+	return false
+}
+
+// covers reports whether s keeps p: s holds p, a list above it (the
+// deduced type of an object makes every list atomic, so an item of one
+// belongs to whoever sets the list), or a field below it. A map above it
+// does not: maps are granular, each key its own field.
+func covers(s *fieldpath.Set, p fieldpath.Path) bool {
+	if s.Has(p) {
+		return true
+	}
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i].FieldName == nil && s.Has(p[:i]) {
+			return true
+		}
+	}
+	below := s
+	for _, pe := range p {
+		if below = below.WithPrefix(pe); below.Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutPaths is obj without the fields of paths that are map keys all
+// the way down (a label, an annotation, spec.replicas); a path through a
+// list item is left in obj, and said in the change's reason only.
+func withoutPaths(obj *unstructured.Unstructured, paths []fieldpath.Path) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	for _, p := range paths {
+		var names []string
+		for _, pe := range p {
+			if pe.FieldName == nil {
+				names = nil
+				break
+			}
+			names = append(names, *pe.FieldName)
+		}
+		if len(names) > 0 {
+			unstructured.RemoveNestedField(out.Object, names...)
+		}
+	}
+	return out
+}
