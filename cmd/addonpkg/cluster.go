@@ -193,10 +193,15 @@ func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r 
 		return err
 	}
 	cs, err := c.Apply(ctx, ad, opts)
-	if err != nil {
+	if err != nil && (cs == nil || len(cs.Changes) == 0) {
 		return err
 	}
-	return a.printChanges(cs, asJSON, diffs)
+	// What a failed apply (a wait that timed out) changed before it
+	// failed is printed too: those changes stay.
+	if perr := a.printChanges(cs, asJSON, diffs); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // applySet installs the members of the set declared in file, from its

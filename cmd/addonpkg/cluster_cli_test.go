@@ -538,3 +538,33 @@ func TestCLIRegistryToCluster(t *testing.T) {
 		t.Errorf("uninstall left the Secret")
 	}
 }
+
+// An apply whose wait times out (no kubelet runs the Deployment here)
+// exits 1, and still prints what it changed before: those objects stay,
+// and a script needs to know them (--json too).
+func TestCLIApplyWaitTimeoutPrintsChanges(t *testing.T) {
+	cc := newClusterCLI(t)
+	ns := "cli-wait-timeout"
+	dir := filepath.Join(cc.tmp, "waits")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(`apiVersion: v1
+kind: Namespace
+metadata: {name: `+ns+`}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: `+ns+`}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: registry.k8s.io/pause:3.10}]}
+`), 0o644))
+	for _, args := range [][]string{{}, {"--json"}} {
+		out, stderr, code := cc.run(t, append([]string{"apply", dir, "--name", "waits", "--wait-timeout", "2s"}, args...)...)
+		if code != 1 || !strings.Contains(stderr, "Deployment") || !strings.Contains(out, "Deployment/"+ns+"/web") {
+			t.Errorf("apply %v with a wait that times out: exit %d, stderr %q, stdout:\n%s\nwant 1, and the changes on stdout", args, code, stderr, out)
+		}
+	}
+	cc.run(t, "uninstall", "waits", "--prune-non-empty", "--wait-timeout", "2s")
+}

@@ -15,7 +15,8 @@ import (
 // that must answer).
 // With opts.DryRun nothing is waited for. It stops at the first failure:
 // the add-ons before it stay installed and their change sets are
-// returned, with an error that names the add-on that failed.
+// returned, then what the failed one changed before it failed (a wait
+// that timed out), with an error that names the add-on that failed.
 func (c *Client) ApplyAll(ctx context.Context, addons []Addon, opts Options) ([]*ChangeSet, error) {
 	if !opts.DryRun {
 		opts.Wait = true
@@ -23,10 +24,12 @@ func (c *Client) ApplyAll(ctx context.Context, addons []Addon, opts Options) ([]
 	out := make([]*ChangeSet, 0, len(addons))
 	for i, a := range addons {
 		cs, err := c.Apply(ctx, a, opts)
+		if cs != nil && len(cs.Changes) > 0 {
+			out = append(out, cs) // with what a failed one did before it failed
+		}
 		if err != nil {
 			return out, fmt.Errorf("add-on %d of %d: %w", i+1, len(addons), err)
 		}
-		out = append(out, cs)
 	}
 	return out, nil
 }
