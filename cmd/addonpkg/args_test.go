@@ -276,3 +276,26 @@ func TestLimitFlagsPositive(t *testing.T) {
 		}
 	}
 }
+
+// apply's flags that did nothing without a word are refused before any
+// request: --wait=false with -f (every member is waited for), --diff
+// without --dry-run=server (nothing printed a diff), and a wait timeout
+// that is not positive (0 and -5s waited five minutes).
+func TestApplyFlagsThatDidNothing(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "-f", filepath.Join("..", "..", "examples", "addon-set", "addons.yaml"), "--wait=false"}, "drop --wait=false"},
+		{[]string{"apply", "./x", "--diff"}, "add --dry-run=server"},
+		{[]string{"apply", "./x", "--wait-timeout", "0"}, "want a positive duration"},
+		{[]string{"uninstall", "x", "--wait-timeout", "-5s"}, "want a positive duration"},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want a refusal with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

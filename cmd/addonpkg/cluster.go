@@ -36,7 +36,9 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 func (c *clusterFlags) addWait(cmd *cobra.Command) {
 	// --timeout is the registry's (addRegistryFlags): the cluster's waits
 	// have their own, as long as Flux's default.
-	cmd.Flags().DurationVar(&c.waitTimeout, "wait-timeout", apply.DefaultTimeout, "how long to wait for objects to be ready, or gone")
+	// Positive: 0 and a negative one were the default without a word.
+	c.waitTimeout = apply.DefaultTimeout
+	cmd.Flags().Var((*timeoutValue)(&c.waitTimeout), "wait-timeout", "how long to wait for objects to be ready, or gone")
 }
 
 // addNamespace adds kubectl's -n to a command that applies objects.
@@ -98,6 +100,24 @@ func newApplyCmd(a *app) *cobra.Command {
 		force, recreate, pruneNonEmpty, diff bool
 		rf                                   renderFlags
 	)
+	// Which flags go together, in their words.
+	check := func(cmd *cobra.Command, args []string) error {
+		switch {
+		case setFile != "" && len(args) > 0:
+			return &usageError{cmd: cmd, msg: "-f applies a set: drop SOURCE"}
+		case setFile == "" && len(args) != 1:
+			return &usageError{cmd: cmd, msg: "want one SOURCE (or -f addons.yaml)"}
+		case setFile != "" && (name != "" || rf.given() || src.platform != ""):
+			return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set, and its digest from the lock: drop --name, --set, --values and --platform"}
+		case setFile != "" && !wait && dryRun != "server":
+			return &usageError{cmd: cmd, msg: "-f waits for each member before the next, which may need it: drop --wait=false"}
+		case dryRun != "none" && dryRun != "server":
+			return fmt.Errorf("--dry-run %q: want none or server", dryRun)
+		case diff && dryRun != "server":
+			return &usageError{cmd: cmd, msg: "--diff shows what --dry-run=server finds: add --dry-run=server"}
+		}
+		return nil
+	}
 	cmd := &cobra.Command{
 		Use:   "apply [SOURCE] [-f addons.yaml]",
 		Short: "Install or upgrade an add-on, or an add-on set, in a cluster (staged server-side apply, inventory, prune, wait)",
@@ -139,15 +159,8 @@ each with its own inventory and the values: its entry gives.
 		ValidArgsFunction: storeNames(a, 1),
 		Args:              rangeArgs(nil, "SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case setFile != "" && len(args) > 0:
-				return &usageError{cmd: cmd, msg: "-f applies a set: drop SOURCE"}
-			case setFile == "" && len(args) != 1:
-				return &usageError{cmd: cmd, msg: "want one SOURCE (or -f addons.yaml)"}
-			case setFile != "" && (name != "" || rf.given() || src.platform != ""):
-				return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set, and its digest from the lock: drop --name, --set, --values and --platform"}
-			case dryRun != "none" && dryRun != "server":
-				return fmt.Errorf("--dry-run %q: want none or server", dryRun)
+			if err := check(cmd, args); err != nil {
+				return err
 			}
 			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
