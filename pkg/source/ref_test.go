@@ -93,6 +93,7 @@ func TestParseIsPure(t *testing.T) {
 		{"dir/coredns.YML", "dir", "dir/coredns.YML", ""},
 		{"x.json", "dir", "x.json", ""},
 		{"Not_A_Reference", "dir", "Not_A_Reference", ""},
+		{"some/folder/", "dir", "some/folder/", ""},
 		{"coredns:v1.yaml", "store", "", "coredns:v1.yaml"},
 		{"coredns", "store", "", "coredns:latest"},
 		{"examples/coredns", "store", "", "examples/coredns:latest"},
@@ -125,6 +126,12 @@ func TestParseIsPure(t *testing.T) {
 			continue
 		}
 		p := filepath.FromSlash(c.in)
+		if strings.HasSuffix(c.in, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -130,6 +130,11 @@ func parseByLook(s string) (Ref, error) {
 	if isManifestName(s) {
 		return Ref{Kind: KindDir, Path: s, Bare: true}, nil
 	}
+	// A folder as a shell completes it (examples/coredns/): no reference
+	// ends in "/", though go-containerregistry's lax parse takes one.
+	if strings.HasSuffix(s, "/") {
+		return Ref{Kind: KindDir, Path: s, Bare: true}, nil
+	}
 	if _, err := name.ParseReference(s); err != nil {
 		// Not a reference: a path, checked when it is read.
 		return Ref{Kind: KindDir, Path: s, Bare: true}, nil
