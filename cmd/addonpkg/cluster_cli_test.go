@@ -568,3 +568,20 @@ spec:
 	}
 	cc.run(t, "uninstall", "waits", "--prune-non-empty", "--wait-timeout", "2s")
 }
+
+// An object another add-on owns is refused in one line that names the
+// flag that adopts it.
+func TestCLIOwnershipConflictNamesForce(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "owned")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-owned, namespace: default}\ndata: {k: v}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "owner-a"); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	_, stderr, code := cc.run(t, "apply", dir, "--name", "owner-b")
+	if code != 1 || !strings.Contains(stderr, `belongs to add-on "owner-a", not "owner-b" (--force adopts it)`) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("apply of another add-on's object: exit %d, stderr %q", code, stderr)
+	}
+	cc.run(t, "uninstall", "owner-a")
+}

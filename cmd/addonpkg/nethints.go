@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
+	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -48,6 +49,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.Is(err, render.ErrOutsideRoot) && cmd != nil && cmd.Name() == "build":
 		// An overlay of a tree whose base sits beside it.
 		return " (an add-on is one tree: render the overlay first, kustomize build DIR | addonpkg build -)"
+	case errors.Is(err, apply.ErrConflict) && errors.As(err, new(*apply.OwnershipError)):
+		if has("force") {
+			return " (--force adopts it)"
+		}
 	case errors.Is(err, publish.ErrPlatformsBase):
 		if has("platform") {
 			return " (choose one with --platform)"

@@ -58,7 +58,7 @@ type OwnershipError struct {
 }
 
 func (e *OwnershipError) Error() string {
-	return fmt.Sprintf("%s belongs to add-on %q, not %q (Force adopts it)", e.Object, e.Owner, e.Addon)
+	return fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
 }
 
 // Is makes an OwnershipError match ErrConflict.
