@@ -243,10 +243,8 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 		}
 		return err
 	}
-	for _, cs := range sets {
-		if perr := a.printChanges(cs, false, diffs); perr != nil {
-			return perr
-		}
+	if perr := a.printChangeSets(sets, diffs); perr != nil {
+		return perr
 	}
 	return err
 }
@@ -326,10 +324,8 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 	case asJSON:
 		return errors.Join(a.printJSON(sets), err)
 	}
-	for _, cs := range sets {
-		if perr := a.printChanges(cs, false, false); perr != nil {
-			return perr
-		}
+	if perr := a.printChangeSets(sets, false); perr != nil {
+		return perr
 	}
 	return err
 }
@@ -451,6 +447,33 @@ func countActions(changes []apply.Change) string {
 		parts[i] = fmt.Sprintf("%d %s", n[act], act)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// printChangeSets prints the change sets of several add-ons (apply -f,
+// uninstall of several) as one table whose first column names the
+// add-on, then the diffs; one change set as printChanges does.
+func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
+	if len(sets) == 1 {
+		return a.printChanges(sets[0], false, diffs)
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ADDON\tACTION\tOBJECT\tREASON")
+	for _, cs := range sets {
+		for _, c := range cs.Changes {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", cs.Addon, c.Action, c.Object, c.Reason)
+		}
+	}
+	_ = w.Flush()
+	for _, cs := range sets {
+		for _, c := range cs.Changes {
+			if diffs && c.Diff != "" {
+				b.WriteString(c.Diff)
+			}
+		}
+	}
+	_, err := fmt.Fprint(terminalSafe(a.stdout), b.String())
+	return err
 }
 
 // printChanges prints a change set as a table (and diffs), or JSON.

@@ -585,3 +585,23 @@ func TestCLIOwnershipConflictNamesForce(t *testing.T) {
 	}
 	cc.run(t, "uninstall", "owner-a")
 }
+
+// Several add-ons' changes (uninstall of several, apply -f) are one table
+// whose first column names the add-on, not tables run together.
+func TestCLISeveralChangeSetsOneTable(t *testing.T) {
+	cc := newClusterCLI(t)
+	for _, n := range []string{"many-a", "many-b"} {
+		dir := filepath.Join(cc.tmp, n)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-"+n+", namespace: default}\n"), 0o644))
+		if _, stderr, code := cc.run(t, "apply", dir, "--name", n); code != 0 {
+			t.Fatalf("apply %s: exit %d: %s", n, code, stderr)
+		}
+	}
+	out, stderr, code := cc.run(t, "uninstall", "many-a", "many-b")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "ADDON") ||
+		!strings.HasPrefix(lines[1], "many-a") || !strings.HasPrefix(lines[2], "many-b") {
+		t.Errorf("uninstall of two: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+}
