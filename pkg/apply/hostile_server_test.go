@@ -214,20 +214,10 @@ func TestNotAnAPIServer(t *testing.T) {
 // the object, and leaves the inventory pending with every object it
 // listed; the next uninstall through a healthy server finishes it.
 func TestMisbehavingAPIServerMidUninstall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real API server")
-	}
-	k := newCluster(t)
-	a := k.addon(t, k.prefix, "1", killV1)
-	k.mustApply(t, a, apply.Options{})
-	broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
-			return false
-		}
+	k, a, broken := installedWithFaultyDelete(t, func(_ *cluster, w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write([]byte(htmlPage))
-		return true
 	})
 	_, err := broken.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
 	oneLine(t, err, "ConfigMap", "/b", "502 Bad Gateway")
@@ -297,16 +287,7 @@ func TestApplyThatChangedNoRecordNoticesAnother(t *testing.T) {
 // delete with 404: it is gone, which is what the uninstall wanted, not a
 // failure (ssa's DeleteAll failed the uninstall).
 func TestUninstallObjectGoneBeforeItsDelete(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real API server")
-	}
-	k := newCluster(t)
-	a := k.addon(t, k.prefix, "1", killV1)
-	k.mustApply(t, a, apply.Options{})
-	racing := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
-			return false
-		}
+	k, a, racing := installedWithFaultyDelete(t, func(k *cluster, w http.ResponseWriter, r *http.Request) {
 		// Someone else deletes it first; this delete finds it gone.
 		if err := k.typed.CoreV1().ConfigMaps(k.prefix).Delete(r.Context(), "b", metav1.DeleteOptions{}); err != nil {
 			t.Errorf("delete b behind the uninstall's back: %v", err)
@@ -314,7 +295,6 @@ func TestUninstallObjectGoneBeforeItsDelete(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"b\" not found","reason":"NotFound","details":{"name":"b","kind":"configmaps"},"code":404}`)
-		return true
 	})
 	cs, err := racing.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
 	if err != nil {
@@ -323,4 +303,25 @@ func TestUninstallObjectGoneBeforeItsDelete(t *testing.T) {
 	if k.inventorySecret(t, a.Name) != nil || k.exists(t, gvrConfigMap, k.prefix, "a") {
 		t.Errorf("the uninstall left its inventory or a:\n%s", cs)
 	}
+}
+
+// installedWithFaultyDelete installs killV1 and gives a client whose API
+// server answers the DELETE of its ConfigMap b with answer, and every
+// other request as the real one does.
+func installedWithFaultyDelete(t *testing.T, answer func(k *cluster, w http.ResponseWriter, r *http.Request)) (*cluster, apply.Addon, *apply.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	k.mustApply(t, a, apply.Options{})
+	c := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
+			return false
+		}
+		answer(k, w, r)
+		return true
+	})
+	return k, a, c
 }
