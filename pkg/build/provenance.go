@@ -25,8 +25,10 @@ func CreatedFromEnv() (time.Time, error) {
 		return time.Time{}, nil
 	}
 	sec, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a number of seconds", s)
+	// Seconds since 1970, as date +%s prints them: not before it (the
+	// config said 1969), not past year 9999 (RFC 3339 ends there).
+	if err != nil || sec < 0 || sec > 253402300799 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: not a number of seconds since 1970 (date +%%s)", s)
 	}
 	return time.Unix(sec, 0).UTC(), nil
 }
