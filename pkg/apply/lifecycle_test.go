@@ -302,6 +302,14 @@ metadata: {name: only-b, namespace: NS}
 	if u.GetLabels()[apply.LabelAddon] != second.Name {
 		t.Errorf("forced apply left owner %q", u.GetLabels()[apply.LabelAddon])
 	}
+	// The first add-on's status no longer counts what the second took.
+	st, err := k.admin.Status(k.ctx, first.Name)
+	if err != nil || len(st) != 1 {
+		t.Fatalf("status of %s: %+v, %v", first.Name, st, err)
+	}
+	if st[0].Ready == st[0].Objects || !slices.Contains(st[0].Unready, "ConfigMap/"+k.prefix+"/stays: owned by add-on "+second.Name) {
+		t.Errorf("status of the add-on whose object was adopted: %+v", st[0])
+	}
 }
 
 // An add-on holding an inventory Secret (another add-on's, forced, or its

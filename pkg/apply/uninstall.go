@@ -132,11 +132,12 @@ func sortDoomed(ds []*doomed) {
 // objects are now.
 type Installed struct {
 	Record
-	// Objects counts the objects it owns.
+	// Objects counts the objects its inventory lists.
 	Objects int `json:"objects"`
-	// Ready counts the objects ready now.
+	// Ready counts those ready now that still carry its owner label.
 	Ready int `json:"ready"`
-	// Unready names each object that is not ready: "Kind/ns/name: Status".
+	// Unready names each other one: "Kind/ns/name: Status", or "...:
+	// owned by add-on OTHER" for one another add-on adopted (Force).
 	Unready []string `json:"unready,omitempty"`
 	// Error says, in one line, why the inventory could not be read
 	// (Phase PhaseInvalid).
@@ -242,7 +243,7 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, er
 			st.Unready = append(st.Unready, describe(stub)+": "+oneLine(err.Error()))
 			continue
 		}
-		line, _ := c.readiness(ctx, stub)
+		line, _ := c.readiness(ctx, stub, inv.Name)
 		if line == "" {
 			st.Ready++
 		} else {

@@ -57,7 +57,7 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, o := range objs {
-		line, failed := c.readiness(rctx, o)
+		line, failed := c.readiness(rctx, o, "")
 		if line == "" {
 			continue
 		}
@@ -74,13 +74,20 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 
 // readiness is "" for a ready object, else "Kind/ns/name: Status:
 // message"; failed when kstatus says Failed.
-func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured) (line string, failed bool) {
+func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, owner string) (line string, failed bool) {
 	live, err := c.get(ctx, o)
 	switch {
 	case err != nil:
 		return describe(o) + ": " + oneLine(err.Error()), false
 	case live == nil:
 		return describe(o) + ": " + string(status.NotFoundStatus), false
+	case owner != "" && live.GetLabels()[LabelAddon] != owner:
+		// Adopted by another add-on (--force), or not the add-on's at
+		// all: it does not count for this one.
+		if other := live.GetLabels()[LabelAddon]; other != "" {
+			return describe(o) + ": owned by add-on " + safetree.Sanitize(other), false
+		}
+		return describe(o) + ": not owned by this add-on (no " + LabelAddon + " label)", false
 	}
 	res, err := status.Compute(live)
 	if err != nil {
