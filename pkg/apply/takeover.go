@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // takenOver is what an apply of obj removes from the live object by
@@ -38,17 +38,9 @@ func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructur
 	if taken.Empty() {
 		return nil
 	}
-	tv, err := typed.DeducedParseableType.FromUnstructured(obj.Object)
-	if err != nil {
-		return nil
-	}
-	set, err := tv.ToFieldSet()
-	if err != nil {
-		return nil
-	}
 	var out []fieldpath.Path
 	taken.Leaves().Iterate(func(p fieldpath.Path) {
-		if !covers(set, p) && !covers(kept, p) {
+		if !holds(obj.Object, p) && !covers(kept, p) {
 			out = append(out, p.Copy())
 		}
 	})
@@ -66,9 +58,9 @@ func matchesTakeOver(e metav1.ManagedFieldsEntry, takeOver []string) bool {
 	return false
 }
 
-// covers reports whether s keeps p: s holds p, a list above it (the
-// deduced type of an object makes every list atomic, so an item of one
-// belongs to whoever sets the list), or a field below it. A map above it
+// covers reports whether s (other managers' fields) keeps p: s holds p,
+// a list above it (an atomic list: its items belong to whoever sets it),
+// or a field below it. A map above it
 // does not: maps are granular, each key its own field.
 func covers(s *fieldpath.Set, p fieldpath.Path) bool {
 	if s.Has(p) {
@@ -107,4 +99,67 @@ func withoutPaths(obj *unstructured.Unstructured, paths []fieldpath.Path) *unstr
 		}
 	}
 	return out
+}
+
+// holds reports whether obj sets p, walked as the server's schema walks
+// it: a keyed list item (a container by its name) is found by its key,
+// so a field that a hand edit added inside an item obj sets (an env var
+// of a container) is not held, as the apply removes it. (The deduced
+// type of obj makes every list atomic and hid such fields.) A key field
+// obj leaves out (a port's protocol, defaulted by the server) matches.
+func holds(obj any, p fieldpath.Path) bool {
+	v := obj
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
+			if v, ok = m[*pe.FieldName]; !ok {
+				return false
+			}
+		case pe.Index != nil:
+			l, ok := v.([]any)
+			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
+				return false
+			}
+			v = l[*pe.Index]
+		default:
+			l, ok := v.([]any)
+			if !ok {
+				return false
+			}
+			found := false
+			for _, item := range l {
+				if itemMatches(item, pe) {
+					v, found = item, true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// itemMatches reports whether a list item is the one pe names, by value
+// or by key.
+func itemMatches(item any, pe fieldpath.PathElement) bool {
+	if pe.Value != nil {
+		return value.Equals(value.NewValueInterface(item), *pe.Value)
+	}
+	m, ok := item.(map[string]any)
+	if !ok || pe.Key == nil {
+		return false
+	}
+	for _, f := range *pe.Key {
+		got, ok := m[f.Name]
+		if ok && !value.Equals(value.NewValueInterface(got), f.Value) {
+			return false
+		}
+	}
+	return true
 }

@@ -31,8 +31,11 @@ func HasRegistry(s string) bool {
 // user writes for a registry where a repository is wanted. A name with a
 // tag (coredns:1) is not one, though a host may have a port.
 func IsHost(s string) bool {
-	host, _, _ := strings.Cut(s, ":")
-	return !strings.Contains(s, "/") && (strings.Contains(host, ".") || host == "localhost")
+	host, port, hasPort := strings.Cut(s, ":")
+	if strings.ContainsAny(s, "/@") || (hasPort && (port == "" || strings.Trim(port, "0123456789") != "")) {
+		return false // a repository, a digest, or a tag (my.app:1.0)
+	}
+	return strings.Contains(host, ".") || host == "localhost"
 }
 
 // attachmentTag is a tag named after a manifest digest: the referrers

@@ -33,6 +33,7 @@ func TestIsHost(t *testing.T) {
 	for in, want := range map[string]bool{
 		"127.0.0.1:5000": true, "registry.example.com": true, "localhost": true, "localhost:5000": true,
 		"coredns": false, "coredns:1": false, "r.example/x": false, "localhost:5000/x": false,
+		"my.app:1.0": false, "r.example@sha256:aa": false, "localhost:latest": false,
 	} {
 		if got := reference.IsHost(in); got != want {
 			t.Errorf("IsHost(%q) = %v, want %v", in, got, want)

@@ -23,10 +23,12 @@ type layoutLocation struct{}
 
 func (layoutLocation) Kind() Kind { return KindLayout }
 
-// Claims oci:DIR, but not oci://, which is a registry reference
-// (registryLocation), as Flux and oras write it.
+// Claims oci:DIR, but not oci://REGISTRY/REPO, which is a registry
+// reference (registryLocation), as Flux and oras write it. oci:///DIR
+// (an absolute path, as a file URL writes it) stays a layout: as a
+// registry reference it named Docker Hub's repository /DIR.
 func (layoutLocation) Claims(s string) bool {
-	return strings.HasPrefix(s, "oci:") && !strings.HasPrefix(s, "oci://")
+	return strings.HasPrefix(s, "oci:") && (!strings.HasPrefix(s, "oci://") || strings.HasPrefix(s, "oci:///"))
 }
 
 func (layoutLocation) Parse(s string) (Ref, error) { return parseInLayout(KindLayout, s) }

@@ -64,6 +64,8 @@ func TestParseLocalTransports(t *testing.T) {
 		// oci:// is a registry, as Flux and oras write it, not a layout.
 		{"oci://127.0.0.1:5000/addons/coredns:1.11", "registry", "", "127.0.0.1:5000/addons/coredns:1.11"},
 		{"docker://127.0.0.1:5000/x:1", "registry", "", "127.0.0.1:5000/x:1"},
+		// oci:///DIR is an absolute path, as before oci:// was a registry.
+		{"oci:///tmp/layout:v1", "oci", "///tmp/layout", "v1"},
 	} {
 		ref, err := source.Parse(c.in)
 		if err != nil {

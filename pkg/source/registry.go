@@ -24,7 +24,7 @@ type registryLocation struct{}
 func (registryLocation) Kind() Kind { return KindRegistry }
 
 func (registryLocation) Claims(s string) bool {
-	return strings.HasPrefix(s, "docker://") || strings.HasPrefix(s, "oci://")
+	return strings.HasPrefix(s, "docker://") || (strings.HasPrefix(s, "oci://") && !strings.HasPrefix(s, "oci:///"))
 }
 
 func (registryLocation) Parse(s string) (Ref, error) {
