@@ -453,7 +453,10 @@ func countActions(changes []apply.Change) string {
 // uninstall of several) as one table whose first column names the
 // add-on, then the diffs; one change set as printChanges does.
 func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
-	if len(sets) == 1 {
+	switch len(sets) {
+	case 0:
+		return nil
+	case 1:
 		return a.printChanges(sets[0], false, diffs)
 	}
 	var b strings.Builder

@@ -107,7 +107,8 @@ func (c *Client) deleteAll(ctx context.Context, objs []*unstructured.Unstructure
 		}
 	}
 	if first != nil {
-		return cs, fmt.Errorf("delete failed: %w%s", first, strings.TrimPrefix(strings.Join(msgs, "; "), first.Error()))
+		// ssa's errors say "Kind/ns/name delete failed: ..." already.
+		return cs, fmt.Errorf("%w%s", first, strings.TrimPrefix(strings.Join(msgs, "; "), first.Error()))
 	}
 	return cs, nil
 }
