@@ -136,8 +136,9 @@ type Installed struct {
 	Objects int `json:"objects"`
 	// Ready counts those ready now that still carry its owner label.
 	Ready int `json:"ready"`
-	// Unready names each other one: "Kind/ns/name: Status", or "...:
-	// owned by add-on OTHER" for one another add-on adopted (Force).
+	// Unready names each other one: "Kind/ns/name: Status", "...: owned
+	// by add-on OTHER" for one another add-on adopted (Force), or "...:
+	// not owned by this add-on" for one whose owner label is gone.
 	Unready []string `json:"unready,omitempty"`
 	// Error says, in one line, why the inventory could not be read
 	// (Phase PhaseInvalid).
