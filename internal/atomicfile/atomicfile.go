@@ -77,11 +77,18 @@ func WriteBytes(name, prefix string, perm os.FileMode, b []byte) error {
 // survives a crash with the path that leads to it. A path that exists
 // but is not a folder is an error (ENOTDIR).
 func MkdirParent(name string) error {
+	_, err := MakeParent(name)
+	return err
+}
+
+// MakeParent is MkdirParent, and says which folders it made, deepest
+// first: a writer that fails (or is interrupted) removes those it made
+// (RemoveMade), so that nothing is left outside its target.
+func MakeParent(name string) (made []string, err error) {
 	if err := CheckParent(name); err != nil {
-		return err
+		return nil, err
 	}
 	dir := filepath.Dir(filepath.Clean(name))
-	var made []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
 			break
@@ -92,17 +99,27 @@ func MkdirParent(name string) error {
 		}
 	}
 	if len(made) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("make folder %s: %w", dir, err)
+		return nil, fmt.Errorf("make folder %s: %w", dir, err)
 	}
 	for _, d := range made {
 		if err := SyncDir(filepath.Dir(d)); err != nil {
-			return err
+			return made, err
 		}
 	}
-	return nil
+	return made, nil
+}
+
+// RemoveMade removes the folders MakeParent made, deepest first, as long
+// as they are empty: one that something else filled meanwhile stays.
+func RemoveMade(made []string) {
+	for _, d := range made {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // CheckParent reports, without changing anything, whether the folder of

@@ -48,6 +48,9 @@ type Writer struct {
 	// inPlace: dir existed, tmp is inside it, and Commit moves the
 	// tree's entries into it instead of renaming tmp to dir.
 	inPlace bool
+	// made are the folders above dir that NewWriter made: a failed or
+	// aborted write removes them too (atomicfile.RemoveMade).
+	made []string
 
 	jobs chan writeJob
 	wg   sync.WaitGroup
@@ -122,11 +125,17 @@ func NewWriter(dir string) (*Writer, error) {
 		}
 		removeStaleTemps(dir, inPlaceBase)
 		parent, base = dir, inPlaceBase
-	} else if err := atomicfile.MkdirParent(dir); err != nil {
-		return nil, fmt.Errorf("output %s: %w", dir, err)
+	}
+	var made []string
+	if !inPlace {
+		if made, err = atomicfile.MakeParent(dir); err != nil {
+			atomicfile.RemoveMade(made)
+			return nil, fmt.Errorf("output %s: %w", dir, err)
+		}
 	}
 	tmp, unlockTmp, err := newTempDir(parent, base)
 	if err != nil {
+		atomicfile.RemoveMade(made)
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	root, err := os.OpenRoot(tmp)
@@ -141,10 +150,11 @@ func NewWriter(dir string) (*Writer, error) {
 		}
 		os.RemoveAll(tmp)
 		unlockTmp()
+		atomicfile.RemoveMade(made)
 		return nil, fmt.Errorf("output %s: %w", dir, err)
 	}
 	w := &Writer{
-		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp, inPlace: inPlace,
+		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp, inPlace: inPlace, made: made,
 		jobs:    make(chan writeJob, 256),
 		dirs:    map[string]*os.Root{".": root},
 		written: map[string]bool{},
@@ -403,6 +413,7 @@ func (w *Writer) Commit(fsys fs.FS) error {
 	}
 	if err != nil {
 		os.RemoveAll(w.tmp)
+		atomicfile.RemoveMade(w.made)
 		return fmt.Errorf("output %s: %w", w.dir, err)
 	}
 	return nil
@@ -413,6 +424,7 @@ func (w *Writer) Abort() {
 	defer w.unlockTmp()
 	w.finish()
 	os.RemoveAll(w.tmp)
+	atomicfile.RemoveMade(w.made)
 }
 
 // stopWorkers waits for every queued write, once.
