@@ -10,21 +10,9 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
-const takeOverDeploy = `
-apiVersion: v1
-kind: Namespace
-metadata: {name: NS}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: NS}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: 127.0.0.1/web:1}]
+// takeOverAddon is the workloads (a Deployment web, with a Job) and a
+// ConfigMap a.
+const takeOverAddon = workloads + `
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -38,7 +26,7 @@ data: {v: "1"}
 // dry-run calls both objects unchanged.
 func TestDiffTakeOverInsideLists(t *testing.T) {
 	k := newCluster(t)
-	a := k.addon(t, k.prefix, "1", takeOverDeploy)
+	a := k.addon(t, k.prefix, "1", takeOverAddon)
 	k.mustApply(t, a, apply.Options{})
 	d, err := k.typed.AppsV1().Deployments(k.prefix).Get(k.ctx, "web", metav1.GetOptions{})
 	if err != nil {
