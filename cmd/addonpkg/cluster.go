@@ -475,7 +475,7 @@ func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
 			}
 		}
 	}
-	_, err := fmt.Fprint(terminalSafe(a.stdout), b.String())
+	_, err := fmt.Fprint(a.stdout, b.String())
 	return err
 }
 

@@ -85,31 +85,20 @@ func MkdirParent(name string) error {
 // first: a writer that fails (or is interrupted) removes those it made
 // (RemoveMade), so that nothing is left outside its target.
 func MakeParent(name string) (made []string, err error) {
-	if err := CheckParent(name); err != nil {
+	missing, err := missingAbove(name)
+	if err != nil || len(missing) == 0 {
 		return nil, err
 	}
 	dir := filepath.Dir(filepath.Clean(name))
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		made = append(made, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if len(made) == 0 {
-		return nil, nil
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make folder %s: %w", dir, err)
 	}
-	for _, d := range made {
+	for _, d := range missing {
 		if err := SyncDir(filepath.Dir(d)); err != nil {
-			return made, err
+			return missing, err
 		}
 	}
-	return made, nil
+	return missing, nil
 }
 
 // RemoveMade removes the folders MakeParent made, deepest first, as long
@@ -127,18 +116,27 @@ func RemoveMade(made []string) {
 // path above name that exists must be a folder. A command with several
 // outputs checks them all before it writes the first.
 func CheckParent(name string) error {
+	_, err := missingAbove(name)
+	return err
+}
+
+// missingAbove walks up from the folder of name to the nearest path that
+// exists, which must be a folder (ENOTDIR otherwise), and gives the
+// folders below it that are missing, deepest first.
+func missingAbove(name string) (missing []string, err error) {
 	for d := filepath.Dir(filepath.Clean(name)); ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		switch {
 		case err == nil && fi.IsDir():
-			return nil
+			return missing, nil
 		case err == nil:
-			return fmt.Errorf("%s: %w", d, syscall.ENOTDIR)
+			return nil, fmt.Errorf("%s: %w", d, syscall.ENOTDIR)
 		case !errors.Is(err, fs.ErrNotExist):
-			return err
+			return nil, err
 		}
+		missing = append(missing, d)
 		if filepath.Dir(d) == d {
-			return nil
+			return missing, nil
 		}
 	}
 }

@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -88,16 +87,11 @@ func (c *Client) diffTakeOver(ctx context.Context, pl *planned, opts Options, ch
 	if pl.live == nil || (ch.Action != Unchanged && ch.Action != Configured) {
 		return nil
 	}
-	gone := takenOver(pl.live.ManagedFields, pl.obj, opts.takeOver())
+	gone, managers := takenOver(pl.live.ManagedFields, pl.obj, opts.takeOver())
 	if len(gone) == 0 {
 		return nil
 	}
-	var managers, fields []string
-	for _, e := range pl.live.ManagedFields {
-		if matchesTakeOver(e, opts.takeOver()) && !slices.Contains(managers, e.Manager) {
-			managers = append(managers, e.Manager)
-		}
-	}
+	var fields []string
 	for _, p := range gone {
 		fields = append(fields, p.String())
 	}

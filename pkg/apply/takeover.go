@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -18,7 +19,8 @@ import (
 // before it applies (ssa's Cleanup.FieldManagers), so those fields are
 // dropped as fields addonpkg no longer applies; a server-side dry-run
 // cannot rename first, so it does not show them, and Diff adds them.
-func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructured, takeOver []string) []fieldpath.Path {
+// managers are the matched managers that wrote them.
+func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructured, takeOver []string) (paths []fieldpath.Path, managers []string) {
 	taken, kept := &fieldpath.Set{}, &fieldpath.Set{}
 	for _, e := range managed {
 		if e.FieldsV1 == nil || e.Subresource != "" {
@@ -31,20 +33,22 @@ func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructur
 		switch {
 		case matchesTakeOver(e, takeOver):
 			taken = taken.Union(&s)
+			if !slices.Contains(managers, e.Manager) {
+				managers = append(managers, e.Manager)
+			}
 		case e.Manager != FieldManager || e.Operation != metav1.ManagedFieldsOperationApply:
 			kept = kept.Union(&s)
 		}
 	}
 	if taken.Empty() {
-		return nil
+		return nil, nil
 	}
-	var out []fieldpath.Path
 	taken.Leaves().Iterate(func(p fieldpath.Path) {
 		if !holds(obj.Object, p) && !covers(kept, p) {
-			out = append(out, p.Copy())
+			paths = append(paths, p.Copy())
 		}
 	})
-	return out
+	return paths, managers
 }
 
 // matchesTakeOver is ssa's match of a Cleanup.FieldManagers entry, as
