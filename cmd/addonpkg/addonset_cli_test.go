@@ -39,6 +39,16 @@ func TestSetCommands(t *testing.T) {
 	}
 	cliMust(t, "lock", "-f", cliSet, "-o", lockFile, "--check")
 
+	// A stale lock exits 1, as a lock that does not exist does; trouble
+	// (above: a missing declaration, flags that disagree) exits 2.
+	stale := filepath.Join(tmp, "stale.lock")
+	if err := os.WriteFile(stale, []byte(strings.Replace(string(want), "entry: sha256:413e", "entry: sha256:513e", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliRun(t, "lock", "-f", cliSet, "-o", stale, "--check"); r.code != 1 || r.stdout != "" {
+		t.Errorf("lock --check of a stale lock: exit %d, stdout %q, stderr %q; want exit 1", r.code, r.stdout, r.stderr)
+	}
+
 	stream := cliMust(t, "render", "-f", cliSet, "--lock", lockFile)
 	if n := strings.Count(stream, "# addonpkg-set-member: "); n != 3 {
 		t.Errorf("render printed %d member markers, want 3", n)
@@ -63,21 +73,23 @@ func TestSetCommands(t *testing.T) {
 		name string
 		args []string
 		want string
+		code int
 	}{
-		{"names without --update", []string{"lock", "-f", cliSet, "-o", lockFile, "coredns"}, "member names are for --update"},
-		{"update unknown", []string{"lock", "-f", cliSet, "-o", lockFile, "--update", "nope"}, `unknown member "nope"`},
-		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file: run 'addonpkg lock -f " + cliSet + " -o " + filepath.Join(tmp, "none.lock") + "'"},
-		{"check and update", []string{"lock", "-f", cliSet, "--check", "--update"}, "exclude each other"},
-		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml"},
-		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file"},
-		{"render into a full dir", []string{"render", "-f", cliSet, "-o", out}, "not empty"},
-		{"concurrency", []string{"render", "-f", cliSet, "--concurrency", "0"}, "--concurrency 0"},
-		{"mirror without --to", []string{"mirror", "-f", cliSet}, "--to is required"},
+		{"names without --update", []string{"lock", "-f", cliSet, "-o", lockFile, "coredns"}, "member names are for --update", 1},
+		{"update unknown", []string{"lock", "-f", cliSet, "-o", lockFile, "--update", "nope"}, `unknown member "nope"`, 1},
+		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file: run 'addonpkg lock -f " + cliSet + " -o " + filepath.Join(tmp, "none.lock") + "'", 1},
+		{"check and update", []string{"lock", "-f", cliSet, "--check", "--update"}, "exclude each other", 2},
+		{"check of a missing declaration", []string{"lock", "-f", filepath.Join(tmp, "nope.yaml"), "--check"}, "nope.yaml", 2},
+		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml", 1},
+		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file", 1},
+		{"render into a full dir", []string{"render", "-f", cliSet, "-o", out}, "not empty", 1},
+		{"concurrency", []string{"render", "-f", cliSet, "--concurrency", "0"}, "--concurrency 0", 1},
+		{"mirror without --to", []string{"mirror", "-f", cliSet}, "--to is required", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cliRun(t, c.args...)
-			if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", r.code, r.stdout, r.stderr, c.want)
+			if r.code != c.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and one line with %q", r.code, r.stdout, r.stderr, c.code, c.want)
 			}
 		})
 	}

@@ -17,7 +17,7 @@ import (
 // Exit codes. A command exits 1 on any error unless the error carries
 // its own code (exitCoder): diff's are 0 same, 1 different, 2 trouble
 // (as diff(1) and git diff --exit-code), through exitCodeError and
-// exitOnError. An interrupt (SIGINT, SIGTERM) exits 130 whatever the
+// exitOnError; lock --check's are 0 true, 1 stale, 2 trouble. An interrupt (SIGINT, SIGTERM) exits 130 whatever the
 // command, after the command has cleaned up.
 const (
 	exitOK          = 0

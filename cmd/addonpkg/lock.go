@@ -75,16 +75,20 @@ newer tag in the range, a moved branch), every member when none is named.
 What changed (members added or removed, pins that moved) is printed on
 stderr, for the review of the lock's diff.
 
---check writes nothing: it exits 1 when the lock is stale (a member added,
-removed or changed since) or when a pinned source no longer yields what the
-lock recorded (a tag that moved, different content), and 0 when the lock is
-true.`,
+--check writes nothing: it exits 0 when the lock is true, 1 when it is stale
+(missing, a member added, removed or changed since) or a pinned source no
+longer yields what the lock recorded (a tag that moved, different content),
+and 2 when it cannot tell (a declaration that does not parse, a source that
+cannot be reached), as diff does.`,
 		Example: `  addonpkg lock -f addons.yaml
   addonpkg lock -f addons.yaml --update metrics-server
   addonpkg lock -f addons.yaml --check
   addonpkg lock -f addons.yaml --json`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if check {
+				defer func() { err = checkExit(err) }()
+			}
 			if err := lockFlagsAgree(args, update, check); err != nil {
 				return err
 			}
@@ -107,9 +111,20 @@ true.`,
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
-	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed")
+	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed, 2 on trouble")
 	addJSONFlag(cmd, &asJSON, "the lock")
 	return cmd
+}
+
+// checkExit gives lock --check's error its exit code: 1 for a lock that
+// is not true (missing, stale, a source that changed), 2 for any other
+// trouble, so that a script tells "run addonpkg lock" from "could not
+// check".
+func checkExit(err error) error {
+	if err == nil || errors.Is(err, addonset.ErrNoLock) || errors.Is(err, addonset.ErrLockStale) || errors.Is(err, addonset.ErrLockMismatch) {
+		return err
+	}
+	return withExitCode(err, exitDiffError)
 }
 
 // lockFlagsAgree refuses member names without --update, and --check with
