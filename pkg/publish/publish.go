@@ -46,6 +46,8 @@ type Options struct {
 	// BasePlatform picks the platform's image when the Base is an index
 	// of several; without it such a Base is refused (ErrPlatformsBase).
 	// The patch is of that one image: the other platforms are not kept.
+	// A Base that is one image whose config names another platform is
+	// refused (unpack.ErrNoPlatform).
 	BasePlatform *v1.Platform
 	// Deletes are paths of the base's tree to remove
 	// (build.PatchOptions.Deletes); with them, PATH may be an empty
@@ -227,6 +229,8 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 		if img, err = unpack.SelectImage(art.Index, opts.BasePlatform); err != nil {
 			return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 		}
+	} else if err := isPlatform(img, opts.BasePlatform); err != nil {
+		return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 	}
 	// What the user gave overrides the base; what the tree's provenance
 	// filled in does not.
@@ -243,6 +247,26 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 		return nil, art.Close, &BaseError{Path: path, Base: base.String(), Err: err}
 	}
 	return res, art.Close, nil
+}
+
+// isPlatform refuses an image whose config names another platform than
+// want, so that a platform asked for is not silently ignored when the
+// base is one image, not an index (ggcr's remote.Image ignores it). A
+// config that names none (an artifact's, an image FROM scratch built
+// without one) is of any platform.
+func isPlatform(img v1.Image, want *v1.Platform) error {
+	if want == nil {
+		return nil
+	}
+	cf, err := img.ConfigFile()
+	if err != nil || cf.OS == "" && cf.Architecture == "" {
+		return nil
+	}
+	have := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, OSVersion: cf.OSVersion}
+	if have.Satisfies(*want) {
+		return nil
+	}
+	return fmt.Errorf("%w: the base is one image, of %s, not %s", unpack.ErrNoPlatform, have.String(), want.String())
 }
 
 // write writes res under its names in the store and to the outputs.

@@ -19,6 +19,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 const configMap = `apiVersion: v1
@@ -246,6 +247,32 @@ func TestBuildBaseIndexOfPlatforms(t *testing.T) {
 	o.BasePlatform = &v1.Platform{OS: "linux", Architecture: "riscv64"}
 	if _, err := publish.Build(ctx, patch, o); err == nil {
 		t.Error("a platform the base's index does not have: no error")
+	}
+
+	// A base that is one image, not an index, is checked against the
+	// platform named too: its config's, when it names one.
+	cf, err := imgs[1].ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", "arm64"
+	arm, err := mutate.ConfigFile(imgs[1], cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, arm, nil, "arm:1"); err != nil {
+		t.Fatal(err)
+	}
+	for plat, ok := range map[string]bool{"linux/arm64": true, "linux": true, "linux/amd64": false} {
+		o := opts("arm:1")
+		if o.BasePlatform, err = v1.ParsePlatform(plat); err != nil {
+			t.Fatal(err)
+		}
+		_, err := publish.Build(ctx, patch, o)
+		if ok && err != nil || !ok && !errors.Is(err, unpack.ErrNoPlatform) {
+			t.Errorf("an image of linux/arm64 as the base, %s named: %v", plat, err)
+		}
 	}
 }
 
