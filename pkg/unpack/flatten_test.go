@@ -507,6 +507,21 @@ func flattenCases() []flattenCase {
 			contentDir: "/manifests",
 		},
 		{
+			// oras push . from inside the folder titles its one layer "."
+			// and puts the tree at the layer's root; oras pull -o writes it
+			// there.
+			name: "ORAS directory artifact pushed as .",
+			img: func(t testing.TB) v1.Image {
+				l := tarLayer(tarBytes(dirE("./"), file("./cm.yaml", cmYAML), dirE("./sub/"), file("./sub/b.yaml", cmYAML)),
+					mediatypes.Gzip, types.OCILayer)
+				l.annotations = map[string]string{mediatypes.AnnotationTitle: ".", mediatypes.AnnotationORASUnpack: "true"}
+				return artifactOf(t, mediatypes.OCIEmpty, "application/vnd.example.thing", []byte("{}"), nil, l)
+			},
+			want:       tree{"cm.yaml": F(cmYAML), "sub": D, "sub/b.yaml": F(cmYAML)},
+			form:       mediatypes.FormORAS,
+			contentDir: "/",
+		},
+		{
 			name: "ORAS file artifact",
 			img: func(t testing.TB) v1.Image {
 				l1 := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)

@@ -434,7 +434,9 @@ func orasLayers(m *v1.Manifest) ([]layerSource, string) {
 		out = append(out, ls)
 	}
 	if dirs == 1 && len(out) == 1 {
-		return out, "/" + strings.Trim(m.Layers[0].Annotations[mediatypes.AnnotationTitle], "/")
+		// By orasDirRoot's rule: a layer titled "." (oras push . from
+		// inside the folder) holds the tree at its root, not under "/.".
+		return out, orasDirRoot(m)
 	}
 	return out, "/"
 }
