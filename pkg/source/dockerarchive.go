@@ -75,7 +75,7 @@ func (dockerArchiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*
 		}
 		tag = &t
 	}
-	if err := checkDockerArchive(ref.Path, opts.MaxLayers); err != nil {
+	if err := checkDockerArchive(ref.Path, opts.MaxLayers, tag == nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	img, err := tarball.ImageFromPath(ref.Path, tag)
@@ -111,8 +111,10 @@ func (dockerArchiveLocation) Repository(a *Artifact) string { return namedReposi
 // manifest.json, every config and every layer it names resolves (through
 // at most maxDockerLinkHops links, as the tarball reader follows them)
 // to a regular file, manifest.json and the configs are within their size
-// caps, and there are at most maxLayers layers per image.
-func checkDockerArchive(file string, maxLayers int) error {
+// caps, and there are at most maxLayers layers per image. Unless named
+// (a REFERENCE picks the image), it must hold exactly one image: the
+// tarball reader's own refusal names its API, not the images to pick from.
+func checkDockerArchive(file string, maxLayers int, unnamed bool) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -136,11 +138,22 @@ func checkDockerArchive(file string, maxLayers int) error {
 		return err
 	}
 	var manifest []struct {
-		Config string
-		Layers []string
+		Config   string
+		RepoTags []string
+		Layers   []string
 	}
 	if err := json.Unmarshal(raw, &manifest); err != nil {
 		return fmt.Errorf("%w: manifest.json: %w", ErrBadArchive, err)
+	}
+	if len(manifest) == 0 {
+		return fmt.Errorf("%w: manifest.json lists no image", ErrBadArchive)
+	}
+	if unnamed && len(manifest) > 1 {
+		var tags []string
+		for _, m := range manifest {
+			tags = append(tags, m.RepoTags...)
+		}
+		return fmt.Errorf("%w: the archive holds %d images (tagged %s): name one with :REFERENCE", ErrBadSource, len(manifest), oneLine(strings.Join(tags, ", ")))
 	}
 	for _, m := range manifest {
 		if err := limits.CheckLayers(len(m.Layers)); err != nil {

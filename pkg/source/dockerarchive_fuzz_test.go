@@ -44,9 +44,9 @@ func FuzzDockerArchive(f *testing.F) {
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := checkDockerArchive(file, 16)
+		err := checkDockerArchive(file, 16, true)
 		if err != nil {
-			if !errors.Is(err, ErrBadArchive) && !errors.Is(err, safetree.ErrLimit) {
+			if !errors.Is(err, ErrBadArchive) && !errors.Is(err, safetree.ErrLimit) && !errors.Is(err, ErrBadSource) {
 				t.Fatalf("untyped refusal: %v", err)
 			}
 			return

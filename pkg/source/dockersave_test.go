@@ -4,10 +4,16 @@ import (
 	"archive/tar"
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/folder"
@@ -150,5 +156,50 @@ func tarDir(t *testing.T, dir, out string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// `docker save a b` and `crane pull a b FILE` write one archive with two
+// images. Without a REFERENCE it is refused in one line that names the
+// images to pick from (the tarball reader said "tarball must contain only
+// a single image to be used with tarball.Image"); with one, it reads.
+func TestDockerArchiveSeveralImages(t *testing.T) {
+	ctx := context.Background()
+	var imgs []v1.Image
+	for _, ex := range []string{"coredns", "metrics-server"} {
+		fsys, err := folder.LoadDir(exampleDir(t, ex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := build.Build(ctx, fsys, build.Options{Name: ex, Format: pack.FormatImage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, res.Image)
+	}
+	a, err := name.NewTag("example.com/addons/coredns:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := name.NewTag("example.com/addons/metrics-server:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "two.tar")
+	if err := tarball.MultiRefWriteToFile(file, map[name.Reference]v1.Image{a: imgs[0], b: imgs[1]}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = source.Resolve(ctx, "docker-archive:"+file, source.Options{}, unpack.Options{})
+	if !errors.Is(err, source.ErrBadSource) || !strings.Contains(err.Error(), "holds 2 images") ||
+		!strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), b.String()) {
+		t.Fatalf("unnamed image of a two-image archive: %v, want ErrBadSource naming both images", err)
+	}
+	ad, err := source.Resolve(ctx, "docker-archive:"+file+":"+b.String(), source.Options{}, unpack.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ad.Config.Name != "metrics-server" {
+		t.Errorf("docker-archive:FILE:%s gave %s", b, ad.Config.Name)
 	}
 }
