@@ -1,6 +1,7 @@
 package safetree
 
 import (
+	"archive/tar"
 	"path"
 	"strings"
 )
@@ -78,4 +79,21 @@ func CheckLinkText(name, target string) error {
 		return refuse(name, ErrLinkEscape, "symlink %q leads out of the tree", target)
 	}
 	return nil
+}
+
+// GNUSparse reports whether a tar entry is a GNU sparse file: type 'S', or
+// in the PAX format (GNU tar --format=posix --sparse) a regular entry with
+// GNU.sparse.* records, which Go's reader hands over with its holes filled,
+// so only those records tell it from a plain file. Readers refuse both
+// alike, whatever format the writer chose.
+func GNUSparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }

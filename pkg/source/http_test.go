@@ -71,6 +71,12 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 		"/evil-link.tar":   rawTar(t, &tar.Header{Name: "link.yaml", Typeflag: tar.TypeSymlink, Linkname: "../../etc/passwd"}, ""),
 		"/evil-hard.tar":   rawTar(t, &tar.Header{Name: "hard.yaml", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"}, ""),
 		"/evil-dev.tar":    rawTar(t, &tar.Header{Name: "null", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 3}, ""),
+		// GNU tar --format=posix --sparse: a regular entry whose
+		// GNU.sparse.* records (renamed after Go's writer, which refuses
+		// them) make it a 1 MiB file of holes.
+		"/evil-sparse.tar": bytes.ReplaceAll(rawTar(t, &tar.Header{Name: "holes.yaml", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1, Format: tar.FormatPAX,
+			PAXRecords: map[string]string{"GNU_sparse_map": "1048575,1", "GNU_sparse_size": "1048576", "GNU_sparse_numblocks": "1"}}, "x"),
+			[]byte("GNU_sparse_"), []byte("GNU.sparse.")),
 		"/evil-slip.zip":   rawZip(t, `..\..\evil.yaml`, "a: b"),
 		"/big-file.tar.gz": tarOfFile(t, "big.yaml", bytes.Repeat([]byte("#"), 4096)),
 	}}
@@ -327,6 +333,7 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"symlink out", "/evil-link.tar", f.opts, []string{"leads out of the tree"}, safetree.ErrUnsafe},
 		{"hardlink out", "/evil-hard.tar", f.opts, []string{"hardlink"}, safetree.ErrUnsafe},
 		{"device", "/evil-dev.tar", f.opts, []string{"device"}, safetree.ErrUnsafe},
+		{"GNU sparse file in the PAX format", "/evil-sparse.tar", f.opts, []string{"holes.yaml", "sparse"}, safetree.ErrUnsupportedType},
 		{"zip slip", "/evil-slip.zip", f.opts, []string{"path climbs out"}, safetree.ErrUnsafe},
 	} {
 		t.Run(c.name, func(t *testing.T) {

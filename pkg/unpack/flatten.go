@@ -335,6 +335,9 @@ func (f *flattener) entry(ls layerSource, e layerEntry, layerDeleted, layerOpaqu
 	case tar.TypeDir:
 		werr = f.b.Mkdir(tp, 0o755)
 	case tar.TypeReg:
+		if safetree.GNUSparse(hdr) {
+			return &EntryError{Layer: ls.index, Entry: hdr.Name, Reason: "GNU sparse files are not supported in an add-on", Err: safetree.ErrUnsupportedType}
+		}
 		if e.tooBig {
 			return &safetree.LimitError{Name: "file size", Limit: f.limits.MaxFileBytes, Which: safetree.LimitFileBytes, Entry: sanitize(tp)}
 		}

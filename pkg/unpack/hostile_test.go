@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -164,6 +165,16 @@ func hostileCases() []hostileCase {
 		{name: "hardlink to a directory", build: img(unpack.Options{}, oneLayer(dirE("addon/d/"), file("addon/a", "a"), hardlink("addon/h", "addon/d"))), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "char device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/null", typ: tar.TypeChar})), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "block device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/sda", typ: tar.TypeBlock})), is: safetree.ErrUnsafe, check: entryErr},
+		{
+			// GNU tar --format=posix --sparse writes a sparse file as a
+			// regular entry with GNU.sparse.* records, which Go's reader
+			// hands over with its holes filled: the same file as type 'S'.
+			name: "GNU sparse file in the PAX format in /addon",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				return imageOf(t, imageOpts{}, tarLayer(paxSparse(t, "addon/holes.yaml", 1<<20), mediatypes.Gzip, types.OCILayer))
+			}),
+			is: safetree.ErrUnsupportedType, check: entryErr,
+		},
 		{name: "fifo in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/fifo", typ: tar.TypeFifo})), is: safetree.ErrUnsafe, check: entryErr},
 		{
 			name: "gzip bomb: 3 GiB of zeros outside /addon, default limits",
@@ -577,5 +588,50 @@ func TestHostile(t *testing.T) {
 				c.check(t, err)
 			}
 		})
+	}
+}
+
+// paxSparse is a layer holding addon/a and name, a GNU sparse file of
+// size bytes in the PAX format 0.1 (GNU.sparse.map and .size records; as
+// GNU tar --format=posix --sparse --sparse-version=0.1 writes it) whose
+// only data is its last byte. Go's tar writer refuses GNU.sparse.*
+// records, so they are written under a name of the same length and
+// renamed in the bytes.
+func paxSparse(t *testing.T, name string, size int64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: "addon/a", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	hdr := &tar.Header{Name: name, Typeflag: tar.TypeReg, Size: 1, Mode: 0o644, Format: tar.FormatPAX, PAXRecords: map[string]string{
+		"GNU_sparse_map": fmt.Sprintf("%d,1", size-1), "GNU_sparse_size": fmt.Sprint(size), "GNU_sparse_numblocks": "1",
+	}}
+	if err := tw.WriteHeader(hdr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := bytes.ReplaceAll(buf.Bytes(), []byte("GNU_sparse_"), []byte("GNU.sparse."))
+	// The layer must read as the sparse file it claims to be.
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no sparse entry %s: %v", name, err)
+		}
+		if h.Name == name {
+			if h.Size != size {
+				t.Fatalf("sparse entry %s reads as %d bytes, want %d", name, h.Size, size)
+			}
+			return b
+		}
 	}
 }

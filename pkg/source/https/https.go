@@ -439,6 +439,9 @@ func tarEntry(tr *tar.Reader, hdr *tar.Header, t *source.TreeBuilder) error {
 	case tar.TypeDir:
 		return t.Mkdir(tp, hdr.Name)
 	case tar.TypeReg:
+		if safetree.GNUSparse(hdr) {
+			return refuse(hdr.Name, safetree.ErrUnsupportedType, "GNU sparse files are not supported in an add-on")
+		}
 		if err := t.Check(tp); err != nil {
 			return err
 		}
