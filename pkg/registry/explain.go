@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -170,6 +171,14 @@ func Explain(ref string, err error) error {
 			return e.set(ErrUnreachable, fmt.Sprintf("%s answered %d %s", safetree.Sanitize(host), status, http.StatusText(status)), "the registry is failing: try again later, or ask its operator")
 		}
 		return e
+	}
+	// A request retried to the end: what kept failing and, when the
+	// registry's body said, why (a 500 that names a missing blob); the
+	// request itself, net/url's "Put URL", is in the detail. The
+	// registry's words come last, so the cut is wider than a name's.
+	var ue *url.Error
+	if errors.Is(err, errdef.ErrRetriesExhausted) && errors.As(err, &ue) {
+		return e.set(nil, safetree.SanitizeN(ue.Err.Error(), 1024), "")
 	}
 	// A registry that accepted the connection and then sent nothing
 	// (over HTTPS and over plain HTTP alike, for a local one).

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,26 @@ func TestExplainFailingAndSilentRegistries(t *testing.T) {
 		if !errors.Is(err, registry.ErrUnreachable) || err.Error() != c.host+"/x:1: "+c.host+" "+c.want {
 			t.Errorf("%s: %v, want ErrUnreachable and %q", c.host, err, c.want)
 		}
+	}
+}
+
+// A request retried to the end is explained by what kept failing and
+// what the registry said, not cut after net/url's "Put URL" at the
+// 200 runes of a name: the registry's words are the part to read.
+func TestExplainRetriesExhausted(t *testing.T) {
+	said := "the registry said MANIFEST_BLOB_UNKNOWN: blob unknown to registry (sha256:" + strings.Repeat("ab", 32) + ")"
+	u := "http://127.0.0.1:5000/v2/" + strings.Repeat("long/", 20) + "x/manifests/1"
+	err := registry.Explain("127.0.0.1:5000/x:1", &url.Error{Op: "Put", URL: u,
+		Err: fmt.Errorf("%w: HTTP 500 Internal Server Error after 5 tries: %s", errdef.ErrRetriesExhausted, said)})
+	if !errors.Is(err, errdef.ErrRetriesExhausted) {
+		t.Errorf("%v is not ErrRetriesExhausted", err)
+	}
+	msg := err.Error()
+	if !strings.HasSuffix(msg, said) || strings.Contains(msg, u) {
+		t.Errorf("%q\nwant it to end with %q, without the request's URL", msg, said)
+	}
+	var re *registry.Error
+	if !errors.As(err, &re) || !strings.Contains(re.Detail(), "Put") {
+		t.Errorf("the request is not in the detail: %#v", err)
 	}
 }

@@ -2,11 +2,13 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,7 +131,11 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			if t.retries == 0 {
 				return resp, nil
 			}
+			said := registrySaid(resp.Body)
 			resp.Body.Close()
+			if said != "" {
+				return nil, fmt.Errorf("%w: HTTP %d %s after %d tries: the registry said %s", errdef.ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1, said)
+			}
 			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", errdef.ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
 		}
 		wait, ok := retry.After(resp.Header.Get("Retry-After"), time.Now())
@@ -146,6 +152,40 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = body
 		}
 	}
+}
+
+// registrySaid is what a registry's error body ({"errors":[{"code",
+// "message","detail"}]}, the distribution spec's) says, in one line, or ""
+// when it says nothing readable. A 5xx is retried as if it were
+// transient, but Distribution answers 500 to a manifest whose layer it
+// lacks (a nondistributable layer that was not pushed), and its body is
+// the only word on why.
+func registrySaid(body io.Reader) string {
+	b, err := io.ReadAll(io.LimitReader(body, 64<<10))
+	if err != nil {
+		return ""
+	}
+	var e struct {
+		Errors []struct {
+			Code    string
+			Message string
+			Detail  any
+		}
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return ""
+	}
+	var parts []string
+	for _, d := range e.Errors {
+		s := strings.TrimPrefix(d.Code+": "+d.Message, ": ")
+		if detail, ok := d.Detail.(string); ok && detail != "" {
+			s += " (" + detail + ")"
+		}
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func retryable(code int) bool {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/internal/retry"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 )
 
 // A 429 with Retry-After is waited out (as told) and the request replayed.
@@ -44,6 +46,29 @@ func TestRetryAfterTransport(t *testing.T) {
 	}
 	if len(waited) != 2 || waited[0] != 2*time.Second {
 		t.Errorf("waited %v, want [2s 2s]", waited)
+	}
+}
+
+// A 5xx that lasts through every retry is reported with what the
+// registry's error body says: Distribution answers a manifest whose
+// nondistributable layer was not pushed with a 500 naming that blob.
+func TestRetriesExhaustedSayWhatTheRegistrySaid(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"errors":[{"code":"UNKNOWN","message":"unknown error","detail":{}},{"code":"UNKNOWN","message":"unknown error","detail":{}},`+
+			`{"code":"MANIFEST_BLOB_UNKNOWN","message":"blob unknown to registry","detail":"sha256:2837"}]}`)
+	}))
+	defer srv.Close()
+	rt := &retryTransport{inner: http.DefaultTransport, retries: 2, base: time.Millisecond, sleep: func(context.Context, time.Duration) error { return nil }}
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v2/x/manifests/1", strings.NewReader("{}"))
+	_, err := rt.RoundTrip(req)
+	if !errors.Is(err, errdef.ErrRetriesExhausted) {
+		t.Fatalf("err %v, want ErrRetriesExhausted", err)
+	}
+	want := "after 3 tries: the registry said UNKNOWN: unknown error; MANIFEST_BLOB_UNKNOWN: blob unknown to registry (sha256:2837)"
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err %q, want it to end %q", err, want)
 	}
 }
 
