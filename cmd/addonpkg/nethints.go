@@ -58,6 +58,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 			return " (choose one with --platform)"
 		}
 	case errors.Is(err, unpack.ErrNoPlatform):
+		var pe *unpack.PlatformError
+		if errors.As(err, &pe) && len(pe.Have) == 0 {
+			return "" // no platform to choose
+		}
 		var alts []string
 		if has("platform") {
 			alts = append(alts, "choose one with --platform")

@@ -52,6 +52,10 @@ func (e *PlatformError) Error() string {
 	for i, h := range e.Have {
 		have[i] = sanitize(h)
 	}
+	if len(have) == 0 {
+		// Attestations are neither chosen nor listed (spec 9.1).
+		return fmt.Sprintf("no manifest for platform %s: the index holds only attestation manifests, no image", sanitize(e.Want))
+	}
 	return fmt.Sprintf("no manifest for platform %s (the index has: %s)", sanitize(e.Want), strings.Join(have, ", "))
 }
 

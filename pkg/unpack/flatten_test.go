@@ -678,6 +678,18 @@ func TestFlattenIndexSkipsAttestations(t *testing.T) {
 	if got := strings.Join(pe.Have, ","); got != "linux/"+arch {
 		t.Errorf("Have = %q, want only the image's platform", got)
 	}
+
+	// An index of attestations alone (what is left when a copy dropped
+	// the images) has no platform to list: it says so, not "has: ".
+	onlyAtt := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
+			Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"},
+		}})
+	_, err = unpack.Index(context.Background(), onlyAtt, unpack.Options{})
+	if !errors.Is(err, unpack.ErrNoPlatform) || !strings.Contains(err.Error(), "the index holds only attestation manifests") {
+		t.Errorf("index of attestations only: %v, want ErrNoPlatform saying it holds only attestations", err)
+	}
 }
 
 // legacyTypeflags rewrites every regular-file and directory header of a
