@@ -67,14 +67,10 @@ func Source(ctx context.Context, ref source.Ref, opts Options) (*Inspection, err
 	in := &Inspection{Source: ref.String(), Digest: art.Digest.String()}
 	img := art.Image
 	if art.Index != nil {
-		im, err := art.Index.IndexManifest()
-		if err != nil {
+		// The platforms to choose from, by the unpacker's rule: attestation
+		// manifests are not among them (spec 9.1).
+		if in.Platforms, err = unpack.Platforms(art.Index); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		for _, d := range im.Manifests {
-			if d.Platform != nil {
-				in.Platforms = append(in.Platforms, d.Platform.String())
-			}
 		}
 		if img, err = unpack.SelectImage(art.Index, opts.Platform); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)

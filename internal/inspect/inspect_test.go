@@ -9,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/inspect"
 	"github.com/addonpkg/addonpkg/pkg/build"
@@ -122,4 +125,44 @@ func ExampleSource() {
 	}
 	fmt.Println(in.Form, in.Config.Name, in.Config.Version, in.Config.Kind)
 	// Output: artifact coredns 1.11 manifests
+}
+
+// The platforms of an index are those an add-on can be picked from, by
+// the unpacker's rule: the attestation manifests BuildKit puts beside
+// each image (unknown/unknown) are not listed (spec 9.1).
+func TestSourceIndexPlatforms(t *testing.T) {
+	ctx := context.Background()
+	fsys, err := folder.LoadDir("../../examples/coredns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build.Build(ctx, fsys, build.Options{Name: "coredns", Version: "1.11"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: res.Image, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
+			Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"},
+		}})
+	dir := t.TempDir()
+	st, err := layout.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteIndex(ctx, idx, nil, "1"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspect.Source(ctx, source.Ref{Kind: source.KindLayout, Path: dir, Name: "1"}, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(in.Platforms, " "); got != "linux/amd64" || in.Config == nil || in.Config.Name != "coredns" {
+		t.Errorf("platforms %q, config %+v; want linux/amd64 alone and the add-on", got, in.Config)
+	}
 }
