@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -46,6 +47,9 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 	}
 	if res.WholeIndex {
 		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Digest)
+	}
+	if len(res.IndexPlatforms) > 0 {
+		a.infof("copied the %s image alone, of an index of %s; --all-platforms copies the index whole", safetree.Sanitize(res.Platform), strings.Join(sanitizeAll(res.IndexPlatforms), ", "))
 	}
 	if opts.Referrers && res.Referrers > 0 {
 		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)

@@ -43,6 +43,11 @@ type Result struct {
 	// asked for: something refers to the index itself (a signature), which
 	// one platform's image alone would lose.
 	WholeIndex bool `json:"wholeIndex,omitempty"`
+	// Platform is the platform of the image copied out of an index of
+	// several (Narrow), and IndexPlatforms every platform that index has:
+	// the others were not copied.
+	Platform       string   `json:"platform,omitempty"`
+	IndexPlatforms []string `json:"indexPlatforms,omitempty"`
 }
 
 // Copy copies src to dst.
@@ -52,6 +57,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 		return nil, err
 	}
 	defer a.Close()
+	idx := a.Index
 	whole, err := Narrow(ctx, a, opts)
 	if err != nil {
 		return nil, err
@@ -59,8 +65,32 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (*Result, erro
 	res, err := Write(ctx, a, dst, opts)
 	if res != nil {
 		res.WholeIndex = whole
+		if idx != nil && a.Index == nil {
+			res.Platform, res.IndexPlatforms = picked(idx, a.Image)
+		}
 	}
 	return res, err
+}
+
+// picked is the platform of img, an image of idx, and the platforms of
+// idx, when it has several to pick from (unpack.Platforms); else "" and
+// nil: nothing was left behind.
+func picked(idx v1.ImageIndex, img v1.Image) (string, []string) {
+	all, err := unpack.Platforms(idx)
+	if err != nil || len(all) < 2 {
+		return "", nil
+	}
+	im, err := idx.IndexManifest()
+	d, derr := img.Digest()
+	if err != nil || derr != nil {
+		return "", nil
+	}
+	for _, m := range im.Manifests {
+		if m.Digest == d && m.Platform != nil {
+			return m.Platform.String(), all
+		}
+	}
+	return "", all
 }
 
 // Narrow makes the index a the image of one platform (opts.Platform;

@@ -186,6 +186,10 @@ func TestCopyIndex(t *testing.T) {
 	if res.Digest != arm.Digest.String() {
 		t.Errorf("arm64: %s, want %s", res.Digest, arm.Digest)
 	}
+	// The result says what was left behind, for the user to hear of it.
+	if res.Platform != "linux/arm64" || strings.Join(res.IndexPlatforms, " ") != "linux/amd64 linux/arm64" || res.WholeIndex {
+		t.Errorf("arm64: platform %q of %q (whole %v), want linux/arm64 of both", res.Platform, res.IndexPlatforms, res.WholeIndex)
+	}
 	// A docker-archive holds one image.
 	_, err = transfer.Copy(ctx, src, parse(t, "docker-archive:"+filepath.Join(t.TempDir(), "x.tar")), transfer.Options{AllPlatforms: true})
 	if !errors.Is(err, source.ErrUnsupportedDestination) {
