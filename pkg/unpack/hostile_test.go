@@ -162,6 +162,15 @@ func hostileCases() []hostileCase {
 		{name: "hardlink to /etc/passwd", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "/etc/passwd"))), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "hardlink to ../x", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), hardlink("addon/h", "../x"))), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "hardlink to etc/passwd outside /addon", build: img(unpack.Options{}, oneLayer(file("etc/passwd", "root"), file("addon/a", "a"), hardlink("addon/h", "etc/passwd"))), is: safetree.ErrUnsafe, check: entryErr},
+		{
+			// spec 4.4 item 8: a hard link names a file of its own layer;
+			// one to a lower layer's file is refused, not left dangling.
+			name: "hardlink to a file of a lower layer",
+			build: img(unpack.Options{}, func(t *testing.T) v1.Image {
+				return imageOf(t, imageOpts{}, ociLayer(file("addon/a", "a")), ociLayer(hardlink("addon/h", "addon/a")))
+			}),
+			is: safetree.ErrUnsafe, check: entryErr,
+		},
 		{name: "hardlink to a directory", build: img(unpack.Options{}, oneLayer(dirE("addon/d/"), file("addon/a", "a"), hardlink("addon/h", "addon/d"))), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "char device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/null", typ: tar.TypeChar})), is: safetree.ErrUnsafe, check: entryErr},
 		{name: "block device in /addon", build: img(unpack.Options{}, oneLayer(file("addon/a", "a"), ent{name: "addon/sda", typ: tar.TypeBlock})), is: safetree.ErrUnsafe, check: entryErr},
