@@ -1,13 +1,22 @@
 package apply
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonpkg/addonpkg/internal/textdiff"
@@ -91,13 +100,7 @@ func (c *Client) diffTakeOver(ctx context.Context, pl *planned, opts Options, ch
 	if len(gone) == 0 {
 		return nil
 	}
-	var fields []string
-	for _, p := range gone {
-		fields = append(fields, p.String())
-	}
-	ch.Reason = oneLine("takes over the fields of " + strings.Join(managers, ", ") + " and removes " + strings.Join(fields, ", "))
 	if ch.Action == Unchanged {
-		ch.Action = Configured
 		live = &unstructured.Unstructured{}
 		live.SetGroupVersionKind(pl.obj.GroupVersionKind())
 		if err := c.kube.Get(ctx, client.ObjectKeyFromObject(pl.obj), live); err != nil {
@@ -106,8 +109,127 @@ func (c *Client) diffTakeOver(ctx context.Context, pl *planned, opts Options, ch
 		unstructured.RemoveNestedField(live.Object, "metadata", "managedFields")
 		merged = live
 	}
-	ch.Diff = diffText(ch.Object, live, withoutPaths(merged, gone))
+	gone, reset, err := c.defaulted(ctx, live, gone)
+	if err != nil {
+		return err
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	var fields []string
+	for _, p := range gone {
+		fields = append(fields, p.String())
+	}
+	ch.Reason = oneLine("takes over the fields of " + strings.Join(managers, ", ") + " and removes " + strings.Join(fields, ", "))
+	ch.Action = Configured
+	after := withoutPaths(merged, gone)
+	for _, r := range reset {
+		if err := unstructured.SetNestedField(after.Object, r.value, r.names...); err != nil {
+			return fmt.Errorf("diff %s: %w", ch.Object, err)
+		}
+	}
+	ch.Diff = diffText(ch.Object, live, after)
 	return nil
+}
+
+// resetField is a field the apply removes and the server defaults again,
+// to another value than it has.
+type resetField struct {
+	names []string
+	value any
+}
+
+// defaulted asks the server what removing the fields of gone leaves,
+// with a dry-run JSON patch of the live object that removes them (a
+// field inside a list item found by its key, as the apply finds it): the
+// server defaults some of them again (a Deployment's replicas and
+// strategy, a container's terminationMessagePath, all of which kubectl's
+// client-side apply holds once it created the object). A field defaulted
+// to the value it has is not changed by the apply and leaves gone; a map
+// key defaulted to another value stays, with that value in reset. A
+// patch the server refuses (removing a required field) changes nothing:
+// the apply meets the same refusal, and gone says what causes it.
+func (c *Client) defaulted(ctx context.Context, live *unstructured.Unstructured, gone []fieldpath.Path) ([]fieldpath.Path, []resetField, error) {
+	var pointers [][]string
+	for _, p := range gone {
+		if _, ptr, ok := lookup(live.Object, p); ok {
+			pointers = append(pointers, ptr)
+		}
+	}
+	if len(pointers) == 0 {
+		return gone, nil, nil
+	}
+	// Later items of a list first: removing a whole item (a finalizer)
+	// moves those after it.
+	slices.SortFunc(pointers, func(a, b []string) int { return -comparePointers(a, b) })
+	type op struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	ops := make([]op, 0, len(pointers))
+	for _, ptr := range pointers {
+		ops = append(ops, op{Op: "remove", Path: jsonPointer(ptr)})
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return nil, nil, fmt.Errorf("diff %s: %w", describe(live), err)
+	}
+	after := &unstructured.Unstructured{}
+	after.SetGroupVersionKind(live.GroupVersionKind())
+	after.SetNamespace(live.GetNamespace())
+	after.SetName(live.GetName())
+	if err := c.kube.Patch(ctx, after, client.RawPatch(types.JSONPatchType, data), client.DryRunAll, client.FieldOwner(FieldManager)); err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) {
+			return gone, nil, nil
+		}
+		return nil, nil, wrap(err)
+	}
+	var kept []fieldpath.Path
+	var reset []resetField
+	for _, p := range gone {
+		now, _, ok := lookup(after.Object, p)
+		if !ok {
+			kept = append(kept, p)
+			continue
+		}
+		if was, _, _ := lookup(live.Object, p); equality.Semantic.DeepEqual(was, now) {
+			continue
+		}
+		kept = append(kept, p)
+		if names := mapKeys(p); names != nil {
+			reset = append(reset, resetField{names: names, value: runtime.DeepCopyJSONValue(now)})
+		}
+	}
+	return kept, reset, nil
+}
+
+// comparePointers orders JSON pointers segment by segment, list indexes
+// as numbers.
+func comparePointers(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, errX := strconv.Atoi(a[i])
+		y, errY := strconv.Atoi(b[i])
+		if errX == nil && errY == nil {
+			if x != y {
+				return cmp.Compare(x, y)
+			}
+			continue
+		}
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// jsonPointer is RFC 6901's pointer of its segments.
+func jsonPointer(segments []string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteString("/")
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(s))
+	}
+	return b.String()
 }
 
 // diffText is the unified diff from a to b (nil: absent), without

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -90,19 +91,24 @@ func covers(s *fieldpath.Set, p fieldpath.Path) bool {
 func withoutPaths(obj *unstructured.Unstructured, paths []fieldpath.Path) *unstructured.Unstructured {
 	out := obj.DeepCopy()
 	for _, p := range paths {
-		var names []string
-		for _, pe := range p {
-			if pe.FieldName == nil {
-				names = nil
-				break
-			}
-			names = append(names, *pe.FieldName)
-		}
-		if len(names) > 0 {
+		if names := mapKeys(p); len(names) > 0 {
 			unstructured.RemoveNestedField(out.Object, names...)
 		}
 	}
 	return out
+}
+
+// mapKeys is p's field names when every element of p is one (a label,
+// spec.replicas), else nil (a path through a list item).
+func mapKeys(p fieldpath.Path) []string {
+	var names []string
+	for _, pe := range p {
+		if pe.FieldName == nil {
+			return nil
+		}
+		names = append(names, *pe.FieldName)
+	}
+	return names
 }
 
 // holds reports whether obj sets p, walked as the server's schema walks
@@ -112,41 +118,51 @@ func withoutPaths(obj *unstructured.Unstructured, paths []fieldpath.Path) *unstr
 // type of obj makes every list atomic and hid such fields.) A key field
 // obj leaves out (a port's protocol, defaulted by the server) matches.
 func holds(obj any, p fieldpath.Path) bool {
-	v := obj
+	_, _, ok := lookup(obj, p)
+	return ok
+}
+
+// lookup is the value at p in obj, walked as holds walks it, and where
+// it is as the segments of a JSON pointer (a list item by its index).
+func lookup(obj any, p fieldpath.Path) (v any, pointer []string, ok bool) {
+	v = obj
 	for _, pe := range p {
 		switch {
 		case pe.FieldName != nil:
 			m, ok := v.(map[string]any)
 			if !ok {
-				return false
+				return nil, nil, false
 			}
 			if v, ok = m[*pe.FieldName]; !ok {
-				return false
+				return nil, nil, false
 			}
+			pointer = append(pointer, *pe.FieldName)
 		case pe.Index != nil:
 			l, ok := v.([]any)
 			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
-				return false
+				return nil, nil, false
 			}
 			v = l[*pe.Index]
+			pointer = append(pointer, strconv.Itoa(*pe.Index))
 		default:
 			l, ok := v.([]any)
 			if !ok {
-				return false
+				return nil, nil, false
 			}
 			found := false
-			for _, item := range l {
+			for i, item := range l {
 				if itemMatches(item, pe) {
 					v, found = item, true
+					pointer = append(pointer, strconv.Itoa(i))
 					break
 				}
 			}
 			if !found {
-				return false
+				return nil, nil, false
 			}
 		}
 	}
-	return true
+	return v, pointer, true
 }
 
 // itemMatches reports whether a list item is the one pe names, by value

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -64,5 +65,58 @@ func TestDiffTakeOverInsideLists(t *testing.T) {
 	}
 	if cm, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "a", metav1.GetOptions{}); err != nil || len(cm.Finalizers) != 0 {
 		t.Errorf("the apply kept the hand-added finalizer: %v", err)
+	}
+}
+
+// An object kubectl's client-side apply created holds, as kubectl's,
+// the fields the server defaulted (a Deployment's replicas, dnsPolicy,
+// strategy). The apply that adopts it drops them as addonpkg's, and the
+// server defaults them back to the same values: the diff does not say
+// it removes them (nor a container's, inside a keyed list item), only
+// what goes (the last-applied annotation, a label kubectl added).
+func TestDiffTakeOverKeepsDefaults(t *testing.T) {
+	k := newCluster(t)
+	const dep = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: NS}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: 127.0.0.1/web:1}]
+`
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", dep)
+	byHand := a.Objects[0].DeepCopy()
+	byHand.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"})
+	byHand.SetLabels(map[string]string{"team": "web"})
+	gvr := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	if _, err := k.dyn.Resource(gvr).Namespace(k.prefix).Create(k.ctx, byHand, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs.Changes[0]
+	if c.Action != apply.Configured || !strings.Contains(c.Reason, "labels.team") || !strings.Contains(c.Reason, "last-applied-configuration") {
+		t.Errorf("the diff: %s %q, want configured, removing the label and the annotation", c.Action, c.Reason)
+	}
+	for _, defaulted := range []string{"replicas", "dnsPolicy", "revisionHistoryLimit", "strategy", "terminationGracePeriodSeconds", "terminationMessagePath"} {
+		if strings.Contains(c.Reason, defaulted) || strings.Contains(c.Diff, "-  "+defaulted) || strings.Contains(c.Diff, "-      "+defaulted) {
+			t.Errorf("the diff says the apply removes %s, which the server defaults back:\n%s\n%s", defaulted, c.Reason, c.Diff)
+		}
+	}
+	k.mustApply(t, a, apply.Options{})
+	d, err := k.typed.AppsV1().Deployments(k.prefix).Get(k.ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Labels["team"] != "" || d.Annotations["kubectl.kubernetes.io/last-applied-configuration"] != "" {
+		t.Errorf("after the apply: replicas %v, labels %v, annotations %v", d.Spec.Replicas, d.Labels, d.Annotations)
 	}
 }
