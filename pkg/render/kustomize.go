@@ -145,7 +145,7 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 		prints = prints || kustomizationPrints(b)
 		node, err := yaml.Parse(string(b))
 		if err != nil {
-			return &Error{File: name, Line: yamlErrorLine(err), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
+			return &Error{File: name, Line: yamlErrorLine(err, lineCount(b)), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
 		}
 		if err := checkKustomization(fsys, name, node, allowRemote); err != nil {
 			return err

@@ -87,6 +87,24 @@ func TestRenderManifestsErrorNamesFile(t *testing.T) {
 	}
 }
 
+// A YAML error names the line it is on, as an editor counts: go-yaml
+// counts the lines of its parser's errors from 0 (an unquoted Jinja
+// template, as kube-proxy's upstream manifest has, is a flow mapping
+// that does not close), its scanner's from 1.
+func TestRenderManifestsYAMLErrorLine(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{pillar['x']}}}\n", "bad.yaml:3: "},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n labels: {}\n", "bad.yaml:5: "},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: @x\n", "bad.yaml:3: "},
+		{configMap + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{pillar['x']}}}\n", "bad.yaml:8: "},
+	} {
+		_, err := renderTree(t, map[string]string{"bad.yaml": tc.doc})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want it to start with %s", tc.doc, err, tc.want)
+		}
+	}
+}
+
 func TestRenderKustomize(t *testing.T) {
 	res, err := renderTree(t, map[string]string{
 		"kustomization.yaml":      "namespace: prod\nnamePrefix: p-\nresources:\n- base\n",

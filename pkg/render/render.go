@@ -405,7 +405,7 @@ func splitDocuments(file string, b []byte, dropText bool) ([]Document, error) {
 		}
 		node, err := parseDocument(chunk.text)
 		if err != nil {
-			return nil, notAnObject(file, &Error{File: file, Line: chunk.line + yamlErrorLine(err) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))})
+			return nil, notAnObject(file, &Error{File: file, Line: chunk.line + yamlErrorLine(err, lineCount(chunk.text)) - 1, Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))})
 		}
 		if node == nil {
 			continue // only comments or nothing
@@ -649,21 +649,34 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 }
 
 // yamlErrorLine pulls the line number out of a go-yaml error, or 1.
-func yamlErrorLine(err error) int {
+// go-yaml's errors carry no position but their text; its parser's ("did
+// not find expected ...", an unclosed flow mapping such as an unquoted
+// Jinja {{...}}) count lines from 0, its scanner's from 1, so a parser's
+// line gets one more, the line an editor shows; a problem found at the
+// end of the document is on its last line (of lines).
+func yamlErrorLine(err error, lines int) int {
 	s := err.Error()
 	i := strings.Index(s, "line ")
 	if i < 0 {
 		return 1
 	}
-	n := 0
-	for _, c := range s[i+5:] {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int(c-'0')
+	n, rest := 0, s[i+5:]
+	for rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+		n = n*10 + int(rest[0]-'0')
+		rest = rest[1:]
 	}
-	if n == 0 {
-		return 1
+	if strings.HasPrefix(rest, ": did not find expected ") {
+		n++
+	}
+	return max(1, min(n, lines))
+}
+
+// lineCount is the number of lines of b, a last one without its newline
+// counted.
+func lineCount(b []byte) int {
+	n := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
 	}
 	return n
 }
