@@ -291,7 +291,8 @@ other failure stops there, and the add-ons after it stay installed.`,
 	cf.addWait(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "uninstall every member of this add-on set, in reverse dependsOn order")
-	f.BoolVar(&dryRun, "dry-run", false, "say what would be deleted and delete nothing")
+	f.Var((*deleteDryRunValue)(&dryRun), "dry-run", "say what would be deleted and delete nothing (also as kubectl delete: none, server or client)")
+	f.Lookup("dry-run").NoOptDefVal = "true"
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
 	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")
 	return cmd

@@ -176,3 +176,30 @@ func (v *retriesValue) Set(s string) error {
 	*v = retriesValue(n)
 	return nil
 }
+
+// deleteDryRunValue is uninstall's --dry-run: a bool (--dry-run alone is
+// true) that also takes kubectl delete's words, so that the
+// --dry-run=server written for apply and kubectl is not refused with
+// strconv's message. Whichever is given, the deletions are worked out
+// from the inventories and the live objects; nothing is sent.
+type deleteDryRunValue bool
+
+func (v *deleteDryRunValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *deleteDryRunValue) Type() string     { return "bool" }
+func (v *deleteDryRunValue) IsBoolFlag() bool { return true }
+func (v *deleteDryRunValue) Set(s string) error {
+	switch s {
+	case "server", "client":
+		*v = true
+		return nil
+	case "none":
+		*v = false
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true, false, none, server or client")
+	}
+	*v = deleteDryRunValue(b)
+	return nil
+}
