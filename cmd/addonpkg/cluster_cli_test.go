@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -584,6 +585,28 @@ func TestCLIOwnershipConflictNamesForce(t *testing.T) {
 		t.Errorf("apply of another add-on's object: exit %d, stderr %q", code, stderr)
 	}
 	cc.run(t, "uninstall", "owner-a")
+}
+
+// A change to a field the server does not let change names the flag
+// that recreates the object; a second run with it succeeds.
+func TestCLIImmutableNamesRecreate(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "frozen")
+	must(t, os.MkdirAll(dir, 0o755))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-frozen, namespace: default}\nimmutable: true\ndata: {k: \"%s\"}\n"
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(fmt.Sprintf(cm, "1")), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "frozen"); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(fmt.Sprintf(cm, "2")), 0o644))
+	_, stderr, code := cc.run(t, "apply", dir, "--name", "frozen")
+	if code != 1 || !strings.Contains(stderr, "(--recreate deletes and creates it again)") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("apply of a change to an immutable ConfigMap: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", "frozen", "--recreate"); code != 0 {
+		t.Errorf("apply --recreate: exit %d: %s", code, stderr)
+	}
+	cc.run(t, "uninstall", "frozen")
 }
 
 // Several add-ons' changes (uninstall of several, apply -f) are one table

@@ -53,6 +53,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 		if has("force") {
 			return " (--force adopts it)"
 		}
+	case errors.Is(err, apply.ErrImmutable):
+		if has("recreate") {
+			return " (--recreate deletes and creates it again)"
+		}
 	case errors.Is(err, publish.ErrPlatformsBase):
 		if has("platform") {
 			return " (choose one with --platform)"

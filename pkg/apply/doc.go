@@ -27,7 +27,7 @@
 // context; impersonation as kubectl's --as); New takes a *rest.Config. Errors match the sentinels of errors.go with
 // errors.Is: ErrConflict (*OwnershipError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
-// ErrUnreachable, ErrUnauthorized, ErrRejected, ErrInvalid,
+// ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
 // ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
 // Options.Progress (and UninstallOptions.Progress) is told of each Stage
 // as it ends, for a caller that shows progress.

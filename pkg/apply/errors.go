@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -47,6 +48,11 @@ var (
 	// example a webhook or schema validation, or an immutable field
 	// without Recreate.
 	ErrRejected = errors.New("rejected by the api server")
+	// ErrImmutable: of the refusals of ErrRejected, a change to a field
+	// the server does not let change once set (a Deployment's selector,
+	// a binding's roleRef, an immutable ConfigMap's data). Recreate (or
+	// AnnotationRecreate on the object) deletes and creates it again.
+	ErrImmutable = errors.New("field is immutable")
 )
 
 // OwnershipError is an object that another installed add-on owns. It
@@ -147,8 +153,34 @@ func (e *apiError) Is(target error) bool {
 		return apierrors.IsConflict(e.err) || apierrors.IsAlreadyExists(e.err)
 	case ErrRejected:
 		return apierrors.IsInvalid(e.err) || apierrors.IsBadRequest(e.err)
+	case ErrImmutable:
+		return immutable(e.err)
 	case ErrUnreachable:
 		return unreachable(e.err)
+	}
+	return false
+}
+
+// immutableCause matches the words the API server's validation gives a
+// field that may not change: "field is immutable" (apimachinery's
+// FieldImmutableErrorMsg), a CEL rule's "... is immutable", RBAC's
+// "cannot change roleRef".
+var immutableCause = regexp.MustCompile(`\bis immutable\b|\bimmutable field\b|\bcannot change roleRef\b`)
+
+// immutable reports whether err is a 422 one of whose causes is a field
+// that may not change. ssa's IsImmutableError takes any 409 or 422 for
+// one (as kubectl apply --force does, which recreates on either); the
+// causes tell an immutable field from a value the schema refuses, so
+// that Recreate is suggested only where it helps.
+func immutable(err error) bool {
+	var se apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &se) || se.Status().Details == nil {
+		return false
+	}
+	for _, c := range se.Status().Details.Causes {
+		if immutableCause.MatchString(c.Message) {
+			return true
+		}
 	}
 	return false
 }

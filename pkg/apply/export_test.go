@@ -6,3 +6,6 @@ func SetTestHook(f func(stage string)) { testHook = f }
 
 // HeldBy says what keeps a deleted object, as a timed-out wait names it.
 var HeldBy = heldBy
+
+// Wrap gives an API server's error the sentinels of its cause.
+var Wrap = wrap

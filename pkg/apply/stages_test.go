@@ -118,8 +118,8 @@ func TestRecreateImmutable(t *testing.T) {
 	}
 	v2 := k.addon(t, k.prefix, "2", strings.Replace(stream, `v: "1"`, `v: "2"`, 1))
 	_, err = k.admin.Apply(k.ctx, v2, apply.Options{})
-	if !errors.Is(err, apply.ErrRejected) || !strings.Contains(err.Error(), "ConfigMap/default/"+k.prefix) {
-		t.Fatalf("immutable change without Recreate: %v, want ErrRejected naming the ConfigMap", err)
+	if !errors.Is(err, apply.ErrRejected) || !errors.Is(err, apply.ErrImmutable) || !strings.Contains(err.Error(), "ConfigMap/default/"+k.prefix) {
+		t.Fatalf("immutable change without Recreate: %v, want ErrRejected and ErrImmutable naming the ConfigMap", err)
 	}
 
 	for _, tc := range []struct {

@@ -1,0 +1,43 @@
+package apply_test
+
+import (
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// ErrImmutable is a 422 whose cause is a field that may not change, in
+// the words the API server gives it; a value the schema refuses is
+// rejected but not immutable, so Recreate is not suggested for it (ssa's
+// IsImmutableError takes every 422 for one).
+func TestImmutableFromCauses(t *testing.T) {
+	invalid := func(gk schema.GroupKind, msg string) error {
+		return apierrors.NewInvalid(gk, "x", field.ErrorList{field.Invalid(field.NewPath("spec", "f"), "v", msg)})
+	}
+	apps := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	for _, c := range []struct {
+		name      string
+		err       error
+		immutable bool
+	}{
+		{"a selector", invalid(apps, apivalidation.FieldImmutableErrorMsg), true},
+		{"a CEL rule", invalid(schema.GroupKind{Group: "example.com", Kind: "Widget"}, "Value is immutable"), true},
+		{"a roleRef", invalid(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}, "cannot change roleRef"), true},
+		{"a bad clusterIP", invalid(schema.GroupKind{Kind: "Service"}, "must be a valid IP address"), false},
+		{"a conflict", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("the object has been modified")), false},
+	} {
+		err := apply.Wrap(c.err)
+		if errors.Is(err, apply.ErrImmutable) != c.immutable {
+			t.Errorf("%s: errors.Is(ErrImmutable) = %v, want %v (%v)", c.name, !c.immutable, c.immutable, err)
+		}
+		if _, isInvalid := c.err.(apierrors.APIStatus); isInvalid && apierrors.IsInvalid(c.err) && !errors.Is(err, apply.ErrRejected) {
+			t.Errorf("%s: not ErrRejected", c.name)
+		}
+	}
+}
