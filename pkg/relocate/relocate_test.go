@@ -316,3 +316,40 @@ func TestRelocateDropText(t *testing.T) {
 		t.Errorf("relocated DropText stream:\n%s\nwant:\n%s", g, w)
 	}
 }
+
+// An image written as an alias or through a merge key is rewritten too:
+// the API server expands both, so a relocated stream ran it from its own
+// registry, and Unrelocated did not name it.
+func TestRelocateAliasedImages(t *testing.T) {
+	const mirror = "m.example"
+	doc := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations: {img: &img busybox:1.36}
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: *img
+      - <<: {image: "registry.k8s.io/coredns/coredns:v1.11.1"}
+        name: b
+`
+	lock := lockOf("busybox:1.36", "registry.k8s.io/coredns/coredns:v1.11.1")
+	res, fsys := renderTree(t, map[string]string{"d.yaml": doc})
+	if g := imagesOf(res); len(g) != 2 {
+		t.Fatalf("the render's images = %q, want both", g)
+	}
+	got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: mirror, Lock: lock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{mirror + "/coredns/coredns@" + dB, mirror + "/library/busybox@" + dA}
+	if g := imagesOf(got.Result); !slices.Equal(g, want) || len(got.Unrelocated) != 0 {
+		t.Errorf("images = %q, unrelocated %q, want %q\n%s", g, got.Unrelocated, want, got.YAML())
+	}
+	if out := string(got.YAML()); strings.Contains(out, "*img") || strings.Contains(out, "<<") {
+		t.Errorf("an alias or merge key is left:\n%s", out)
+	}
+}

@@ -31,6 +31,9 @@ func rewriteDocument(d *render.Document, targets map[string]string) error {
 	if err != nil {
 		return err
 	}
+	// An image written as an alias or through a merge key is rewritten
+	// where the API server reads it: the document is expanded first.
+	node = render.Resolved(node)
 	spec, err := node.Pipe(yaml.Lookup(path...))
 	if err != nil || spec == nil {
 		return err

@@ -38,6 +38,7 @@ func (r *Result) Inventory() addon.Inventory {
 // are its own business (an operator's CR may name images it never runs,
 // or run them under other names), so they are not the add-on's images.
 func imagesOf(node *yaml.RNode) []string {
+	node = Resolved(node)
 	path, ok := podSpecPath(node)
 	if !ok {
 		return nil
@@ -72,6 +73,58 @@ func imagesOf(node *yaml.RNode) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Resolved is node as the API server receives it: its aliases expanded
+// and its merge keys (<<) merged, as kubectl's and addonpkg apply's
+// decoders do. An image written as an alias (image: *img) or through a
+// merge key was missing from the inventory, so copy --with-images left it
+// behind and a relocated stream still pulled it from its registry,
+// unreported. A node without aliases or merge keys is returned as it is;
+// else a copy, node left as it was. Its expansion is bounded: the
+// renderer refused the document's alias bombs before (checkAliases).
+func Resolved(node *yaml.RNode) *yaml.RNode {
+	if node == nil || !hasAliasOrMerge(node.YNode()) {
+		return node
+	}
+	c := yaml.NewRNode(cloneNode(node.YNode(), map[*yaml.Node]*yaml.Node{}))
+	if err := c.DeAnchor(); err != nil {
+		// kyaml refuses what it cannot expand (a merge of a scalar): the
+		// decoders refuse it too, and the document never applies.
+		return node
+	}
+	return c
+}
+
+func hasAliasOrMerge(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode || n.Tag == yaml.MergeTag {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAliasOrMerge(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneNode copies n deeply, its aliases pointing into the copy, so that
+// expanding the copy leaves n's anchors as they were.
+func cloneNode(n *yaml.Node, done map[*yaml.Node]*yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if c, ok := done[n]; ok {
+		return c
+	}
+	c := *n
+	done[n] = &c
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = cloneNode(k, done)
+	}
+	c.Alias = cloneNode(n.Alias, done)
+	return &c
 }
 
 // podSpecPaths are the workload kinds of spec 6.2, by API group, and

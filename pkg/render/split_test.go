@@ -216,3 +216,92 @@ func TestSplitDocumentsList(t *testing.T) {
 		})
 	}
 }
+
+// The images of a workload are those the API server receives, whose
+// decoders expand aliases and merge keys: an image behind either was
+// missing from the inventory (so copy --with-images left it behind, and
+// relocation neither rewrote nor reported it).
+func TestImagesThroughAliasesAndMergeKeys(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"alias image", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  annotations: {x: &img hidden.example/a:1}
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: *img
+`, []string{"hidden.example/a:1"}},
+		{"merge key, flow", `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - <<: {image: hidden.example/b:1}
+    name: b
+`, []string{"hidden.example/b:1"}},
+		{"merge key, block, overridden", `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+  - name: c
+    image: shown.example/c:1
+    <<:
+      image: ignored.example/c:1
+`, []string{"shown.example/c:1"}},
+		{"aliased pod template", `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: c
+  annotations:
+    t: &t
+      spec:
+        containers: [{name: a, image: hidden.example/d:1}]
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template: *t
+`, []string{"hidden.example/d:1"}},
+		{"aliased kind", `apiVersion: apps/v1
+kind: &k DaemonSet
+metadata: {name: d, labels: {k: *k}}
+spec:
+  template:
+    spec:
+      containers: &c
+      - {name: a, image: hidden.example/e:1}
+      ephemeralContainers: *c
+`, []string{"hidden.example/e:1"}},
+		{"List item", `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p, annotations: {i: &i hidden.example/f:1}}
+  spec: {containers: [{name: a, image: *i}]}
+`, []string{"hidden.example/f:1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := render.SplitDocuments("f.yaml", []byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || strings.Join(docs[0].Images, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("images = %v, want %v", docs[0].Images, tc.want)
+			}
+			// The document's text is what the author wrote.
+			if tc.name != "List item" && string(docs[0].Raw) != tc.doc {
+				t.Errorf("the text changed:\n%s", docs[0].Raw)
+			}
+		})
+	}
+}
