@@ -353,3 +353,17 @@ spec:
 		t.Errorf("an alias or merge key is left:\n%s", out)
 	}
 }
+
+// Two containers: keys (the API server reads the last) are rewritten
+// both: the second was left at its registry, only warned about.
+func TestRelocateDuplicateKeys(t *testing.T) {
+	doc := strings.Replace(deployment, "      containers:\n", "      containers:\n      - {name: first, image: busybox:1.36}\n      containers:\n", 1)
+	res, fsys := renderTree(t, map[string]string{"d.yaml": doc})
+	got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: "m.example", Lock: lockOf("busybox:1.36", "registry.k8s.io/coredns/coredns:v1.11.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := string(got.YAML()); len(got.Unrelocated) != 0 || strings.Contains(out, "image: registry.k8s.io/") || strings.Contains(out, "image: busybox") {
+		t.Errorf("unrelocated %q:\n%s", got.Unrelocated, out)
+	}
+}

@@ -13,9 +13,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
-// containerLists are the pod spec fields whose entries carry an image.
-var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
-
 // rewriteDocument rewrites the image fields of a core workload document
 // whose image the lock lists. A document it changes is encoded again
 // (YAML); the others keep their bytes.
@@ -34,30 +31,11 @@ func rewriteDocument(d *render.Document, targets map[string]string) error {
 	// An image written as an alias or through a merge key is rewritten
 	// where the API server reads it: the document is expanded first.
 	node = render.Resolved(node)
-	spec, err := node.Pipe(yaml.Lookup(path...))
-	if err != nil || spec == nil {
-		return err
-	}
 	changed := false
-	for _, list := range containerLists {
-		seq := spec.Field(list)
-		if seq == nil || seq.Value.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, c := range seq.Value.YNode().Content {
-			if c.Kind != yaml.MappingNode {
-				continue
-			}
-			for i := 0; i+1 < len(c.Content); i += 2 {
-				k, v := c.Content[i], c.Content[i+1]
-				if k.Value != "image" || v.Kind != yaml.ScalarNode {
-					continue
-				}
-				if t, ok := targets[v.Value]; ok {
-					v.Value, v.Style, v.Tag = t, 0, yaml.NodeTagString
-					changed = true
-				}
-			}
+	for _, v := range render.ImageNodes(node) {
+		if t, ok := targets[v.Value]; ok {
+			v.Value, v.Style, v.Tag = t, 0, yaml.NodeTagString
+			changed = true
 		}
 	}
 	if !changed {

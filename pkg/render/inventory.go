@@ -38,30 +38,10 @@ func (r *Result) Inventory() addon.Inventory {
 // are its own business (an operator's CR may name images it never runs,
 // or run them under other names), so they are not the add-on's images.
 func imagesOf(node *yaml.RNode) []string {
-	node = Resolved(node)
-	path, ok := podSpecPath(node)
-	if !ok {
-		return nil
-	}
-	spec, err := node.Pipe(yaml.Lookup(path...))
-	if err != nil || spec == nil {
-		return nil
-	}
 	found := map[string]bool{}
-	for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
-		list := spec.Field(field)
-		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, c := range list.Value.YNode().Content {
-			if c.Kind != yaml.MappingNode {
-				continue
-			}
-			for i := 0; i+1 < len(c.Content); i += 2 {
-				if k, v := c.Content[i].Value, c.Content[i+1]; k == "image" && v.Kind == yaml.ScalarNode && v.Value != "" {
-					found[v.Value] = true
-				}
-			}
+	for _, v := range ImageNodes(Resolved(node)) {
+		if v.Value != "" {
+			found[v.Value] = true
 		}
 	}
 	if len(found) == 0 {
@@ -72,6 +52,61 @@ func imagesOf(node *yaml.RNode) []string {
 		out = append(out, img)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// containerFields are the pod spec fields whose entries carry an image.
+var containerFields = []string{"initContainers", "containers", "ephemeralContainers"}
+
+// ImageNodes are the image scalars of the containers of a workload
+// document's pod spec (PodSpecPath), for the inventory to list and
+// relocation to rewrite: node should be Resolved. A key written twice
+// on the way (two template: or containers: keys, which the decoders
+// read as the last and go-yaml's Lookup as the first) is followed in
+// each place, as the fast path does: an image in the second of two
+// templates was missing from the inventory.
+func ImageNodes(node *yaml.RNode) []*yaml.Node {
+	path, ok := podSpecPath(node)
+	if !ok {
+		return nil
+	}
+	specs := []*yaml.Node{node.YNode()}
+	for _, k := range path {
+		specs = valuesOf(specs, k)
+	}
+	var out []*yaml.Node
+	for _, list := range valuesOf(specs, containerFields...) {
+		if list.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range list.Content {
+			if c.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(c.Content); i += 2 {
+				if k, v := c.Content[i].Value, c.Content[i+1]; k == "image" && v.Kind == yaml.ScalarNode {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// valuesOf are the values of every key of the mappings ms that is one of
+// keys, duplicates included.
+func valuesOf(ms []*yaml.Node, keys ...string) []*yaml.Node {
+	var out []*yaml.Node
+	for _, m := range ms {
+		if m.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if slices.Contains(keys, m.Content[i].Value) {
+				out = append(out, m.Content[i+1])
+			}
+		}
+	}
 	return out
 }
 

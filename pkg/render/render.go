@@ -629,6 +629,17 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 	if node.YNode().Kind != yaml.MappingNode {
 		return addon.Object{}, fmt.Errorf("%w: document is not a mapping", ErrInvalid)
 	}
+	// go-yaml reads the first of two keys, the API server's decoders the
+	// last: a document of kind ConfigMap, then kind Pod, was listed as a
+	// ConfigMap without images and applied as a Pod.
+	if k := twiceOf(node.YNode(), "apiVersion", "kind", "metadata"); k != "" {
+		return addon.Object{}, fmt.Errorf("%w: document has two %s keys", ErrInvalid, k)
+	}
+	if m := valuesOf([]*yaml.Node{node.YNode()}, "metadata"); len(m) == 1 {
+		if k := twiceOf(m[0], "name", "namespace"); k != "" {
+			return addon.Object{}, fmt.Errorf("%w: document has two metadata.%s keys", ErrInvalid, k)
+		}
+	}
 	meta, err := node.GetMeta()
 	if err != nil {
 		return addon.Object{}, fmt.Errorf("%w: %s", ErrInvalid, err)
@@ -646,6 +657,16 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 		return addon.Object{}, fmt.Errorf("%w: %s has no metadata.name", ErrInvalid, meta.Kind)
 	}
 	return addon.Object{APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: meta.Namespace, Name: meta.Name}, nil
+}
+
+// twiceOf is the first of keys that the mapping m holds more than once.
+func twiceOf(m *yaml.Node, keys ...string) string {
+	for _, k := range keys {
+		if len(valuesOf([]*yaml.Node{m}, k)) > 1 {
+			return k
+		}
+	}
+	return ""
 }
 
 // yamlErrorLine pulls the line number out of a go-yaml error, or 1.

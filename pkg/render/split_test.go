@@ -305,3 +305,42 @@ items:
 		})
 	}
 }
+
+// go-yaml's lookups read the first of two keys, the API server's
+// decoders the last. A key of an object's identity written twice is
+// refused; the images of every duplicate along the pod spec path are
+// listed (the fast path's answer too). Before, a ConfigMap then Pod
+// document was listed as a ConfigMap without images and applied as a
+// Pod, and an image in a second template: was missing from the
+// inventory.
+func TestDuplicateKeys(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"kind", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\nkind: Pod\nspec:\n  containers:\n  - {name: a, image: hidden.example/a:1}\n", "two kind keys"},
+		{"apiVersion", "apiVersion: v1\n" + pod, "two apiVersion keys"},
+		{"metadata", pod + "metadata: {name: q}\n", "two metadata keys"},
+		{"name", pod + "  name: q\n", "two metadata.name keys"},
+		{"namespace", pod + "  namespace: a\n  namespace: b\n", "two metadata.namespace keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render.SplitDocuments("f.yaml", []byte(tc.doc))
+			if !errors.Is(err, render.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, doc string }{
+		{"block", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - {name: a, image: shown.example/a:1}\n  template:\n    spec:\n      containers:\n      - name: a\n        image: hidden.example/a:1\n"},
+		{"flow", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - {name: a, image: shown.example/a:1}\n      containers: [{name: a, image: hidden.example/a:1}]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := render.SplitDocuments("f.yaml", []byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(docs[0].Images, ","); got != "hidden.example/a:1,shown.example/a:1" {
+				t.Errorf("images = %s, want both", got)
+			}
+		})
+	}
+}
