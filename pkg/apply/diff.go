@@ -70,7 +70,7 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 		cs.Changes = append(cs.Changes, ch)
 	}
 	if !opts.NoPrune {
-		going := pruneGoing(p.addon.Name, p.prune)
+		going := c.pruneGoing(p.addon.Name, p.prune)
 		for i := len(p.prune) - 1; i >= 0; i-- {
 			d := p.prune[i]
 			if d.live == nil {

@@ -47,8 +47,9 @@
 //
 // Fields held by the managers of Options.TakeOver (DefaultTakeOver:
 // kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed
-// by hand is adopted. An object whose LabelAddon names another add-on is
-// refused (*OwnershipError) unless Options.Force.
+// by hand is adopted. An object whose LabelAddon names another add-on, or
+// this add-on's name with the ApplySet of an inventory in another
+// namespace, is refused (*OwnershipError) unless Options.Force.
 //
 // # Inventory
 //
@@ -77,7 +78,9 @@
 //
 // Objects of the previous inventory that the add-on no longer holds are
 // deleted in reverse apply order, only when they carry the add-on's
-// LabelAddon, and waited for until gone. AnnotationPrune=PruneDisabled
+// LabelAddon and its ApplySet's part-of label (an add-on of one name may
+// be installed under two inventory namespaces: each deletes only its
+// own), and waited for until gone. AnnotationPrune=PruneDisabled
 // keeps one. A CRD or Namespace that still holds objects (other than
 // those being deleted, and the default ServiceAccount and
 // kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in

@@ -61,9 +61,15 @@ type OwnershipError struct {
 	Object string // Kind/namespace/name
 	Owner  string // the add-on that owns it
 	Addon  string // the add-on that claimed it
+	// Elsewhere: the owner is an add-on of the same name whose inventory
+	// is in another namespace (another ApplySet).
+	Elsewhere bool
 }
 
 func (e *OwnershipError) Error() string {
+	if e.Elsewhere {
+		return fmt.Sprintf("%s belongs to add-on %q of another inventory namespace", e.Object, e.Owner)
+	}
 	return fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
 }
 

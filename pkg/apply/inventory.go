@@ -128,6 +128,21 @@ func ApplySetID(name, namespace string) string {
 	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
 }
 
+// owns reports whether labels are those of an object the add-on addon
+// of this client's inventory namespace applied: its owner label and its
+// ApplySet. The owner label names an add-on, and an add-on of that name
+// may be installed under another inventory namespace too: an inventory
+// there (copied, or written by whoever may write its Secrets) pruned and
+// uninstalled this one's objects.
+func (c *Client) owns(addon string, labels map[string]string) bool {
+	return labels[LabelAddon] == addon && labels[LabelApplySetPartOf] == c.setID(addon)
+}
+
+// setID is the ApplySet id of the add-on addon's inventory.
+func (c *Client) setID(addon string) string {
+	return ApplySetID(InventoryName(addon), c.opts.InventoryNamespace)
+}
+
 func entryOf(u *unstructured.Unstructured) InventoryEntry {
 	e := InventoryEntry{ID: object.UnstructuredToObjMetadata(u).String(), Version: u.GroupVersionKind().Version}
 	if m, err := object.ParseObjMetadata(e.ID); err != nil || m.Name != u.GetName() {

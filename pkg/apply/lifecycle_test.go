@@ -661,3 +661,59 @@ func TestApplyOfNothingRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The owner label names an add-on, and add-ons of one name may be
+// installed under two inventory namespaces: each owns only what its own
+// inventory made (its ApplySet). An apply of the name under another
+// inventory namespace took the objects over without Force, and an
+// inventory there that listed them (copied, or written by whoever may
+// write Secrets in that namespace) pruned and uninstalled them.
+func TestSameNameUnderAnotherInventoryNamespace(t *testing.T) {
+	k := newCluster(t)
+	first := k.addon(t, k.prefix+"-a", "1", upgradeV2)
+	k.mustApply(t, first, apply.Options{})
+	invNS := k.prefix + "-inv"
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: invNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: invNS, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// An apply of the name there is refused, naming the other inventory.
+	second := k.addon(t, first.Name, "2", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stays, namespace: NS}
+data: {v: "taken"}
+`)
+	_, err = other.Apply(k.ctx, second, apply.Options{})
+	var oe *apply.OwnershipError
+	if !errors.Is(err, apply.ErrConflict) || !errors.As(err, &oe) || !strings.Contains(err.Error(), "another inventory") {
+		t.Fatalf("apply under %s: %v, want an OwnershipError naming another inventory", invNS, err)
+	}
+	if u, err := k.get(gvrConfigMap, k.prefix, "stays"); err != nil || u.Object["data"].(map[string]any)["v"] != "2" {
+		t.Fatalf("the refused apply changed the object: %v %v", u, err)
+	}
+
+	// An inventory there that lists the first add-on's objects deletes
+	// none of them.
+	sec := k.inventorySecret(t, first.Name).DeepCopy()
+	sec.ObjectMeta = metav1.ObjectMeta{Name: sec.Name, Namespace: invNS, Labels: sec.Labels}
+	if _, err := k.typed.CoreV1().Secrets(invNS).Create(k.ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := other.Uninstall(k.ctx, first.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("uninstall under %s: %v", invNS, err)
+	}
+	for _, ch := range cs.Changes {
+		if ch.Action == apply.Deleted {
+			t.Errorf("deleted %s", ch.Object)
+		}
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "stays") || !k.exists(t, gvrNamespace, "", k.prefix) {
+		t.Fatal("the other inventory's uninstall deleted the first add-on's objects")
+	}
+}

@@ -188,7 +188,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 		p.unread = append(p.unread, err)
 	}
-	p.setID = ApplySetID(InventoryName(a.Name), c.opts.InventoryNamespace)
+	p.setID = c.setID(a.Name)
 	p.namespace = c.namespaceFor(p.prev)
 	crds := addonCRDs(a.Objects)
 	addonNS := map[string]bool{}
@@ -291,8 +291,13 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		if pl.live == nil || force {
 			continue
 		}
-		if owner := pl.live.GetLabels()[LabelAddon]; owner != "" && owner != a.Name {
+		l := pl.live.GetLabels()
+		if owner := l[LabelAddon]; owner != "" && owner != a.Name {
 			return nil, &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
+		}
+		// The add-on's name, applied from another inventory namespace.
+		if set := l[LabelApplySetPartOf]; l[LabelAddon] == a.Name && set != "" && set != p.setID {
+			return nil, &OwnershipError{Object: describe(pl.obj), Owner: a.Name, Addon: a.Name, Elsewhere: true}
 		}
 	}
 

@@ -24,7 +24,7 @@ import (
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty).
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
-	going := pruneGoing(addon, ds)
+	going := c.pruneGoing(addon, ds)
 	var del []*unstructured.Unstructured
 	for _, d := range ds {
 		if d.live == nil {
@@ -58,7 +58,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	}
 	res, err := c.deleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
-		Inclusions:        map[string]string{LabelAddon: addon},
+		Inclusions:        map[string]string{LabelAddon: addon, LabelApplySetPartOf: c.setID(addon)},
 		Exclusions:        pruneExclusions,
 	})
 	if res != nil {
@@ -123,10 +123,10 @@ func (c *Client) gone(ctx context.Context, o *unstructured.Unstructured) bool {
 // pruneGoing is what prune deletes of ds: what is deleted with a
 // Namespace or CRD. Not what it leaves (kept by AnnotationPrune, or
 // carrying another's label), which the Namespace still holds.
-func pruneGoing(addon string, ds []*doomed) map[string]bool {
+func (c *Client) pruneGoing(addon string, ds []*doomed) map[string]bool {
 	going := map[string]bool{}
 	for _, d := range ds {
-		if d.live != nil && d.live.GetLabels()[LabelAddon] == addon && !pruneDisabled(d.live) {
+		if d.live != nil && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
 			going[d.entry.ID] = true
 		}
 	}
@@ -142,6 +142,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 	switch {
 	case d.live.GetLabels()[LabelAddon] != addon:
 		ch.Reason = "not deleted: it does not carry this add-on's owner label"
+	case !c.owns(addon, d.live.GetLabels()):
+		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):
 		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
 	case pruneNonEmpty:

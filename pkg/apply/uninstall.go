@@ -74,7 +74,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 
 	cs := &ChangeSet{Addon: name, DryRun: opts.DryRun}
 	if opts.DryRun {
-		going := pruneGoing(name, ds)
+		going := c.pruneGoing(name, ds)
 		for _, d := range ds {
 			if d.live == nil {
 				continue
