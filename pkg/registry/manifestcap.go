@@ -17,12 +17,21 @@ var manifestLimit = safetree.DefaultCap(safetree.LimitIndexBytes)
 
 // manifestCap refuses a manifest response over manifestLimit, with a
 // *safetree.LimitError: by its Content-Length before the body is read,
-// or as soon as the body brings more.
+// or as soon as the body brings more. So it does a page of tags and a
+// referrers index, documents of that kind that go-containerregistry
+// decodes whole: a registry's endless tag list grew addonpkg ls, and
+// every command whose not-found message lists the tags, by about 80 MB
+// a second.
 type manifestCap struct{ inner http.RoundTripper }
+
+// documentPath reports whether a GET of path answers such a document.
+func documentPath(path string) bool {
+	return strings.Contains(path, "/manifests/") || strings.HasSuffix(path, "/tags/list") || strings.Contains(path, "/referrers/")
+}
 
 func (m manifestCap) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := m.inner.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/manifests/") {
+	if err != nil || req.Method != http.MethodGet || !documentPath(req.URL.Path) {
 		return resp, err
 	}
 	if err := manifestLimit.Check("", resp.ContentLength); err != nil {

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -51,5 +54,44 @@ func TestManifestCap(t *testing.T) {
 	}
 	if b, err := get("/v2/x/blobs/sha256:big"); err != nil || len(b) != len(big) {
 		t.Errorf("blob: %d bytes, %v", len(b), err)
+	}
+}
+
+// A page of tags and a referrers index are capped as a manifest is: an
+// endless tag list grew addonpkg ls by about 80 MB a second.
+func TestTagListAndReferrersCapped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"name":"x","tags":[`))
+		tag := []byte(`"` + string(bytes.Repeat([]byte("a"), 100)) + `",`)
+		// Past the cap (a client that stops reading is not waited for).
+		for i := 0; i < 200_000; i++ {
+			if _, err := w.Write(tag); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	defer srv.CloseClientConnections()
+	o := Options{}
+	ropts, err := o.Remote(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := o.ParseRepository(strings.TrimPrefix(srv.URL, "http://") + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags, err := remote.List(repo, ropts...)
+	var le *safetree.LimitError
+	if !errors.As(err, &le) || le.Which != safetree.LimitIndexBytes {
+		t.Errorf("tag list: %d tags, %v; want the limit error", len(tags), err)
+	}
+	d := repo.Digest("sha256:" + strings.Repeat("0", 64))
+	if _, err := remote.Referrers(d, ropts...); !errors.As(err, &le) {
+		t.Errorf("referrers: %v; want the limit error", err)
 	}
 }
