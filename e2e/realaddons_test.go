@@ -293,7 +293,7 @@ func TestRealAddons(t *testing.T) {
 		// Three versions of one dashboard side by side: copies of objects.
 		{"kdp-dashboard/examples/dashboard-operator/channels", 0, "duplicate object: Secret kube-system/kubernetes-dashboard-certs is in both packages/dashboard/1.10.1/manifest.yaml:1 and packages/dashboard/1.8.3/manifest.yaml:1"},
 		// Jinja templates are not YAML.
-		{"kube-proxy/cluster/addons/kube-proxy", 0, "kube-proxy-ds.yaml:36: invalid manifest"},
+		{"kube-proxy/cluster/addons/kube-proxy", 0, "kube-proxy-ds.yaml:37: invalid manifest"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			c := c.on(t)

@@ -176,8 +176,7 @@ func Explain(ref string, err error) error {
 	// registry's body said, why (a 500 that names a missing blob); the
 	// request itself, net/url's "Put URL", is in the detail. The
 	// registry's words come last, so the cut is wider than a name's.
-	var ue *url.Error
-	if errors.Is(err, errdef.ErrRetriesExhausted) && errors.As(err, &ue) {
+	if ue := retried(err); ue != nil {
 		return e.set(nil, safetree.SanitizeN(ue.Err.Error(), 1024), "")
 	}
 	// A registry that accepted the connection and then sent nothing
@@ -213,6 +212,30 @@ func Explain(ref string, err error) error {
 		return e.set(ErrUnreachable, fmt.Sprintf("%s did not answer in time", safetree.Sanitize(host)), "check the registry, or allow more time")
 	}
 	return e
+}
+
+// retried is the request of err that was retried to the end: the
+// *url.Error whose cause is errdef.ErrRetriesExhausted. Not merely the
+// first *url.Error: a registry on localhost is tried over HTTPS before
+// plain HTTP, and that first attempt's error ("HTTP response to HTTPS
+// client") says nothing of the answers that kept failing.
+func retried(err error) *url.Error {
+	if ue, ok := err.(*url.Error); ok && errors.Is(ue.Err, errdef.ErrRetriesExhausted) {
+		return ue
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return retried(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if ue := retried(next); ue != nil {
+				return ue
+			}
+		}
+	}
+	return nil
 }
 
 // untrustedCertificate reports whether err is a TLS certificate that did
