@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/reference"
@@ -258,7 +257,7 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tags, err := remote.List(repo, ropts...)
+			tags, err := registry.ListTags(cmd.Context(), repo, ropts...)
 			if err != nil {
 				return registry.Explain(name, err)
 			}

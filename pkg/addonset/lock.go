@@ -11,7 +11,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/addonpkg/addonpkg/pkg/reference"
@@ -426,7 +425,7 @@ func HighestTag(ctx context.Context, repo, constraint string, ro registry.Option
 	if err != nil {
 		return "", err
 	}
-	tags, err := remote.List(r, opts...)
+	tags, err := registry.ListTags(ctx, r, opts...)
 	if err != nil {
 		return "", registry.Explain(repo, err)
 	}

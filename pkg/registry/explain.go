@@ -18,7 +18,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/addonpkg/addonpkg/internal/netguard"
@@ -314,7 +313,7 @@ func (o Options) ExplainTags(ctx context.Context, ref string, err error) error {
 	if rerr != nil {
 		return err
 	}
-	tags, lerr := remote.List(r.Context(), ropts...)
+	tags, lerr := ListTags(ctx, r.Context(), ropts...)
 	var te *transport.Error
 	switch {
 	case errors.As(lerr, &te) && te.StatusCode == http.StatusNotFound:
