@@ -49,8 +49,14 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.Is(err, render.ErrOutsideRoot) && cmd != nil && cmd.Name() == "build":
 		// An overlay of a tree whose base sits beside it.
 		return " (an add-on is one tree: render the overlay first, kustomize build DIR | addonpkg build -)"
-	case errors.Is(err, apply.ErrConflict) && errors.As(err, new(*apply.OwnershipError)):
-		if has("force") {
+	case errors.As(err, new(*apply.OwnershipError)):
+		var oe *apply.OwnershipError
+		errors.As(err, &oe)
+		switch {
+		case !has("force"):
+		case oe.More > 0:
+			return " (--force adopts them)"
+		default:
 			return " (--force adopts it)"
 		}
 	case errors.Is(err, apply.ErrImmutable):

@@ -64,13 +64,24 @@ type OwnershipError struct {
 	// Elsewhere: the owner is an add-on of the same name whose inventory
 	// is in another namespace (another ApplySet).
 	Elsewhere bool
+	// More counts the add-on's other objects that another add-on owns.
+	More int
 }
 
 func (e *OwnershipError) Error() string {
+	var s string
 	if e.Elsewhere {
-		return fmt.Sprintf("%s belongs to add-on %q of another inventory namespace", e.Object, e.Owner)
+		s = fmt.Sprintf("%s belongs to add-on %q of another inventory namespace", e.Object, e.Owner)
+	} else {
+		s = fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
 	}
-	return fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
+	switch e.More {
+	case 0:
+		return s
+	case 1:
+		return s + ", and 1 more object belongs to another"
+	}
+	return fmt.Sprintf("%s, and %d more objects belong to others", s, e.More)
 }
 
 // Is makes an OwnershipError match ErrConflict.

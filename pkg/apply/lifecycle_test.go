@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -289,6 +290,11 @@ metadata: {name: only-b, namespace: NS}
 	}
 	if oe.Owner != first.Name || !strings.Contains(err.Error(), first.Name) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q does not name the owner %s on one line", err, first.Name)
+	}
+	// Every object the first add-on owns is counted, not only the first
+	// met: the user learns what Force would adopt.
+	if want := len(first.Objects) - 1; oe.More != want || !strings.Contains(err.Error(), fmt.Sprintf("and %d more", want)) {
+		t.Errorf("error %q counts %d more objects, want %d", err, oe.More, want)
 	}
 	if k.exists(t, gvrConfigMap, k.prefix, "only-b") || k.inventory(t, second.Name) != nil {
 		t.Error("the refused add-on changed the cluster")

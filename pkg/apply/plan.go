@@ -287,18 +287,30 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	// Every object of another add-on is counted, not only the first, so
+	// that the user knows what --force would adopt.
+	var owned *OwnershipError
 	for _, pl := range p.objects {
 		if pl.live == nil || force {
 			continue
 		}
+		var e *OwnershipError
 		l := pl.live.GetLabels()
 		if owner := l[LabelAddon]; owner != "" && owner != a.Name {
-			return nil, &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
+			e = &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
+		} else if set := l[LabelApplySetPartOf]; l[LabelAddon] == a.Name && set != "" && set != p.setID {
+			// The add-on's name, applied from another inventory namespace.
+			e = &OwnershipError{Object: describe(pl.obj), Owner: a.Name, Addon: a.Name, Elsewhere: true}
 		}
-		// The add-on's name, applied from another inventory namespace.
-		if set := l[LabelApplySetPartOf]; l[LabelAddon] == a.Name && set != "" && set != p.setID {
-			return nil, &OwnershipError{Object: describe(pl.obj), Owner: a.Name, Addon: a.Name, Elsewhere: true}
+		switch {
+		case e != nil && owned == nil:
+			owned = e
+		case e != nil:
+			owned.More++
 		}
+	}
+	if owned != nil {
+		return nil, owned
 	}
 
 	// What the previous inventory holds and the new set does not.
