@@ -278,6 +278,18 @@ func hostileCases() []hostileCase {
 			is: safetree.ErrLimit, check: limitErr(safetree.LimitAddonBytes),
 		},
 		{
+			// oras pull refuses both: as layers, the later file would
+			// silently replace the earlier one.
+			name: "ORAS file layers sub and sub/b.yaml",
+			build: img(unpack.Options{}, orasFiles("sub", "sub/b.yaml")),
+			is:    unpack.ErrCorrupt,
+		},
+		{
+			name:  "ORAS file layers with one title",
+			build: img(unpack.Options{}, orasFiles("a.yaml", "./a.yaml")),
+			is:    unpack.ErrCorrupt,
+		},
+		{
 			name: "MaxEntries crossed by ORAS file layers",
 			build: img(unpack.Options{Limits: safetree.Limits{MaxEntries: 3}}, func(t *testing.T) v1.Image {
 				var ls []*testLayer
@@ -642,5 +654,19 @@ func paxSparse(t *testing.T, name string, size int64) []byte {
 			}
 			return b
 		}
+	}
+}
+
+// orasFiles is an oras artifact of one file layer per title, each file
+// a ConfigMap.
+func orasFiles(titles ...string) func(t *testing.T) v1.Image {
+	return func(t *testing.T) v1.Image {
+		var ls []*testLayer
+		for _, n := range titles {
+			l := rawLayer([]byte(cmYAML), types.OCIUncompressedLayer)
+			l.annotations = map[string]string{mediatypes.AnnotationTitle: n}
+			ls = append(ls, l)
+		}
+		return artifactOf(t, mediatypes.OCIEmpty, "", []byte("{}"), nil, ls...)
 	}
 }

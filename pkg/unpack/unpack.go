@@ -329,8 +329,9 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 			layers = append(layers, layerSource{index: i + 1, desc: l})
 		}
 	case mediatypes.FormORAS:
-		content = "/"
-		layers, content = orasLayers(m)
+		if layers, content, err = orasLayers(m); err != nil {
+			return nil, err
+		}
 	case mediatypes.FormHelm:
 		chart, err := ParseHelmChart(rawCfg)
 		if err != nil {
@@ -420,25 +421,48 @@ func contentDir(override string, labels map[string]string, form mediatypes.Form)
 // orasLayers maps an oras file/directory artifact to layers: a directory
 // layer (a tar+gzip with oras's unpack annotation) unpacks at the root, a
 // file layer is placed at its title. A lone directory becomes the content
-// directory, as `oras pull -o` puts its files there.
-func orasLayers(m *v1.Manifest) ([]layerSource, string) {
+// directory, as `oras pull -o` puts its files there. Two files of one
+// path, or a file where another's path has a directory (sub and
+// sub/b.yaml), are refused as oras pull refuses them: as layers, the
+// later one would silently replace the earlier.
+func orasLayers(m *v1.Manifest) ([]layerSource, string, error) {
 	var out []layerSource
 	dirs := 0
+	files := map[string]int{} // cleaned title: layer
+	var order []string
 	for i, l := range m.Layers {
 		ls := layerSource{index: i + 1, desc: l}
-		if l.Annotations[mediatypes.AnnotationORASUnpack] != "true" {
-			ls.placement = l.Annotations[mediatypes.AnnotationTitle]
-		} else {
+		if l.Annotations[mediatypes.AnnotationORASUnpack] == "true" {
 			dirs++
+			out = append(out, ls)
+			continue
 		}
+		ls.placement = l.Annotations[mediatypes.AnnotationTitle]
 		out = append(out, ls)
+		// An unsafe title is refused with its layer, by the flattener.
+		p, err := safetree.CleanName(ls.placement)
+		if err != nil {
+			continue
+		}
+		if j, ok := files[p]; ok {
+			return nil, "", fmt.Errorf("%w: layers %d and %d are both the file %q", ErrCorrupt, j, i+1, sanitize(p))
+		}
+		files[p] = i + 1
+		order = append(order, p)
+	}
+	for _, p := range order {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if j, ok := files[d]; ok {
+				return nil, "", fmt.Errorf("%w: layer %d is the file %q, and layer %d puts the file %q inside it", ErrCorrupt, j, sanitize(d), files[p], sanitize(p))
+			}
+		}
 	}
 	if dirs == 1 && len(out) == 1 {
 		// By orasDirRoot's rule: a layer titled "." (oras push . from
 		// inside the folder) holds the tree at its root, not under "/.".
-		return out, orasDirRoot(m)
+		return out, orasDirRoot(m), nil
 	}
-	return out, "/"
+	return out, "/", nil
 }
 
 // orasDirRoot is the content directory of an artifact's layers: "/", or
