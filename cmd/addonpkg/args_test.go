@@ -315,3 +315,24 @@ func TestUninstallDryRunWords(t *testing.T) {
 		t.Errorf("uninstall --dry-run=maybe: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// unpack --list prints sizes right-aligned and names after them, left-
+// aligned: a long name does not push the others to the right.
+func TestUnpackListAlignsNamesLeft(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+	must(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(cm), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	long := strings.Repeat("n", 120) + ".yaml"
+	must(t, os.WriteFile(filepath.Join(dir, "sub", long), []byte(strings.Replace(cm, "x}", "y}", 1)), 0o644))
+	out := cliMust(t, "unpack", dir+"/", "--list")
+	want := fmt.Sprintf("%d a.yaml\n- sub/\n%d sub/%s\n", len(cm), len(cm), long)
+	var got strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		got.WriteString(strings.TrimLeft(l, " "))
+	}
+	if got.String() != want || strings.Contains(out, " \n") {
+		t.Errorf("--list printed\n%s\nwant (less the sizes' left padding)\n%s", out, want)
+	}
+}

@@ -285,11 +285,11 @@ func printList(a *app, ad *unpack.Addon) error {
 	for _, f := range files(ad) {
 		switch f.Type {
 		case "dir":
-			fmt.Fprintf(tw, "-\t %s/\t\n", safetree.Sanitize(f.Path))
+			fmt.Fprintf(tw, "-\t %s/\n", safetree.Sanitize(f.Path))
 		case "symlink":
-			fmt.Fprintf(tw, "-\t %s -> %s\t\n", safetree.Sanitize(f.Path), safetree.Sanitize(f.Target))
+			fmt.Fprintf(tw, "-\t %s -> %s\n", safetree.Sanitize(f.Path), safetree.Sanitize(f.Target))
 		default:
-			fmt.Fprintf(tw, "%d\t %s\t\n", f.Size, safetree.Sanitize(f.Path))
+			fmt.Fprintf(tw, "%d\t %s\n", f.Size, safetree.Sanitize(f.Path))
 		}
 	}
 	return tw.Flush()
