@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -60,10 +61,12 @@ func TestManifestCap(t *testing.T) {
 // A page of tags and a referrers index are capped as a manifest is: an
 // endless tag list grew addonpkg ls by about 80 MB a second.
 func TestTagListAndReferrersCapped(t *testing.T) {
+	var asked atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v2/" {
 			return
 		}
+		asked.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"name":"x","tags":[`))
 		tag := []byte(`"` + string(bytes.Repeat([]byte("a"), 100)) + `",`)
@@ -89,6 +92,10 @@ func TestTagListAndReferrersCapped(t *testing.T) {
 	var le *safetree.LimitError
 	if !errors.As(err, &le) || le.Which != safetree.LimitIndexBytes {
 		t.Errorf("tag list: %d tags, %v; want the limit error", len(tags), err)
+	}
+	// A body over the cap is not asked for again: it would be refused again.
+	if n := asked.Load(); n != 1 {
+		t.Errorf("tag list over the cap: asked %d times, want once", n)
 	}
 	d := repo.Digest("sha256:" + strings.Repeat("0", 64))
 	if _, err := remote.Referrers(d, ropts...); !errors.As(err, &le) {

@@ -20,6 +20,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/retry"
 	"github.com/addonpkg/addonpkg/internal/verify"
 	"github.com/addonpkg/addonpkg/pkg/errdef"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // retryTransport is the one retry budget of every registry request:
@@ -226,6 +227,11 @@ func (r *resumableBody) Read(p []byte) (int, error) {
 		}
 		if ctxErr := r.req.Context().Err(); ctxErr != nil {
 			return 0, ctxErr
+		}
+		// A cap refused the body (manifestCap): the rest, asked for
+		// again, would be refused again.
+		if errors.Is(err, safetree.ErrLimit) {
+			return 0, err
 		}
 		if r.resumes >= r.t.retries {
 			if err == io.EOF {
