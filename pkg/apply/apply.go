@@ -125,21 +125,26 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		return nil, err
 	}
 	a.Objects = deepCopy(a.Objects)
+	// An error says which add-on, and whether anything was to change.
+	verb := "apply"
+	if opts.DryRun {
+		verb = "dry-run of"
+	}
 	p, err := c.makePlan(ctx, &a, opts.Force)
 	if err != nil {
-		return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 	}
 	if err := c.Preflight(ctx, p.permissions(c, opts)); err != nil {
-		return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 	}
 	if len(p.unread) > 0 {
-		return nil, fmt.Errorf("apply %s: %w", a.Name, p.unread[0])
+		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, p.unread[0])
 	}
 	p.label()
 	if opts.DryRun {
 		cs, err := c.diff(ctx, p, opts)
 		if err != nil {
-			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 		return cs, nil
 	}
@@ -161,7 +166,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
-			return nil, fmt.Errorf("apply %s: %w", a.Name, err)
+			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 	}
 	hook("pending")
@@ -171,7 +176,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		if writes.none() {
 			c.takeBack(ctx, p, sec)
 		}
-		return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 	}
 
 	kept := []InventoryEntry{}
@@ -181,7 +186,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
 		cs.Changes = append(cs.Changes, changes...)
 		if err != nil {
-			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 		kept = retained
 	} else {
@@ -195,16 +200,16 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	inv.Objects = union(kept, p.entries())
 	if !sameRecord(inv, p.prev) || sec != p.prevSecret {
 		if _, err := c.writeInventory(ctx, inv, sec); err != nil {
-			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 	} else if err := c.unchangedSince(ctx, a.Name, sec); err != nil {
-		return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 	}
 
 	if opts.Wait {
 		opts.report(a.Name, "waiting", applied)
 		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
-			return cs, fmt.Errorf("apply %s: %w", a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 		opts.report(a.Name, "ready", applied)
 	}

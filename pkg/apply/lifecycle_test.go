@@ -299,6 +299,10 @@ metadata: {name: only-b, namespace: NS}
 	if k.exists(t, gvrConfigMap, k.prefix, "only-b") || k.inventory(t, second.Name) != nil {
 		t.Error("the refused add-on changed the cluster")
 	}
+	// A dry-run's error says it was one: nothing was to change.
+	if _, err := k.admin.Diff(k.ctx, second, apply.Options{}); !errors.Is(err, apply.ErrConflict) || !strings.HasPrefix(err.Error(), "dry-run of "+second.Name+": ") {
+		t.Errorf("dry-run of the second add-on: %v, want the conflict, said of a dry-run", err)
+	}
 
 	k.mustApply(t, second, apply.Options{Force: true})
 	u, err := k.get(gvrConfigMap, k.prefix, "stays")
