@@ -156,8 +156,9 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // registrySaid is what a registry's error body ({"errors":[{"code",
-// "message","detail"}]}, the distribution spec's) says, in one line, or ""
-// when it says nothing readable. A 5xx is retried as if it were
+// "message","detail"}]}, the distribution spec's) says, in one line of
+// printable text cut at 1024 runes (safetree.SanitizeN: it is the
+// registry's text), or "" when it says nothing readable. A 5xx is retried as if it were
 // transient, but Distribution answers 500 to a manifest whose layer it
 // lacks (a nondistributable layer that was not pushed), and its body is
 // the only word on why.
@@ -186,7 +187,7 @@ func registrySaid(body io.Reader) string {
 			parts = append(parts, s)
 		}
 	}
-	return strings.Join(parts, "; ")
+	return safetree.SanitizeN(strings.Join(parts, "; "), 1024)
 }
 
 func retryable(code int) bool {

@@ -72,6 +72,27 @@ func TestRetriesExhaustedSayWhatTheRegistrySaid(t *testing.T) {
 	}
 }
 
+// What the registry said is its text, not addonpkg's: one line, its
+// control characters (a terminal escape) shown as '?', and cut, however
+// long the body's message (the body is read up to 64 KiB).
+func TestRetriesExhaustedRegistrySaidIsSanitized(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"errors":[{"code":"UNAVAILABLE","message":"down\nfake: line\u001b[2J","detail":"%s"}]}`, strings.Repeat("x", 50000))
+	}))
+	defer srv.Close()
+	rt := &retryTransport{inner: http.DefaultTransport, retries: 1, base: time.Millisecond, sleep: func(context.Context, time.Duration) error { return nil }}
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v2/x/manifests/1", strings.NewReader("{}"))
+	_, err := rt.RoundTrip(req)
+	if !errors.Is(err, errdef.ErrRetriesExhausted) {
+		t.Fatalf("err %v, want ErrRetriesExhausted", err)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\n\x1b") || len(msg) > 2048 || !strings.Contains(msg, "the registry said UNAVAILABLE: down?fake: line?[2J (xxx") {
+		t.Errorf("err %q (%d bytes), want one line of printable text, cut", msg[:min(len(msg), 200)], len(msg))
+	}
+}
+
 // A body that breaks off is resumed with a Range request, and one that
 // stalls is cut by the idle timeout and resumed too; so is a chunked one
 // (unknown length) that breaks off.
