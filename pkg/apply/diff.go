@@ -148,7 +148,9 @@ type resetField struct {
 // to the value it has is not changed by the apply and leaves gone; a map
 // key defaulted to another value stays, with that value in reset. A
 // patch the server refuses (removing a required field) changes nothing:
-// the apply meets the same refusal, and gone says what causes it.
+// the apply meets the same refusal, and gone says what causes it; so
+// does a patch too large to ask (over the server's 10,000 operations or
+// its request size), every field of gone then said to be removed.
 func (c *Client) defaulted(ctx context.Context, live *unstructured.Unstructured, gone []fieldpath.Path) ([]fieldpath.Path, []resetField, error) {
 	var pointers [][]string
 	for _, p := range gone {
@@ -179,7 +181,7 @@ func (c *Client) defaulted(ctx context.Context, live *unstructured.Unstructured,
 	after.SetNamespace(live.GetNamespace())
 	after.SetName(live.GetName())
 	if err := c.kube.Patch(ctx, after, client.RawPatch(types.JSONPatchType, data), client.DryRunAll, client.FieldOwner(FieldManager)); err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			return gone, nil, nil
 		}
 		return nil, nil, wrap(err)

@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,5 +119,36 @@ spec:
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Labels["team"] != "" || d.Annotations["kubectl.kubernetes.io/last-applied-configuration"] != "" {
 		t.Errorf("after the apply: replicas %v, labels %v, annotations %v", d.Spec.Replicas, d.Labels, d.Annotations)
+	}
+}
+
+// The server takes at most 10,000 operations in a JSON patch (413
+// otherwise): an object kubectl created whose fields the take-over
+// removes are more (a ConfigMap of 10,001 keys the add-on no longer
+// has) is still diffed, each of them said to be removed, not refused.
+func TestDiffTakeOverOfManyFields(t *testing.T) {
+	k := newCluster(t)
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: many, namespace: NS}
+data: {kept: "1"}
+`)
+	byHand := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "many", Namespace: k.prefix}, Data: map[string]string{"kept": "1"}}
+	for i := range 10001 {
+		byHand.Data[fmt.Sprintf("k%d", i)] = "v"
+	}
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Create(k.ctx, byHand, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatalf("diff: %v", err)
+	}
+	if c := cs.Changes[0]; c.Action != apply.Configured || !strings.Contains(c.Diff, "-  k10000: v") {
+		t.Errorf("the diff: %s %q, want configured, removing k10000", c.Action, c.Reason[:min(len(c.Reason), 200)])
 	}
 }
