@@ -631,11 +631,12 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 	}
 	// go-yaml reads the first of two keys, the API server's decoders the
 	// last: a document of kind ConfigMap, then kind Pod, was listed as a
-	// ConfigMap without images and applied as a Pod.
+	// ConfigMap without images and applied as a Pod. A key written twice
+	// with the same value reads alike either way, as kubectl takes it.
 	if k := twiceOf(node.YNode(), "apiVersion", "kind", "metadata"); k != "" {
 		return addon.Object{}, fmt.Errorf("%w: document has two %s keys", ErrInvalid, k)
 	}
-	if m := valuesOf([]*yaml.Node{node.YNode()}, "metadata"); len(m) == 1 {
+	if m := valuesOf([]*yaml.Node{node.YNode()}, "metadata"); len(m) > 0 {
 		if k := twiceOf(m[0], "name", "namespace"); k != "" {
 			return addon.Object{}, fmt.Errorf("%w: document has two metadata.%s keys", ErrInvalid, k)
 		}
@@ -659,14 +660,32 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 	return addon.Object{APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: meta.Namespace, Name: meta.Name}, nil
 }
 
-// twiceOf is the first of keys that the mapping m holds more than once.
+// twiceOf is the first of keys that the mapping m holds more than once,
+// with values that differ.
 func twiceOf(m *yaml.Node, keys ...string) string {
 	for _, k := range keys {
-		if len(valuesOf([]*yaml.Node{m}, k)) > 1 {
-			return k
+		vs := valuesOf([]*yaml.Node{m}, k)
+		for _, v := range vs[min(len(vs), 1):] {
+			if !sameNode(vs[0], v) {
+				return k
+			}
 		}
 	}
 	return ""
+}
+
+// sameNode reports whether a and b are the same YAML value: kind, tag,
+// scalar text and content alike (an alias by the anchor it names).
+func sameNode(a, b *yaml.Node) bool {
+	if a.Kind != b.Kind || a.ShortTag() != b.ShortTag() || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // yamlErrorLine pulls the line number out of a go-yaml error, or 1.

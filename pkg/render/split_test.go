@@ -317,7 +317,7 @@ func TestDuplicateKeys(t *testing.T) {
 	const pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
 	for _, tc := range []struct{ name, doc, want string }{
 		{"kind", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\nkind: Pod\nspec:\n  containers:\n  - {name: a, image: hidden.example/a:1}\n", "two kind keys"},
-		{"apiVersion", "apiVersion: v1\n" + pod, "two apiVersion keys"},
+		{"apiVersion", "apiVersion: apps/v1\n" + pod, "two apiVersion keys"},
 		{"metadata", pod + "metadata: {name: q}\n", "two metadata keys"},
 		{"name", pod + "  name: q\n", "two metadata.name keys"},
 		{"namespace", pod + "  namespace: a\n  namespace: b\n", "two metadata.namespace keys"},
@@ -326,6 +326,23 @@ func TestDuplicateKeys(t *testing.T) {
 			_, err := render.SplitDocuments("f.yaml", []byte(tc.doc))
 			if !errors.Is(err, render.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// The same value written twice is read alike either way, and kubectl
+	// (sigs.k8s.io/yaml, the last of them) takes it: it is not refused.
+	for _, tc := range []struct{ name, doc string }{
+		{"same namespace", pod + "  namespace: a\n  namespace: a\n"},
+		{"same kind", "apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata:\n  name: p\n"},
+		{"same metadata", pod + "metadata:\n  name: p\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := render.SplitDocuments("f.yaml", []byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := docs[0].Object; o.Kind != "Pod" || o.Name != "p" {
+				t.Errorf("object %+v, want the Pod p", o)
 			}
 		})
 	}
