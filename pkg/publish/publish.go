@@ -266,7 +266,7 @@ func isPlatform(img v1.Image, want *v1.Platform) error {
 	if have.Satisfies(*want) {
 		return nil
 	}
-	return fmt.Errorf("%w: the base is one image, of %s, not %s", unpack.ErrNoPlatform, have.String(), want.String())
+	return fmt.Errorf("%w: the base is one image, of %s, not %s", unpack.ErrNoPlatform, safetree.Sanitize(have.String()), want.String())
 }
 
 // write writes res under its names in the store and to the outputs.

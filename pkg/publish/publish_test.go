@@ -274,6 +274,21 @@ func TestBuildBaseIndexOfPlatforms(t *testing.T) {
 			t.Errorf("an image of linux/arm64 as the base, %s named: %v", plat, err)
 		}
 	}
+	// The platform the config names is the image's text: the refusal
+	// says it in one line of printable text.
+	cf.OS, cf.Architecture = "linux", "arm64\n\x1b[2Jfake"
+	hostile, err := mutate.ConfigFile(imgs[1], cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WriteImage(ctx, hostile, nil, "hostile:1"); err != nil {
+		t.Fatal(err)
+	}
+	o = opts("hostile:1")
+	o.BasePlatform = &v1.Platform{OS: "linux", Architecture: "amd64"}
+	if _, err := publish.Build(ctx, patch, o); !errors.Is(err, unpack.ErrNoPlatform) || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Errorf("a base whose config names a platform of control characters: %q", err)
+	}
 }
 
 // Destinations are written one after the other, each whole or not at
