@@ -39,8 +39,12 @@ func TestSetCommands(t *testing.T) {
 	}
 	cliMust(t, "lock", "-f", cliSet, "-o", lockFile, "--check")
 
+	// A bad flag after --check is trouble too: 2, with the usage line.
+	if r := cliRun(t, "lock", "-f", cliSet, "--check", "--bogus"); r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: lock: unknown flag: --bogus\nUsage: ") {
+		t.Errorf("lock --check --bogus: exit %d, stderr %q; want 2 and the usage", r.code, r.stderr)
+	}
 	// A stale lock exits 1, as a lock that does not exist does; trouble
-	// (above: a missing declaration, flags that disagree) exits 2.
+	// (below: a missing declaration, flags that disagree) exits 2.
 	stale := filepath.Join(tmp, "stale.lock")
 	if err := os.WriteFile(stale, []byte(strings.Replace(string(want), "entry: sha256:413e", "entry: sha256:513e", 1)), 0o644); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,13 @@ cannot be reached), as diff does.`,
 			return a.printLock(l, err, asJSON, "wrote %s (%d add-ons)", out, sf.file)
 		},
 	}
+	// A bad flag after --check is trouble (2), not a stale lock.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if check {
+			return withExitCode(flagError(c, err), exitDiffError)
+		}
+		return flagError(c, err)
+	})
 	sf.add(a, cmd)
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
