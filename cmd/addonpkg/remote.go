@@ -48,7 +48,11 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		a.infof("copied the whole index %s: something refers to it (a signature), which one platform's image would lose", res.Digest)
 	}
 	if len(res.IndexPlatforms) > 0 {
-		a.infof("copied the %s image alone, of an index of %s; --all-platforms copies the index whole", safetree.Sanitize(res.Platform), strings.Join(sanitizeAll(res.IndexPlatforms), ", "))
+		which := "one image"
+		if res.Platform != "" {
+			which = "the " + safetree.Sanitize(res.Platform) + " image"
+		}
+		a.infof("copied %s alone, of an index of %s; --all-platforms copies the index whole", which, strings.Join(sanitizeAll(res.IndexPlatforms), ", "))
 	}
 	if opts.Referrers && res.Referrers > 0 {
 		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)

@@ -181,8 +181,9 @@ func (e *apiError) Is(target error) bool {
 // immutableCause matches the words the API server's validation gives a
 // field that may not change: "field is immutable" (apimachinery's
 // FieldImmutableErrorMsg), a CEL rule's "... is immutable", RBAC's
-// "cannot change roleRef".
-var immutableCause = regexp.MustCompile(`\bis immutable\b|\bimmutable field\b|\bcannot change roleRef\b`)
+// "cannot change roleRef", a StorageClass's "updates to parameters are
+// forbidden", a Pod's "pod updates may not change fields other than".
+var immutableCause = regexp.MustCompile(`\bis immutable\b|\bimmutable field\b|\bcannot change roleRef\b|\bupdates to \w+ are forbidden\b|\bupdates may not change fields\b`)
 
 // immutable reports whether err is a 422 one of whose causes is a field
 // that may not change. ssa's IsImmutableError takes any 409 or 422 for
@@ -195,7 +196,14 @@ func immutable(err error) bool {
 		return false
 	}
 	for _, c := range se.Status().Details.Causes {
-		if immutableCause.MatchString(c.Message) {
+		// The server's words follow the value it quotes (Invalid value:
+		// "...": field is immutable): a value that says "is immutable"
+		// is not a reason.
+		msg := c.Message
+		if i := strings.LastIndex(msg, `": `); i >= 0 {
+			msg = msg[i+3:]
+		}
+		if immutableCause.MatchString(msg) {
 			return true
 		}
 	}
