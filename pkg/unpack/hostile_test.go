@@ -280,7 +280,7 @@ func hostileCases() []hostileCase {
 		{
 			// oras pull refuses both: as layers, the later file would
 			// silently replace the earlier one.
-			name: "ORAS file layers sub and sub/b.yaml",
+			name:  "ORAS file layers sub and sub/b.yaml",
 			build: img(unpack.Options{}, orasFiles("sub", "sub/b.yaml")),
 			is:    unpack.ErrCorrupt,
 		},
