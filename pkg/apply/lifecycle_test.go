@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -725,5 +726,21 @@ data: {v: "taken"}
 	}
 	if !k.exists(t, gvrConfigMap, k.prefix, "stays") || !k.exists(t, gvrNamespace, "", k.prefix) {
 		t.Fatal("the other inventory's uninstall deleted the first add-on's objects")
+	}
+
+	// An object whose ApplySet label was taken off is not deleted either,
+	// and the reason says that, not "another inventory namespace".
+	patch := []byte(`{"metadata":{"labels":{"` + apply.LabelApplySetPartOf + `":null}}}`)
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Patch(k.ctx, "stays", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := k.admin.Uninstall(k.ctx, first.Name, apply.UninstallOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range dry.Changes {
+		if strings.HasSuffix(ch.Object, "/stays") && (ch.Action != apply.Skipped || !strings.Contains(ch.Reason, "does not carry this add-on's "+apply.LabelApplySetPartOf)) {
+			t.Errorf("stays without its ApplySet label: %s %q", ch.Action, ch.Reason)
+		}
 	}
 }

@@ -142,6 +142,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 	switch {
 	case d.live.GetLabels()[LabelAddon] != addon:
 		ch.Reason = "not deleted: it does not carry this add-on's owner label"
+	case d.live.GetLabels()[LabelApplySetPartOf] == "":
+		ch.Reason = "not deleted: it does not carry this add-on's " + LabelApplySetPartOf + " label"
 	case !c.owns(addon, d.live.GetLabels()):
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):

@@ -88,6 +88,8 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, ow
 			return describe(o) + ": owned by add-on " + safetree.Sanitize(other), false
 		}
 		return describe(o) + ": not owned by this add-on (no " + LabelAddon + " label)", false
+	case owner != "" && live.GetLabels()[LabelApplySetPartOf] == "":
+		return describe(o) + ": not owned by this add-on (no " + LabelApplySetPartOf + " label)", false
 	case owner != "" && !c.owns(owner, live.GetLabels()):
 		return describe(o) + ": owned by add-on " + safetree.Sanitize(owner) + " of another inventory namespace", false
 	}
