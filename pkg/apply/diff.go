@@ -229,10 +229,14 @@ func jsonPointer(segments []string) string {
 	var b strings.Builder
 	for _, s := range segments {
 		b.WriteString("/")
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(s))
+		b.WriteString(pointerEscaper.Replace(s))
 	}
 	return b.String()
 }
+
+// pointerEscaper escapes a JSON pointer's segment (RFC 6901 section 3),
+// made once: a take-over of many fields asks for many pointers.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // diffText is the unified diff from a to b (nil: absent), without
 // managedFields and with Secret data masked.
