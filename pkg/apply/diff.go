@@ -147,8 +147,9 @@ type resetField struct {
 // client-side apply holds once it created the object). A field defaulted
 // to the value it has is not changed by the apply and leaves gone; a map
 // key defaulted to another value stays, with that value in reset. A
-// patch the server refuses (removing a required field) changes nothing:
-// the apply meets the same refusal, and gone says what causes it; so
+// patch the server refuses (removing a required field, or leaving what an
+// admission policy or webhook forbids) changes nothing: the apply meets
+// the same refusal, and gone says what causes it; so
 // does a patch too large to ask (over the server's 10,000 operations or
 // its request size), every field of gone then said to be removed.
 func (c *Client) defaulted(ctx context.Context, live *unstructured.Unstructured, gone []fieldpath.Path) ([]fieldpath.Path, []resetField, error) {
@@ -181,7 +182,10 @@ func (c *Client) defaulted(ctx context.Context, live *unstructured.Unstructured,
 	after.SetNamespace(live.GetNamespace())
 	after.SetName(live.GetName())
 	if err := c.kube.Patch(ctx, after, client.RawPatch(types.JSONPatchType, data), client.DryRunAll, client.FieldOwner(FieldManager)); err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) || apierrors.IsRequestEntityTooLargeError(err) {
+		// Forbidden is admission's answer here, not RBAC's: the dry-run
+		// apply before this one was allowed the same verb.
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) ||
+			apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err) {
 			return gone, nil, nil
 		}
 		return nil, nil, wrap(err)

@@ -1,13 +1,18 @@
 package apply_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -150,5 +155,87 @@ data: {kept: "1"}
 	}
 	if c := cs.Changes[0]; c.Action != apply.Configured || !strings.Contains(c.Diff, "-  k10000: v") {
 		t.Errorf("the diff: %s %q, want configured, removing k10000", c.Action, c.Reason[:min(len(c.Reason), 200)])
+	}
+}
+
+// An admission policy (a ValidatingAdmissionPolicy here, a webhook
+// alike) may refuse, as Forbidden, the object the take-over leaves: the
+// server's answer to the dry-run patch that asks what the apply removes.
+// The diff then says what the apply removes (what the policy will refuse
+// the apply for), instead of failing whole.
+func TestDiffTakeOverRefusedByPolicy(t *testing.T) {
+	k := newCluster(t)
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fail := admissionregistrationv1.Fail
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: k.prefix},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "has(object.metadata.labels) && 'team' in object.metadata.labels",
+				Message:    "a ConfigMap names its team",
+				Reason:     ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	admission := k.typed.AdmissionregistrationV1()
+	if _, err := admission.ValidatingAdmissionPolicies().Create(k.ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicies().Delete(context.Background(), k.prefix, metav1.DeleteOptions{})
+	})
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: k.prefix},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        k.prefix,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": k.prefix},
+			}},
+		},
+	}
+	if _, err := admission.ValidatingAdmissionPolicyBindings().Create(k.ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicyBindings().Delete(context.Background(), k.prefix, metav1.DeleteOptions{})
+	})
+	// The policy takes effect once the server has read it.
+	unlabelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: k.prefix}}
+	for {
+		_, err := k.typed.CoreV1().ConfigMaps(k.prefix).Create(k.ctx, unlabelled, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) {
+			break
+		}
+		if k.ctx.Err() != nil {
+			t.Fatalf("the policy never took effect: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	byHand := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: k.prefix, Labels: map[string]string{"team": "web"}}, Data: map[string]string{"v": "1"}}
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Create(k.ctx, byHand, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: NS}
+data: {v: "1"}
+`)
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatalf("diff: %v", err)
+	}
+	if c := cs.Changes[0]; c.Action != apply.Configured || !strings.Contains(c.Reason, "labels.team") {
+		t.Errorf("the diff: %s %q, want configured, removing the label", c.Action, c.Reason)
 	}
 }
