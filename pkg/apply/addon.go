@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -84,8 +83,11 @@ func FromSet(res *addonset.Result) ([]Addon, error) {
 
 // DecodeObjects decodes a YAML (or JSON) stream of Kubernetes objects,
 // such as render.Result.YAML() or `addonpkg unpack`'s output. Empty
-// documents are dropped, lists are expanded, and an object without
-// apiVersion, kind or metadata.name is refused, named by its position.
+// documents are dropped, Lists are replaced by their items (a document
+// whose kind ends in "List" and that has items, spec/addon-v1.md 6.4),
+// and an object without apiVersion, kind or metadata.name, or with a
+// top-level items field and a kind that is not a List, is refused, named
+// by its position.
 func DecodeObjects(stream []byte) ([]*unstructured.Unstructured, error) {
 	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
 	var out []*unstructured.Unstructured
@@ -100,30 +102,54 @@ func DecodeObjects(stream []byte) ([]*unstructured.Unstructured, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		u := &unstructured.Unstructured{Object: raw}
-		if u.IsList() {
-			err := u.EachListItem(func(o runtime.Object) error {
-				item := o.(*unstructured.Unstructured)
-				if err := checkObject(item); err != nil {
-					return err
-				}
-				out = append(out, item)
-				return nil
-			})
-			if err != nil && !errors.Is(err, ErrInvalid) {
-				// apimachinery's own: an item that is not an object.
-				err = fmt.Errorf("%w: %s", ErrInvalid, oneLine(err.Error()))
-			}
-			if err != nil {
-				return nil, fmt.Errorf("decode document %d: %w", doc, err)
-			}
-			continue
-		}
-		if err := checkObject(u); err != nil {
+		var err error
+		if out, err = appendObjects(out, &unstructured.Unstructured{Object: raw}, 0); err != nil {
 			return nil, fmt.Errorf("decode document %d: %w", doc, err)
 		}
-		out = append(out, u)
 	}
+}
+
+// maxListDepth bounds Lists nested in Lists, as render does.
+const maxListDepth = 16
+
+// appendObjects appends u to out, or its items when it is a List, Lists
+// among them flattened in turn. apimachinery (and kubectl's decoder)
+// reads any object with a top-level items field as a list: a ConfigMap
+// holding items: [a Deployment], which render lists as a ConfigMap
+// without images, installed the Deployment, whose image no relocation
+// rewrote. Only a kind ending in "List" may hold items.
+func appendObjects(out []*unstructured.Unstructured, u *unstructured.Unstructured, depth int) ([]*unstructured.Unstructured, error) {
+	items, has := u.Object["items"]
+	if !has {
+		if err := checkObject(u); err != nil {
+			return nil, err
+		}
+		return append(out, u), nil
+	}
+	if !strings.HasSuffix(u.GetKind(), "List") {
+		return nil, fmt.Errorf("%w: object %s has a top-level items field, which kubectl reads as a list of objects to apply in its place (only a kind ending in List may hold items)", ErrInvalid, describe(u))
+	}
+	if depth >= maxListDepth {
+		return nil, fmt.Errorf("%w: Lists nested over %d deep", ErrInvalid, maxListDepth)
+	}
+	if items == nil {
+		return out, nil // an empty List
+	}
+	list, ok := items.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: the items of a %s are not a list", ErrInvalid, safetree.Sanitize(u.GetKind()))
+	}
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: item %d of a %s is not an object", ErrInvalid, i+1, safetree.Sanitize(u.GetKind()))
+		}
+		var err error
+		if out, err = appendObjects(out, &unstructured.Unstructured{Object: m}, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func checkObject(u *unstructured.Unstructured) error {

@@ -211,6 +211,12 @@ items:
 	if got := strings.Join(names, " "); got != "ConfigMap/a ConfigMap/b Secret/c" {
 		t.Errorf("decoded %s", got)
 	}
+	// Lists in Lists are flattened, and an empty List gives nothing, as
+	// render reads them.
+	nested, err := apply.DecodeObjects([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMapList, items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]}\n---\napiVersion: v1\nkind: List\nitems: null\n"))
+	if err != nil || len(nested) != 1 || nested[0].GetName() != "a" {
+		t.Errorf("nested and empty Lists decoded as %v, %v; want ConfigMap/a", nested, err)
+	}
 	for _, bad := range []struct{ in, want string }{
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n", "document 2"},
 		{"apiVersion: v1\nkind: ConfigMap\n", "metadata.name"},
@@ -222,6 +228,13 @@ items:
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, managedFields: [{manager: kubectl}]}\n", "metadata.managedFields"},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, deletionTimestamp: \"2024-01-01T00:00:00Z\"}\n", "metadata.deletionTimestamp"},
 		{"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, resourceVersion: \"7\"}}\n", "metadata.resourceVersion"},
+		// Only a List holds items (spec/addon-v1.md 6.4, as render reads
+		// it): apimachinery took any object with items for a list, and a
+		// ConfigMap that render listed, without images, installed the
+		// Deployment it held.
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: note}\nitems:\n- {apiVersion: apps/v1, kind: Deployment, metadata: {name: hidden}}\n", "ConfigMap/note has a top-level items field"},
+		{"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: note}, items: []}\n", "ConfigMap/note has a top-level items field"},
+		{"apiVersion: v1\nkind: List\nitems: {a: b}\n", "not a list"},
 	} {
 		_, err := apply.DecodeObjects([]byte(bad.in))
 		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {

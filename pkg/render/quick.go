@@ -417,6 +417,10 @@ func (s *quickScanner) roleOf(l *quickLevel, key []byte) quickRole {
 		if l.root {
 			return roleKind
 		}
+	case "items":
+		if l.root {
+			s.unsure = true // objectOf refuses it
+		}
 	case "metadata":
 		if l.root {
 			return roleMetadata

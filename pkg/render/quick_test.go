@@ -63,7 +63,7 @@ func TestQuickDocumentAccepts(t *testing.T) {
 			quickDoc{obj: addon.Object{APIVersion: "v1", Kind: "Service", Namespace: "kube-system", Name: "svc"}}},
 		{"quoted identity", "'apiVersion': 'v1'\n\"kind\": \"ConfigMap\"\nmetadata:\n  name: \"a\"\n  namespace: ''\n", quickDoc{obj: quickCM}},
 		{"identity with comments", "apiVersion: v1 # c\nkind: ConfigMap   # c\nmetadata: # c\n  # c\n  name: a\n", quickDoc{obj: quickCM}},
-		{"List kind with a name", "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems: []\n",
+		{"List kind with a name", "apiVersion: v1\nkind: List\nmetadata:\n  name: l\n",
 			quickDoc{obj: addon.Object{APIVersion: "v1", Kind: "List", Name: "l"}}},
 		{"nested metadata is not the object's", quickHead + "spec:\n  metadata:\n    name: other\n    namespace: x\n", quickDoc{obj: quickCM}},
 		{"plain scalars", quickHead + "data:\n  a: b c  d\n  u: http://x:80/y#z\n  n: -1\n  x: -Xmx1g\n  q: a'b\"c\n  e: \n", quickDoc{obj: quickCM}},
@@ -114,6 +114,10 @@ func TestQuickDocumentFallsBack(t *testing.T) {
 		// subset.
 		invalid bool
 	}{
+		// kubectl reads any document with items as a list: only a List
+		// (the slow path) may hold them.
+		{"items of a ConfigMap", quickHead + "items:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: s\n", true},
+		{"items of a List", "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems: []\n", true},
 		// YAML errors, deep in the document.
 		{"mapping value in a value", quickHead + "spec:\n  a: b: c\n", true},
 		{"bad indentation", quickHead + "spec:\n  a: 1\n   b: 2\n", true},

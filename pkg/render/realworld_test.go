@@ -60,6 +60,35 @@ func TestRenderFlattensLists(t *testing.T) {
 	}
 }
 
+// Only a List holds items. kubectl's decoder (and apply's) reads any
+// document with a top-level items field as a list and applies its items
+// in its place: a ConfigMap holding items: [a Deployment] was listed as a
+// ConfigMap without images, relocated as one, and installed a Deployment
+// that pulled its image from where the add-on said. A List whose items
+// come through a merge key was listed as one object of kind List, and
+// installed its items.
+func TestRenderRefusesItemsOutsideAList(t *testing.T) {
+	// Block style only: the renderer's fast path reads it.
+	deploy := "- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: hidden\n  spec:\n    selector:\n      matchLabels:\n        a: b\n" +
+		"    template:\n      metadata:\n        labels:\n          a: b\n      spec:\n        containers:\n        - name: c\n          image: elsewhere.example/miner:1\n"
+	for name, files := range map[string]map[string]string{
+		"a ConfigMap":          {"a.yaml": cm("note", "") + "items:\n" + deploy},
+		"a ConfigMap in JSON":  {"a.json": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"note"},"items":[]}`},
+		"an item of a List":    {"a.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: note}\n  items:\n  " + strings.ReplaceAll(deploy, "\n", "\n  ")},
+		"a List by merge key":  {"a.yaml": "apiVersion: v1\nkind: List\nmetadata: {name: l}\n<<: {items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: note}}]}\n"},
+		"a kustomize resource": {"kustomization.yaml": "resources: [a.yaml]\n", "a.yaml": cm("note", "") + "items:\n" + deploy},
+	} {
+		res, err := render.Render(context.Background(), tree(files), render.Options{})
+		if !errors.Is(err, render.ErrInvalid) || !strings.Contains(err.Error(), "items") {
+			got := ""
+			if res != nil {
+				got = names(res)
+			}
+			t.Errorf("%s: err = %v (documents %s), want ErrInvalid naming items", name, err, got)
+		}
+	}
+}
+
 // A stream whose first document comes from a JSON file begins as YAML.
 func TestRenderJSONFirstAsYAML(t *testing.T) {
 	files := map[string]string{

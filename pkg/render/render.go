@@ -645,6 +645,14 @@ func objectOf(node *yaml.RNode) (addon.Object, error) {
 	if err != nil {
 		return addon.Object{}, fmt.Errorf("%w: %s", ErrInvalid, err)
 	}
+	// kubectl's decoder and apply's read any document with a top-level
+	// items field as a list, whatever its kind, and apply its items in
+	// its place: a ConfigMap holding items: [a Deployment] was listed as
+	// a ConfigMap without images, and installed a Deployment whose image
+	// no relocation rewrote. Only a List (listItems) may hold items.
+	if len(valuesOf([]*yaml.Node{Resolved(node).YNode()}, "items")) > 0 {
+		return addon.Object{}, fmt.Errorf("%w: %s %s has a top-level items field, which kubectl reads as a list of objects to apply in its place (only a kind ending in List may hold items)", ErrInvalid, meta.Kind, meta.Name)
+	}
 	switch {
 	case meta.APIVersion == "":
 		return addon.Object{}, fmt.Errorf("%w: document has no apiVersion", ErrInvalid)

@@ -95,6 +95,7 @@ func TestValuesRefused(t *testing.T) {
 	}{
 		"undeclared reference": {tree("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: \"${OTHER}\"}\n"), given, "a.yaml:1: ${OTHER} is not a declared value"},
 		"a second object":      {tree("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"${NS}\"}\n"), map[string]string{"NS": "x\"}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {b: \"y"}, "turn it into something else than one ConfigMap"},
+		"objects in items":     {tree("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"${NS}\"}\n"), map[string]string{"NS": "x\"}\nitems: [{apiVersion: v1, kind: Secret, metadata: {name: s}}]\nbinaryData: {b: \"eQ=="}, "top-level items field"},
 		"undeclared given":     {tree("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), map[string]string{"NS": "x", "NX": "y"}, "value NX: the add-on does not declare it"},
 		"no declaration":       {fstest.MapFS{"a.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}}, map[string]string{"NS": "x"}, "it declares none"},
 		"bad declaration":      {fstest.MapFS{".addonvalues": {Data: []byte("kind: AddonValues\n")}, "a.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}}, given, "invalid values: apiVersion"},
