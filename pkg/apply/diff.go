@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
+	yaml3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -245,12 +247,43 @@ var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 // diffText is the unified diff from a to b (nil: absent), without
 // managedFields and with Secret data masked.
 func diffText(name string, a, b *unstructured.Unstructured) string {
-	return textdiff.Unified("live/"+name, "applied/"+name, toYAML(a), toYAML(b), 3)
+	ya, errA := toYAML(a, yaml.Marshal)
+	yb, errB := toYAML(b, yaml.Marshal)
+	if errA != nil || errB != nil {
+		// sigs.k8s.io/yaml reads its JSON back as YAML, whose reader
+		// refuses a C1 control character (U+0080 to U+009F) anywhere in
+		// the object: both sides were one "cannot encode" line, and the
+		// diff of a changed object was empty. go-yaml writes it escaped;
+		// both sides alike, so that only what changed differs.
+		ya, errA = toYAML(a, escapedYAML)
+		yb, errB = toYAML(b, escapedYAML)
+	}
+	for _, err := range []error{errA, errB} {
+		if err != nil {
+			return fmt.Sprintf("# cannot encode %s: %s\n", name, oneLine(err.Error()))
+		}
+	}
+	return textdiff.Unified("live/"+name, "applied/"+name, ya, yb, 3)
 }
 
-func toYAML(o *unstructured.Unstructured) string {
+// escapedYAML writes v as YAML with go-yaml, which escapes every control
+// character, indented as sigs.k8s.io/yaml indents.
+func escapedYAML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func toYAML(o *unstructured.Unstructured, marshal func(any) ([]byte, error)) (string, error) {
 	if o == nil {
-		return ""
+		return "", nil
 	}
 	o = o.DeepCopy()
 	unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
@@ -267,11 +300,11 @@ func toYAML(o *unstructured.Unstructured) string {
 			}
 		}
 	}
-	b, err := yaml.Marshal(o.Object)
+	b, err := marshal(o.Object)
 	if err != nil {
-		return fmt.Sprintf("# cannot encode: %v\n", err)
+		return "", err
 	}
-	return string(b)
+	return string(b), nil
 }
 
 // The placeholders ssa.SanitizeUnstructuredData writes for a changed

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -142,5 +143,48 @@ func TestDiffShowsWhatTakeOverRemoves(t *testing.T) {
 	}
 	if again, err := k.admin.Diff(k.ctx, a, apply.Options{}); err != nil || again.Changed() {
 		t.Errorf("the diff after the apply: %v\n%s", err, again)
+	}
+}
+
+// A control character anywhere in an object (an annotation anyone who
+// may edit the object writes, or the add-on's own data) does not blind
+// the diff: sigs.k8s.io/yaml refuses to write a C1 one (U+009B, CSI), and
+// the diff of both sides was the same "# cannot encode" line, so an
+// upgrade that changed the object showed no change at all. Every control
+// character is written escaped, never raw to a terminal.
+func TestDiffOfObjectWithControlCharacters(t *testing.T) {
+	k := newCluster(t)
+	const cmAddon = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: NS}
+data: {script: "echo VALUE"}
+`
+	a := k.addon(t, k.prefix, "1", strings.ReplaceAll(cmAddon, "VALUE", "one"))
+	k.mustApply(t, a, apply.Options{})
+	patch := []byte(`{"metadata":{"annotations":{"note":"a\u0001b\u001b[31mred\u009b"}}}`)
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Patch(k.ctx, "settings", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := k.addon(t, k.prefix, "2", strings.ReplaceAll(cmAddon, "VALUE", `two\a`))
+	cs, err := k.admin.Diff(k.ctx, b, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm apply.Change
+	for _, c := range cs.Changes {
+		if c.Object == "ConfigMap/"+k.prefix+"/settings" {
+			cm = c
+		}
+	}
+	if cm.Action != apply.Configured || !strings.Contains(cm.Diff, "-  script: echo one") || !strings.Contains(cm.Diff, `+  script: "echo two\a"`) {
+		t.Errorf("ConfigMap change %s, want configured, echo one -> echo two\\a:\n%s", cm.Action, cm.Diff)
+	}
+	if strings.ContainsAny(cm.Diff, "\x01\x07\x1b\u009b") {
+		t.Errorf("the diff holds control characters:\n%q", cm.Diff)
 	}
 }
