@@ -445,6 +445,43 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [update]}]
 	}
 }
 
+// The ID format writes ':' as "__", so NS:reader and NS__reader share an
+// ID; the entry's name tells them apart. An add-on may hold both, and an
+// upgrade from one to the other prunes the one it drops (it was neither
+// pruned nor kept in the inventory, left behind with the add-on's label).
+func TestRBACNamesSharingAnID(t *testing.T) {
+	k := newCluster(t)
+	const colon = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "NS:reader"}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+`
+	const underscores = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS__reader}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [list]}]
+`
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	k.mustApply(t, k.addon(t, k.prefix, "1", underscores), apply.Options{})
+	cs := k.mustApply(t, k.addon(t, k.prefix, "2", colon), apply.Options{Timeout: 20 * time.Second})
+	if k.exists(t, gvr, "", k.prefix+"__reader") {
+		t.Errorf("the upgrade to %s:reader left %s__reader behind:\n%s", k.prefix, k.prefix, cs)
+	}
+	k.mustApply(t, k.addon(t, k.prefix, "3", colon+"---"+underscores), apply.Options{})
+	if st, err := k.admin.Status(k.ctx, k.prefix); err != nil || len(st) != 1 || st[0].Objects != 2 || st[0].Ready != 2 {
+		t.Errorf("status = %+v, %v, want both ClusterRoles listed and ready", st, err)
+	}
+	cs, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.exists(t, gvr, "", k.prefix+":reader") || k.exists(t, gvr, "", k.prefix+"__reader") || cs.Count(apply.Deleted) != 2 {
+		t.Errorf("uninstall left a ClusterRole:\n%s", cs)
+	}
+}
+
 // The add-on that owns a CRD cannot take another add-on's custom resource
 // without Force by naming it in a version its CRD upgrade adds: the
 // resource exists, served in the old version, and is read there for the

@@ -144,12 +144,24 @@ func (c *Client) setID(addon string) string {
 }
 
 func entryOf(u *unstructured.Unstructured) InventoryEntry {
-	e := InventoryEntry{ID: object.UnstructuredToObjMetadata(u).String(), Version: u.GroupVersionKind().Version}
-	if m, err := object.ParseObjMetadata(e.ID); err != nil || m.Name != u.GetName() {
-		e.Name = u.GetName()
+	e := entryFor(object.UnstructuredToObjMetadata(u))
+	e.Version = u.GroupVersionKind().Version
+	return e
+}
+
+// entryFor is the entry of m, without a version: its name is recorded
+// when the ID does not give it back.
+func entryFor(m object.ObjMetadata) InventoryEntry {
+	e := InventoryEntry{ID: m.String()}
+	if back, err := object.ParseObjMetadata(e.ID); err != nil || back.Name != m.Name {
+		e.Name = m.Name
 	}
 	return e
 }
+
+// key tells the entries of two objects apart where their IDs do not
+// (ClusterRoles a:b and a__b share one): sets of entries are keyed by it.
+func (e InventoryEntry) key() string { return e.ID + "\x00" + e.Name }
 
 // object returns a stub with the entry's identity, for get and delete.
 func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
@@ -275,7 +287,7 @@ func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev
 }
 
 func sortEntries(es []InventoryEntry) {
-	sort.Slice(es, func(i, j int) bool { return es[i].ID < es[j].ID })
+	sort.Slice(es, func(i, j int) bool { return es[i].key() < es[j].key() })
 }
 
 // groupKinds is the contains-group-kinds value: "Kind.group" (or "Kind"
@@ -320,11 +332,11 @@ func union(a, b []InventoryEntry) []InventoryEntry {
 	var out []InventoryEntry
 	for _, list := range [][]InventoryEntry{a, b} {
 		for _, e := range list {
-			if i, ok := seen[e.ID]; ok {
+			if i, ok := seen[e.key()]; ok {
 				out[i] = e
 				continue
 			}
-			seen[e.ID] = len(out)
+			seen[e.key()] = len(out)
 			out = append(out, e)
 		}
 	}

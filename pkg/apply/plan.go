@@ -209,10 +209,10 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			return nil, fmt.Errorf("%w: %s: the names %s* in %s are add-on inventories, which an add-on may not hold", ErrInvalid, describe(o), InventoryName(""), c.opts.InventoryNamespace)
 		}
 		e := entryOf(o)
-		if seen[e.ID] {
+		if seen[e.key()] {
 			return nil, fmt.Errorf("%w: add-on %s holds %s twice", ErrInvalid, a.Name, describe(o))
 		}
-		seen[e.ID] = true
+		seen[e.key()] = true
 		p.objects = append(p.objects, &planned{obj: o, entry: e, resource: gvr, crdPending: pending})
 	}
 
@@ -316,7 +316,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	// What the previous inventory holds and the new set does not.
 	if p.prev != nil {
 		for _, e := range p.prev.Objects {
-			if seen[e.ID] {
+			if seen[e.key()] {
 				continue
 			}
 			d, err := c.doomedOf(ctx, e)

@@ -127,7 +127,7 @@ func (c *Client) pruneGoing(addon string, ds []*doomed) map[string]bool {
 	going := map[string]bool{}
 	for _, d := range ds {
 		if d.live != nil && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
-			going[d.entry.ID] = true
+			going[d.entry.key()] = true
 		}
 	}
 	return going
@@ -245,9 +245,9 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 			return nil, err
 		}
 		for _, it := range l.Items {
-			id := object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()}.String()
+			e := entryFor(object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()})
 			switch {
-			case going[id], it.DeletionTimestamp != nil:
+			case going[e.key()], it.DeletionTimestamp != nil:
 			case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
 			case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
 			default:

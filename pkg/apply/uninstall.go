@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,14 +116,14 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 
 func sortDoomed(ds []*doomed) {
 	objs := make([]*unstructured.Unstructured, len(ds))
-	byID := map[string]*doomed{}
+	byKey := map[string]*doomed{}
 	for i, d := range ds {
 		objs[i] = d.obj
-		byID[d.entry.ID] = d
+		byKey[d.entry.key()] = d
 	}
 	sort.Sort(sort.Reverse(ssa.SortableUnstructureds(objs)))
 	for i, o := range objs {
-		ds[i] = byID[object.UnstructuredToObjMetadata(o).String()]
+		ds[i] = byKey[entryOf(o).key()]
 	}
 }
 
