@@ -266,7 +266,7 @@ func TestInClusterRBACSuffices(t *testing.T) {
 	if _, stderr, code := runKube(t, nil, cliEnv, kubectl, "apply", "-f", filepath.Join(inClusterDir, "rbac.yaml")); code != 0 {
 		t.Fatalf("kubectl apply rbac.yaml: %s", stderr)
 	}
-	as := []string{"--as", "system:serviceaccount:addon-installer:addon-installer", "--name", "in-cluster-metrics-server"}
+	as := []string{"--as", "system:serviceaccount:addon-installer:addon-installer"}
 	ms := filepath.Join("..", "..", "examples", "metrics-server")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -274,7 +274,7 @@ func TestInClusterRBACSuffices(t *testing.T) {
 	for _, args := range [][]string{
 		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...),
 		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...), // again: a no-op
-		{"uninstall", "in-cluster-metrics-server", "--as", as[1]},
+		{"uninstall", "metrics-server", "--as", as[1]},
 	} {
 		out, stderr, code := runKube(t, nil, cliEnv, bin, args...)
 		if code != 0 {

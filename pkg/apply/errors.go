@@ -87,19 +87,23 @@ func (e *OwnershipError) Error() string {
 // Is makes an OwnershipError match ErrConflict.
 func (e *OwnershipError) Is(target error) bool { return target == ErrConflict }
 
-// Permission is one verb on one resource, as SelfSubjectAccessReview
-// asks it.
+// Permission is one verb on one resource, or on one object of it, as
+// SelfSubjectAccessReview asks it.
 type Permission struct {
 	Verb      string
 	Group     string
 	Resource  string
 	Namespace string // empty: cluster-wide
+	Name      string // empty: every object of the resource
 }
 
 func (p Permission) String() string {
 	r := p.Resource
 	if p.Group != "" {
 		r += "." + p.Group
+	}
+	if p.Name != "" {
+		r += "/" + p.Name
 	}
 	if p.Namespace == "" {
 		return p.Verb + " " + r

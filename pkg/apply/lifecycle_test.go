@@ -371,14 +371,15 @@ stringData:
 }
 
 // A restricted user is refused by the pre-flight, every missing
-// permission listed, and nothing is created.
+// permission listed, and nothing is created: of one object by its name,
+// of several (two ConfigMaps) once for their resource.
 func TestPreflightRefusesRestrictedUser(t *testing.T) {
 	k := newCluster(t)
 	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := k.addon(t, k.prefix, "1", crdAddon)
+	a := k.addon(t, k.prefix, "1", crdAddon+"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: second, namespace: NS}\n")
 	_, err = restricted.Apply(k.ctx, a, apply.Options{})
 	var pe *apply.PreflightError
 	if !errors.Is(err, apply.ErrForbidden) || !errors.As(err, &pe) {
@@ -389,11 +390,12 @@ func TestPreflightRefusesRestrictedUser(t *testing.T) {
 		got = append(got, p.String())
 	}
 	for _, want := range []string{
-		"create namespaces", "patch namespaces",
+		"create namespaces", "patch namespaces/" + k.prefix,
 		"create customresourcedefinitions.apiextensions.k8s.io",
 		"create configmaps in " + k.prefix, "patch configmaps in " + k.prefix,
 		"create widgets." + k.prefix + ".example.com in " + k.prefix,
-		"create secrets in kube-system",
+		"patch widgets." + k.prefix + ".example.com/w1 in " + k.prefix,
+		"create secrets in kube-system", "update secrets/addonpkg-" + k.prefix + " in kube-system",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing permissions %v lack %q", got, want)

@@ -15,21 +15,22 @@ import (
 // permissions is every verb the plan needs, deduplicated: get and patch
 // for every object (server-side apply is a patch), create for those that
 // do not exist yet, delete for those it may recreate and for those it
-// prunes, and what the inventory needs.
+// prunes, and what the inventory needs. Each is of the object's name but
+// create, which RBAC cannot grant by name.
 func (p *plan) permissions(c *Client, opts Options) []Permission {
 	set := map[Permission]bool{}
-	add := func(verb, group, resource, ns string) {
-		set[Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns}] = true
+	add := func(verb, group, resource, ns, name string) {
+		set[Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: name}] = true
 	}
 	for _, pl := range p.objects {
-		g, r, ns := pl.resource.Group, pl.resource.Resource, pl.obj.GetNamespace()
-		add("get", g, r, ns)
-		add("patch", g, r, ns)
+		g, r, ns, n := pl.resource.Group, pl.resource.Resource, pl.obj.GetNamespace(), pl.obj.GetName()
+		add("get", g, r, ns, n)
+		add("patch", g, r, ns, n)
 		if pl.live == nil {
-			add("create", g, r, ns)
+			add("create", g, r, ns, "")
 		}
 		if opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled {
-			add("delete", g, r, ns)
+			add("delete", g, r, ns, n)
 		}
 	}
 	if !opts.NoPrune {
@@ -37,19 +38,19 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 			if d.live == nil {
 				continue
 			}
-			add("get", d.resource.Group, d.resource.Resource, d.obj.GetNamespace())
-			add("delete", d.resource.Group, d.resource.Resource, d.obj.GetNamespace())
+			add("get", d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
+			add("delete", d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
 		}
 	}
 	// The inventory is written pending, then applied: a first install
 	// creates it and updates it.
-	inv := c.opts.InventoryNamespace
-	add("get", "", "secrets", inv)
+	inv, name := c.opts.InventoryNamespace, InventoryName(p.addon.Name)
+	add("get", "", "secrets", inv, name)
 	if !opts.DryRun {
 		if p.prevSecret == nil {
-			add("create", "", "secrets", inv)
+			add("create", "", "secrets", inv, "")
 		}
-		add("update", "", "secrets", inv)
+		add("update", "", "secrets", inv, name)
 	}
 	return sortedPermissions(set)
 }
@@ -70,36 +71,60 @@ func sortedPermissions(set map[Permission]bool) []Permission {
 		if a.Resource != b.Resource {
 			return a.Resource < b.Resource
 		}
-		return a.Verb < b.Verb
+		if a.Verb != b.Verb {
+			return a.Verb < b.Verb
+		}
+		return a.Name < b.Name
 	})
 	return out
 }
 
-// Preflight asks the API server, with one SelfSubjectAccessReview each,
-// whether the credentials may do every one of perms, and returns a
-// *PreflightError listing those they may not.
+// Preflight asks the API server, with SelfSubjectAccessReviews, whether
+// the credentials may do every one of perms, and returns a
+// *PreflightError listing those they may not. The permissions of one
+// verb on one resource are asked once without their names, as most
+// grants are; only where that is refused is each name asked, for a rule
+// may grant some names alone (resourceNames). A resource none of whose
+// names is granted is listed once, without them.
 func (c *Client) Preflight(ctx context.Context, perms []Permission) error {
+	byResource := map[Permission][]Permission{}
+	for _, p := range perms {
+		r := p
+		r.Name = ""
+		byResource[r] = append(byResource[r], p)
+	}
 	var (
 		mu      sync.Mutex
-		missing []Permission
+		missing = map[Permission]bool{}
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
-	for _, p := range perms {
+	for r, named := range byResource {
 		g.Go(func() error {
-			r, err := c.typed.AuthorizationV1().SelfSubjectAccessReviews().Create(gctx, &authorizationv1.SelfSubjectAccessReview{
-				Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Verb: p.Verb, Group: p.Group, Resource: p.Resource, Namespace: p.Namespace,
-				}},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				return fmt.Errorf("pre-flight %s: %w", p, wrap(err))
+			ok, err := c.allowed(gctx, r)
+			if ok || err != nil {
+				return err
 			}
-			if !r.Status.Allowed {
-				mu.Lock()
-				missing = append(missing, p)
-				mu.Unlock()
+			var refused []Permission
+			for _, p := range named {
+				if p.Name == "" {
+					refused = []Permission{r}
+					break
+				}
+				if ok, err := c.allowed(gctx, p); err != nil {
+					return err
+				} else if !ok {
+					refused = append(refused, p)
+				}
 			}
+			if len(refused) > 1 && len(refused) == len(named) {
+				refused = []Permission{r}
+			}
+			mu.Lock()
+			for _, p := range refused {
+				missing[p] = true
+			}
+			mu.Unlock()
 			return nil
 		})
 	}
@@ -109,13 +134,22 @@ func (c *Client) Preflight(ctx context.Context, perms []Permission) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	set := map[Permission]bool{}
-	for _, p := range missing {
-		set[p] = true
-	}
-	pe := &PreflightError{Missing: sortedPermissions(set)}
+	pe := &PreflightError{Missing: sortedPermissions(missing)}
 	if r, err := c.typed.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err == nil {
 		pe.User = r.Status.UserInfo.Username
 	}
 	return pe
+}
+
+// allowed asks the API server whether the credentials may do p.
+func (c *Client) allowed(ctx context.Context, p Permission) (bool, error) {
+	r, err := c.typed.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: p.Verb, Group: p.Group, Resource: p.Resource, Namespace: p.Namespace, Name: p.Name,
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("pre-flight %s: %w", p, wrap(err))
+	}
+	return r.Status.Allowed, nil
 }

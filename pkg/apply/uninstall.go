@@ -58,14 +58,19 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 	perms := map[Permission]bool{}
 	for _, d := range ds {
 		if d.live != nil {
-			perms[Permission{Verb: "get", Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace()}] = true
-			perms[Permission{Verb: "delete", Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace()}] = true
+			p := Permission{Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace(), Name: d.obj.GetName()}
+			for _, verb := range []string{"get", "delete"} {
+				p.Verb = verb
+				perms[p] = true
+			}
 		}
 	}
-	perms[Permission{Verb: "get", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
-	if !opts.DryRun {
-		perms[Permission{Verb: "delete", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
-		perms[Permission{Verb: "update", Resource: "secrets", Namespace: c.opts.InventoryNamespace}] = true
+	verbs := []string{"get", "delete", "update"}
+	if opts.DryRun {
+		verbs = verbs[:1]
+	}
+	for _, verb := range verbs {
+		perms[Permission{Verb: verb, Resource: "secrets", Namespace: c.opts.InventoryNamespace, Name: InventoryName(name)}] = true
 	}
 	if err := c.Preflight(ctx, sortedPermissions(perms)); err != nil {
 		return nil, fmt.Errorf("uninstall %s: %w", name, err)
