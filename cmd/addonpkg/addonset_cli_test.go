@@ -39,9 +39,24 @@ func TestSetCommands(t *testing.T) {
 	}
 	cliMust(t, "lock", "-f", cliSet, "-o", lockFile, "--check")
 
-	// A bad flag after --check is trouble too: 2, with the usage line.
-	if r := cliRun(t, "lock", "-f", cliSet, "--check", "--bogus"); r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: lock: unknown flag: --bogus\nUsage: ") {
-		t.Errorf("lock --check --bogus: exit %d, stderr %q; want 2 and the usage", r.code, r.stderr)
+	// A bad flag before or after --check is trouble too: 2, with the
+	// usage line. Without --check (-o takes "--check" as the file), 1.
+	for _, c := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--check", "--bogus"}, "unknown flag: --bogus", 2},
+		{[]string{"--bogus", "--check"}, "unknown flag: --bogus", 2},
+		{[]string{"--concurrency=x", "--check"}, `invalid argument "x" for "--concurrency"`, 2},
+		{[]string{"--check=yes", "--bogus"}, `invalid argument "yes" for "--check"`, 2},
+		{[]string{"--bogus", "--check", "--check=false"}, "unknown flag: --bogus", 1},
+		{[]string{"--bogus", "-o", "--check"}, "unknown flag: --bogus", 1},
+	} {
+		args := append([]string{"lock", "-f", cliSet}, c.args...)
+		if r := cliRun(t, args...); r.code != c.code || !strings.HasPrefix(r.stderr, "addonpkg: lock: "+c.want) || !strings.Contains(r.stderr, "\nUsage: ") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and the usage", args, r.code, r.stderr, c.code)
+		}
 	}
 	// A stale lock exits 1, as a lock that does not exist does; trouble
 	// (below: a missing declaration, flags that disagree) exits 2.

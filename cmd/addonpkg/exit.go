@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -76,6 +78,63 @@ func exitOnError(cmd *cobra.Command, code int) {
 	}
 }
 
+// exitOnErrorWhen is exitOnError for a command whose exit codes belong
+// to a mode that the bool flag named flag turns on (lock --check: 1 for
+// a stale lock, 2 for any other trouble): when the flag is on, every
+// error of cmd, a bad flag or argument, what its RunE returns, a panic,
+// goes through code. Whether it is on is read from the whole command
+// line (flagOn), not from the flag's variable, which a bad flag before
+// it leaves unset.
+func (a *app) exitOnErrorWhen(cmd *cobra.Command, flag string, code func(error) error) {
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, as []string) error {
+			err := args(c, as)
+			if err != nil && a.flagOn(c, flag) {
+				return code(err)
+			}
+			return err
+		}
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if a.flagOn(c, flag) {
+			return code(flagError(c, err))
+		}
+		return flagError(c, err)
+	})
+	if runE := cmd.RunE; runE != nil {
+		cmd.RunE = func(c *cobra.Command, as []string) (err error) {
+			if a.flagOn(c, flag) {
+				defer func() { err = code(err) }()
+				defer recoverPanic(&err)
+			}
+			return runE(c, as)
+		}
+	}
+}
+
+// flagOn says whether the bool flag named name is on in the command
+// line a runs (a.args), wherever it stands: the line is read again with
+// c's flags, skipping what the real parse refuses (an unknown flag, a
+// value that does not parse), so that a mistake before the flag does not
+// hide it. A value of the flag that is not a bool counts as on: the mode
+// was asked for.
+func (a *app) flagOn(c *cobra.Command, name string) bool {
+	fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.AddFlagSet(c.Flags())
+	fs.AddFlagSet(c.InheritedFlags())
+	on := false
+	_ = fs.ParseAll(a.args, func(f *pflag.Flag, value string) error {
+		if f.Name == name {
+			b, err := strconv.ParseBool(value)
+			on = b || err != nil
+		}
+		return nil // set nothing: the real parse did
+	})
+	return on
+}
+
 // usageError is a mistake in the command line: printed with the
 // command's usage line under it.
 type usageError struct {
@@ -104,6 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // panics, and the error, if any, is printed and turned into an exit code.
 func execute(ctx context.Context, root *cobra.Command, a *app, args []string) int {
 	guardCommands(root)
+	a.args = args
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if out, ok := a.stdout.(*stdoutWriter); ok && err == nil {

@@ -85,10 +85,7 @@ cannot be reached), as diff does.`,
   addonpkg lock -f addons.yaml --check
   addonpkg lock -f addons.yaml --json`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if check {
-				defer func() { err = checkExit(err) }()
-			}
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lockFlagsAgree(args, update, check); err != nil {
 				return err
 			}
@@ -107,19 +104,15 @@ cannot be reached), as diff does.`,
 			return a.printLock(l, err, asJSON, "wrote %s (%d add-ons)", out, sf.file)
 		},
 	}
-	// A bad flag after --check is trouble (2), not a stale lock.
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if check {
-			return withExitCode(flagError(c, err), exitDiffError)
-		}
-		return flagError(c, err)
-	})
 	sf.add(a, cmd)
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
 	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed, 2 on trouble")
 	addJSONFlag(cmd, &asJSON, "the lock")
+	// With --check, a bad flag before or after it and a crash are
+	// trouble (2), never a stale lock (1).
+	a.exitOnErrorWhen(cmd, "check", checkExit)
 	return cmd
 }
 

@@ -26,7 +26,8 @@ type app struct {
 	reg            registry.Options
 	quiet          bool
 	verbose        bool
-	maxLayers      int // --max-layers of the commands that read images
+	maxLayers      int      // --max-layers of the commands that read images
+	args           []string // the command line, without the program's name
 }
 
 // newRootCmd is the command tree.
