@@ -603,8 +603,17 @@ func TestCLIImmutableNamesRecreate(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "(--recreate deletes and creates it again)") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("apply of a change to an immutable ConfigMap: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code := cc.run(t, "apply", dir, "--name", "frozen", "--recreate"); code != 0 {
-		t.Errorf("apply --recreate: exit %d: %s", code, stderr)
+	if out, stderr, code := cc.run(t, "apply", dir, "--name", "frozen", "--recreate"); code != 0 || !strings.Contains(out, "recreated  ConfigMap/default/cli-frozen") {
+		t.Errorf("apply --recreate: exit %d: %s\n%s", code, stderr, out)
+	}
+	// --json says so too.
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(fmt.Sprintf(cm, "3")), 0o644))
+	out, stderr, code := cc.run(t, "apply", dir, "--name", "frozen", "--recreate", "--json")
+	var cs struct {
+		Changes []struct{ Action, Object, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &cs); code != 0 || err != nil || len(cs.Changes) != 1 || cs.Changes[0].Action != "recreated" || cs.Changes[0].Reason == "" {
+		t.Errorf("apply --recreate --json: exit %d, %v: %s\n%s", code, err, stderr, out)
 	}
 	cc.run(t, "uninstall", "frozen")
 }

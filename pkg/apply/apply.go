@@ -349,7 +349,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 			res, err = c.manager.ApplyAll(ctx, objs, ao)
 		}
 		if res != nil {
-			cs.Changes = append(cs.Changes, changesOf(res)...)
+			cs.Changes = append(cs.Changes, p.recreated(changesOf(res), opts)...)
 		}
 		if err != nil {
 			return wrap(err)
@@ -397,6 +397,41 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		}
 	}
 	return run("webhooks", hooks, false)
+}
+
+// recreateReason is the Reason of a Recreated change.
+const recreateReason = "the server refuses the change as immutable"
+
+// mayRecreate says whether the apply may delete pl's object and create
+// it again when the server refuses its change as immutable: as ssa's
+// ForceSelector, the option or the annotation on the object applied or
+// on the one in the cluster.
+func (pl *planned) mayRecreate(opts Options) bool {
+	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||
+		(pl.live != nil && pl.live.Annotations[AnnotationRecreate] == RecreateEnabled)
+}
+
+// recreated turns into Recreated the changes that ssa reports Created
+// for objects that were in the cluster when the plan was read and that
+// may be recreated: ssa deleted them (an immutable change) and created
+// them again. changes is changed in place and returned.
+func (p *plan) recreated(changes []Change, opts Options) []Change {
+	var byID map[string]*planned
+	for i, ch := range changes {
+		if ch.Action != Created {
+			continue
+		}
+		if byID == nil {
+			byID = make(map[string]*planned, len(p.objects))
+			for _, pl := range p.objects {
+				byID[pl.entry.ID] = pl
+			}
+		}
+		if pl := byID[ch.ID]; pl != nil && pl.live != nil && pl.mayRecreate(opts) {
+			changes[i].Action, changes[i].Reason = Recreated, recreateReason
+		}
+	}
+	return changes
 }
 
 func changesOf(res *ssa.ChangeSet) []Change {

@@ -13,8 +13,12 @@ type Action string
 const (
 	Created    Action = "created"
 	Configured Action = "configured"
-	Unchanged  Action = "unchanged"
-	Deleted    Action = "deleted"
+	// Recreated: deleted and created again, because the server refused
+	// the change as immutable and Options.Recreate (or AnnotationRecreate)
+	// allowed it.
+	Recreated Action = "recreated"
+	Unchanged Action = "unchanged"
+	Deleted   Action = "deleted"
 	// Skipped: left alone; Change.Reason says why (a keep annotation, a
 	// Namespace or CRD that still holds objects, an object without this
 	// add-on's owner label).
@@ -34,7 +38,7 @@ type Change struct {
 	// Version is its API version (v1, apps/v1, ...).
 	Version string `json:"version"`
 	Action  Action `json:"action"`
-	// Reason says why for Skipped and Unvalidated.
+	// Reason says why for Skipped, Unvalidated and Recreated.
 	Reason string `json:"reason,omitempty"`
 	// Diff is a unified diff of the object in the cluster and as it would
 	// be applied (dry-run and Diff only; Secret data masked).
@@ -60,12 +64,12 @@ func (cs *ChangeSet) Count(a Action) int {
 	return n
 }
 
-// Changed reports whether anything was (or would be) created, configured
-// or deleted: `kubectl diff`'s exit code 1.
+// Changed reports whether anything was (or would be) created, configured,
+// recreated or deleted: `kubectl diff`'s exit code 1.
 func (cs *ChangeSet) Changed() bool {
 	for _, c := range cs.Changes {
 		switch c.Action {
-		case Created, Configured, Deleted, Unvalidated:
+		case Created, Configured, Recreated, Deleted, Unvalidated:
 			return true
 		}
 	}

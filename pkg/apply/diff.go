@@ -59,8 +59,11 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 				return cs, wrap(err)
 			}
 			ch.Action = Action(entry.Action)
+			if ch.Action == Created && pl.live != nil && pl.mayRecreate(opts) {
+				ch.Action, ch.Reason = Recreated, recreateReason
+			}
 			switch ch.Action {
-			case Created:
+			case Created, Recreated:
 				ch.Diff = diffText(ch.Object, nil, pl.obj)
 			case Configured:
 				ch.Diff = diffText(ch.Object, live, merged)

@@ -29,7 +29,7 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 		if pl.live == nil {
 			add("create", g, r, ns, "")
 		}
-		if opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled {
+		if pl.mayRecreate(opts) {
 			add("delete", g, r, ns, n)
 		}
 	}

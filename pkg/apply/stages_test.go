@@ -122,6 +122,12 @@ func TestRecreateImmutable(t *testing.T) {
 		t.Fatalf("immutable change without Recreate: %v, want ErrRejected and ErrImmutable naming the ConfigMap", err)
 	}
 
+	// The dry-run says it would be recreated.
+	cs, err := k.admin.Diff(k.ctx, v2, apply.Options{Recreate: true})
+	if err != nil || len(cs.Changes) != 1 || cs.Changes[0].Action != apply.Recreated || !cs.Changed() {
+		t.Errorf("dry-run with Recreate: %v\n%s", err, cs)
+	}
+
 	for _, tc := range []struct {
 		name  string
 		a     apply.Addon
@@ -130,11 +136,22 @@ func TestRecreateImmutable(t *testing.T) {
 	}{
 		{"option", v2, apply.Options{Recreate: true}, "2"},
 		{"annotation", k.addon(t, k.prefix, "3", strings.Replace(strings.Replace(stream, `v: "1"`, `v: "3"`, 1),
-			"namespace: default}", "namespace: default, annotations: {addonpkg.io/recreate: enabled}}", 1)), apply.Options{}, "3"},
+			"namespace: default}", "namespace: default, annotations: {addonpkg.io/recreate: enabled}}", 1)+
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+k.prefix+"-new, namespace: default}\n"), apply.Options{}, "3"},
 	} {
 		cs, err := k.admin.Apply(k.ctx, tc.a, tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		// Said as done: recreated, not created; a new object is created.
+		for _, ch := range cs.Changes {
+			want := apply.Recreated
+			if strings.HasSuffix(ch.Object, "-new") {
+				want = apply.Created
+			}
+			if ch.Action != want {
+				t.Errorf("%s: %s %s, want %s", tc.name, ch.Action, ch.Object, want)
+			}
 		}
 		after, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
 		if err != nil {
