@@ -90,13 +90,20 @@ func TestOrasPushedAddonMinimalConfig(t *testing.T) {
 		{"identity", `{"name":"coredns","identity":"sha256:` + strings.Repeat("0", 64) + `"}`, "identity"},
 		{"kind", `{"name":"coredns","kind":"kustomize"}`, "kustomize"},
 		{"no name", `{"version":"1"}`, "missing name"},
+		// A config with nothing in it says so, not that a name is missing.
+		{"empty object", `{}`, "config is empty: it holds no add-on metadata"},
+		{"empty file", ``, "config is empty: it holds no add-on metadata"},
+		{"null", `null`, "config is empty: it holds no add-on metadata"},
 	} {
 		t.Run("refused/"+tc.name, func(t *testing.T) {
 			ref := r.Host + "/third-party/bad:" + strings.ReplaceAll(tc.name, " ", "-")
 			orasPushAddon(t, oras, filepath.Dir(dir), ref, tc.cfg, "coredns/")
 			line := mustFailOneLine(t, c.on(t).run("unpack", ref))
-			if !strings.Contains(line, tc.want) {
-				t.Errorf("error %q does not name %q", line, tc.want)
+			if !strings.Contains(line, tc.want) || !strings.Contains(line, ref) {
+				t.Errorf("error %q does not name %q and %s", line, tc.want, ref)
+			}
+			if tc.cfg != `{"version":"1"}` && strings.Contains(line, "missing name") {
+				t.Errorf("error %q says a name is missing from a config that holds nothing", line)
 			}
 		})
 	}

@@ -6,6 +6,7 @@
 package addon
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +106,8 @@ var (
 // Parse sets it), kind, contentRoot, identity and inventory (computed from
 // the content by Complete). It refuses only what is present and wrong: a
 // specVersion other than v1, an unknown kind, and a missing name, which
-// nothing can derive. A third-party tool can thus write a config as small
+// nothing can derive; a document with nothing in it (no bytes, null, {})
+// is ErrEmptyConfig. A third-party tool can thus write a config as small
 // as {"name":"coredns","version":"1.11.3"}.
 func Parse(b []byte) (*Config, error) {
 	if err := safetree.DefaultCap(safetree.LimitConfigBytes).Check("", int64(len(b))); err != nil {
@@ -113,6 +115,9 @@ func Parse(b []byte) (*Config, error) {
 	}
 	var c Config
 	if err := json.Unmarshal(b, &c); err != nil {
+		if isEmptyJSON(b) {
+			return nil, ErrEmptyConfig
+		}
 		return nil, fmt.Errorf("decode add-on config: %w", err)
 	}
 	switch c.SpecVersion {
@@ -123,6 +128,9 @@ func Parse(b []byte) (*Config, error) {
 		return nil, fmt.Errorf("add-on config: %w %q (this addonpkg reads %q)", ErrUnsupportedVersion, c.SpecVersion, mediatypes.SpecVersion)
 	}
 	if c.Name == "" {
+		if isEmptyJSON(b) {
+			return nil, ErrEmptyConfig
+		}
 		return nil, fmt.Errorf("add-on config: missing name")
 	}
 	if c.Kind != "" {
@@ -131,6 +139,20 @@ func Parse(b []byte) (*Config, error) {
 		}
 	}
 	return &c, nil
+}
+
+// isEmptyJSON reports whether b holds no JSON value, null or {}: it is
+// asked only of a document that failed to decode or has no name.
+func isEmptyJSON(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 || string(t) == "null" {
+		return true
+	}
+	if t[0] != '{' {
+		return false
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(t, &m) == nil && len(m) == 0
 }
 
 // HasInventory reports whether the config carries an inventory (its

@@ -43,6 +43,11 @@ func TestParseAndComplete(t *testing.T) {
 		},
 		{name: "another spec version", config: `{"specVersion":"v2","name":"x"}`, parseErr: `unsupported specVersion "v2"`},
 		{name: "no name", config: `{"version":"1"}`, parseErr: "missing name"},
+		{name: "empty object", config: " {\n} ", parseErr: "add-on config is empty: it holds no add-on metadata"},
+		{name: "no bytes", config: "", parseErr: "add-on config is empty: it holds no add-on metadata"},
+		{name: "only space", config: " \n", parseErr: "add-on config is empty: it holds no add-on metadata"},
+		{name: "null", config: "null", parseErr: "add-on config is empty: it holds no add-on metadata"},
+		{name: "an unknown member only", config: `{"title":"x"}`, parseErr: "missing name"},
 		{name: "unknown kind", config: `{"name":"x","kind":"helm"}`, parseErr: `unknown add-on kind "helm"`},
 		{name: "not an object", config: `[]`, parseErr: "decode add-on config"},
 		{name: "wrong identity", config: `{"name":"x","identity":"` + otherIdentity + `"}`, completeErr: addon.ErrIdentityMismatch},
@@ -96,4 +101,19 @@ func ExampleParse() {
 	// Output:
 	// v1 coredns 1.11.3 false
 	// manifests sha256:77ad0000000000000000000000000000000000000000000000000000000000aa
+}
+
+// An empty config is recognised by its value, and a missing name is not
+// taken for one.
+func TestParseEmptyConfig(t *testing.T) {
+	for _, b := range []string{"", "{}", "null", " { } "} {
+		if _, err := addon.Parse([]byte(b)); !errors.Is(err, addon.ErrEmptyConfig) {
+			t.Errorf("Parse(%q): %v, want ErrEmptyConfig", b, err)
+		}
+	}
+	for _, b := range []string{`{"version":"1"}`, `{"name":""}`, "[]", "{"} {
+		if _, err := addon.Parse([]byte(b)); err == nil || errors.Is(err, addon.ErrEmptyConfig) {
+			t.Errorf("Parse(%q): %v, want an error that is not ErrEmptyConfig", b, err)
+		}
+	}
 }
