@@ -385,7 +385,9 @@ func (a *app) addonFor(ctx context.Context, cf *clusterFlags, s, name string, r 
 }
 
 // clusterAddon reads and renders SOURCE into what Apply installs; a
-// source without a pinned form (a folder) is recorded as given.
+// source without a pinned form (a folder, a docker-archive) is recorded
+// with its path absolute (source.Ref.Abs): the inventory is read later
+// and from other directories.
 func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply.Addon, error) {
 	ad, res, err := r.unpackAndRender(ctx, s)
 	if err != nil {
@@ -400,9 +402,21 @@ func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply
 		return apply.Addon{}, fmt.Errorf("%s: %w", s, err)
 	}
 	if out.Source == "" {
-		out.Source = s
+		out.Source, err = recordedSource(s)
 	}
-	return out, nil
+	return out, err
+}
+
+// recordedSource is SOURCE s as an inventory records it (source.Ref.Abs).
+func recordedSource(s string) (string, error) {
+	ref, err := source.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	if ref, err = ref.Abs(); err != nil {
+		return "", err
+	}
+	return ref.String(), nil
 }
 
 // progress reports each stage of an apply on a terminal, one line each.

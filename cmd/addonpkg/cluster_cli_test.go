@@ -637,3 +637,53 @@ func TestCLISeveralChangeSetsOneTable(t *testing.T) {
 		t.Errorf("uninstall of two: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
 	}
 }
+
+// A folder's SOURCE is recorded absolute and clean: what status shows
+// means the same from any directory, and an apply of the same folder
+// spelt another way (from elsewhere) records the same thing, so writes
+// no new inventory.
+func TestCLIFolderSourceRecordedAbsolute(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "addon")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-recorded, namespace: default}\n"), 0o644))
+	wd, err := os.Getwd()
+	must(t, err)
+	rel, err := filepath.Rel(wd, dir)
+	must(t, err)
+	status := func() apply.Installed {
+		t.Helper()
+		out, stderr, code := cc.run(t, "status", "recorded", "--json")
+		var st []apply.Installed
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st) != 1 {
+			t.Fatalf("status: exit %d: %s\n%s", code, stderr, out)
+		}
+		return st[0]
+	}
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
+	secretVersion := func() string {
+		t.Helper()
+		s, err := typed.CoreV1().Secrets("kube-system").Get(context.Background(), apply.InventoryName("recorded"), metav1.GetOptions{})
+		must(t, err)
+		return s.ResourceVersion
+	}
+	prev := ""
+	for _, s := range []string{"./" + rel + "/", rel + "/../addon/.", dir} {
+		if _, stderr, code := cc.run(t, "apply", s, "--name", "recorded"); code != 0 {
+			t.Fatalf("apply %s: exit %d: %s", s, code, stderr)
+		}
+		if got := status().Source; got != dir {
+			t.Errorf("apply %s: status says the source is %q, want %q", s, got, dir)
+		}
+		if v := secretVersion(); prev != "" && v != prev {
+			t.Errorf("apply %s: the inventory was written again (resourceVersion %s, was %s)", s, v, prev)
+		} else {
+			prev = v
+		}
+	}
+	out, _, _ := cc.run(t, "status", "recorded")
+	if !strings.Contains(out, " "+dir+"\n") {
+		t.Errorf("status table does not show %s:\n%s", dir, out)
+	}
+	cc.run(t, "uninstall", "recorded")
+}

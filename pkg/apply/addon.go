@@ -26,7 +26,9 @@ type Addon struct {
 	// Version is the add-on's version, as its config says.
 	Version string
 	// Source is the pinned SOURCE it was read from (for example
-	// oci://registry/addon@sha256:...).
+	// oci://registry/addon@sha256:...); a folder has no pinned form: its
+	// absolute path (source.Ref.Abs), which the inventory can be read
+	// back against from anywhere.
 	Source string
 	// Digest is its manifest digest.
 	Digest string

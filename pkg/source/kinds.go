@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,6 +114,25 @@ func notEnabled(ref Ref) error {
 		return fmt.Errorf("%s: %w: https sources need pkg/source/https's location in source.Options.Locations", ref, ErrKindNotEnabled)
 	}
 	return fmt.Errorf("%s: %w: no location of kind %q in source.Options.Locations", ref, ErrKindNotEnabled, ref.Kind)
+}
+
+// Abs is r with the path of a local source (a folder or file, oci:,
+// oci-archive:, docker-archive:) made absolute and clean, so that its
+// String names the same thing from any directory and at any later time:
+// the form to record where an add-on came from (an inventory's source).
+// Other kinds are returned as they are.
+func (r Ref) Abs() (Ref, error) {
+	switch r.Kind {
+	case KindDir, KindLayout, KindArchive, KindDockerArchive:
+	default:
+		return r, nil
+	}
+	p, err := filepath.Abs(r.Path)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", r, err)
+	}
+	r.Path, r.Bare = p, false
+	return r, nil
 }
 
 // IsTree reports whether sources of kind k are plain trees (LoadTree),

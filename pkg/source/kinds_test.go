@@ -3,6 +3,8 @@ package source_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,6 +82,45 @@ func TestRemoteNotEnabledInCore(t *testing.T) {
 		_, err = source.Unpack(context.Background(), ref, source.Options{}, unpack.Options{})
 		if !errors.Is(err, source.ErrKindNotEnabled) {
 			t.Errorf("Unpack of %s without its location: %v, want ErrKindNotEnabled", c.s, err)
+		}
+	}
+}
+
+// Abs makes a local source's path absolute and clean, whatever the
+// spelling; a registry reference, a store name and a remote stay as
+// they are.
+func TestRefAbs(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"./addon", filepath.Join(wd, "addon")},
+		{"addon/", filepath.Join(wd, "addon")},
+		{"./a/../addon/.", filepath.Join(wd, "addon")},
+		{"file://./addon", filepath.Join(wd, "addon")},
+		{"/x//y/./z/", "/x/y/z"},
+		{"coredns.yaml", filepath.Join(wd, "coredns.yaml")},
+		{"oci:./layout:v1", "oci:" + filepath.Join(wd, "layout") + ":v1"},
+		{"oci-archive:a.tar@sha256:" + strings.Repeat("a", 64), "oci-archive:" + filepath.Join(wd, "a.tar") + "@sha256:" + strings.Repeat("a", 64)},
+		{"docker-archive:./img.tar", "docker-archive:" + filepath.Join(wd, "img.tar")},
+		{"registry.example.com/addons/x:1", "registry.example.com/addons/x:1"},
+		{"metrics-server:0.7", "metrics-server:0.7"},
+		{"https://example.com/a.tgz?checksum=sha256:" + strings.Repeat("b", 64), "https://example.com/a.tgz?checksum=sha256:" + strings.Repeat("b", 64)},
+	} {
+		ref, err := source.Parse(tc.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.in, err)
+		}
+		abs, err := ref.Abs()
+		if err != nil {
+			t.Fatalf("%q: Abs: %v", tc.in, err)
+		}
+		if got := abs.String(); got != tc.want {
+			t.Errorf("%q: Abs().String() = %q, want %q", tc.in, got, tc.want)
+		}
+		if again, err := source.Parse(abs.String()); err != nil || again.Kind != ref.Kind {
+			t.Errorf("%q: %q parses back as %v, %v; want kind %s", tc.in, abs.String(), again.Kind, err, ref.Kind)
 		}
 	}
 }
