@@ -757,3 +757,20 @@ func TestCLIBuildOverlayHint(t *testing.T) {
 		t.Errorf("build of an overlay: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// inspect of a folder shows the metadata and inventory its content
+// gives, and no digest or layers, which only an image has.
+func TestInspectFolder(t *testing.T) {
+	cliNewHome(t)
+	out := cliMust(t, "inspect", "../../examples/coredns")
+	for _, want := range []string{"Form:", "folder", "Name:", "coredns", "Identity:", "sha256:", "Objects:", "Deployment"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect of a folder lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"Digest:", "Layers:"} {
+		if strings.Contains(out, not) {
+			t.Errorf("inspect of a folder shows %q:\n%s", not, out)
+		}
+	}
+}

@@ -23,6 +23,10 @@ func newInspectCmd(a *app) *cobra.Command {
 		Short: "Show an add-on's form, metadata, inventory and layers",
 		Long: `Inspect shows an add-on's form, metadata, inventory and layers.
 
+A folder (or a download, or a git commit) has no manifest: inspect shows the
+metadata derived from its content (name, kind, identity) and its rendered
+inventory, and no digest or layers.
+
 An artifact whose config blob is complete is described from its manifest and
 config alone. Any other add-on (the image form, whose labels must be checked
 against the content; an image that addonpkg did not build; a Flux, OLM or
@@ -32,7 +36,8 @@ name comes from the labels, else the last segment of the repository name
 labels (an identity that does not match the content, inherited through FROM)
 are ignored with a warning.`,
 		Example: `  addonpkg inspect coredns:1.11
-  addonpkg inspect registry.example.com/addons/coredns:1.11 --json`,
+  addonpkg inspect registry.example.com/addons/coredns:1.11 --json
+  addonpkg inspect ./examples/coredns`,
 		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: storeNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,7 +79,9 @@ func inspectWarnings(a *app, ref source.Ref, in *inspect.Inspection) {
 func printInspection(a *app, in *inspect.Inspection) error {
 	tw := tabwriter.NewWriter(terminalSafe(a.stdout), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Source:\t%s\n", in.Source)
-	fmt.Fprintf(tw, "Digest:\t%s\n", in.Digest)
+	if in.Digest != "" {
+		fmt.Fprintf(tw, "Digest:\t%s\n", in.Digest)
+	}
 	fmt.Fprintf(tw, "Form:\t%s\n", in.Form)
 	if len(in.Platforms) > 0 {
 		fmt.Fprintf(tw, "Platforms:\t%v\n", sanitizeAll(in.Platforms))
@@ -89,7 +96,10 @@ func printInspection(a *app, in *inspect.Inspection) error {
 		}
 		fmt.Fprintf(tw, "Note:\trender it with helm template; addonpkg unpack -o DIR writes its files\n")
 	}
-	if in.Derived {
+	switch {
+	case in.Derived && in.Form == source.FormFolder:
+		fmt.Fprintf(tw, "Metadata:\tderived from the content (a plain tree: no manifest, no add-on config)\n")
+	case in.Derived:
 		fmt.Fprintf(tw, "Metadata:\tderived from the content and labels (no add-on config)\n")
 	}
 	if c := in.Config; c != nil {
@@ -122,7 +132,9 @@ func printInspection(a *app, in *inspect.Inspection) error {
 			fmt.Fprintf(tw, "Images:\t%s\n", strings.Join(c.Inventory.Images, ", "))
 		}
 	}
-	fmt.Fprintln(tw, "Layers:")
+	if len(in.Layers) > 0 {
+		fmt.Fprintln(tw, "Layers:")
+	}
 	for i, l := range in.Layers {
 		fmt.Fprintf(tw, "  %d\t%s\t%d bytes\t%s\n", i+1, l.Digest, l.Size, l.MediaType)
 	}

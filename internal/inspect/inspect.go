@@ -21,13 +21,17 @@ import (
 )
 
 // Inspection is what Source reports.
+//
+// A plain tree (a folder, a download, a git commit) has no manifest:
+// Digest, MediaType and Layers are left out, Form is source.FormFolder
+// and the config is derived from the content (Derived).
 type Inspection struct {
 	Source      string            `json:"source"`
-	Digest      string            `json:"digest"`
-	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest,omitempty"`
+	MediaType   string            `json:"mediaType,omitempty"`
 	Form        mediatypes.Form   `json:"form"`
 	Config      *addon.Config     `json:"config,omitempty"`
-	Layers      []v1.Descriptor   `json:"layers"`
+	Layers      []v1.Descriptor   `json:"layers,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Platforms   []string          `json:"platforms,omitempty"`
 	// Derived says the config was derived from the content and labels
@@ -51,13 +55,14 @@ type Options struct {
 	Platform *v1.Platform
 }
 
-// Source inspects an OCI SOURCE (a folder, download or git tree has no
-// manifest: unpack it instead). A content problem (a layer that does not
+// Source inspects a SOURCE. A content problem (a layer that does not
 // unpack, a tree that does not render) is reported in Problem, not as an
-// error: what the manifest and config say is still worth showing.
+// error: what the manifest and config say is still worth showing. A
+// plain tree (a folder, a download, a git commit) is read and described
+// by what its content says (see Inspection).
 func Source(ctx context.Context, ref source.Ref, opts Options) (*Inspection, error) {
 	if source.IsTree(ref.Kind) {
-		return nil, fmt.Errorf("%s is a %s source, not an OCI image: unpack it to see its metadata", ref, ref.Kind)
+		return tree(ctx, ref, opts)
 	}
 	art, err := source.Open(ctx, ref, opts.Source)
 	if err != nil {
@@ -143,6 +148,23 @@ func (in *Inspection) content(ctx context.Context, img v1.Image, repo string) {
 		}
 		ad.SetInventory(res.Inventory())
 	}
+}
+
+// tree inspects a plain tree: its derived config, with the inventory
+// rendered.
+func tree(ctx context.Context, ref source.Ref, opts Options) (*Inspection, error) {
+	ad, err := source.Unpack(ctx, ref, opts.Source, unpack.Options{})
+	if err != nil {
+		return nil, err
+	}
+	in := &Inspection{Source: ref.String(), Form: ad.Form, Config: ad.Config, Derived: ad.Derived}
+	res, err := render.Addon(ctx, ad, render.Options{})
+	if err != nil {
+		in.Problem = "render: " + err.Error()
+		return in, nil
+	}
+	ad.SetInventory(res.Inventory())
+	return in, nil
 }
 
 // StoreImage is one name of the local store, as `addonpkg images` lists

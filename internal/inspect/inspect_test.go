@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -73,7 +74,7 @@ func TestSourceForms(t *testing.T) {
 }
 
 // A plain container image is inspected, not refused: its content problem
-// (no /addon directory) is reported in Problem. A folder is refused.
+// (no /addon directory) is reported in Problem.
 func TestSourceProblems(t *testing.T) {
 	dir := t.TempDir()
 	img, err := random.Image(64, 1)
@@ -95,15 +96,49 @@ func TestSourceProblems(t *testing.T) {
 	if in.Problem == "" {
 		t.Errorf("a random image has no add-on, but no problem is reported: %+v", in)
 	}
-	if _, err := inspect.Source(context.Background(), source.Ref{Kind: source.KindDir, Path: dir}, inspect.Options{}); err == nil {
-		t.Error("a folder was inspected as an image")
-	}
 	d, err := st.Resolve("x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := inspect.StoreForm(st, d); got != string(in.Form) {
 		t.Errorf("StoreForm = %s, Source says %s", got, in.Form)
+	}
+}
+
+// A folder is inspected as what its content says: the metadata and
+// inventory an image built from it has, and nothing only an image has
+// (digest, media type, layers), neither in the struct nor in JSON.
+func TestSourceFolder(t *testing.T) {
+	ref, err := buildLayout(t.TempDir(), pack.FormatArtifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := inspect.Source(context.Background(), ref, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspect.Source(context.Background(), source.Ref{Kind: source.KindDir, Path: "../../examples/coredns"}, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := in.Config
+	if in.Form != source.FormFolder || !in.Derived || in.Problem != "" || c == nil || c.Name != "coredns" || c.Kind != built.Config.Kind || c.Identity != built.Config.Identity {
+		t.Fatalf("form %s, derived %v, problem %q, config %+v; want the folder's metadata, identity %s", in.Form, in.Derived, in.Problem, c, built.Config.Identity)
+	}
+	if len(c.Inventory.Objects) == 0 || len(c.Inventory.Objects) != len(built.Config.Inventory.Objects) {
+		t.Errorf("inventory of %d objects, the built image's has %d", len(c.Inventory.Objects), len(built.Config.Inventory.Objects))
+	}
+	if in.Digest != "" || in.MediaType != "" || in.Layers != nil {
+		t.Errorf("a folder has digest %q, media type %q, layers %v", in.Digest, in.MediaType, in.Layers)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"digest"`, `"mediaType"`, `"layers"`} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("JSON of a folder has %s: %s", k, b)
+		}
 	}
 }
 
