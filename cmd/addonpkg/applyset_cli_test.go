@@ -283,3 +283,62 @@ spec:
 		t.Errorf("additional-namespaces = %q, want %q", g, w)
 	}
 }
+
+// TestCLIRefusesKubectlApplySetMembers: objects of a set kubectl's
+// ApplySet apply made (applyset.kubernetes.io/part-of its id, no add-on
+// label) are refused without --force, naming the set and its parent, and
+// stay kubectl's: its next prune still sees them. addonpkg took them
+// over, relabelled into its own set, and kubectl's set lost them.
+func TestCLIRefusesKubectlApplySetMembers(t *testing.T) {
+	kubectl := kubectlPeer(t)
+	cc := newClusterCLI(t)
+	vars := append(slices.Clone(cc.vars), "KUBECTL_APPLYSET=true")
+	const ns, name = "aset-kubectls", "aset-kubectls"
+	kubectlCleanup(t, vars, kubectl, "namespace/"+ns, "clusterrole/"+ns+"-reader")
+	if _, stderr, code := runKube(t, nil, vars, kubectl, "create", "namespace", ns); code != 0 {
+		t.Fatalf("kubectl create namespace: %s", stderr)
+	}
+	dir := writeApplySetAddon(t, filepath.Join(cc.tmp, "addon"), ns, "settings.yaml", "extra.yaml", "crole.yaml")
+	if out, stderr, code := runKube(t, nil, vars, kubectl, "apply", "--server-side", "--prune", "--applyset=secret/kset", "-n", ns, "-f", dir); code != 0 {
+		t.Fatalf("kubectl apply --applyset: exit %d:\n%s%s", code, out, stderr)
+	}
+	kid := kubectlMeta(t, vars, kubectl, "-n", ns, "secret/kset").Metadata.Labels[apply.LabelApplySetID]
+	if kid == "" {
+		t.Fatal("kubectl's parent has no id")
+	}
+
+	for _, args := range [][]string{{"--dry-run=server"}, {}} {
+		_, stderr, code := cc.run(t, append([]string{"apply", dir, "--name", name}, args...)...)
+		want := "belongs to ApplySet " + kid + ` of Secret/` + ns + `/kset (tooling "kubectl/`
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, `not to add-on "`+name+`", and 2 more objects belong to others (--force adopts them)`) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("apply %v of kubectl's set: exit %d, stderr %q, want 1 and %q", args, code, stderr, want)
+		}
+	}
+	for _, obj := range []string{"configmap/settings", "configmap/extra", "clusterrole/" + ns + "-reader"} {
+		l := kubectlMeta(t, vars, kubectl, "-n", ns, obj).Metadata.Labels
+		if l[apply.LabelApplySetPartOf] != kid || l[apply.LabelAddon] != "" {
+			t.Errorf("the refused apply relabelled %s: %v", obj, l)
+		}
+	}
+	if _, _, code := runKube(t, nil, vars, kubectl, "get", "-n", "kube-system", "secret/"+apply.InventoryName(name)); code == 0 {
+		t.Error("the refused apply wrote an inventory")
+	}
+
+	// kubectl's set still holds them: its prune sees the one dropped.
+	part := writeApplySetAddon(t, filepath.Join(cc.tmp, "part"), ns, "settings.yaml", "crole.yaml")
+	out, stderr, code := runKube(t, nil, vars, kubectl, "apply", "--server-side", "--dry-run=server", "--prune", "--applyset=secret/kset", "-n", ns, "-f", part)
+	if code != 0 || !strings.Contains(out, "configmap/extra pruned (server dry run)") {
+		t.Errorf("kubectl's prune after the refused apply: exit %d:\n%s%s", code, out, stderr)
+	}
+
+	// --force adopts them into the add-on's set.
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", name, "--force"); code != 0 {
+		t.Fatalf("apply --force: exit %d: %s", code, stderr)
+	}
+	if l := kubectlMeta(t, vars, kubectl, "-n", ns, "configmap/extra").Metadata.Labels; l[apply.LabelApplySetPartOf] != apply.ApplySetID(apply.InventoryName(name), "kube-system") {
+		t.Errorf("apply --force left configmap/extra in kubectl's set: %v", l)
+	}
+	if _, stderr, code := cc.run(t, "uninstall", name); code != 0 {
+		t.Errorf("uninstall: exit %d: %s", code, stderr)
+	}
+}

@@ -136,7 +136,8 @@ kubectl ApplySet parent), written before the first change: an upgrade deletes
 the objects the add-on no longer holds, and an apply that was killed is
 finished by the next. Before any change the credentials are checked with
 SelfSubjectAccessReviews; missing permissions are listed and nothing is
-changed. An object another add-on owns is refused unless --force.
+changed. An object another add-on owns, or a member of another tool's ApplySet
+(kubectl apply --applyset), is refused unless --force.
 
 An add-on that declares values for its installer (.addonvalues) gets them
 from --set and --values, and is refused before any change when a required
@@ -189,7 +190,7 @@ each with its own inventory and the values: its entry gives.
 	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete); with -f always")
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
-	f.BoolVar(&force, "force", false, "adopt objects another add-on owns")
+	f.BoolVar(&force, "force", false, "adopt objects another add-on, or another tool's ApplySet, owns")
 	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable")
 	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")

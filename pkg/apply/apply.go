@@ -47,7 +47,8 @@ type Options struct {
 	// PruneNonEmpty lets prune delete a CustomResourceDefinition or a
 	// Namespace that still holds objects; by default they are kept.
 	PruneNonEmpty bool
-	// Force adopts objects that another add-on owns.
+	// Force adopts objects that another add-on owns, and members of
+	// another tool's ApplySet.
 	Force bool
 	// Recreate deletes and creates again an object whose change the
 	// server refuses as immutable (AnnotationRecreate does it for one).

@@ -1,9 +1,13 @@
 package apply_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubectlapply "k8s.io/kubectl/pkg/cmd/apply"
 
@@ -23,5 +27,64 @@ func TestApplySetIDIsKubectls(t *testing.T) {
 		if got := apply.ApplySetID(p.name, p.ns); got != want {
 			t.Errorf("ApplySetID(%s, %s) = %s, kubectl says %s", p.name, p.ns, got, want)
 		}
+	}
+}
+
+// A member of another tool's ApplySet (part-of another id, no add-on
+// label: what kubectl's ApplySet apply makes) is refused unless Force,
+// naming the set, and its parent when a Secret or ConfigMap of the
+// member's namespace is one: one whose name gives the id, not any that
+// carries the id label.
+func TestAnotherToolsApplySetMemberRefused(t *testing.T) {
+	k := newCluster(t)
+	ns := k.prefix
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := apply.ApplySetID("kset", ns)
+	secret := func(name, tooling string) {
+		t.Helper()
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels:      map[string]string{apply.LabelApplySetID: set},
+			Annotations: map[string]string{apply.AnnotationApplySetTooling: tooling, apply.AnnotationApplySetGroupKinds: "ConfigMap"}}}
+		if _, err := k.typed.CoreV1().Secrets(ns).Create(k.ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret("decoy", "decoy/v1")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "member", Namespace: ns, Labels: map[string]string{apply.LabelApplySetPartOf: set}}, Data: map[string]string{"v": "1"}}
+	if _, err := k.typed.CoreV1().ConfigMaps(ns).Create(k.ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: member, namespace: NS}\ndata: {v: \"2\"}\n")
+
+	refused := func(parent string) {
+		t.Helper()
+		for _, dry := range []bool{true, false} {
+			_, err := k.admin.Apply(k.ctx, a, apply.Options{DryRun: dry})
+			var oe *apply.OwnershipError
+			if !errors.Is(err, apply.ErrConflict) || !errors.As(err, &oe) {
+				t.Fatalf("apply (dry-run %v) of another tool's ApplySet member: %v, want an OwnershipError", dry, err)
+			}
+			if oe.Set != set || oe.Parent != parent || oe.Owner != "" || !strings.Contains(err.Error(), set) || strings.Contains(err.Error(), "decoy") {
+				t.Errorf("apply (dry-run %v): %v (set %q, parent %q), want the set %s and the parent %q", dry, err, oe.Set, oe.Parent, set, parent)
+			}
+		}
+		live, err := k.typed.CoreV1().ConfigMaps(ns).Get(k.ctx, "member", metav1.GetOptions{})
+		if err != nil || live.Labels[apply.LabelApplySetPartOf] != set || live.Labels[apply.LabelAddon] != "" || live.Data["v"] != "1" {
+			t.Fatalf("the refused apply changed the member: %v %v", live, err)
+		}
+	}
+	refused("")
+	secret("kset", "kubectl/v1.32.4")
+	refused("Secret/" + ns + `/kset (tooling "kubectl/v1.32.4")`)
+
+	k.mustApply(t, a, apply.Options{Force: true})
+	live, err := k.typed.CoreV1().ConfigMaps(ns).Get(k.ctx, "member", metav1.GetOptions{})
+	if err != nil || live.Labels[apply.LabelApplySetPartOf] != apply.ApplySetID(apply.InventoryName(a.Name), apply.DefaultInventoryNamespace) {
+		t.Errorf("forced apply left the member in the other set: %v %v", live, err)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -49,7 +49,10 @@
 // kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed
 // by hand is adopted. An object whose LabelAddon names another add-on, or
 // this add-on's name with the ApplySet of an inventory in another
-// namespace, is refused (*OwnershipError) unless Options.Force.
+// namespace, or that is a member of another tool's ApplySet (its part-of
+// label another id, as kubectl's ApplySet apply writes), is refused
+// (*OwnershipError, naming the set and its parent when found) unless
+// Options.Force.
 //
 // # Inventory
 //

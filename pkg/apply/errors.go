@@ -20,7 +20,8 @@ var (
 	// ErrInvalid: the add-on itself is wrong (no name, an object without
 	// a kind, a kind neither the cluster nor the add-on defines).
 	ErrInvalid = errors.New("invalid add-on")
-	// ErrConflict: another add-on owns an object (OwnershipError), or the
+	// ErrConflict: another add-on, or another tool's ApplySet, owns an
+	// object (OwnershipError), or the
 	// API server answered 409.
 	ErrConflict = errors.New("conflict")
 	// ErrForbidden: the pre-flight found missing permissions
@@ -64,15 +65,28 @@ type OwnershipError struct {
 	// Elsewhere: the owner is an add-on of the same name whose inventory
 	// is in another namespace (another ApplySet).
 	Elsewhere bool
+	// Set is the ApplySet id (applyset.kubernetes.io/part-of) of an owner
+	// that is no add-on: another tool's ApplySet, such as one kubectl's
+	// ApplySet apply made. Owner is then empty.
+	Set string
+	// Parent describes the parent of Set when it was found among the
+	// Secrets and ConfigMaps of the objects' namespaces (kubectl's
+	// parents): "Secret NAMESPACE/NAME" and its tooling annotation.
+	Parent string
 	// More counts the add-on's other objects that another add-on owns.
 	More int
 }
 
 func (e *OwnershipError) Error() string {
 	var s string
-	if e.Elsewhere {
+	switch {
+	case e.Set != "" && e.Parent != "":
+		s = fmt.Sprintf("%s belongs to ApplySet %s of %s, not to add-on %q", e.Object, e.Set, e.Parent, e.Addon)
+	case e.Set != "":
+		s = fmt.Sprintf("%s belongs to ApplySet %s, not to add-on %q", e.Object, e.Set, e.Addon)
+	case e.Elsewhere:
 		s = fmt.Sprintf("%s belongs to add-on %q of another inventory namespace", e.Object, e.Owner)
-	} else {
+	default:
 		s = fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
 	}
 	switch e.More {

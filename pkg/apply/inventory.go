@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 const labelDomain = "addonpkg.io"
@@ -124,8 +127,51 @@ func InventoryName(addon string) string { return "addonpkg-" + addon }
 // name/namespace: base64url(sha256("name.namespace.Secret.")) in
 // "applyset-%s-v1".
 func ApplySetID(name, namespace string) string {
-	sum := sha256.Sum256([]byte(name + "." + namespace + ".Secret."))
+	return applySetID(name, namespace, schema.GroupKind{Kind: "Secret"})
+}
+
+// applySetID is the ApplySet id of the parent name/namespace of kind gk:
+// base64url(sha256("name.namespace.Kind.group")) in "applyset-%s-v1".
+func applySetID(name, namespace string, gk schema.GroupKind) string {
+	sum := sha256.Sum256([]byte(name + "." + namespace + "." + gk.Kind + "." + gk.Group))
 	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
+}
+
+// applySetParent looks for the parent of the ApplySet set among the
+// Secrets and ConfigMaps of the namespaces nss (where kubectl keeps a
+// parent: the namespace of its set's namespaced members), one whose
+// name and namespace give that id, and describes it with the tool that
+// manages it. It is "" when none is found or the credentials may not
+// list them: the id alone names the set.
+func (c *Client) applySetParent(ctx context.Context, set string, nss []string) string {
+	seen := map[string]bool{}
+	for _, ns := range nss {
+		if ns == "" || seen[ns] {
+			continue
+		}
+		if len(seen) == 3 {
+			break
+		}
+		seen[ns] = true
+		for _, kind := range []string{"Secret", "ConfigMap"} {
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind + "List"})
+			if err := c.kube.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelApplySetID: set}, client.Limit(10)); err != nil {
+				continue
+			}
+			for _, o := range list.Items {
+				if applySetID(o.Name, o.Namespace, schema.GroupKind{Kind: kind}) != set {
+					continue
+				}
+				d := describeMeta(kind, o.Namespace, o.Name)
+				if t := o.Annotations[AnnotationApplySetTooling]; t != "" {
+					d += fmt.Sprintf(" (tooling %q)", safetree.SanitizeN(t, 100))
+				}
+				return d
+			}
+		}
+	}
+	return ""
 }
 
 // owns reports whether labels are those of an object the add-on addon

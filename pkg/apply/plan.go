@@ -290,6 +290,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	// Every object of another add-on is counted, not only the first, so
 	// that the user knows what --force would adopt.
 	var owned *OwnershipError
+	foreign := map[string][]string{} // another tool's ApplySet: its members' namespaces
 	for _, pl := range p.objects {
 		if pl.live == nil || force {
 			continue
@@ -298,9 +299,15 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		l := pl.live.GetLabels()
 		if owner := l[LabelAddon]; owner != "" && owner != a.Name {
 			e = &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
-		} else if set := l[LabelApplySetPartOf]; l[LabelAddon] == a.Name && set != "" && set != p.setID {
+		} else if set := l[LabelApplySetPartOf]; set != "" && set != p.setID && owner == a.Name {
 			// The add-on's name, applied from another inventory namespace.
 			e = &OwnershipError{Object: describe(pl.obj), Owner: a.Name, Addon: a.Name, Elsewhere: true}
+		} else if set != "" && set != p.setID {
+			// A member of another tool's ApplySet (kubectl's): taking it
+			// would move it out of that set, whose next prune no longer
+			// sees it.
+			e = &OwnershipError{Object: describe(pl.obj), Addon: a.Name, Set: set}
+			foreign[set] = append(foreign[set], pl.obj.GetNamespace())
 		}
 		switch {
 		case e != nil && owned == nil:
@@ -310,6 +317,9 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 	}
 	if owned != nil {
+		if owned.Set != "" {
+			owned.Parent = c.applySetParent(ctx, owned.Set, foreign[owned.Set])
+		}
 		return nil, owned
 	}
 
