@@ -11,6 +11,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/output"
 	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -37,8 +38,12 @@ type RenderOptions struct {
 // Member is one rendered member.
 type Member struct {
 	Name string `json:"name"`
-	// Pinned is the source it was read from.
-	Pinned   string `json:"pinned"`
+	// Pinned is the source it was read from, as the lock pins it (a
+	// local path relative to the declaration).
+	Pinned string `json:"pinned"`
+	// Source is Pinned as an inventory records it: a local path made
+	// absolute, so that it names the same place read back from anywhere.
+	Source   string `json:"-"`
 	Identity string `json:"identity"`
 	// Addon is the unpacked add-on; Result its rendered stream.
 	Addon  *unpack.Addon  `json:"-"`
@@ -92,7 +97,7 @@ func Render(ctx context.Context, s *Set, opts RenderOptions) (*Result, error) {
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: fmt.Errorf("render: %w", err)}
 		}
-		out[i] = Member{Name: a.Name, Pinned: pinned, Identity: ad.Identity, Addon: ad, Result: res}
+		out[i] = Member{Name: a.Name, Pinned: pinned, Source: s.recorded(pinned), Identity: ad.Identity, Addon: ad, Result: res}
 		return nil
 	})
 	if err != nil {
@@ -171,4 +176,21 @@ func (r *Result) WriteDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// recorded is the pinned source of a member with the path of a local
+// source (a folder, an OCI layout or archive) absolute, no longer
+// relative to the declaration; other sources are as pinned.
+func (s *Set) recorded(pinned string) string {
+	ref, err := s.Ref(Addon{Source: pinned})
+	if err != nil {
+		return pinned
+	}
+	switch ref.Kind {
+	case source.KindDir, source.KindLayout, source.KindArchive:
+		if abs, err := ref.Abs(); err == nil {
+			return abs.String()
+		}
+	}
+	return pinned
 }

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -68,8 +69,8 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 
 // FromSet is what a rendered add-on set installs, in its dependency order
 // (hand it to ApplyAll): each member under its name in the set, recorded
-// with the source its lock pinned it to (a folder member has no pinned
-// form of its own). An error names the member.
+// with the source its lock pinned it to, a local path absolute (a folder
+// member has no pinned form of its own). An error names the member.
 func FromSet(res *addonset.Result) ([]Addon, error) {
 	out := make([]Addon, len(res.Members))
 	for i, m := range res.Members {
@@ -77,7 +78,7 @@ func FromSet(res *addonset.Result) ([]Addon, error) {
 		if err != nil {
 			return nil, fmt.Errorf("member %q: %w", m.Name, err)
 		}
-		a.Source = m.Pinned
+		a.Source = cmp.Or(m.Source, m.Pinned)
 		out[i] = a
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -10,7 +11,9 @@ import (
 )
 
 // FromSet keeps the set's order, names each add-on as the set does,
-// records the pinned source and the values it was rendered with.
+// records the pinned source (a folder's absolute path, not the one
+// relative to the declaration, which means nothing read back elsewhere)
+// and the values it was rendered with.
 func TestFromSet(t *testing.T) {
 	res, err := addonset.RenderLocked(context.Background(), "../../examples/addon-set/addons.yaml", addonset.RenderOptions{})
 	if err != nil {
@@ -28,7 +31,15 @@ func TestFromSet(t *testing.T) {
 	for _, a := range addons {
 		got = append(got, row{a.Name, a.Source, len(a.Objects)})
 	}
-	want := []row{{"coredns", "../coredns", 6}, {"gateway-api-crds", "../gateway-api-crds", 3}, {"metrics-server", "../metrics-server", 9}}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []row{
+		{"coredns", filepath.Join(examples, "coredns"), 6},
+		{"gateway-api-crds", filepath.Join(examples, "gateway-api-crds"), 3},
+		{"metrics-server", filepath.Join(examples, "metrics-server"), 9},
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("FromSet gave %+v, want %+v", got, want)
 	}
