@@ -381,6 +381,24 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 			return nil, &MismatchError{Member: a.Name, Source: tagged, What: "now points to", Got: d, Locked: m.Digest}
 		}
 	}
+	if ref.Kind == source.KindLayout || ref.Kind == source.KindArchive {
+		// The lock records no tag of a layout: what the declaration names
+		// there (its tag, or its one manifest) must be the pinned digest,
+		// or the lock could pin any other manifest beside it.
+		declared, err := s.Ref(a)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(declared.Name, "sha256:") {
+			d, err := layoutDigest(ctx, declared, opts)
+			if err != nil {
+				return nil, err
+			}
+			if d != m.Digest {
+				return nil, &MismatchError{Member: a.Name, Source: declared.String(), What: "now names", Got: d, Locked: m.Digest}
+			}
+		}
+	}
 	ad, err := source.Unpack(ctx, ref, opts.sourceOptions(), uo)
 	if err != nil {
 		return nil, err
@@ -389,6 +407,20 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 		return nil, &MismatchError{Member: a.Name, Source: m.Pinned, What: "has identity", Got: ad.Identity, Locked: m.Identity}
 	}
 	return ad, nil
+}
+
+// layoutDigest is the digest of the manifest a layout or archive source
+// names: its tag, or its one manifest. Nothing is verified here: the
+// pinned read that follows is.
+func layoutDigest(ctx context.Context, ref source.Ref, opts Options) (string, error) {
+	so := opts.sourceOptions()
+	so.Verify = nil
+	art, err := source.Open(ctx, ref, so)
+	if err != nil {
+		return "", err
+	}
+	defer art.Close()
+	return art.Digest.String(), nil
 }
 
 // headDigest asks the registry which manifest a tag points to.

@@ -140,3 +140,52 @@ func TestLockCannotRedirectMember(t *testing.T) {
 		})
 	}
 }
+
+// TestLockPinsTheDeclaredLayoutTag: a member declared by a tag in an OCI
+// layout or archive (oci:DIR:TAG, oci-archive:FILE:NAME, what mirror
+// --to oci-archive: writes) is pinned by digest in the lock, which
+// records no tag. A lock entry edited to pin another manifest of the same
+// layout (an older version beside it, another member of the archive),
+// its identity with it, read from the declared place and passed every
+// check: check, render and mirror must refuse it as they refuse a
+// registry tag that now points elsewhere (spec/addon-set-v1.md 4.4.3).
+func TestLockPinsTheDeclaredLayoutTag(t *testing.T) {
+	ctx := context.Background()
+	layoutDir := t.TempDir()
+	layoutOf(t, layoutDir, "one", "two")
+	archive := filepath.Join(t.TempDir(), "addons.tar")
+	if err := layout.WriteArchive(layoutDir, archive); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, declared, alt string }{
+		{"layout tag", "oci:" + layoutDir + ":one", "oci:" + layoutDir + ":two"},
+		{"archive tag", "oci-archive:" + archive + ":one", "oci-archive:" + archive + ":two"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := writeDecl(t, t.TempDir(), "- name: a\n  source: "+tc.declared+"\n")
+			good := must(addonset.Lock(ctx, s, addonset.LockOptions{}))
+			if err := addonset.Check(ctx, s, good, addonset.Options{}); err != nil {
+				t.Fatalf("check of the right lock: %v", err)
+			}
+			other := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: a\n  source: "+tc.alt+"\n"), addonset.LockOptions{}))
+			if other.Addons[0].Digest == good.Addons[0].Digest {
+				t.Fatal("the other tag names the same manifest: the test proves nothing")
+			}
+			bad := *other
+			bad.Addons = []addonset.Locked{other.Addons[0]}
+			bad.Addons[0].Entry = good.Addons[0].Entry
+			bad.Addons[0].Source = good.Addons[0].Source
+
+			if err := addonset.Check(ctx, s, &bad, addonset.Options{}); !errors.Is(err, addonset.ErrLockMismatch) {
+				t.Errorf("check of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
+			}
+			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Lock: &bad}); !errors.Is(err, addonset.ErrLockMismatch) {
+				t.Errorf("render of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
+			}
+			_, err := addonset.Mirror(ctx, s, addonset.MirrorOptions{Lock: &bad, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
+			if !errors.Is(err, addonset.ErrLockMismatch) {
+				t.Errorf("mirror of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
+			}
+		})
+	}
+}
