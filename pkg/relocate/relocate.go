@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -252,7 +253,10 @@ func addImages(kustomization []byte, res *render.Result, targets map[string]stri
 	}
 	for _, n := range names {
 		e := byName[n]
-		item := yaml.NewMapRNode(&map[string]string{"name": n, "newName": e.newName, "digest": e.digest})
+		// kustomize reads name as a regular expression (unescaped): the
+		// name's dots would match any character, and an entry for
+		// docker.io/library.nginx rewrite docker.io/library/nginx too.
+		item := yaml.NewMapRNode(&map[string]string{"name": regexp.QuoteMeta(n), "newName": e.newName, "digest": e.digest})
 		if err := list.PipeE(yaml.Append(item.YNode())); err != nil {
 			return nil, err
 		}

@@ -367,3 +367,39 @@ func TestRelocateDuplicateKeys(t *testing.T) {
 		t.Errorf("unrelocated %q:\n%s", got.Unrelocated, out)
 	}
 }
+
+// TestRelocateKustomizeNameIsNoPattern: kustomize's images transformer
+// reads an images: entry's name as a regular expression (unescaped), so
+// the entry for docker.io/library.nginx:1 also matched, and came first
+// for, docker.io/library/nginx@DIGEST ('.' matches '/' and sorts before
+// it): the pinned image was relocated to the digest the unsigned lock
+// gave the other name. Each image is relocated to its own lock entry.
+func TestRelocateKustomizeNameIsNoPattern(t *testing.T) {
+	pinned := "docker.io/library/nginx@" + dB
+	other := "docker.io/library.nginx:1"
+	d := func(name, image string) string {
+		return strings.NewReplacer("web", name, "busybox:1.36", image, "registry.k8s.io/coredns/coredns:v1.11.1", image).Replace(deployment)
+	}
+	files := map[string]string{
+		"kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
+		"a.yaml":             d("a", pinned),
+		"b.yaml":             d("b", other),
+	}
+	res, fsys := renderTree(t, files)
+	lock := lockOf(other, pinned) // other gets dA, an unsigned choice
+	got, err := relocate.Relocate(context.Background(), res, fsys, relocate.Options{Mirror: "m.example", Lock: lock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range got.Documents {
+		for _, im := range doc.Images {
+			want, _ := imagelock.MirrorReference("m.example", pinned, dB)
+			if doc.Object.Name == "b" {
+				want, _ = imagelock.MirrorReference("m.example", other, digestOf(lock, other))
+			}
+			if im != want {
+				t.Errorf("%s runs %s, want %s", doc.Object, im, want)
+			}
+		}
+	}
+}
