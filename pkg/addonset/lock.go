@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -384,7 +385,13 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 	if ref.Kind == source.KindLayout || ref.Kind == source.KindArchive {
 		// The lock records no tag of a layout: what the declaration names
 		// there (its tag, or its one manifest) must be the pinned digest,
-		// or the lock could pin any other manifest beside it.
+		// or the lock could pin any other manifest beside it. The layout
+		// or archive is opened once for both reads.
+		if layout.HandlesFrom(ctx) == nil {
+			h := layout.NewHandles()
+			defer h.Close()
+			ctx = layout.WithHandles(ctx, h)
+		}
 		declared, err := s.Ref(a)
 		if err != nil {
 			return nil, err
