@@ -200,8 +200,9 @@ func (e *apiError) Is(target error) bool {
 // field that may not change: "field is immutable" (apimachinery's
 // FieldImmutableErrorMsg), a CEL rule's "... is immutable", RBAC's
 // "cannot change roleRef", a StorageClass's "updates to parameters are
-// forbidden", a Pod's "pod updates may not change fields other than".
-var immutableCause = regexp.MustCompile(`\bis immutable\b|\bimmutable field\b|\bcannot change roleRef\b|\bupdates to \w+ are forbidden\b|\bupdates may not change fields\b`)
+// forbidden", a Pod's "pod updates may not change fields other than", a
+// Service's clusterIP "may not change once set".
+var immutableCause = regexp.MustCompile(`\bis immutable\b|\bimmutable field\b|\bcannot change roleRef\b|\bupdates to \w+ are forbidden\b|\bupdates may not change fields\b|\bmay not change once set\b`)
 
 // immutable reports whether err is a 422 one of whose causes is a field
 // that may not change. ssa's IsImmutableError takes any 409 or 422 for

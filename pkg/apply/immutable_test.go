@@ -31,6 +31,9 @@ func TestImmutableFromCauses(t *testing.T) {
 		{"a roleRef", invalid(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}, "cannot change roleRef"), true},
 		{"a StorageClass's parameters", apierrors.NewInvalid(schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}, "x", field.ErrorList{field.Forbidden(field.NewPath("parameters"), "updates to parameters are forbidden.")}), true},
 		{"a Pod", apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "x", field.ErrorList{field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`")}), true},
+		// The words of the API server's Service validation
+		// (ValidateServiceUpdate) for a changed clusterIP.
+		{"a Service's clusterIP", apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "x", field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), []string{"10.0.0.11"}, "may not change once set")}), true},
 		{"a bad clusterIP", invalid(schema.GroupKind{Kind: "Service"}, "must be a valid IP address"), false},
 		{"a value that says it", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", field.ErrorList{field.Invalid(field.NewPath("data"), "this is immutable", "must be short")}), false},
 		{"a conflict", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("the object has been modified")), false},
