@@ -363,6 +363,9 @@ is not ready follows the table, with its status.`,
 			if list == nil && err != nil {
 				return err
 			}
+			if asJSON && list == nil {
+				list = []apply.Installed{} // none installed: [], as images --json says it
+			}
 			if asJSON {
 				return errors.Join(a.printJSON(list), err)
 			}

@@ -687,3 +687,13 @@ func TestCLIFolderSourceRecordedAbsolute(t *testing.T) {
 	}
 	cc.run(t, "uninstall", "recorded")
 }
+
+// With no add-on installed, status --json is an empty list, not null, so
+// that `jq '.[]'` and a typed reader take it as they take a long one.
+func TestCLIStatusJSONNoneInstalled(t *testing.T) {
+	cc := newClusterCLI(t)
+	out, stderr, code := cc.run(t, "status", "--json", "--inventory-namespace", "cli-status-none")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("status --json with none installed: exit %d, stdout %q, stderr %q; want [] and exit 0", code, out, stderr)
+	}
+}
