@@ -302,13 +302,21 @@ func TestApplyFlagsThatDidNothing(t *testing.T) {
 
 // uninstall --dry-run takes kubectl delete's words as well as a bool:
 // --dry-run=server, written as for apply, reaches the cluster (here, the
-// missing kubeconfig), not strconv's "invalid syntax".
+// missing kubeconfig), not strconv's "invalid syntax". apply takes
+// --dry-run alone, written as for uninstall.
 func TestUninstallDryRunWords(t *testing.T) {
 	cliNewHome(t)
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	for _, v := range []string{"--dry-run", "--dry-run=server", "--dry-run=client", "--dry-run=none", "--dry-run=true"} {
 		if r := cliRun(t, "uninstall", "x", v); r.code != 1 || !strings.Contains(r.stderr, "kubeconfig") || strings.Contains(r.stderr, "--dry-run") {
 			t.Errorf("uninstall x %s: exit %d, stderr %q; want the flag taken and the missing kubeconfig named", v, r.code, r.stderr)
+		}
+	}
+	// apply takes --dry-run alone too, as uninstall, kubectl, flux and
+	// timoni do: it means the one dry run apply has, server.
+	for _, v := range []string{"--dry-run", "--dry-run=server"} {
+		if r := cliRun(t, "apply", "./x", v); r.code != 1 || strings.Contains(r.stderr, "--dry-run") || strings.Contains(r.stderr, "Usage") {
+			t.Errorf("apply ./x %s: exit %d, stderr %q; want the flag taken and the missing folder named", v, r.code, r.stderr)
 		}
 	}
 	if r := cliRun(t, "uninstall", "x", "--dry-run=maybe"); r.code != 1 || !strings.Contains(r.stderr, "want true, false, none, server or client") {

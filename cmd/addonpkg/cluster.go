@@ -185,7 +185,8 @@ each with its own inventory and the values: its entry gives.
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")
-	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing")
+	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)")
+	f.Lookup("dry-run").NoOptDefVal = "server"
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
 	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete); with -f always")
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
