@@ -473,18 +473,29 @@ func countActions(changes []apply.Change) string {
 // uninstall of several) as one table whose first column names the
 // add-on, then the diffs; one change set as printChanges does.
 func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
-	switch len(sets) {
-	case 0:
+	if len(sets) == 0 {
 		return nil
-	case 1:
-		return a.printChanges(sets[0], false, diffs)
 	}
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ADDON\tACTION\tOBJECT\tREASON")
+	several := len(sets) > 1
+	if several {
+		fmt.Fprintln(w, "ADDON\tACTION\tOBJECT\tREASON")
+	} else {
+		fmt.Fprintln(w, "ACTION\tOBJECT\tREASON")
+	}
 	for _, cs := range sets {
 		for _, c := range cs.Changes {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", cs.Addon, c.Action, c.Object, c.Reason)
+			// A dry run's rows say so, as kubectl's "(server dry run)":
+			// the table is not taken for changes made.
+			action := string(c.Action)
+			if cs.DryRun {
+				action += " (dry run)"
+			}
+			if several {
+				fmt.Fprintf(w, "%s\t", cs.Addon)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\n", action, c.Object, c.Reason)
 		}
 	}
 	_ = w.Flush()
@@ -504,17 +515,7 @@ func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
 	if asJSON {
 		return a.printJSON(cs)
 	}
-	var b strings.Builder
-	b.WriteString(cs.String())
-	if diffs {
-		for _, c := range cs.Changes {
-			if c.Diff != "" {
-				b.WriteString(c.Diff)
-			}
-		}
-	}
-	_, err := fmt.Fprint(a.stdout, b.String())
-	return err
+	return a.printChangeSets([]*apply.ChangeSet{cs}, diffs)
 }
 
 // writeStatus prints the add-ons as a table; with detail (add-ons named
