@@ -571,7 +571,8 @@ spec:
 }
 
 // An object another add-on owns is refused in one line that names the
-// flag that adopts it.
+// flag that adopts it and, when every object in the way is one add-on's
+// (that add-on applied under another name), the --name that upgrades it.
 func TestCLIOwnershipConflictNamesForce(t *testing.T) {
 	cc := newClusterCLI(t)
 	dir := filepath.Join(cc.tmp, "owned")
@@ -581,9 +582,20 @@ func TestCLIOwnershipConflictNamesForce(t *testing.T) {
 		t.Fatalf("apply: exit %d: %s", code, stderr)
 	}
 	_, stderr, code := cc.run(t, "apply", dir, "--name", "owner-b")
-	if code != 1 || !strings.Contains(stderr, `belongs to add-on "owner-a", not "owner-b" (--force adopts it)`) || strings.Count(stderr, "\n") != 1 {
+	if code != 1 || !strings.Contains(stderr, `belongs to add-on "owner-a", not "owner-b" (if this is add-on "owner-a", add --name owner-a; else --force adopts it)`) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("apply of another add-on's object: exit %d, stderr %q", code, stderr)
 	}
+	// The objects of two add-ons in the way: --force alone.
+	must(t, os.WriteFile(filepath.Join(cc.tmp, "other.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-owned-2, namespace: default}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", filepath.Join(cc.tmp, "other.yaml"), "--name", "owner-c"); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-owned-2, namespace: default}\n"), 0o644))
+	_, stderr, code = cc.run(t, "apply", dir, "--name", "owner-b")
+	if code != 1 || !strings.Contains(stderr, "and 1 more object belongs to another (--force adopts them)") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("apply of two add-ons' objects: exit %d, stderr %q", code, stderr)
+	}
+	cc.run(t, "uninstall", "owner-c")
 	cc.run(t, "uninstall", "owner-a")
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,12 +53,22 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.As(err, new(*apply.OwnershipError)):
 		var oe *apply.OwnershipError
 		errors.As(err, &oe)
+		them := "it"
+		if oe.More > 0 {
+			them = "them"
+		}
 		switch {
-		case !has("force"):
-		case oe.More > 0:
-			return " (--force adopts them)"
-		default:
-			return " (--force adopts it)"
+		case oe.Owner != "" && !oe.Elsewhere && oe.Others == 0 && has("name") && !cmd.Flags().Changed("file"):
+			// Every object in the way is one add-on's: most likely that
+			// add-on, applied again under another name (a set's member
+			// takes its name from the set, not --name).
+			hint := fmt.Sprintf(" (if this is add-on %q, add --name %s", oe.Owner, oe.Owner)
+			if has("force") {
+				hint += "; else --force adopts " + them
+			}
+			return hint + ")"
+		case has("force"):
+			return " (--force adopts " + them + ")"
 		}
 	case errors.Is(err, apply.ErrImmutable):
 		if has("recreate") {

@@ -75,27 +75,44 @@ type OwnershipError struct {
 	Parent string
 	// More counts the add-on's other objects that another add-on owns.
 	More int
+	// Others counts those of the More objects that belong to another
+	// owner than Object's (another add-on, Owner's name in another
+	// inventory namespace, another ApplySet): 0 when every object in the
+	// way is one owner's, as when an installed add-on is applied again
+	// under another name.
+	Others int
 }
 
 func (e *OwnershipError) Error() string {
+	what, verb := e.Object, "belongs"
+	if e.More > 0 && e.Others == 0 {
+		what, verb = fmt.Sprintf("%s and %d more %s", e.Object, e.More, plural(e.More, "object", "objects")), "belong"
+	}
 	var s string
 	switch {
 	case e.Set != "" && e.Parent != "":
-		s = fmt.Sprintf("%s belongs to ApplySet %s of %s, not to add-on %q", e.Object, e.Set, e.Parent, e.Addon)
+		s = fmt.Sprintf("%s %s to ApplySet %s of %s, not to add-on %q", what, verb, e.Set, e.Parent, e.Addon)
 	case e.Set != "":
-		s = fmt.Sprintf("%s belongs to ApplySet %s, not to add-on %q", e.Object, e.Set, e.Addon)
+		s = fmt.Sprintf("%s %s to ApplySet %s, not to add-on %q", what, verb, e.Set, e.Addon)
 	case e.Elsewhere:
-		s = fmt.Sprintf("%s belongs to add-on %q of another inventory namespace", e.Object, e.Owner)
+		s = fmt.Sprintf("%s %s to add-on %q of another inventory namespace", what, verb, e.Owner)
 	default:
-		s = fmt.Sprintf("%s belongs to add-on %q, not %q", e.Object, e.Owner, e.Addon)
+		s = fmt.Sprintf("%s %s to add-on %q, not %q", what, verb, e.Owner, e.Addon)
 	}
-	switch e.More {
-	case 0:
+	switch {
+	case e.More == 0 || e.Others == 0:
 		return s
-	case 1:
+	case e.More == 1:
 		return s + ", and 1 more object belongs to another"
 	}
 	return fmt.Sprintf("%s, and %d more objects belong to others", s, e.More)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Is makes an OwnershipError match ErrConflict.

@@ -294,8 +294,8 @@ metadata: {name: only-b, namespace: NS}
 	}
 	// Every object the first add-on owns is counted, not only the first
 	// met: the user learns what Force would adopt.
-	if want := len(first.Objects) - 1; oe.More != want || !strings.Contains(err.Error(), fmt.Sprintf("and %d more", want)) {
-		t.Errorf("error %q counts %d more objects, want %d", err, oe.More, want)
+	if want := len(first.Objects) - 1; oe.More != want || oe.Others != 0 || !strings.Contains(err.Error(), fmt.Sprintf("and %d more object", want)) || !strings.Contains(err.Error(), fmt.Sprintf("belong to add-on %q", first.Name)) {
+		t.Errorf("error %q counts %d more objects (%d of others), want %d, all of %s", err, oe.More, oe.Others, want, first.Name)
 	}
 	if k.exists(t, gvrConfigMap, k.prefix, "only-b") || k.inventory(t, second.Name) != nil {
 		t.Error("the refused add-on changed the cluster")

@@ -314,6 +314,9 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			owned = e
 		case e != nil:
 			owned.More++
+			if e.Owner != owned.Owner || e.Elsewhere != owned.Elsewhere || e.Set != owned.Set {
+				owned.Others++
+			}
 		}
 	}
 	if owned != nil {

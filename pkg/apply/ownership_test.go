@@ -1,0 +1,33 @@
+package apply_test
+
+import (
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// An OwnershipError says whose the objects in the way are: all of one
+// add-on (an installed add-on applied again under another name) is said
+// so, not "belong to others".
+func TestOwnershipErrorWords(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  apply.OwnershipError
+		want string
+	}{
+		{"one object", apply.OwnershipError{Object: "ConfigMap/default/a", Owner: "x", Addon: "y"},
+			`ConfigMap/default/a belongs to add-on "x", not "y"`},
+		{"all of one owner", apply.OwnershipError{Object: "ClusterRole/r", Owner: "metrics-server", Addon: "ms2", More: 7},
+			`ClusterRole/r and 7 more objects belong to add-on "metrics-server", not "ms2"`},
+		{"one more of the same owner", apply.OwnershipError{Object: "ClusterRole/r", Owner: "x", Addon: "y", More: 1},
+			`ClusterRole/r and 1 more object belong to add-on "x", not "y"`},
+		{"of several owners", apply.OwnershipError{Object: "ClusterRole/r", Owner: "x", Addon: "y", More: 3, Others: 2},
+			`ClusterRole/r belongs to add-on "x", not "y", and 3 more objects belong to others`},
+		{"elsewhere, all", apply.OwnershipError{Object: "ClusterRole/r", Owner: "y", Addon: "y", Elsewhere: true, More: 2},
+			`ClusterRole/r and 2 more objects belong to add-on "y" of another inventory namespace`},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
