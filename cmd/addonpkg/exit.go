@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -242,11 +243,35 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 		_ = a.reg.ExplainTags(ctx, re.Ref, re)
 		re.Hint = registryHint(cmd, re)
 	}
-	a.errorf("%s", err.Error()+flagHint(cmd, err))
+	for _, e := range joined(err) {
+		a.errorf("%s", e.Error()+flagHint(cmd, e))
+	}
 	if a.verbose && re != nil && re.Detail() != "" {
 		a.errorf("detail: %s", re.Detail())
 	}
 	return code
+}
+
+// joinType is the type of what errors.Join returns.
+var joinType = reflect.TypeOf(errors.Join(errors.New("a"), errors.New("b")))
+
+// joined is the errors that errors.Join made err of, each to be its own
+// line (uninstall or status of several add-ons not installed), or err
+// alone: an error that wraps a join in words of its own (a prefix) is
+// one error.
+func joined(err error) []error {
+	var ce *codedError
+	switch {
+	case errors.As(err, &ce) && ce == err:
+		return joined(ce.err) // an exit code, no words of its own
+	case reflect.TypeOf(err) != joinType:
+		return []error{err}
+	}
+	var out []error
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		out = append(out, joined(e)...)
+	}
+	return out
 }
 
 // errorf prints one "addonpkg: ..." line on stderr, sanitized: no

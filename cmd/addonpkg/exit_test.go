@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -55,6 +56,34 @@ func TestExitOnErrorWhen(t *testing.T) {
 			root.AddCommand(c)
 			if code := execute(context.Background(), root, a, append([]string{"probe"}, tc.args...)); code != tc.code {
 				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr.String())
+			}
+		})
+	}
+}
+
+// Errors joined (uninstall or status of several add-ons not installed)
+// are one "addonpkg: " line each, not run together on one line; an
+// error that says more than its parts (a prefix, two %w) stays one line.
+func TestJoinedErrorsOneLineEach(t *testing.T) {
+	a1 := errors.New("status a: add-on not installed")
+	b1 := errors.New("status b: add-on not installed")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"joined", errors.Join(a1, b1), "addonpkg: status a: add-on not installed\naddonpkg: status b: add-on not installed\n"},
+		{"joined in a join", errors.Join(nil, errors.Join(a1, b1)), "addonpkg: status a: add-on not installed\naddonpkg: status b: add-on not installed\n"},
+		{"one", errors.Join(nil, a1), "addonpkg: status a: add-on not installed\n"},
+		{"prefixed", fmt.Errorf("uninstall: %w", errors.Join(a1, b1)), "addonpkg: uninstall: status a: add-on not installed status b: add-on not installed\n"},
+		{"two %w", fmt.Errorf("%w: %w", a1, b1), "addonpkg: status a: add-on not installed: status b: add-on not installed\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			root, a := newRoot(strings.NewReader(""), &bytes.Buffer{}, &stderr)
+			root.AddCommand(&cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { return tc.err }})
+			if code := execute(context.Background(), root, a, []string{"probe"}); code != 1 || stderr.String() != tc.want {
+				t.Errorf("exit %d, stderr %q, want 1 and %q", code, stderr.String(), tc.want)
 			}
 		})
 	}
