@@ -309,8 +309,8 @@ func TestCLIRefusesKubectlApplySetMembers(t *testing.T) {
 
 	for _, args := range [][]string{{"--dry-run=server"}, {}} {
 		_, stderr, code := cc.run(t, append([]string{"apply", dir, "--name", name}, args...)...)
-		want := "belongs to ApplySet " + kid + ` of Secret/` + ns + `/kset (tooling "kubectl/`
-		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, `not to add-on "`+name+`", and 2 more objects belong to others (--force adopts them)`) || strings.Count(stderr, "\n") != 1 {
+		want := "and 2 more objects belong to ApplySet " + kid + ` of Secret/` + ns + `/kset (tooling "kubectl/`
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, `not to add-on "`+name+`" (--force adopts them)`) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("apply %v of kubectl's set: exit %d, stderr %q, want 1 and %q", args, code, stderr, want)
 		}
 	}
