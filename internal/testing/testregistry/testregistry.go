@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -518,6 +519,9 @@ func startProcess(bin, cfgPath string) (*child.Process, error) {
 	// drop them so that the developer's environment cannot change the
 	// configuration under test.
 	cmd.Env = filterEnv(os.Environ(), "REGISTRY_")
+	// A test binary killed before its cleanups (a timeout, ^C, kill -9)
+	// takes its registry with it, as kubeenv's servers.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// Without WaitDelay, Wait (and so stop) would block for as long as any
 	// leftover child of the binary holds the output pipe open, e.g. when
 	// TESTREGISTRY_BIN is a wrapper script.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -313,6 +314,45 @@ func TestStop(t *testing.T) {
 		t.Errorf("storage gone after Stop: %v", err)
 	}
 	r.Stop() // a second Stop, then the cleanup's, do nothing
+}
+
+// helperDies names the variable that makes TestHelperDies start a
+// registry, print its host and die without its cleanups.
+const helperDies = "TESTREGISTRY_HELPER_DIES"
+
+// TestHelperDies is the test binary of TestDiesWithTestBinary.
+func TestHelperDies(t *testing.T) {
+	if os.Getenv(helperDies) == "" {
+		t.Skip("run by TestDiesWithTestBinary")
+	}
+	r := Start(t, Options{})
+	fmt.Println("host", r.Host)
+	os.Exit(1) // as a test binary killed mid-test: no cleanup runs
+}
+
+// TestDiesWithTestBinary: a registry does not outlive the test binary
+// that started it when that binary dies without stopping it.
+func TestDiesWithTestBinary(t *testing.T) {
+	Require(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDies$")
+	cmd.Env = append(os.Environ(), helperDies+"=1")
+	out, _ := cmd.Output()
+	host, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "host ")
+	if !ok || strings.Contains(host, "\n") {
+		t.Fatalf("the helper printed %q", out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", host, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry at %s outlived the test binary that started it", host)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestStartFailureOutput checks that a registry that cannot start is
