@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,11 @@ func (c *clusterFlags) addWait(cmd *cobra.Command) {
 // addNamespace adds kubectl's -n to a command that applies objects.
 func (c *clusterFlags) addNamespace(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.connect.Namespace, "namespace", "n", "", "namespace of the add-on's namespaced objects that name none (default: the installed add-on's, else the context's namespace)")
+}
+
+// inventoryNamespace is the namespace the inventories are read from.
+func (c *clusterFlags) inventoryNamespace() string {
+	return cmp.Or(c.connect.InventoryNamespace, apply.DefaultInventoryNamespace)
 }
 
 func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
@@ -370,7 +376,7 @@ is not ready follows the table, with its status.`,
 			if asJSON {
 				return errors.Join(a.printJSON(list), err)
 			}
-			return errors.Join(writeStatus(a, list, len(args) > 0), err)
+			return errors.Join(writeStatus(a, list, len(args) > 0, cf.inventoryNamespace()), err)
 		},
 	}
 	cf.add(cmd)
@@ -521,8 +527,14 @@ func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
 // writeStatus prints the add-ons as a table; with detail (add-ons named
 // on the command line), each object that is not ready follows, as
 // kubectl describe tells why. What an inventory says is another tool's
-// text: no terminal escapes reach the screen.
-func writeStatus(a *app, list []apply.Installed, detail bool) error {
+// text: no terminal escapes reach the screen. None installed is said on
+// stderr, naming where inventories were looked for, and stdout stays
+// empty, as kubectl get says "No resources found".
+func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
+	if len(list) == 0 {
+		a.infof("no add-on installed (no inventory in namespace %s)", ns)
+		return nil
+	}
 	out := terminalSafe(a.stdout)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tPHASE\tREADY\tDIGEST\tSOURCE")

@@ -708,6 +708,12 @@ func TestCLIStatusJSONNoneInstalled(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("status --json with none installed: exit %d, stdout %q, stderr %q; want [] and exit 0", code, out, stderr)
 	}
+	// The table: nothing on stdout, as kubectl get, and a line on stderr
+	// that says where inventories were looked for.
+	out, stderr, code = cc.run(t, "status", "--inventory-namespace", "cli-status-none")
+	if code != 0 || out != "" || stderr != "no add-on installed (no inventory in namespace cli-status-none)\n" {
+		t.Errorf("status with none installed: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 }
 
 // A dry run's table says so on every row, as kubectl's "(server dry
