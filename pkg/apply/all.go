@@ -28,7 +28,7 @@ func (c *Client) ApplyAll(ctx context.Context, addons []Addon, opts Options) ([]
 			out = append(out, cs) // with what a failed one did before it failed
 		}
 		if err != nil {
-			return out, fmt.Errorf("add-on %d of %d: %w", i+1, len(addons), err)
+			return out, nth(i, len(addons), err)
 		}
 	}
 	return out, nil
@@ -52,11 +52,20 @@ func (c *Client) UninstallAll(ctx context.Context, names []string, opts Uninstal
 		case errors.Is(err, ErrNotInstalled):
 			errs = append(errs, err)
 		case err != nil:
-			errs = append(errs, fmt.Errorf("add-on %d of %d: %w", i+1, len(names), err))
+			errs = append(errs, nth(i, len(names), err))
 			return out, errors.Join(errs...)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// nth says which of n add-ons the i-th's err is, when there are several
+// (the error itself names the add-on).
+func nth(i, n int, err error) error {
+	if n == 1 {
+		return err
+	}
+	return fmt.Errorf("add-on %d of %d: %w", i+1, n, err)
 }
 
 // UninstallOrder names the members of s in the order to uninstall them:

@@ -9,3 +9,5 @@ var HeldBy = heldBy
 
 // Wrap gives an API server's error the sentinels of its cause.
 var Wrap = wrap
+
+var Nth = nth

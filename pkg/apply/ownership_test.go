@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -29,5 +30,17 @@ func TestOwnershipErrorWords(t *testing.T) {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
+	}
+}
+
+// Which add-on of several failed is said; of one, the error alone says
+// it, without "add-on 1 of 1".
+func TestNthOfSeveral(t *testing.T) {
+	err := errors.New("apply a: refused")
+	if got := apply.Nth(0, 1, err); got != err {
+		t.Errorf("one add-on: %q, want the error as it is", got)
+	}
+	if got := apply.Nth(1, 3, err); got.Error() != "add-on 2 of 3: apply a: refused" || !errors.Is(got, err) {
+		t.Errorf("three add-ons: %q", got)
 	}
 }
