@@ -513,3 +513,28 @@ func TestNewCRDVersionDoesNotBypassOwnership(t *testing.T) {
 		t.Errorf("the Widget is now owned by %q", owner)
 	}
 }
+
+// A name that is not installed, uninstalled or asked about, suggests the
+// installed add-ons that look like it (a typo), as a store name does.
+func TestNotInstalledSuggestsClosest(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: default}
+`)
+	k.mustApply(t, a, apply.Options{})
+	defer k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{})
+	typo := k.prefix[:len(k.prefix)-1]
+	_, err := k.admin.Uninstall(k.ctx, typo, apply.UninstallOptions{})
+	if !errors.Is(err, apply.ErrNotInstalled) || !strings.HasSuffix(err.Error(), "; did you mean "+k.prefix+"?") {
+		t.Errorf("uninstall %s: %v, want not installed, suggesting %s", typo, err, k.prefix)
+	}
+	_, err = k.admin.Status(k.ctx, typo)
+	if !errors.Is(err, apply.ErrNotInstalled) || !strings.HasSuffix(err.Error(), "; did you mean "+k.prefix+"?") {
+		t.Errorf("status %s: %v, want not installed, suggesting %s", typo, err, k.prefix)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, "zzz-nothing-like-it", apply.UninstallOptions{}); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("uninstall of a name like none: %v, want no suggestion", err)
+	}
+}

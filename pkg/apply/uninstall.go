@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // UninstallOptions tune Uninstall.
@@ -41,7 +43,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 		return nil, fmt.Errorf("uninstall %s: %w", name, err)
 	}
 	if inv == nil {
-		return nil, fmt.Errorf("uninstall %s: %w: no inventory %s/%s", name, ErrNotInstalled, c.opts.InventoryNamespace, InventoryName(name))
+		return nil, fmt.Errorf("uninstall %s: %w: no inventory %s/%s%s", name, ErrNotInstalled, c.opts.InventoryNamespace, InventoryName(name), c.didYouMean(ctx, name))
 	}
 	var ds []*doomed
 	for _, e := range inv.Objects {
@@ -180,6 +182,24 @@ func invalidRecord(s *corev1.Secret) Record {
 	return Record{Name: strings.TrimPrefix(s.Name, InventoryName("")), Phase: PhaseInvalid}
 }
 
+// didYouMean is "; did you mean A, B?" naming the installed add-ons
+// whose names look like name (a typo), or "": none does, or the
+// inventories cannot be listed (the suggestion is a courtesy).
+func (c *Client) didYouMean(ctx context.Context, name string) string {
+	secrets, err := c.listInventories(ctx)
+	if err != nil {
+		return ""
+	}
+	names := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		names = append(names, invalidRecord(&s).Name)
+	}
+	if closest := source.ClosestNames(name, names); len(closest) > 0 {
+		return "; did you mean " + strings.Join(closest, ", ") + "?"
+	}
+	return ""
+}
+
 func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
 	l, err := c.typed.CoreV1().Secrets(c.opts.InventoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelInventory + "=true"})
 	if err != nil {
@@ -210,7 +230,7 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 				return nil, fmt.Errorf("status %s: %w", n, err)
 			}
 			if s == nil {
-				errs = append(errs, fmt.Errorf("status %s: %w", n, ErrNotInstalled))
+				errs = append(errs, fmt.Errorf("status %s: %w%s", n, ErrNotInstalled, c.didYouMean(ctx, n)))
 				continue
 			}
 			secrets = append(secrets, *s)
