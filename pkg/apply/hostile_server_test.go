@@ -1,10 +1,12 @@
 package apply_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -324,4 +326,56 @@ func installedWithFaultyDelete(t *testing.T, answer func(k *cluster, w http.Resp
 		return true
 	})
 	return k, a, c
+}
+
+// The pre-flight asks again by name where a verb is refused on a
+// resource: for an add-on of many objects, hundreds of reviews. They are
+// asked side by side, not one after another: an API server that takes
+// 20ms to answer each is asked several at a time.
+func TestPreflightAsksNamesConcurrently(t *testing.T) {
+	k := newCluster(t)
+	var (
+		mu               sync.Mutex
+		inFlight, most   int
+		asked, nameAsked int
+	)
+	c := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, "/selfsubjectaccessreviews") {
+			return false
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		asked++
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		body, _ := io.ReadAll(r.Body) // JSON or protobuf: the name is in it as it is
+		if bytes.Contains(body, []byte("cm-")) {
+			mu.Lock()
+			nameAsked++
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","status":{"allowed":false}}`)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return true
+	})
+	var perms []apply.Permission
+	for i := range 40 {
+		perms = append(perms, apply.Permission{Verb: "patch", Resource: "configmaps", Namespace: "ns", Name: fmt.Sprintf("cm-%d", i)})
+	}
+	err := c.Preflight(k.ctx, perms)
+	var pe *apply.PreflightError
+	if !errors.As(err, &pe) || len(pe.Missing) != 1 || pe.Missing[0] != (apply.Permission{Verb: "patch", Resource: "configmaps", Namespace: "ns"}) {
+		t.Fatalf("Preflight: %v, want patch configmaps in ns missing, once", err)
+	}
+	if asked != 41 || nameAsked != 40 {
+		t.Errorf("asked %d reviews (%d by name), want 41 (40)", asked, nameAsked)
+	}
+	if most < 4 {
+		t.Errorf("at most %d reviews were asked at a time, want several", most)
+	}
 }

@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -85,51 +87,53 @@ func sortedPermissions(set map[Permission]bool) []Permission {
 // verb on one resource are asked once without their names, as most
 // grants are; only where that is refused is each name asked, for a rule
 // may grant some names alone (resourceNames). A resource none of whose
-// names is granted is listed once, without them.
+// names is granted is listed once, without them. Every review of a
+// round is asked side by side (preflightConcurrency at a time): an
+// add-on of 500 objects refused a verb on their resource asks 500 more,
+// which are not 500 round trips one after another.
 func (c *Client) Preflight(ctx context.Context, perms []Permission) error {
-	byResource := map[Permission][]Permission{}
+	byResource := map[Permission]map[Permission]bool{}
 	for _, p := range perms {
 		r := p
 		r.Name = ""
-		byResource[r] = append(byResource[r], p)
+		if byResource[r] == nil {
+			byResource[r] = map[Permission]bool{}
+		}
+		byResource[r][p] = true
 	}
-	var (
-		mu      sync.Mutex
-		missing = map[Permission]bool{}
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for r, named := range byResource {
-		g.Go(func() error {
-			ok, err := c.allowed(gctx, r)
-			if ok || err != nil {
-				return err
-			}
-			var refused []Permission
-			for _, p := range named {
-				if p.Name == "" {
-					refused = []Permission{r}
-					break
-				}
-				if ok, err := c.allowed(gctx, p); err != nil {
-					return err
-				} else if !ok {
-					refused = append(refused, p)
-				}
-			}
-			if len(refused) > 1 && len(refused) == len(named) {
-				refused = []Permission{r}
-			}
-			mu.Lock()
-			for _, p := range refused {
-				missing[p] = true
-			}
-			mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	refusedResources, err := c.refused(ctx, slices.Collect(maps.Keys(byResource)))
+	if err != nil {
 		return err
+	}
+	missing := map[Permission]bool{}
+	var byName []Permission
+	for r := range refusedResources {
+		if byResource[r][r] {
+			missing[r] = true // asked without a name (create): refused
+			continue
+		}
+		byName = slices.AppendSeq(byName, maps.Keys(byResource[r]))
+	}
+	refusedNames, err := c.refused(ctx, byName)
+	if err != nil {
+		return err
+	}
+	for r := range refusedResources {
+		if missing[r] {
+			continue
+		}
+		var refused []Permission
+		for p := range byResource[r] {
+			if refusedNames[p] {
+				refused = append(refused, p)
+			}
+		}
+		if len(refused) > 1 && len(refused) == len(byResource[r]) {
+			refused = []Permission{r}
+		}
+		for _, p := range refused {
+			missing[p] = true
+		}
 	}
 	if len(missing) == 0 {
 		return nil
@@ -139,6 +143,33 @@ func (c *Client) Preflight(ctx context.Context, perms []Permission) error {
 		pe.User = r.Status.UserInfo.Username
 	}
 	return pe
+}
+
+// preflightConcurrency is how many reviews the pre-flight asks at a time.
+const preflightConcurrency = 16
+
+// refused asks for each of perms whether the credentials may do it, all
+// side by side, and returns those refused.
+func (c *Client) refused(ctx context.Context, perms []Permission) (map[Permission]bool, error) {
+	var (
+		mu  sync.Mutex
+		out = map[Permission]bool{}
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(preflightConcurrency)
+	for _, p := range perms {
+		g.Go(func() error {
+			ok, err := c.allowed(gctx, p)
+			if err != nil || ok {
+				return err
+			}
+			mu.Lock()
+			out[p] = true
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
 }
 
 // allowed asks the API server whether the credentials may do p.
