@@ -350,7 +350,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 			res, err = c.manager.ApplyAll(ctx, objs, ao)
 		}
 		if res != nil {
-			cs.Changes = append(cs.Changes, p.recreated(changesOf(res), opts)...)
+			cs.Changes = append(cs.Changes, p.recreated(res, opts)...)
 		}
 		if err != nil {
 			return wrap(err)
@@ -412,23 +412,25 @@ func (pl *planned) mayRecreate(opts Options) bool {
 		(pl.live != nil && pl.live.Annotations[AnnotationRecreate] == RecreateEnabled)
 }
 
-// recreated turns into Recreated the changes that ssa reports Created
-// for objects that were in the cluster when the plan was read and that
-// may be recreated: ssa deleted them (an immutable change) and created
-// them again. changes is changed in place and returned.
-func (p *plan) recreated(changes []Change, opts Options) []Change {
-	var byID map[string]*planned
+// recreated is the changes of res, those that ssa reports Created for
+// objects that were in the cluster when the plan was read and that may
+// be recreated turned into Recreated: ssa deleted them (an immutable
+// change) and created them again. Objects are matched by their entry's
+// key, not their ID, which two names may share.
+func (p *plan) recreated(res *ssa.ChangeSet, opts Options) []Change {
+	changes := changesOf(res)
+	var byKey map[string]*planned
 	for i, ch := range changes {
 		if ch.Action != Created {
 			continue
 		}
-		if byID == nil {
-			byID = make(map[string]*planned, len(p.objects))
+		if byKey == nil {
+			byKey = make(map[string]*planned, len(p.objects))
 			for _, pl := range p.objects {
-				byID[pl.entry.ID] = pl
+				byKey[pl.entry.key()] = pl
 			}
 		}
-		if pl := byID[ch.ID]; pl != nil && pl.live != nil && pl.mayRecreate(opts) {
+		if pl := byKey[entryFor(res.Entries[i].ObjMetadata).key()]; pl != nil && pl.live != nil && pl.mayRecreate(opts) {
 			changes[i].Action, changes[i].Reason = Recreated, recreateReason
 		}
 	}

@@ -538,3 +538,31 @@ metadata: {name: c, namespace: default}
 		t.Errorf("uninstall of a name like none: %v, want no suggestion", err)
 	}
 }
+
+// Two ClusterRoles whose IDs collide (NS:reader and NS__reader) are
+// told apart in the change set too: under Recreate, the one created new
+// beside the other, which was already there, is said created, not
+// recreated, whichever of the two comes first.
+func TestRecreatedTellsSharedIDsApart(t *testing.T) {
+	k := newCluster(t)
+	role := func(name string) string {
+		return "\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: \"" + name + "\"}\nrules: [{apiGroups: [\"\"], resources: [configmaps], verbs: [get]}]\n"
+	}
+	for i, first := range []string{":", "__"} {
+		other := map[string]string{":": "__", "__": ":"}[first]
+		name := fmt.Sprintf("%s-%d", k.prefix, i)
+		k.mustApply(t, k.addon(t, name, "1", role("NS"+first+"reader"+fmt.Sprint(i))), apply.Options{})
+		cs := k.mustApply(t, k.addon(t, name, "2", role("NS"+first+"reader"+fmt.Sprint(i))+"---"+role("NS"+other+"reader"+fmt.Sprint(i))), apply.Options{Recreate: true})
+		for _, ch := range cs.Changes {
+			if ch.Action == apply.Recreated {
+				t.Errorf("%s: said recreated, created beside the other:\n%s", ch.Object, cs)
+			}
+		}
+		if cs.Count(apply.Created) != 1 {
+			t.Errorf("want one created:\n%s", cs)
+		}
+		if _, err := k.admin.Uninstall(k.ctx, name, apply.UninstallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
