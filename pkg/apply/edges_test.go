@@ -566,3 +566,13 @@ func TestRecreatedTellsSharedIDsApart(t *testing.T) {
 		}
 	}
 }
+
+// A Role's name is any path segment, escapes included: a permission of
+// one object by name, as the pre-flight lists it, is said sanitized, as
+// every object is named in this package's errors.
+func TestPermissionNameSanitized(t *testing.T) {
+	p := apply.Permission{Verb: "patch", Group: "rbac.authorization.k8s.io", Resource: "roles", Namespace: "ns", Name: "r\x1b]0;pwned\x07\n"}
+	if s := (&apply.PreflightError{Missing: []apply.Permission{p}}).Error(); strings.ContainsAny(s, "\x1b\x07\n") {
+		t.Errorf("PreflightError %q holds the name's control characters", s)
+	}
+}

@@ -134,7 +134,7 @@ func (p Permission) String() string {
 		r += "." + p.Group
 	}
 	if p.Name != "" {
-		r += "/" + p.Name
+		r += "/" + safetree.Sanitize(p.Name) // a Role's name may hold escapes
 	}
 	if p.Namespace == "" {
 		return p.Verb + " " + r
