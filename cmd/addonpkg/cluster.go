@@ -475,9 +475,9 @@ func countActions(changes []apply.Change) string {
 	return strings.Join(parts, ", ")
 }
 
-// printChangeSets prints the change sets of several add-ons (apply -f,
-// uninstall of several) as one table whose first column names the
-// add-on, then the diffs; one change set as printChanges does.
+// printChangeSets prints change sets as one table, then the diffs: of
+// several add-ons (apply -f, uninstall of several) with a first column
+// naming the add-on, of one without it. A dry run's rows say so.
 func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
 	if len(sets) == 0 {
 		return nil

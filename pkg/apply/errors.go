@@ -71,7 +71,8 @@ type OwnershipError struct {
 	Set string
 	// Parent describes the parent of Set when it was found among the
 	// Secrets and ConfigMaps of the objects' namespaces (kubectl's
-	// parents): "Secret NAMESPACE/NAME" and its tooling annotation.
+	// parents): "Secret/NAMESPACE/NAME", then ` (tooling "TOOL")` when it
+	// has a tooling annotation.
 	Parent string
 	// More counts the add-on's other objects that another add-on owns.
 	More int
