@@ -64,7 +64,14 @@ func checkArgs(cmd *cobra.Command, args, required, optional []string, variadic b
 			// What the usage line says it takes.
 			takes = strings.Join(strings.Fields(cmd.Use)[1:], " ")
 		}
-		return &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q (%s takes %s)", args[len(names)], cmd.Name(), takes)}
+		arg := args[len(names)]
+		msg := fmt.Sprintf("unexpected argument %q (%s takes %s)", arg, cmd.Name(), takes)
+		// --dry-run alone is a dry run, so "--dry-run server" leaves
+		// server an argument, as in kubectl.
+		if f := cmd.Flags().Lookup("dry-run"); f != nil && f.NoOptDefVal != "" && slices.Contains([]string{"server", "client", "none"}, arg) {
+			msg += fmt.Sprintf("; --dry-run takes its value after '=': --dry-run=%s", arg)
+		}
+		return &usageError{cmd: cmd, msg: msg}
 	}
 	for i, arg := range args {
 		if arg == "" {

@@ -319,6 +319,11 @@ func TestUninstallDryRunWords(t *testing.T) {
 			t.Errorf("apply ./x %s: exit %d, stderr %q; want the flag taken and the missing folder named", v, r.code, r.stderr)
 		}
 	}
+	// A value after a space is an argument, as in kubectl: the error says
+	// how to write it.
+	if r := cliRun(t, "apply", "./x", "--dry-run", "server"); r.code != 1 || !strings.Contains(r.stderr, `unexpected argument "server"`) || !strings.Contains(r.stderr, "--dry-run=server") {
+		t.Errorf("apply ./x --dry-run server: exit %d, stderr %q; want 1 and --dry-run=server named", r.code, r.stderr)
+	}
 	if r := cliRun(t, "uninstall", "x", "--dry-run=maybe"); r.code != 1 || !strings.Contains(r.stderr, "want true, false, none, server or client") {
 		t.Errorf("uninstall --dry-run=maybe: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -105,6 +105,8 @@ func (e *OwnershipError) Error() string {
 		return s
 	case e.More == 1:
 		return s + ", and 1 more object belongs to another"
+	case e.Others < e.More:
+		return fmt.Sprintf("%s, and %d more objects belong to the same owner or to others", s, e.More)
 	}
 	return fmt.Sprintf("%s, and %d more objects belong to others", s, e.More)
 }
@@ -150,10 +152,17 @@ type PreflightError struct {
 	Missing []Permission
 }
 
+// maxListed bounds the permissions a PreflightError's message lists; the
+// others are counted (Missing holds them all).
+const maxListed = 10
+
 func (e *PreflightError) Error() string {
-	s := make([]string, len(e.Missing))
-	for i, p := range e.Missing {
-		s[i] = p.String()
+	s := make([]string, 0, min(len(e.Missing), maxListed+1))
+	for _, p := range e.Missing[:min(len(e.Missing), maxListed)] {
+		s = append(s, p.String())
+	}
+	if n := len(e.Missing) - maxListed; n > 0 {
+		s = append(s, fmt.Sprintf("and %d more", n))
 	}
 	who := "the credentials"
 	if e.User != "" {

@@ -2,6 +2,8 @@ package apply_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -23,6 +25,8 @@ func TestOwnershipErrorWords(t *testing.T) {
 		{"one more of the same owner", apply.OwnershipError{Object: "ClusterRole/r", Owner: "x", Addon: "y", More: 1},
 			`ClusterRole/r and 1 more object belong to add-on "x", not "y"`},
 		{"of several owners", apply.OwnershipError{Object: "ClusterRole/r", Owner: "x", Addon: "y", More: 3, Others: 2},
+			`ClusterRole/r belongs to add-on "x", not "y", and 3 more objects belong to the same owner or to others`},
+		{"each of another owner", apply.OwnershipError{Object: "ClusterRole/r", Owner: "x", Addon: "y", More: 3, Others: 3},
 			`ClusterRole/r belongs to add-on "x", not "y", and 3 more objects belong to others`},
 		{"elsewhere, all", apply.OwnershipError{Object: "ClusterRole/r", Owner: "y", Addon: "y", Elsewhere: true, More: 2},
 			`ClusterRole/r and 2 more objects belong to add-on "y" of another inventory namespace`},
@@ -42,5 +46,18 @@ func TestNthOfSeveral(t *testing.T) {
 	}
 	if got := apply.Nth(1, 3, err); got.Error() != "add-on 2 of 3: apply a: refused" || !errors.Is(got, err) {
 		t.Errorf("three add-ons: %q", got)
+	}
+}
+
+// A pre-flight refused on many names lists ten and counts the rest: one
+// line, not one of 500 permissions.
+func TestPreflightErrorListsTen(t *testing.T) {
+	e := &apply.PreflightError{User: "u"}
+	for i := range 12 {
+		e.Missing = append(e.Missing, apply.Permission{Verb: "get", Resource: "configmaps", Namespace: "ns", Name: fmt.Sprintf("c%02d", i)})
+	}
+	got := e.Error()
+	if !strings.HasSuffix(got, "get configmaps/c09 in ns, and 2 more") || strings.Contains(got, "c10") {
+		t.Errorf("%q: want ten listed and two counted", got)
 	}
 }
