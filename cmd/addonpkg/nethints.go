@@ -25,7 +25,10 @@ import (
 // and it names only flags that cmd has.
 func flagHint(cmd *cobra.Command, err error) string {
 	has := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil }
-	var le *safetree.LimitError
+	var (
+		le *safetree.LimitError
+		oe *apply.OwnershipError
+	)
 	switch {
 	case errors.As(err, &le) && le.Which != "":
 		if flag := "max-" + string(le.Which); has(flag) {
@@ -50,9 +53,7 @@ func flagHint(cmd *cobra.Command, err error) string {
 	case errors.Is(err, render.ErrOutsideRoot) && cmd != nil && cmd.Name() == "build":
 		// An overlay of a tree whose base sits beside it.
 		return " (an add-on is one tree: render the overlay first, kustomize build DIR | addonpkg build -)"
-	case errors.As(err, new(*apply.OwnershipError)):
-		var oe *apply.OwnershipError
-		errors.As(err, &oe)
+	case errors.As(err, &oe):
 		them := "it"
 		if oe.More > 0 {
 			them = "them"
