@@ -43,7 +43,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 		return nil, fmt.Errorf("uninstall %s: %w", name, err)
 	}
 	if inv == nil {
-		return nil, fmt.Errorf("uninstall %s: %w: no inventory %s/%s%s", name, ErrNotInstalled, c.opts.InventoryNamespace, InventoryName(name), c.didYouMean(ctx, name))
+		return nil, fmt.Errorf("uninstall %s: %w: no inventory %s/%s%s", name, ErrNotInstalled, c.opts.InventoryNamespace, InventoryName(name), didYouMean(name, c.installedNames(ctx)))
 	}
 	var ds []*doomed
 	for _, e := range inv.Objects {
@@ -183,21 +183,27 @@ func invalidRecord(s *corev1.Secret) Record {
 }
 
 // didYouMean is "; did you mean A, B?" naming the installed add-ons
-// whose names look like name (a typo), or "": none does, or the
-// inventories cannot be listed (the suggestion is a courtesy).
-func (c *Client) didYouMean(ctx context.Context, name string) string {
+// whose names look like name (a typo), or "" when none does.
+func didYouMean(name string, installed []string) string {
+	if closest := source.ClosestNames(name, installed); len(closest) > 0 {
+		return "; did you mean " + strings.Join(closest, ", ") + "?"
+	}
+	return ""
+}
+
+// installedNames names the add-ons whose inventories are in the
+// inventory namespace, for suggestions: none (an empty, non-nil list)
+// when they cannot be listed, which a suggestion does not need.
+func (c *Client) installedNames(ctx context.Context) []string {
 	secrets, err := c.listInventories(ctx)
 	if err != nil {
-		return ""
+		return []string{}
 	}
 	names := make([]string, 0, len(secrets))
 	for _, s := range secrets {
 		names = append(names, invalidRecord(&s).Name)
 	}
-	if closest := source.ClosestNames(name, names); len(closest) > 0 {
-		return "; did you mean " + strings.Join(closest, ", ") + "?"
-	}
-	return ""
+	return names
 }
 
 func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
@@ -224,13 +230,17 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 			return nil, err
 		}
 	} else {
+		var installed []string // read once, for the first name not installed
 		for _, n := range names {
 			s, err := c.inventorySecret(ctx, n)
 			if err != nil {
 				return nil, fmt.Errorf("status %s: %w", n, err)
 			}
 			if s == nil {
-				errs = append(errs, fmt.Errorf("status %s: %w%s", n, ErrNotInstalled, c.didYouMean(ctx, n)))
+				if installed == nil {
+					installed = c.installedNames(ctx)
+				}
+				errs = append(errs, fmt.Errorf("status %s: %w%s", n, ErrNotInstalled, didYouMean(n, installed)))
 				continue
 			}
 			secrets = append(secrets, *s)
