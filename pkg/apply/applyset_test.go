@@ -88,3 +88,55 @@ func TestAnotherToolsApplySetMemberRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An object with this add-on's label and another ApplySet's part-of is
+// said to be the add-on's of another inventory namespace only when that
+// set's parent is not found or is the add-on's inventory Secret: when
+// kubectl's ApplySet apply took the objects the add-on once applied (the
+// add-on's label stays), the refusal names kubectl's set and parent.
+func TestAddonLabelInAnotherToolsApplySet(t *testing.T) {
+	k := newCluster(t)
+	ns := k.prefix
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: member, namespace: NS}\ndata: {v: \"2\"}\n")
+	for _, c := range []struct {
+		parent, tooling string
+		elsewhere       bool
+	}{
+		{"kset", "kubectl/v1.32.4", false},
+		{apply.InventoryName(a.Name), "addonpkg/v1", true},
+	} {
+		set := apply.ApplySetID(c.parent, ns)
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.parent, Namespace: ns,
+			Labels:      map[string]string{apply.LabelApplySetID: set},
+			Annotations: map[string]string{apply.AnnotationApplySetTooling: c.tooling, apply.AnnotationApplySetGroupKinds: "ConfigMap"}}}
+		if _, err := k.typed.CoreV1().Secrets(ns).Create(k.ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "member", Namespace: ns,
+			Labels: map[string]string{apply.LabelApplySetPartOf: set, apply.LabelAddon: a.Name}}, Data: map[string]string{"v": "1"}}
+		if _, err := k.typed.CoreV1().ConfigMaps(ns).Create(k.ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := k.admin.Apply(k.ctx, a, apply.Options{DryRun: true})
+		var oe *apply.OwnershipError
+		if !errors.As(err, &oe) {
+			t.Fatalf("parent %s: apply: %v, want an OwnershipError", c.parent, err)
+		}
+		if c.elsewhere {
+			if !oe.Elsewhere || oe.Owner != a.Name || oe.Set != "" || !strings.Contains(err.Error(), "another inventory namespace") {
+				t.Errorf("parent %s: %v (%+v), want the add-on of another inventory namespace", c.parent, err, *oe)
+			}
+		} else {
+			wantParent := "Secret/" + ns + "/" + c.parent + ` (tooling "` + c.tooling + `")`
+			if oe.Elsewhere || oe.Owner != "" || oe.Set != set || oe.Parent != wantParent || strings.Contains(err.Error(), "inventory namespace") {
+				t.Errorf("parent %s: %v (%+v), want ApplySet %s of %s", c.parent, err, *oe, set, wantParent)
+			}
+		}
+		if err := k.typed.CoreV1().ConfigMaps(ns).Delete(k.ctx, "member", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -142,8 +142,10 @@ func applySetID(name, namespace string, gk schema.GroupKind) string {
 // parent: the namespace of its set's namespaced members), one whose
 // name and namespace give that id, and describes it with the tool that
 // manages it. It is "" when none is found or the credentials may not
-// list them: the id alone names the set.
-func (c *Client) applySetParent(ctx context.Context, set string, nss []string) string {
+// list them: the id alone names the set. inventory reports whether the
+// parent is the inventory Secret of the add-on addon (in another
+// inventory namespace than this client's).
+func (c *Client) applySetParent(ctx context.Context, set, addon string, nss []string) (desc string, inventory bool) {
 	seen := map[string]bool{}
 	for _, ns := range nss {
 		if ns == "" || seen[ns] {
@@ -167,11 +169,33 @@ func (c *Client) applySetParent(ctx context.Context, set string, nss []string) s
 				if t := o.Annotations[AnnotationApplySetTooling]; t != "" {
 					d += fmt.Sprintf(" (tooling %q)", safetree.SanitizeN(t, 100))
 				}
-				return d
+				return d, kind == "Secret" && o.Name == InventoryName(addon)
 			}
 		}
 	}
-	return ""
+	return "", false
+}
+
+// notAnInventory refuses an object that is, or may be read as, an
+// add-on's inventory: applied, it would overwrite the record of what it
+// (or, forced, another add-on) owns. That is a Secret named addonpkg-* in
+// this client's inventory namespace or in the default one (which other
+// clients read), or a Secret of the inventory type anywhere (an inventory
+// namespace another client uses: an inventory of another type is not
+// read, and a Secret's type never changes).
+func (c *Client) notAnInventory(o *unstructured.Unstructured, gvr schema.GroupVersionResource) error {
+	if gvr.Group != "" || gvr.Resource != "secrets" {
+		return nil
+	}
+	for _, ns := range []string{c.opts.InventoryNamespace, DefaultInventoryNamespace} {
+		if o.GetNamespace() == ns && strings.HasPrefix(o.GetName(), InventoryName("")) {
+			return fmt.Errorf("%w: %s: the names %s* in %s are add-on inventories, which an add-on may not hold", ErrInvalid, describe(o), InventoryName(""), ns)
+		}
+	}
+	if t, _, _ := unstructured.NestedString(o.Object, "type"); t == string(InventorySecretType) {
+		return fmt.Errorf("%w: %s: a Secret of type %s is an add-on inventory, which an add-on may not hold", ErrInvalid, describe(o), InventorySecretType)
+	}
+	return nil
 }
 
 // owns reports whether labels are those of an object the add-on addon
@@ -267,6 +291,9 @@ func decodeInventory(s *corev1.Secret) (*Inventory, error) {
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w %s/%s: %s (fix the Secret, or delete it to forget the add-on: its objects stay)",
 			ErrCorruptInventory, s.Namespace, s.Name, oneLine(fmt.Sprintf(format, args...)))
+	}
+	if s.Type != InventorySecretType {
+		return nil, corrupt("it is a Secret of type %q, not %q", s.Type, InventorySecretType)
 	}
 	var inv Inventory
 	if err := json.Unmarshal(s.Data[InventoryKey], &inv); err != nil {

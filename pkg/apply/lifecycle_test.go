@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -332,10 +333,21 @@ func TestAddonHoldingAnInventoryRefused(t *testing.T) {
 	victim := k.addon(t, k.prefix+"-victim", "1", killV1)
 	k.mustApply(t, victim, apply.Options{})
 	before := k.inventorySecret(t, victim.Name).ResourceVersion
-	for _, tc := range []struct{ name, secret, namespace string }{
-		{"another's", apply.InventoryName(victim.Name), "namespace: " + apply.DefaultInventoryNamespace},
-		{"its own", apply.InventoryName(k.prefix + "-evil"), "namespace: " + apply.DefaultInventoryNamespace},
-		{"in the client's namespace", apply.InventoryName(victim.Name), ""},
+	typed := "type: " + string(apply.InventorySecretType)
+	for _, tc := range []struct {
+		name, secret, namespace, typ string
+		opts                         apply.ClientOptions
+		want                         string // the Secret the refusal names
+	}{
+		{"another's", apply.InventoryName(victim.Name), "namespace: " + apply.DefaultInventoryNamespace, typed, apply.ClientOptions{}, ""},
+		{"its own", apply.InventoryName(k.prefix + "-evil"), "namespace: " + apply.DefaultInventoryNamespace, typed, apply.ClientOptions{}, ""},
+		{"in the client's namespace", apply.InventoryName(victim.Name), "", typed, apply.ClientOptions{Namespace: apply.DefaultInventoryNamespace}, ""},
+		// Applied by a client whose inventories are elsewhere, it still
+		// forges the default namespace's, which other clients read.
+		{"in the default namespace", apply.InventoryName(victim.Name), "namespace: " + apply.DefaultInventoryNamespace, "", apply.ClientOptions{InventoryNamespace: k.prefix}, ""},
+		// Of the inventory type under any name and namespace: an
+		// inventory namespace another client uses.
+		{"of the inventory type", "innocent", "namespace: NS", typed, apply.ClientOptions{}, "Secret/NS/innocent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evil := k.addon(t, k.prefix+"-evil", "1", `
@@ -344,23 +356,20 @@ kind: Secret
 metadata:
   name: `+tc.secret+`
   `+tc.namespace+`
-type: `+string(apply.InventorySecretType)+`
+`+tc.typ+`
 stringData:
   `+apply.InventoryKey+`: '{"objects":[]}'
 `)
-			evilClient := k.admin
-			if tc.namespace == "" {
-				var err error
-				evilClient, err = apply.New(k.env.Admin, apply.ClientOptions{Namespace: apply.DefaultInventoryNamespace})
-				if err != nil {
-					t.Fatal(err)
-				}
+			evilClient, err := apply.New(k.env.Admin, tc.opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			_, err := evilClient.Apply(k.ctx, evil, apply.Options{Force: true})
-			if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), "Secret/kube-system/"+tc.secret) || !strings.Contains(err.Error(), "inventories") {
-				t.Fatalf("apply = %v, want ErrInvalid naming the inventory Secret", err)
+			want := cmp.Or(k.stream(tc.want), "Secret/kube-system/"+tc.secret)
+			_, err = evilClient.Apply(k.ctx, evil, apply.Options{Force: true})
+			if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "inventor") {
+				t.Fatalf("apply = %v, want ErrInvalid naming the inventory Secret %s", err, want)
 			}
-			if k.inventory(t, evil.Name) != nil {
+			if records, _ := evilClient.List(k.ctx); slices.ContainsFunc(records, func(r apply.Record) bool { return r.Name == evil.Name }) || k.inventory(t, evil.Name) != nil {
 				t.Error("the refused add-on wrote an inventory")
 			}
 			if rv := k.inventorySecret(t, victim.Name).ResourceVersion; rv != before {
@@ -471,12 +480,18 @@ func TestCorruptInventoryReported(t *testing.T) {
 		k.prefix + "-badns":    `{"name":"` + k.prefix + `-badns","phase":"applied","namespace":"../kube-system","objects":[]}`,
 		// An entry's name may only say which name its ID stands for.
 		k.prefix + "-badname": `{"name":"` + k.prefix + `-badname","phase":"applied","objects":[{"id":"_a__b_rbac.authorization.k8s.io_ClusterRole","v":"v1","name":"kube-system-admin"}]}`,
+		// Valid, but not of the inventory type: an add-on's own Secret,
+		// which no inventory may be read from.
+		k.prefix + "-untyped": `{"name":"` + k.prefix + `-untyped","phase":"applied","objects":[]}`,
 	}
 	for name, data := range corrupt {
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: apply.InventoryName(name), Namespace: ns, Labels: map[string]string{apply.LabelInventory: "true"}},
 			Type:       apply.InventorySecretType,
 			Data:       map[string][]byte{apply.InventoryKey: []byte(data)},
+		}
+		if strings.HasSuffix(name, "-untyped") {
+			s.Type = corev1.SecretTypeOpaque
 		}
 		if _, err := k.typed.CoreV1().Secrets(ns).Create(k.ctx, s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -203,10 +203,8 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		if err != nil {
 			return nil, err
 		}
-		// An inventory in an add-on would overwrite the record of what
-		// it (or, forced, another add-on) owns.
-		if gvr.Group == "" && gvr.Resource == "secrets" && o.GetNamespace() == c.opts.InventoryNamespace && strings.HasPrefix(o.GetName(), InventoryName("")) {
-			return nil, fmt.Errorf("%w: %s: the names %s* in %s are add-on inventories, which an add-on may not hold", ErrInvalid, describe(o), InventoryName(""), c.opts.InventoryNamespace)
+		if err := c.notAnInventory(o, gvr); err != nil {
+			return nil, err
 		}
 		e := entryOf(o)
 		if seen[e.key()] {
@@ -290,7 +288,8 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	// Every object of another add-on is counted, not only the first, so
 	// that the user knows what --force would adopt.
 	var owned *OwnershipError
-	foreign := map[string][]string{} // another tool's ApplySet: its members' namespaces
+	var ownedSet string              // the ApplySet of owned's object
+	foreign := map[string][]string{} // another ApplySet: its members' namespaces
 	for _, pl := range p.objects {
 		if pl.live == nil || force {
 			continue
@@ -300,8 +299,10 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		if owner := l[LabelAddon]; owner != "" && owner != a.Name {
 			e = &OwnershipError{Object: describe(pl.obj), Owner: owner, Addon: a.Name}
 		} else if set := l[LabelApplySetPartOf]; set != "" && set != p.setID && owner == a.Name {
-			// The add-on's name, applied from another inventory namespace.
+			// The add-on's name, applied from another inventory namespace
+			// (or applied again by another tool: see below).
 			e = &OwnershipError{Object: describe(pl.obj), Owner: a.Name, Addon: a.Name, Elsewhere: true}
+			foreign[set] = append(foreign[set], pl.obj.GetNamespace())
 		} else if set != "" && set != p.setID {
 			// A member of another tool's ApplySet (kubectl's): taking it
 			// would move it out of that set, whose next prune no longer
@@ -311,7 +312,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 		switch {
 		case e != nil && owned == nil:
-			owned = e
+			owned, ownedSet = e, l[LabelApplySetPartOf]
 		case e != nil:
 			owned.More++
 			if e.Owner != owned.Owner || e.Elsewhere != owned.Elsewhere || e.Set != owned.Set {
@@ -320,8 +321,17 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 	}
 	if owned != nil {
-		if owned.Set != "" {
-			owned.Parent = c.applySetParent(ctx, owned.Set, foreign[owned.Set])
+		switch {
+		case owned.Set != "":
+			owned.Parent, _ = c.applySetParent(ctx, owned.Set, a.Name, foreign[owned.Set])
+		case owned.Elsewhere:
+			// The add-on's label, and another set's: an inventory of this
+			// name in another namespace, unless the set's parent is found
+			// and is another tool's (kubectl apply --applyset of objects
+			// this add-on once applied keeps its label).
+			if parent, inventory := c.applySetParent(ctx, ownedSet, a.Name, foreign[ownedSet]); parent != "" && !inventory {
+				owned.Owner, owned.Elsewhere, owned.Set, owned.Parent = "", false, ownedSet, parent
+			}
 		}
 		return nil, owned
 	}
