@@ -56,6 +56,21 @@ func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
 	return apply.Connect(ctx, c.connect)
 }
 
+// connect connects to the cluster the flags name and, on a terminal, says
+// which one: a change made in the wrong context is the costly mistake.
+func (a *app) connect(ctx context.Context, cf *clusterFlags) (*apply.Client, error) {
+	c, err := cf.client(ctx)
+	if err != nil || a.quiet || !isTerminal(a.stderr) {
+		return c, err
+	}
+	if c.Context() != "" {
+		a.infof("addonpkg: context %q, server %s", oneLine(c.Context()), oneLine(c.Host()))
+	} else {
+		a.infof("addonpkg: server %s", oneLine(c.Host()))
+	}
+	return c, nil
+}
+
 // installedNames completes the names of the add-ons installed in the
 // cluster the flags name, as kubectl completes object names: at most
 // most arguments (0: any number), each named once.
@@ -238,7 +253,7 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 	if err != nil {
 		return err
 	}
-	c, err := cf.client(ctx)
+	c, err := a.connect(ctx, cf)
 	if err != nil {
 		return err
 	}
@@ -318,7 +333,7 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 			return fmt.Errorf("%s: %w", setFile, err)
 		}
 	}
-	c, err := cf.client(ctx)
+	c, err := a.connect(ctx, cf)
 	if err != nil {
 		return err
 	}
@@ -391,7 +406,7 @@ func (a *app) addonFor(ctx context.Context, cf *clusterFlags, s, name string, r 
 	if err != nil {
 		return apply.Addon{}, nil, err
 	}
-	c, err := cf.client(ctx)
+	c, err := a.connect(ctx, cf)
 	return ad, c, err
 }
 
@@ -543,7 +558,8 @@ func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
 		if i.Phase == apply.PhaseInvalid {
 			ready = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Version, i.Phase, ready, i.Digest, i.Source)
+		// An empty cell is "-", so that every row splits into six fields.
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, cmp.Or(i.Version, "-"), i.Phase, ready, cmp.Or(i.Digest, "-"), cmp.Or(i.Source, "-"))
 	}
 	if err := w.Flush(); err != nil {
 		return err

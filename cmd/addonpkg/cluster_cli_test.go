@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -169,6 +170,11 @@ func TestCLIApplyWhereKubectlFails(t *testing.T) {
 	out, _, _ = runKube(t, nil, cliEnv, bin, "status")
 	if !strings.Contains(out, "cli-apply") || !strings.Contains(out, "4/4") {
 		t.Errorf("status table does not list cli-apply with 4/4 ready:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) != 6 {
+			t.Errorf("status row %q has %d fields, want 6 (an empty cell is -)", line, len(f))
+		}
 	}
 
 	// Completion offers the installed add-ons, as kubectl offers object
@@ -738,4 +744,30 @@ func TestCLIDryRunTableSaysSo(t *testing.T) {
 		t.Errorf("uninstall --dry-run: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 	cc.run(t, "uninstall", "dry")
+}
+
+// On a terminal, a command that changes a cluster first names the context
+// and server it connected to; piped or with --quiet, it says nothing.
+func TestConnectNamesTheCluster(t *testing.T) {
+	env := kubeenv.Shared(t)
+	cf := &clusterFlags{connect: apply.ConnectOptions{Kubeconfig: env.AdminKubeconfig}}
+	ctx := context.Background()
+	piped := &bytes.Buffer{}
+	if _, err := (&app{stderr: piped}).connect(ctx, cf); err != nil || piped.Len() > 0 {
+		t.Errorf("piped: %q, %v; want nothing", piped, err)
+	}
+	master, slave := openPTY(t)
+	if _, err := (&app{stderr: slave, quiet: true}).connect(ctx, cf); err != nil {
+		t.Fatal(err)
+	}
+	c, err := (&app{stderr: slave}).connect(ctx, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	got, _ := io.ReadAll(master)
+	want := fmt.Sprintf("addonpkg: context \"admin\", server %s\r\n", env.URL)
+	if string(got) != want || c.Context() != "admin" || c.Host() != env.URL {
+		t.Errorf("terminal shows %q (context %q, server %q), want %q", got, c.Context(), c.Host(), want)
+	}
 }

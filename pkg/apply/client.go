@@ -94,7 +94,13 @@ type Client struct {
 	// defaultNS is the namespace of a first install without
 	// opts.Namespace: "default", or Connect's context namespace.
 	defaultNS string
+	// context is the kubeconfig context Connect used.
+	context string
 }
+
+// Context is the name of the kubeconfig context Connect used: "" for a
+// Client made by New, or from a Pod's in-cluster credentials.
+func (c *Client) Context() string { return c.context }
 
 // Connect loads the kubeconfig as kubectl does and checks that the API
 // server answers and accepts the credentials (ErrUnreachable,
@@ -119,6 +125,10 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 			return nil, err
 		}
 		c.defaultNS = ns
+	}
+	c.context = opts.Context
+	if raw, err := loader.RawConfig(); err == nil && c.context == "" && raw.Contexts[raw.CurrentContext] != nil {
+		c.context = raw.CurrentContext
 	}
 	if err := c.Ping(ctx); err != nil {
 		return nil, err
