@@ -761,3 +761,40 @@ data: {v: "taken"}
 		}
 	}
 }
+
+// An add-on that holds a system namespace (kube-system, kube-public...)
+// never deletes it: the API server refuses to delete three of them, so an
+// upgrade that dropped one, or an uninstall, failed every time, even with
+// PruneNonEmpty; kube-node-lease it recreates, after the nodes' leases
+// went with it.
+func TestSystemNamespacesNeverPruned(t *testing.T) {
+	k := newCluster(t)
+	holds := "apiVersion: v1\nkind: Namespace\nmetadata: {name: kube-public}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: kube-node-lease}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-probe, namespace: kube-public}\n"
+	k.mustApply(t, k.addon(t, k.prefix, "1", holds), apply.Options{})
+	kept := func(cs *apply.ChangeSet) {
+		t.Helper()
+		for _, ns := range []string{"kube-public", "kube-node-lease"} {
+			i := slices.IndexFunc(cs.Changes, func(c apply.Change) bool { return c.Object == "Namespace/"+ns })
+			if i < 0 || cs.Changes[i].Action != apply.Skipped || !strings.Contains(cs.Changes[i].Reason, "system namespace") {
+				t.Errorf("Namespace/%s: %+v, want skipped as a system namespace", ns, cs.Changes)
+			}
+			if _, err := k.typed.CoreV1().Namespaces().Get(k.ctx, ns, metav1.GetOptions{}); err != nil {
+				t.Errorf("Namespace/%s: %v", ns, err)
+			}
+		}
+	}
+	cs, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-probe, namespace: kube-public}\n"), apply.Options{PruneNonEmpty: true})
+	if err != nil {
+		t.Fatalf("upgrade that drops the system namespaces: %v", err)
+	}
+	kept(cs)
+	k.mustApply(t, k.addon(t, k.prefix, "3", holds), apply.Options{})
+	cs, err = k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{PruneNonEmpty: true})
+	if err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	kept(cs)
+	if k.inventory(t, k.prefix) != nil {
+		t.Error("the uninstall left its inventory")
+	}
+}
