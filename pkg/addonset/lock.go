@@ -406,9 +406,47 @@ func (s *Set) fetchPinned(ctx context.Context, a Addon, m Locked, opts Options) 
 			}
 		}
 	}
+	if ref.Kind == source.KindGit {
+		return s.fetchGit(ctx, a, m, ref, opts, uo)
+	}
 	ad, err := source.Unpack(ctx, ref, opts.sourceOptions(), uo)
 	if err != nil {
 		return nil, err
+	}
+	if ad.Identity != m.Identity {
+		return nil, &MismatchError{Member: a.Name, Source: m.Pinned, What: "has identity", Got: ad.Identity, Locked: m.Identity}
+	}
+	return ad, nil
+}
+
+// fetchGit reads a git member. One declared by a branch, tag or
+// abbreviated commit (or none: the remote HEAD) is read by what the
+// declaration names, which must still be the pinned commit, as a
+// registry tag must still point at the locked digest: otherwise a lock
+// edited to pin any other commit of the repository (an older, vulnerable
+// one) passed every check, and a tag that moved is a change someone must
+// review. One declared by a full commit is read by it.
+func (s *Set) fetchGit(ctx context.Context, a Addon, m Locked, pinned source.Ref, opts Options, uo unpack.Options) (*unpack.Addon, error) {
+	declared, err := s.Ref(a)
+	if err != nil {
+		return nil, err
+	}
+	read := pinned
+	if !isFullCommit(declared.GitRef) {
+		read = declared
+	}
+	ad, err := source.Unpack(ctx, read, opts.sourceOptions(), uo)
+	if err != nil {
+		return nil, err
+	}
+	if read != pinned {
+		got, err := source.Parse(ad.Pinned)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", read, err)
+		}
+		if !strings.EqualFold(got.GitRef, pinned.GitRef) {
+			return nil, &MismatchError{Member: a.Name, Source: declared.String(), What: "now points to", Got: got.GitRef, Locked: pinned.GitRef}
+		}
 	}
 	if ad.Identity != m.Identity {
 		return nil, &MismatchError{Member: a.Name, Source: m.Pinned, What: "has identity", Got: ad.Identity, Locked: m.Identity}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/addonpkg/addonpkg/pkg/addonset"
@@ -188,4 +190,73 @@ func TestLockPinsTheDeclaredLayoutTag(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLockPinsTheDeclaredGitRef: a git member declared by a tag, a branch
+// or none (the remote HEAD) is pinned to a commit in the lock. A lock
+// entry edited to pin another commit of the same repository (an older
+// one), its identity with it, passed every check; and a tag moved since
+// the lock went unseen. Check, render and mirror must refuse both, as
+// they refuse a registry tag that now points elsewhere
+// (spec/addon-set-v1.md 4.4.3).
+func TestLockPinsTheDeclaredGitRef(t *testing.T) {
+	ctx := context.Background()
+	gitDir := t.TempDir()
+	commits := gitRepo(t, gitDir, "one", "two")
+	repo, err := git.PlainOpen(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateTag("v1", plumbing.NewHash(commits[1]), nil); err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := head.Name().Short()
+	refuses := func(t *testing.T, s *addonset.Set, l *addonset.LockFile) {
+		t.Helper()
+		if err := addonset.Check(ctx, s, l, withGit); !errors.Is(err, addonset.ErrLockMismatch) || !strings.Contains(err.Error(), "now points to") {
+			t.Errorf("check: %v, want addonset.ErrLockMismatch: now points to", err)
+		}
+		if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Options: withGit, Lock: l}); !errors.Is(err, addonset.ErrLockMismatch) {
+			t.Errorf("render: %v, want addonset.ErrLockMismatch", err)
+		}
+		_, err := addonset.Mirror(ctx, s, addonset.MirrorOptions{Options: withGit, Lock: l, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
+		if !errors.Is(err, addonset.ErrLockMismatch) {
+			t.Errorf("mirror: %v, want addonset.ErrLockMismatch", err)
+		}
+	}
+	for _, tc := range []struct{ name, ref string }{
+		{"tag", "?ref=v1"}, {"branch", "?ref=" + branch}, {"remote HEAD", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := writeDecl(t, t.TempDir(), "- name: a\n  source: git+file://"+gitDir+tc.ref+"\n")
+			good := must(addonset.Lock(ctx, s, addonset.LockOptions{Options: withGit}))
+			if err := addonset.Check(ctx, s, good, withGit); err != nil {
+				t.Fatalf("check of the right lock: %v", err)
+			}
+			older := must(addonset.Lock(ctx, writeDecl(t, t.TempDir(), "- name: a\n  source: git+file://"+gitDir+"?ref="+commits[0]+"\n"), addonset.LockOptions{Options: withGit}))
+			if older.Addons[0].Identity == good.Addons[0].Identity {
+				t.Fatal("the older commit has the same content: the test proves nothing")
+			}
+			bad := *older
+			bad.Addons = []addonset.Locked{older.Addons[0]}
+			bad.Addons[0].Entry = good.Addons[0].Entry
+			bad.Addons[0].Source = good.Addons[0].Source
+			refuses(t, s, &bad)
+		})
+	}
+
+	// The tag moved (to the older commit) since the lock was made.
+	s := writeDecl(t, t.TempDir(), "- name: a\n  source: git+file://"+gitDir+"?ref=v1\n")
+	l := must(addonset.Lock(ctx, s, addonset.LockOptions{Options: withGit}))
+	if err := repo.DeleteTag("v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateTag("v1", plumbing.NewHash(commits[0]), nil); err != nil {
+		t.Fatal(err)
+	}
+	refuses(t, s, l)
 }
