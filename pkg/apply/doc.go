@@ -87,10 +87,8 @@
 // keeps one. A CRD or Namespace that still holds objects (other than
 // those being deleted, and the default ServiceAccount and
 // kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
-// the inventory, unless Options.PruneNonEmpty. The namespaces the API
-// server makes (default, kube-system, kube-public, kube-node-lease) are
-// never deleted. Uninstall deletes the whole inventory the same way, then
-// the inventory.
+// the inventory, unless Options.PruneNonEmpty. Uninstall deletes the
+// whole inventory the same way, then the inventory.
 //
 // # Pre-flight
 //

@@ -10,7 +10,6 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -149,12 +148,6 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):
 		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
-	case isNamespace(d.live) && systemNamespaces[d.live.GetName()]:
-		// The API server refuses to delete default, kube-system and
-		// kube-public, so a prune or uninstall that tried never
-		// finished; it recreates kube-node-lease, after the nodes'
-		// leases went with it.
-		ch.Reason = "kept: a system namespace, which is never deleted"
 	case pruneNonEmpty:
 		ch.Action, deleted = Deleted, true
 	default:
@@ -286,11 +279,6 @@ func hasVerb(verbs []string, v string) bool {
 		}
 	}
 	return false
-}
-
-// systemNamespaces are the namespaces the API server makes itself.
-var systemNamespaces = map[string]bool{
-	metav1.NamespaceDefault: true, metav1.NamespaceSystem: true, metav1.NamespacePublic: true, corev1.NamespaceNodeLease: true,
 }
 
 func isNamespace(o *unstructured.Unstructured) bool {
