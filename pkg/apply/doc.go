@@ -85,7 +85,9 @@
 // be installed under two inventory namespaces: each deletes only its
 // own), and waited for until gone. AnnotationPrune=PruneDisabled
 // keeps one. A CRD or Namespace that still holds objects (other than
-// those being deleted, and the default ServiceAccount and
+// those being deleted, what the cluster's controllers made for them and
+// delete with them: objects whose owner references lead to them, a
+// Service's Endpoints; and the default ServiceAccount and
 // kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
 // the inventory, unless Options.PruneNonEmpty. Uninstall deletes the
 // whole inventory the same way, then the inventory.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -11,9 +12,11 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -167,9 +170,19 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 // holds says what a Namespace or CRD still holds besides the objects
 // being deleted ("ConfigMap/ns/x and 2 more"); empty when nothing, or
 // when o is neither. What it cannot list counts as held: keeping is the
-// safe side.
+// safe side. What the cluster's controllers made for the objects being
+// deleted, and delete with them, is not held: an object whose owners
+// (metadata.ownerReferences) are all going, or owned in turn by such
+// objects (a Deployment's ReplicaSets and their Pods, a Service's
+// EndpointSlices, a DaemonSet's ControllerRevisions, a Job's Pods), and
+// the Endpoints of a Service being deleted, which the endpoints
+// controller deletes with it. Otherwise no Namespace holding a workload
+// would ever be pruned on a cluster that runs it.
 func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going map[string]bool) (string, error) {
-	var found []string
+	var (
+		found []string
+		deps  []dependent
+	)
 	switch {
 	case isNamespace(o):
 		lists, err := c.typed.Discovery().ServerPreferredNamespacedResources()
@@ -185,11 +198,12 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 				if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || r.Kind == "Event" {
 					continue
 				}
-				fs, err := c.listHeld(ctx, gv.WithKind(r.Kind), o.GetName(), going)
+				fs, ds, err := c.listHeld(ctx, gv.WithKind(r.Kind), o.GetName(), going)
 				if err != nil {
 					return "objects it may hold (cannot list " + r.Name + ")", nil
 				}
 				found = append(found, fs...)
+				deps = append(deps, ds...)
 			}
 		}
 	case isCRD(o):
@@ -206,13 +220,16 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 		if version == "" {
 			return "", nil
 		}
-		fs, err := c.listHeld(ctx, schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, "", going)
+		fs, ds, err := c.listHeld(ctx, schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, "", going)
 		if err != nil {
 			return "custom resources it may hold (cannot list " + kind + ")", nil
 		}
-		found = fs
+		found, deps = fs, ds
 	default:
 		return "", nil
+	}
+	if len(found) == 0 {
+		found = c.stayingDependents(ctx, deps, going)
 	}
 	if len(found) == 0 {
 		return "", nil
@@ -224,16 +241,124 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 	return fmt.Sprintf("%s and %d more", found[0], len(found)-1), nil
 }
 
+// A dependent is an object with owners, which goes when they all do.
+type dependent struct {
+	key    string // its entry key
+	what   string // describeMeta
+	ns     string
+	owners []metav1.OwnerReference
+}
+
+// stayingDependents are the dependents that do not go with the objects
+// being deleted: those with an owner that stays. An owner goes when it
+// is being deleted, or is a dependent that goes (a Pod's ReplicaSet,
+// whose Deployment is deleted); so does one that is no longer there or
+// is being deleted (the garbage collector deletes its dependents). What
+// cannot be read counts as staying.
+func (c *Client) stayingDependents(ctx context.Context, deps []dependent, going map[string]bool) []string {
+	listed := map[string]bool{}
+	for _, d := range deps {
+		listed[d.key] = true
+	}
+	leaving := map[types.UID]bool{}
+	ownerGone := func(d dependent, ref metav1.OwnerReference, gone map[string]bool) bool {
+		ns, cluster := ownerKeys(d.ns, ref)
+		switch {
+		case gone[ns] || gone[cluster]:
+			return true
+		case listed[ns]:
+			return false // a dependent in turn, not known to go yet
+		}
+		if ref.UID == "" {
+			return false // the Service of Endpoints, gone only with the add-on
+		}
+		if was, ok := leaving[ref.UID]; ok {
+			return was
+		}
+		leaving[ref.UID] = c.ownerLeaving(ctx, d.ns, ref)
+		return leaving[ref.UID]
+	}
+	gone := maps.Clone(going)
+	for changed := true; changed; {
+		changed = false
+		for _, d := range deps {
+			if gone[d.key] {
+				continue
+			}
+			all := true
+			for _, ref := range d.owners {
+				if !ownerGone(d, ref, gone) {
+					all = false
+					break
+				}
+			}
+			if all {
+				gone[d.key], changed = true, true
+			}
+		}
+	}
+	var out []string
+	for _, d := range deps {
+		if !gone[d.key] {
+			out = append(out, d.what)
+		}
+	}
+	return out
+}
+
+// ownerLeaving reports whether the owner ref names, of an object in ns,
+// is not in the cluster (or is another object of its name), or is being
+// deleted: the garbage collector deletes its dependents. False when that
+// cannot be told.
+func (c *Client) ownerLeaving(ctx context.Context, ns string, ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return false
+	}
+	m, err := c.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	if err != nil {
+		return false
+	}
+	stub := &unstructured.Unstructured{}
+	stub.SetGroupVersionKind(m.GroupVersionKind)
+	stub.SetName(ref.Name)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		stub.SetNamespace(ns)
+	}
+	live, err := c.getMeta(ctx, stub)
+	if err != nil {
+		return false
+	}
+	return live == nil || live.UID != ref.UID || live.DeletionTimestamp != nil
+}
+
+// ownerKeys are the entry keys the owner ref names may have, of an
+// object in ns: the owner in ns, and the owner cluster-scoped (a
+// reference does not say which).
+func ownerKeys(ns string, ref metav1.OwnerReference) (namespaced, cluster string) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return "", "" // names nothing
+	}
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	return entryFor(object.ObjMetadata{Namespace: ns, Name: ref.Name, GroupKind: gk}).key(),
+		entryFor(object.ObjMetadata{Name: ref.Name, GroupKind: gk}).key()
+}
+
 // listHeld lists objects of gvk in ns (all namespaces when empty),
 // leaving out those being deleted or already terminating, and what every
 // namespace gets from controllers (the default ServiceAccount, the
-// kube-root-ca.crt ConfigMap). It reads page after page (of 100) until
-// one holds an object, or there are no more: a first page of nothing but
-// the objects being deleted says nothing of the next (an add-on's 100
-// dashboards, and someone's ConfigMap after them). The list is of the
-// pages read.
-func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns string, going map[string]bool) ([]string, error) {
-	var out []string
+// kube-root-ca.crt ConfigMap). Objects with owners come back apart, as
+// dependents, for holds to tell whether their owners go. It reads page
+// after page (of 100) until one holds an object without owners, or there
+// are no more: a first page of nothing but the objects being deleted
+// says nothing of the next (an add-on's 100 dashboards, and someone's
+// ConfigMap after them). The lists are of the pages read.
+func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns string, going map[string]bool) ([]string, []dependent, error) {
+	var (
+		out  []string
+		deps []dependent
+	)
 	for cont := ""; ; {
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -242,20 +367,27 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 			opts = append(opts, client.InNamespace(ns))
 		}
 		if err := c.kube.List(ctx, l, opts...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, it := range l.Items {
 			e := entryFor(object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()})
+			owners := it.OwnerReferences
+			if gvk.Group == "" && gvk.Kind == "Endpoints" && len(owners) == 0 {
+				// The endpoints controller's, named after its Service.
+				owners = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: it.Name}}
+			}
 			switch {
 			case going[e.key()], it.DeletionTimestamp != nil:
 			case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
 			case gvk.Group == "" && gvk.Kind == "ConfigMap" && it.Name == "kube-root-ca.crt":
+			case len(owners) > 0:
+				deps = append(deps, dependent{key: e.key(), what: describeMeta(gvk.Kind, it.Namespace, it.Name), ns: it.Namespace, owners: owners})
 			default:
 				out = append(out, describeMeta(gvk.Kind, it.Namespace, it.Name))
 			}
 		}
 		if cont = l.GetContinue(); cont == "" || len(out) > 0 {
-			return out, nil
+			return out, deps, nil
 		}
 	}
 }
