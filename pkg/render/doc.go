@@ -9,7 +9,11 @@
 // rendering, and Options.DropText keeps each document's place instead of
 // its text. A kustomization's remote resources are refused
 // (ErrRemote) unless Options.AllowRemote. This is the one package that
-// runs kustomize: a program that only unpacks does not compile it.
+// runs kustomize: a program that only unpacks does not compile it. A
+// kustomization's buildMetadata: [managedByLabel] labels objects
+// app.kubernetes.io/managed-by: kustomize-api-vX.Y.Z, the version of the
+// kustomize library compiled in (kustomize itself names the program's
+// version, "(devel)" for most, which the API server refuses).
 //
 // Renders of kustomize trees run one at a time. kustomize prints its
 // deprecation warnings to os.Stderr and logs to the standard logger;

@@ -97,6 +97,9 @@ func runKustomize(fsys fs.FS, capture bool) (docs []Document, warnings []string,
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}
+	if err := fixManagedBy(resMap); err != nil {
+		return nil, nil, err
+	}
 	for _, res := range resMap.Resources() {
 		b, err := res.AsYAML()
 		if err != nil {
