@@ -89,8 +89,11 @@
 // delete with them: objects whose owner references lead to them, a
 // Service's Endpoints; and the default ServiceAccount and
 // kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
-// the inventory, unless Options.PruneNonEmpty. Uninstall deletes the
-// whole inventory the same way, then the inventory.
+// the inventory, unless Options.PruneNonEmpty. A Namespace the API
+// server never deletes (default, kube-system, kube-public) is let go of
+// instead: the fields the add-on applied, its labels among them, come
+// off, and it leaves the inventory. Uninstall deletes the whole
+// inventory the same way, then the inventory.
 //
 // # Pre-flight
 //

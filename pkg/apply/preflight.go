@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // permissions is every verb the plan needs, deduplicated: get and patch
@@ -41,7 +42,7 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 				continue
 			}
 			add("get", d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
-			add("delete", d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
+			add(pruneVerb(d.live), d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
 		}
 	}
 	// The inventory is written pending, then applied: a first install
@@ -55,6 +56,15 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 		add("update", "", "secrets", inv, name)
 	}
 	return sortedPermissions(set)
+}
+
+// pruneVerb is the verb prune needs for live: delete, or patch for a
+// Namespace the API server never deletes, which it lets go of instead.
+func pruneVerb(live *unstructured.Unstructured) string {
+	if isImmortal(live) {
+		return "patch"
+	}
+	return "delete"
 }
 
 func sortedPermissions(set map[Permission]bool) []Permission {

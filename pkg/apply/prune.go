@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,11 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		}
 		if retain {
 			retained = append(retained, d.entry)
+		}
+		if !deleted && isImmortal(d.live) && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
+			if err := c.letGo(ctx, d.obj); err != nil {
+				return changes, retained, err
+			}
 		}
 		if !deleted {
 			changes = append(changes, ch)
@@ -151,6 +157,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):
 		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
+	case isImmortal(d.live):
+		ch.Reason = "kept: the API server never deletes namespace " + d.live.GetName() + "; the add-on lets go of it (its labels and fields come off)"
 	case pruneNonEmpty:
 		ch.Action, deleted = Deleted, true
 	default:
@@ -390,6 +398,33 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 			return out, deps, nil
 		}
 	}
+}
+
+// immortalNamespaces are the namespaces the API server refuses to
+// delete (its NamespaceLifecycle admission).
+var immortalNamespaces = []string{"default", "kube-system", "kube-public"}
+
+// isImmortal reports whether o is a Namespace the API server refuses to
+// delete. An add-on may hold one (a kustomization's namespace:
+// kube-system renames its Namespace so): prune and uninstall, which
+// could never delete it, let go of it instead of keeping it in the
+// inventory for ever.
+func isImmortal(o *unstructured.Unstructured) bool {
+	return isNamespace(o) && slices.Contains(immortalNamespaces, o.GetName())
+}
+
+// letGo takes off obj what the add-on applied (the fields FieldManager
+// holds, its owner and ApplySet labels among them) with a server-side
+// apply of nothing under that manager, leaving the object to others.
+func (c *Client) letGo(ctx context.Context, obj *unstructured.Unstructured) error {
+	none := &unstructured.Unstructured{}
+	none.SetGroupVersionKind(obj.GroupVersionKind())
+	none.SetNamespace(obj.GetNamespace())
+	none.SetName(obj.GetName())
+	if err := c.kube.Patch(ctx, none, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("let go of %s: %w", describe(obj), wrap(err))
+	}
+	return nil
 }
 
 // pruneExclusions keep an object from ssa's delete: it reads them as

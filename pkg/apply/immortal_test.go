@@ -1,0 +1,67 @@
+package apply_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// An add-on may hold the Namespace kube-system (a kustomization's
+// namespace: kube-system renames the Namespace of its base so), which
+// the API server never deletes. Uninstall lets go of it: the add-on's
+// labels come off, the inventory goes, and another add-on may hold it
+// next. Before, it was kept, and stayed in the inventory for ever (the
+// add-on could not be uninstalled); with PruneNonEmpty the delete was
+// refused, and the inventory left pending.
+func TestUninstallLetsGoOfKubeSystem(t *testing.T) {
+	k := newCluster(t)
+	const holder = `
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: kube-system
+  labels: {example.com/NS: "true"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS, namespace: kube-system}
+`
+	for _, pruneNonEmpty := range []bool{false, true} {
+		a := k.addon(t, k.prefix, "1", holder)
+		k.mustApply(t, a, apply.Options{})
+		cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{PruneNonEmpty: pruneNonEmpty, Timeout: time.Minute})
+		if err != nil {
+			t.Fatalf("PruneNonEmpty %v: %v", pruneNonEmpty, err)
+		}
+		for _, c := range cs.Changes {
+			if c.Object == "Namespace/kube-system" && (c.Action != apply.Skipped || !strings.Contains(c.Reason, "never deletes")) {
+				t.Errorf("PruneNonEmpty %v: %s %q, want skipped: the API server never deletes it", pruneNonEmpty, c.Action, c.Reason)
+			}
+		}
+		if k.inventorySecret(t, a.Name) != nil {
+			t.Errorf("PruneNonEmpty %v: the uninstall left the inventory", pruneNonEmpty)
+		}
+		if k.exists(t, gvrConfigMap, "kube-system", k.prefix) {
+			t.Errorf("PruneNonEmpty %v: the uninstall left the ConfigMap", pruneNonEmpty)
+		}
+		ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, "kube-system", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []string{apply.LabelAddon, apply.LabelApplySetPartOf, "example.com/" + k.prefix} {
+			if _, ok := ns.Labels[l]; ok {
+				t.Errorf("PruneNonEmpty %v: kube-system still carries the add-on's label %s: %v", pruneNonEmpty, l, ns.Labels)
+			}
+		}
+	}
+	// Let go of, it is anyone's: another add-on holds it without Force.
+	b := k.addon(t, k.prefix+"-b", "1", holder)
+	k.mustApply(t, b, apply.Options{})
+	if _, err := k.admin.Uninstall(k.ctx, b.Name, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
