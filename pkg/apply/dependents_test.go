@@ -2,6 +2,8 @@ package apply_test
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -111,9 +114,18 @@ func TestUninstallIgnoresTheDependentsOfItsObjects(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: owner.Name, UID: owner.UID}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// What the server warns of while the uninstall reads the namespace:
+	// nothing (listing Endpoints, deprecated, printed a warning).
+	warned := &warnings{}
+	cfg := rest.CopyConfig(k.env.Admin)
+	cfg.WarningHandler = warned
+	c, err := apply.New(cfg, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	namespaceChange := func() apply.Change {
 		t.Helper()
-		cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{DryRun: true})
+		cs, err := c.Uninstall(k.ctx, a.Name, apply.UninstallOptions{DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,6 +146,9 @@ func TestUninstallIgnoresTheDependentsOfItsObjects(t *testing.T) {
 	if ch := namespaceChange(); ch.Action != apply.Deleted {
 		t.Errorf("the Namespace holding only what its own Deployment and Service made, and garbage: %s %q, want deleted", ch.Action, ch.Reason)
 	}
+	if w := warned.all(); len(w) > 0 {
+		t.Errorf("reading the namespace made the server warn: %q", w)
+	}
 
 	ctx, cancel := context.WithCancel(k.ctx)
 	defer cancel()
@@ -148,4 +163,22 @@ func TestUninstallIgnoresTheDependentsOfItsObjects(t *testing.T) {
 	if k.inventorySecret(t, a.Name) != nil {
 		t.Error("the uninstall left its inventory")
 	}
+}
+
+// warnings records the warnings an API server sends (rest.WarningHandler).
+type warnings struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.text = append(w.text, text)
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.text)
 }

@@ -86,9 +86,9 @@
 // own), and waited for until gone. AnnotationPrune=PruneDisabled
 // keeps one. A CRD or Namespace that still holds objects (other than
 // those being deleted, what the cluster's controllers made for them and
-// delete with them: objects whose owner references lead to them, a
-// Service's Endpoints; and the default ServiceAccount and
-// kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
+// delete with them (objects whose owner references lead to them),
+// Endpoints, which EndpointSlices mirror, and the default ServiceAccount
+// and kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
 // the inventory, unless Options.PruneNonEmpty. A Namespace the API
 // server never deletes (default, kube-system, kube-public) is let go of
 // instead: the fields the add-on applied, its labels among them, come

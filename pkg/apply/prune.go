@@ -182,10 +182,10 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 // deleted, and delete with them, is not held: an object whose owners
 // (metadata.ownerReferences) are all going, or owned in turn by such
 // objects (a Deployment's ReplicaSets and their Pods, a Service's
-// EndpointSlices, a DaemonSet's ControllerRevisions, a Job's Pods), and
-// the Endpoints of a Service being deleted, which the endpoints
-// controller deletes with it. Otherwise no Namespace holding a workload
-// would ever be pruned on a cluster that runs it.
+// EndpointSlices, a DaemonSet's ControllerRevisions, a Job's Pods).
+// Otherwise no Namespace holding a workload would ever be pruned on a
+// cluster that runs it. Endpoints are not listed: the API deprecates
+// them, and the EndpointSlices mirror them.
 func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going map[string]bool) (string, error) {
 	var (
 		found []string
@@ -204,6 +204,11 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 			}
 			for _, r := range l.APIResources {
 				if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || r.Kind == "Event" {
+					continue
+				}
+				if gv.Group == "" && r.Kind == "Endpoints" {
+					// Deprecated (listing them warns on the user's
+					// terminal) and mirrored by the EndpointSlices.
 					continue
 				}
 				fs, ds, err := c.listHeld(ctx, gv.WithKind(r.Kind), o.GetName(), going)
@@ -276,9 +281,6 @@ func (c *Client) stayingDependents(ctx context.Context, deps []dependent, going 
 			return true
 		case listed[ns]:
 			return false // a dependent in turn, not known to go yet
-		}
-		if ref.UID == "" {
-			return false // the Service of Endpoints, gone only with the add-on
 		}
 		if was, ok := leaving[ref.UID]; ok {
 			return was
@@ -380,10 +382,6 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 		for _, it := range l.Items {
 			e := entryFor(object.ObjMetadata{Namespace: it.Namespace, Name: it.Name, GroupKind: gvk.GroupKind()})
 			owners := it.OwnerReferences
-			if gvk.Group == "" && gvk.Kind == "Endpoints" && len(owners) == 0 {
-				// The endpoints controller's, named after its Service.
-				owners = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: it.Name}}
-			}
 			switch {
 			case going[e.key()], it.DeletionTimestamp != nil:
 			case gvk.Group == "" && gvk.Kind == "ServiceAccount" && it.Name == "default":
