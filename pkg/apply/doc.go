@@ -90,7 +90,8 @@
 // Endpoints, which EndpointSlices mirror, and the default ServiceAccount
 // and kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
 // the inventory, unless Options.PruneNonEmpty. A Namespace the API
-// server never deletes (default, kube-system, kube-public) is let go of
+// server makes itself (default, kube-system, kube-public, which it never
+// deletes, and kube-node-lease) is let go of
 // instead: the fields the add-on applied, its labels among them, come
 // off, and it leaves the inventory. Uninstall deletes the whole
 // inventory the same way, then the inventory.

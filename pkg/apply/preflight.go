@@ -59,9 +59,9 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 }
 
 // pruneVerb is the verb prune needs for live: delete, or patch for a
-// Namespace the API server never deletes, which it lets go of instead.
+// Namespace the API server makes itself, which it lets go of instead.
 func pruneVerb(live *unstructured.Unstructured) string {
-	if isImmortal(live) {
+	if isSystemNamespace(live) {
 		return "patch"
 	}
 	return "delete"

@@ -41,7 +41,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		if retain {
 			retained = append(retained, d.entry)
 		}
-		if !deleted && isImmortal(d.live) && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
+		if !deleted && isSystemNamespace(d.live) && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
 			if err := c.letGo(ctx, d.obj); err != nil {
 				return changes, retained, err
 			}
@@ -157,8 +157,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):
 		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
-	case isImmortal(d.live):
-		ch.Reason = "kept: the API server never deletes namespace " + d.live.GetName() + "; the add-on lets go of it (its labels and fields come off)"
+	case isSystemNamespace(d.live):
+		ch.Reason = "kept: the API server makes namespace " + d.live.GetName() + " itself; the add-on lets go of it (its labels and fields come off)"
 	case pruneNonEmpty:
 		ch.Action, deleted = Deleted, true
 	default:
@@ -398,17 +398,19 @@ func (c *Client) listHeld(ctx context.Context, gvk schema.GroupVersionKind, ns s
 	}
 }
 
-// immortalNamespaces are the namespaces the API server refuses to
-// delete (its NamespaceLifecycle admission).
-var immortalNamespaces = []string{"default", "kube-system", "kube-public"}
+// systemNamespaces are the namespaces the API server makes itself: it
+// refuses to delete the first three (its NamespaceLifecycle admission),
+// and makes kube-node-lease again after a delete that took every node's
+// lease with it.
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
-// isImmortal reports whether o is a Namespace the API server refuses to
-// delete. An add-on may hold one (a kustomization's namespace:
-// kube-system renames its Namespace so): prune and uninstall, which
-// could never delete it, let go of it instead of keeping it in the
-// inventory for ever.
-func isImmortal(o *unstructured.Unstructured) bool {
-	return isNamespace(o) && slices.Contains(immortalNamespaces, o.GetName())
+// isSystemNamespace reports whether o is one of systemNamespaces. An
+// add-on may hold one (a kustomization's namespace: kube-system renames
+// its Namespace so): prune and uninstall, which could never delete it
+// (or should not), let go of it instead of keeping it in the inventory
+// for ever.
+func isSystemNamespace(o *unstructured.Unstructured) bool {
+	return isNamespace(o) && slices.Contains(systemNamespaces, o.GetName())
 }
 
 // letGo takes off obj what the add-on applied (the fields FieldManager

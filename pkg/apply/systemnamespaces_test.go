@@ -1,0 +1,101 @@
+package apply_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// An add-on may hold the Namespace kube-system (a kustomization's
+// namespace: kube-system renames the Namespace of its base so), which
+// the API server never deletes. Uninstall lets go of it: the add-on's
+// labels come off, the inventory goes, and another add-on may hold it
+// next. Before, it was kept, and stayed in the inventory for ever (the
+// add-on could not be uninstalled); with PruneNonEmpty the delete was
+// refused, and the inventory left pending.
+func TestUninstallLetsGoOfKubeSystem(t *testing.T) {
+	k := newCluster(t)
+	const holder = `
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: kube-system
+  labels: {example.com/NS: "true"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS, namespace: kube-system}
+`
+	for _, pruneNonEmpty := range []bool{false, true} {
+		a := k.addon(t, k.prefix, "1", holder)
+		k.mustApply(t, a, apply.Options{})
+		cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{PruneNonEmpty: pruneNonEmpty, Timeout: time.Minute})
+		if err != nil {
+			t.Fatalf("PruneNonEmpty %v: %v", pruneNonEmpty, err)
+		}
+		for _, c := range cs.Changes {
+			if c.Object == "Namespace/kube-system" && (c.Action != apply.Skipped || !strings.Contains(c.Reason, "makes namespace kube-system itself")) {
+				t.Errorf("PruneNonEmpty %v: %s %q, want skipped: the API server makes it itself", pruneNonEmpty, c.Action, c.Reason)
+			}
+		}
+		if k.inventorySecret(t, a.Name) != nil {
+			t.Errorf("PruneNonEmpty %v: the uninstall left the inventory", pruneNonEmpty)
+		}
+		if k.exists(t, gvrConfigMap, "kube-system", k.prefix) {
+			t.Errorf("PruneNonEmpty %v: the uninstall left the ConfigMap", pruneNonEmpty)
+		}
+		ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, "kube-system", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []string{apply.LabelAddon, apply.LabelApplySetPartOf, "example.com/" + k.prefix} {
+			if _, ok := ns.Labels[l]; ok {
+				t.Errorf("PruneNonEmpty %v: kube-system still carries the add-on's label %s: %v", pruneNonEmpty, l, ns.Labels)
+			}
+		}
+	}
+	// Let go of, it is anyone's: another add-on holds it without Force.
+	b := k.addon(t, k.prefix+"-b", "1", holder)
+	k.mustApply(t, b, apply.Options{})
+	if _, err := k.admin.Uninstall(k.ctx, b.Name, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An upgrade that drops kube-public and kube-node-lease lets go of them
+// too, PruneNonEmpty or not: the API server refused to delete the first,
+// so the upgrade failed every time, and deleted the second, with every
+// node's lease in it.
+func TestUpgradeLetsGoOfSystemNamespaces(t *testing.T) {
+	k := newCluster(t)
+	holds := "apiVersion: v1\nkind: Namespace\nmetadata: {name: kube-public}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: kube-node-lease}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-probe, namespace: kube-public}\n"
+	without := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-probe, namespace: kube-public}\n"
+	for _, pruneNonEmpty := range []bool{false, true} {
+		k.mustApply(t, k.addon(t, k.prefix, "1", holds), apply.Options{})
+		cs, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", without), apply.Options{PruneNonEmpty: pruneNonEmpty})
+		if err != nil {
+			t.Fatalf("PruneNonEmpty %v: upgrade that drops the system namespaces: %v", pruneNonEmpty, err)
+		}
+		for _, ns := range []string{"kube-public", "kube-node-lease"} {
+			i := slices.IndexFunc(cs.Changes, func(c apply.Change) bool { return c.Object == "Namespace/"+ns })
+			if i < 0 || cs.Changes[i].Action != apply.Skipped || !strings.Contains(cs.Changes[i].Reason, "lets go of it") {
+				t.Errorf("PruneNonEmpty %v: Namespace/%s: %+v, want skipped, let go of", pruneNonEmpty, ns, cs.Changes)
+			}
+			live, err := k.typed.CoreV1().Namespaces().Get(k.ctx, ns, metav1.GetOptions{})
+			if err != nil || live.DeletionTimestamp != nil || live.Labels[apply.LabelAddon] != "" {
+				t.Errorf("PruneNonEmpty %v: Namespace/%s: %v (labels %v), want it there, without the add-on's label", pruneNonEmpty, ns, err, live.GetLabels())
+			}
+		}
+		if inv := k.inventory(t, k.prefix); inv == nil || len(inv.Objects) != 1 {
+			t.Errorf("PruneNonEmpty %v: inventory %+v, want the ConfigMap alone", pruneNonEmpty, inv)
+		}
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
