@@ -202,7 +202,27 @@ func (e *WaitError) Unwrap() error { return e.Err }
 // message, and matches the sentinel of its cause.
 type apiError struct{ err error }
 
-func (e *apiError) Error() string { return oneLine(e.err.Error()) }
+func (e *apiError) Error() string { return oneLine(shortCauses(e.err)) }
+
+// shortCauses is err's message with each long cause of an API server's
+// refusal cut in its middle. A cause quotes the value it refuses before
+// the reason ("spec.template: Invalid value: {...}: field is immutable"):
+// a Job's or a Pod's whole template pushed the reason past the length of
+// a message, so the reason was lost.
+func shortCauses(err error) string {
+	msg := err.Error()
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) || se.Status().Details == nil {
+		return msg
+	}
+	const head, tail = 160, 200
+	for _, c := range se.Status().Details.Causes {
+		if m := c.Message; len(m) > head+tail+20 {
+			msg = strings.Replace(msg, m, strings.ToValidUTF8(m[:head]+" … "+m[len(m)-tail:], ""), 1)
+		}
+	}
+	return msg
+}
 func (e *apiError) Unwrap() error { return e.err }
 
 func (e *apiError) Is(target error) bool {

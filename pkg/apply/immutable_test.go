@@ -2,6 +2,8 @@ package apply_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,5 +47,18 @@ func TestImmutableFromCauses(t *testing.T) {
 		if _, isInvalid := c.err.(apierrors.APIStatus); isInvalid && apierrors.IsInvalid(c.err) && !errors.Is(err, apply.ErrRejected) {
 			t.Errorf("%s: not ErrRejected", c.name)
 		}
+	}
+}
+
+// A refusal that quotes a whole template keeps its reason: the value is
+// cut in its middle, not the message at its end, which lost "field is
+// immutable" after a Job's template.
+func TestLongCauseKeepsItsReason(t *testing.T) {
+	template := map[string]any{"labels": strings.Repeat("x", 3000), "image": "busybox:2"}
+	se := apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "j", field.ErrorList{field.Invalid(field.NewPath("spec", "template"), template, apivalidation.FieldImmutableErrorMsg)})
+	err := apply.Wrap(fmt.Errorf("Job/default/j dry-run failed (Invalid): %w", se))
+	msg := err.Error()
+	if !strings.HasSuffix(msg, apivalidation.FieldImmutableErrorMsg) || !strings.HasPrefix(msg, `Job/default/j dry-run failed (Invalid): Job.batch "j" is invalid: spec.template: Invalid value:`) || len(msg) > 600 || !errors.Is(err, apply.ErrImmutable) {
+		t.Errorf("message (%d bytes) %q, want the kind, field and reason, the value cut", len(msg), msg)
 	}
 }
