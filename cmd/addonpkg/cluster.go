@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -53,7 +54,11 @@ func (c *clusterFlags) inventoryNamespace() string {
 }
 
 func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
-	return apply.Connect(ctx, c.connect)
+	opts := c.connect
+	// The API server's warnings go where client-go's klog lines go: to
+	// stderr with -v, else nowhere.
+	opts.Logger = slog.New(klogLines)
+	return apply.Connect(ctx, opts)
 }
 
 // connect connects to the cluster the flags name and, on a terminal, says

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelper())
 	}
+	if os.Getenv(quietHelperEnv) != "" {
+		os.Exit(runQuietHelper())
+	}
 	code := m.Run()
 	kubeenv.StopShared()
 	os.Exit(code)

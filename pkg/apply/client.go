@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // FieldManager is the server-side apply field manager of every object
@@ -80,6 +84,16 @@ type ClientOptions struct {
 	Concurrency int
 	// PollInterval is how often readiness is polled; 0: 500 ms.
 	PollInterval time.Duration
+	// Logger, when set, is told at warn level of each warning the API
+	// server answers with (a Warning header: an API version that is
+	// deprecated, a field the schema does not know): one record each,
+	// its message a whole line ("API server warning: TEXT", as
+	// registry.Options.Logger's records are), the text under the key
+	// "warning" too. nil: warnings are dropped. Either way
+	// nothing is printed: without a handler of its own, client-go would
+	// print them to stderr through klog. A rest.Config given to New with
+	// a WarningHandler or WarningHandlerWithContext of its own keeps it.
+	Logger *slog.Logger
 }
 
 // Client installs add-ons into one cluster. It is safe for concurrent use
@@ -188,6 +202,9 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Minute
 	}
+	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+		cfg.WarningHandlerWithContext = warningLogger{opts.Logger}
+	}
 	if opts.InventoryNamespace == "" {
 		opts.InventoryNamespace = DefaultInventoryNamespace
 	}
@@ -216,7 +233,10 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make rest mapper: %w", wrap(err))
 	}
-	direct, err := client.NewWithWatch(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	// A logger of its own: controller-runtime's default one prints to
+	// stderr, once, when it is first used 30 s after the process started
+	// ("log.SetLogger(...) was never called"), unless the program set it.
+	direct, err := client.NewWithWatch(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Log: logr.FromSlogHandler(logHandler(opts.Logger))})
 	if err != nil {
 		return nil, fmt.Errorf("make client: %w", wrap(err))
 	}
@@ -239,6 +259,26 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
 	manager.SetConcurrency(opts.Concurrency)
 	return &Client{cfg: cfg, kube: kube, mapper: mapper, typed: typed, manager: manager, opts: opts, defaultNS: "default"}, nil
+}
+
+// warningLogger hands the API server's warnings to a logger, or drops
+// them: a library does not print.
+type warningLogger struct{ log *slog.Logger }
+
+// HandleWarningHeaderWithContext implements rest.WarningHandlerWithContext.
+func (w warningLogger) HandleWarningHeaderWithContext(ctx context.Context, code int, _ string, text string) {
+	if code != 299 || text == "" || w.log == nil {
+		return
+	}
+	w.log.LogAttrs(ctx, slog.LevelWarn, "API server warning: "+safetree.Sanitize(text), slog.String("warning", text))
+}
+
+// logHandler is log's handler, or one that drops every record.
+func logHandler(log *slog.Logger) slog.Handler {
+	if log == nil {
+		return slog.DiscardHandler
+	}
+	return log.Handler()
 }
 
 // Ping asks the API server its version: ErrUnreachable or ErrUnauthorized

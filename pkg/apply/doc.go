@@ -30,7 +30,12 @@
 // ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
 // ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
 // Options.Progress (and UninstallOptions.Progress) is told of each Stage
-// as it ends, for a caller that shows progress.
+// as it ends, for a caller that shows progress. The package prints
+// nothing of its own: the API server's warnings go to
+// ClientOptions.Logger, or nowhere. client-go logs a few failures itself
+// (a response cut short by a cancelled context) through klog, the
+// process's logger, which writes to stderr unless the program routes it
+// (klog.SetLogger); the package leaves the process's logger alone.
 //
 // # Stages
 //

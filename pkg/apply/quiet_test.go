@@ -1,0 +1,97 @@
+package apply_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+const (
+	// quietHelperEnv runs the test binary as runQuietHelper, against the
+	// API server at its URL.
+	quietHelperEnv = "APPLY_TEST_QUIET_HELPER"
+	// quietLateEnv makes the helper make a Client again once 30 s have
+	// passed since it started.
+	quietLateEnv = "APPLY_TEST_QUIET_LATE"
+	// serverWarning is what the fake API server warns of.
+	serverWarning = "policy/v1beta1 PodSecurityPolicy is deprecated"
+)
+
+// runQuietHelper makes Clients and pings the API server, which answers
+// with a warning: once without a Logger, once with one (whose records
+// go to stdout), and, with quietLateEnv, once more when controller-runtime's
+// logger would complain that nobody set it. Its stderr must stay empty.
+func runQuietHelper() int {
+	start := time.Now()
+	ctx := context.Background()
+	cfg := &rest.Config{Host: os.Getenv(quietHelperEnv)}
+	ping := func(opts apply.ClientOptions) int {
+		c, err := apply.New(cfg, opts)
+		if err != nil {
+			fmt.Fprintln(os.Stdout, "new:", err)
+			return 2
+		}
+		if err := c.Ping(ctx); err != nil {
+			fmt.Fprintln(os.Stdout, "ping:", err)
+			return 2
+		}
+		return 0
+	}
+	if code := ping(apply.ClientOptions{}); code != 0 {
+		return code
+	}
+	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
+	if code := ping(apply.ClientOptions{Logger: log}); code != 0 {
+		return code
+	}
+	if os.Getenv(quietLateEnv) != "" {
+		time.Sleep(31*time.Second - time.Since(start))
+		if code := ping(apply.ClientOptions{}); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+// A library prints nothing: the API server's warnings go to
+// ClientOptions.Logger (or nowhere), not to stderr through client-go's
+// klog, and a Client made 30 s after the program started does not make
+// controller-runtime print that its logger was never set. Run in a
+// process of its own, whose stderr is all it printed.
+func TestClientPrintsNothing(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Warning", `299 - "`+serverWarning+`"`)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.2"}`))
+	}))
+	defer srv.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), quietHelperEnv+"="+srv.URL)
+	if !testing.Short() {
+		cmd.Env = append(cmd.Env, quietLateEnv+"=1")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("the client printed to stderr:\n%s", stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "level=WARN msg=\"API server warning: "+serverWarning+"\" warning=\""+serverWarning+"\""); n != 1 {
+		t.Errorf("the Logger got the warning %d times, want once (the other clients have none):\n%s", n, stdout.String())
+	}
+}
