@@ -49,10 +49,15 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("wait: %w", ctx.Err())
 	}
-	// Name each object that is not ready, from a fresh read.
+	// Name each object that is not ready, from a fresh read: the
+	// caller's deadline passing is a timeout as Options.Timeout's is
+	// (matching context.DeadlineExceeded too), as for deletions.
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
 	we := &WaitError{Op: "readiness", Err: err, TimedOut: true}
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -111,6 +111,48 @@ spec:
 	}
 }
 
+// The caller's deadline ends a wait as Options.Timeout does: a
+// WaitError naming what is not ready, matching ErrTimeout and
+// context.DeadlineExceeded. A cancelled context is not a timeout: the
+// apply stops with context.Canceled alone.
+func TestWaitEndsWithTheCallersContext(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: slow, namespace: NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: slow}}
+  template:
+    metadata: {labels: {app: slow}}
+    spec:
+      containers: [{name: slow, image: 127.0.0.1/slow:1}]
+`)
+	k.mustApply(t, a, apply.Options{})
+	ctx, cancel := context.WithTimeout(k.ctx, 2*time.Second)
+	defer cancel()
+	_, err := k.admin.Apply(ctx, a, apply.Options{Wait: true, Timeout: time.Minute})
+	var we *apply.WaitError
+	if !errors.As(err, &we) || !errors.Is(err, apply.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("apply past the caller's deadline: %v, want a WaitError that is ErrTimeout and DeadlineExceeded", err)
+	}
+	if len(we.Objects) != 1 || !strings.HasPrefix(we.Objects[0], "Deployment/"+k.prefix+"/slow: InProgress") {
+		t.Errorf("timeout error %q: want it to name Deployment slow", err)
+	}
+
+	ctx, cancel = context.WithCancel(k.ctx)
+	time.AfterFunc(time.Second, cancel)
+	_, err = k.admin.Apply(ctx, a, apply.Options{Wait: true, Timeout: time.Minute})
+	if !errors.Is(err, context.Canceled) || errors.As(err, &we) || errors.Is(err, apply.ErrTimeout) {
+		t.Errorf("apply cancelled while waiting: %v, want context.Canceled and no WaitError", err)
+	}
+}
+
 const kubectlApplied = `
 apiVersion: v1
 kind: ConfigMap
