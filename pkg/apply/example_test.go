@@ -5,11 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/apply"
+	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/signature"
+	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
+	"github.com/addonpkg/addonpkg/pkg/values"
 )
 
 // An installer applies a rendered add-on and waits for it. (It needs a
@@ -116,4 +125,105 @@ func ExampleUninstallOrder() {
 	}
 	fmt.Println(names)
 	// Output: [metrics-server gateway-api-crds coredns]
+}
+
+// An installer that has its own *rest.Config (a cluster it just made)
+// fetches an add-on from a registry, checked against a cosign key and
+// read through the registry's retries, renders it with the values it
+// declares, installs it with its progress and the API server's warnings
+// in the installer's own logger, and tells the errors apart by type.
+// (It needs a registry and a cluster, so it is compiled, not run.)
+func ExampleNew() {
+	ctx := context.Background()
+	log := slog.Default()
+	var cfg *rest.Config // the installer's own: kubeadm's admin.conf, a CAPI workload cluster's
+	keys, err := signature.LoadKeyVerifier("cosign.pub")
+	if err != nil {
+		log.Error("key", "err", err)
+		return
+	}
+	sopts := source.Options{
+		Registry: registry.Options{Retries: 5, Logger: log},
+		Verify:   keys, // nothing unsigned is read: signature.ErrNoSignature, ErrBadSignature
+	}
+	ad, err := source.Resolve(ctx, "registry.example.com/addons/coredns:1.12", sopts, unpack.Options{})
+	if err != nil {
+		log.Error("fetch", "err", err) // errdef.ErrNotFound, registry.ErrUnauthorized, ...
+		return
+	}
+	res, err := render.Addon(ctx, ad, render.Options{Values: map[string]string{"DNS_SERVER_IP": "10.96.0.10"}})
+	var missing *values.MissingError
+	if errors.As(err, &missing) {
+		log.Error("values", "missing", missing.Missing)
+		return
+	} else if err != nil {
+		log.Error("render", "err", err)
+		return
+	}
+	addon, err := apply.FromRendered("", ad, res)
+	if err != nil {
+		log.Error("decode", "err", err)
+		return
+	}
+	c, err := apply.New(cfg, apply.ClientOptions{Logger: log})
+	if err != nil {
+		log.Error("client", "err", err)
+		return
+	}
+	cs, err := c.Apply(ctx, addon, apply.Options{
+		Wait:    true,
+		Timeout: 5 * time.Minute,
+		Progress: func(s apply.Stage) { // on Apply's goroutine, never after it returns
+			log.Info("addon", "name", s.Addon, "stage", s.Name, "objects", len(s.Changes))
+		},
+	})
+	var pe *apply.PreflightError
+	var oe *apply.OwnershipError
+	var we *apply.WaitError
+	switch {
+	case errors.As(err, &pe):
+		log.Error("missing permissions", "user", pe.User, "missing", pe.Missing)
+	case errors.As(err, &oe):
+		log.Error("owned by another add-on", "object", oe.Object, "owner", oe.Owner)
+	case errors.As(err, &we):
+		log.Error("not ready", "objects", we.Objects, "timedOut", errors.Is(err, apply.ErrTimeout))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		log.Error("stopped; the next Apply finishes the job", "err", err)
+	case err != nil:
+		log.Error("apply", "err", err)
+	default:
+		log.Info("installed", "created", cs.Count(apply.Created), "configured", cs.Count(apply.Configured))
+	}
+
+	// Later: uninstall it, objects in reverse order, then its inventory.
+	if _, err := c.Uninstall(ctx, addon.Name, apply.UninstallOptions{}); errors.Is(err, apply.ErrNotInstalled) {
+		log.Info("was not installed")
+	}
+}
+
+// FromRendered is what Apply takes from an unpacked, rendered add-on:
+// its objects, and the name, version and values its inventory records.
+// A folder has no pinned form: an installer that applies one records
+// its absolute path as the Source.
+func ExampleFromRendered() {
+	ctx := context.Background()
+	ad, err := source.Resolve(ctx, "../../examples/coredns", source.Options{}, unpack.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := render.Addon(ctx, ad, render.Options{Values: map[string]string{"DNS_SERVER_IP": "10.96.0.10"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	addon, err := apply.FromRendered("", ad, res)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(addon.Name, len(addon.Objects), "objects")
+	fmt.Println(addon.Values)
+	fmt.Printf("source %q\n", addon.Source)
+	// Output:
+	// coredns 6 objects
+	// map[DNS_DOMAIN:cluster.local DNS_MEMORY_LIMIT:170Mi DNS_SERVER_IP:10.96.0.10]
+	// source ""
 }
