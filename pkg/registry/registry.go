@@ -48,6 +48,10 @@ type Options struct {
 	// http.DefaultTransport's settings with the TLS choices above. Either
 	// way requests go through a netguard.Transport on top of it:
 	// credentials only to their origin, never in clear except to loopback.
+	// With nil each operation makes a transport of its own, whose idle
+	// connections stay open for 90 s after it returns: a program that
+	// reads registries again and again (an operator) passes one
+	// transport, and its connections are reused.
 	Transport http.RoundTripper
 	// Retries is how many times a failed request is tried again on 429,
 	// 5xx and dropped connections; 0 means 4, negative means none.

@@ -10,8 +10,10 @@ import (
 )
 
 // Resolve reads any SOURCE: here a local folder. The same call takes a
-// store name, a registry reference, oci:DIR, an https:// URL of a YAML
-// file or an archive, or a git+https:// repository.
+// store name, a registry reference or oci:DIR; an https:// URL of a YAML
+// file or an archive, or a git+https:// repository, once Options.Locations
+// lists pkg/source/https's or pkg/source/git's location (else
+// ErrKindNotEnabled).
 func ExampleResolve() {
 	ad, err := source.Resolve(context.Background(), "../../examples/coredns", source.Options{}, unpack.Options{})
 	if err != nil {
