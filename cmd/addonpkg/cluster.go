@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -53,18 +54,24 @@ func (c *clusterFlags) inventoryNamespace() string {
 	return cmp.Or(c.connect.InventoryNamespace, apply.DefaultInventoryNamespace)
 }
 
-func (c *clusterFlags) client(ctx context.Context) (*apply.Client, error) {
+// client connects to the cluster the flags name. The client's records go
+// where client-go's klog lines go (to stderr with -v, else nowhere),
+// unless logs says otherwise.
+func (c *clusterFlags) client(ctx context.Context, logs ...slog.Handler) (*apply.Client, error) {
 	opts := c.connect
-	// The API server's warnings go where client-go's klog lines go: to
-	// stderr with -v, else nowhere.
 	opts.Logger = slog.New(klogLines)
+	if len(logs) > 0 {
+		opts.Logger = slog.New(logs[0])
+	}
 	return apply.Connect(ctx, opts)
 }
 
-// connect connects to the cluster the flags name and, on a terminal, says
-// which one: a change made in the wrong context is the costly mistake.
+// connect connects to the cluster the flags name for a command that
+// changes it: the API server's warnings are printed, and on a terminal
+// it says which cluster (a change made in the wrong context is the costly
+// mistake).
 func (a *app) connect(ctx context.Context, cf *clusterFlags) (*apply.Client, error) {
-	c, err := cf.client(ctx)
+	c, err := cf.client(ctx, &serverWarnings{a: a, seen: map[string]bool{}})
 	if err != nil || a.quiet || !isTerminal(a.stderr) {
 		return c, err
 	}
@@ -581,3 +588,41 @@ func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
 	_, err := io.WriteString(out, b.String())
 	return err
 }
+
+// serverWarnings prints each warning the API server answers with once
+// (a deprecated API version, a field the schema does not know), as
+// kubectl prints them, and hands the client's other records to klog's
+// lines.
+type serverWarnings struct {
+	a    *app
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (h *serverWarnings) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *serverWarnings) Handle(ctx context.Context, r slog.Record) error {
+	var text string
+	r.Attrs(func(at slog.Attr) bool {
+		if at.Key == "warning" {
+			text = at.Value.String()
+		}
+		return text == ""
+	})
+	if text == "" {
+		if klogLines.Enabled(ctx, r.Level) {
+			return klogLines.Handle(ctx, r)
+		}
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.seen[text] {
+		h.seen[text] = true
+		h.a.warn([]string{"API server: " + text})
+	}
+	return nil
+}
+
+func (h *serverWarnings) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *serverWarnings) WithGroup(string) slog.Handler      { return h }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -769,5 +770,19 @@ func TestConnectNamesTheCluster(t *testing.T) {
 	want := fmt.Sprintf("addonpkg: context \"admin\", server %s\r\n", env.URL)
 	if string(got) != want || c.Context() != "admin" || c.Host() != env.URL {
 		t.Errorf("terminal shows %q (context %q, server %q), want %q", got, c.Context(), c.Host(), want)
+	}
+}
+
+// The API server's warnings are printed once each, as kubectl prints
+// them; the client's other records are klog's (nowhere without -v).
+func TestServerWarningsPrintedOnce(t *testing.T) {
+	var stderr bytes.Buffer
+	log := slog.New(&serverWarnings{a: &app{stderr: &stderr}, seen: map[string]bool{}})
+	for range 2 {
+		log.Warn("API server warning: policy/v1beta1 PodDisruptionBudget is deprecated", "warning", "policy/v1beta1 PodDisruptionBudget is deprecated\x1b[2J")
+	}
+	log.Info("controller-runtime says something")
+	if want := "addonpkg: warning: API server: policy/v1beta1 PodDisruptionBudget is deprecated?[2J\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }
