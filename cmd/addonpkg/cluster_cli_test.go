@@ -397,6 +397,7 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	}
 	broken := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: apply.InventoryName("broken"), Namespace: ns, Labels: map[string]string{apply.LabelInventory: "true"}},
+		Type:       apply.InventorySecretType,
 		Data:       map[string][]byte{apply.InventoryKey: []byte("{\"name\": \x1b[31m")},
 	}
 	if _, err := typed.CoreV1().Secrets(ns).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
@@ -407,7 +408,7 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "corrupt inventory "+ns+"/addonpkg-broken") || strings.Contains(stderr, "\x1b") {
 		t.Errorf("status: exit %d, stderr %q, want 1 and one line naming the corrupt inventory", code, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^good\s.*applied\s+1/1`).MatchString(out) || !regexp.MustCompile(`(?m)^broken\s+invalid\s+-`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^good\s.*applied\s+1/1`).MatchString(out) || !regexp.MustCompile(`(?m)^broken\s+-\s+invalid\s+-`).MatchString(out) {
 		t.Errorf("status table does not show both add-ons:\n%s", out)
 	}
 	out, _, code = cc.run(t, "status", "--inventory-namespace", ns, "--json")
