@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,10 +10,12 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -165,6 +168,9 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	// all an apply cut short could leave behind.
 	sec := p.prevSecret
 	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
+		if err := c.refuseImmutable(ctx, p, opts); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+		}
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
@@ -407,6 +413,32 @@ const recreateReason = "the server refuses the change as immutable"
 // it again when the server refuses its change as immutable: as ssa's
 // ForceSelector, the option or the annotation on the object applied or
 // on the one in the cluster.
+// refuseImmutable dry-runs, before the first change of an install or
+// upgrade, the objects that exist and may not be recreated. A change the
+// server refuses as immutable (a Job's template, a Deployment's selector)
+// is then refused with nothing changed, where the staged apply met it in
+// its own stage, after the stages before had changed the cluster: an
+// upgrade half made (every ingress-nginx upgrade changes its Jobs).
+// Other refusals are left to the staged apply, since an object may
+// depend on what an earlier stage changes (a CRD's new schema).
+func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.opts.Concurrency)
+	for _, pl := range p.objects {
+		if pl.live == nil || pl.crdPending || pl.nsPending || pl.mayRecreate(opts) {
+			continue
+		}
+		g.Go(func() error {
+			err := wrap(c.kube.Patch(gctx, pl.obj.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager)))
+			if errors.Is(err, ErrImmutable) {
+				return fmt.Errorf("%s dry-run failed: %w", describe(pl.obj), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
 func (pl *planned) mayRecreate(opts Options) bool {
 	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||
 		(pl.live != nil && pl.live.Annotations[AnnotationRecreate] == RecreateEnabled)

@@ -205,3 +205,49 @@ metadata: {name: after-crd, namespace: NS}
 		t.Errorf("inventory after the failed apply = %+v, want pending", inv)
 	}
 }
+
+// An upgrade that changes an immutable field in a late stage (a Job's
+// template: every ingress-nginx upgrade changes its certgen Jobs) is
+// refused before any change, ErrImmutable named: before, the stages
+// ahead of it (the ClusterRole) were changed first, and the upgrade was
+// left half made.
+func TestImmutableRefusedBeforeAnyChange(t *testing.T) {
+	k := newCluster(t)
+	const v1 = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS-role}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: NS-certgen, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: create, image: registry.example/certgen:v1}]
+`
+	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{})
+	inv := k.inventorySecret(t, k.prefix).ResourceVersion
+	role := func() string {
+		t.Helper()
+		r, err := k.typed.RbacV1().ClusterRoles().Get(k.ctx, k.prefix+"-role", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(r.Rules[0].Verbs, ",")
+	}
+	v2 := k.addon(t, k.prefix, "2", strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(v1))
+	_, err := k.admin.Apply(k.ctx, v2, apply.Options{})
+	if !errors.Is(err, apply.ErrImmutable) || !strings.Contains(err.Error(), "Job/default/"+k.prefix+"-certgen") {
+		t.Fatalf("upgrade with a changed Job template: %v, want ErrImmutable naming the Job", err)
+	}
+	if got := role(); got != "get" || k.inventorySecret(t, k.prefix).ResourceVersion != inv {
+		t.Errorf("the refused upgrade changed the cluster: ClusterRole verbs %s, inventory changed %v", got, k.inventorySecret(t, k.prefix).ResourceVersion != inv)
+	}
+	k.mustApply(t, v2, apply.Options{Recreate: true})
+	if got := role(); got != "get,list" {
+		t.Errorf("the upgrade with Recreate left the ClusterRole's verbs %s", got)
+	}
+}
