@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // airgapFlags are copy's flags for carrying images (--with-images).
@@ -98,18 +98,18 @@ func (f *relocateFlag) check(out string, raw, list, asJSON bool) error {
 }
 
 // apply relocates a rendered add-on; it does nothing without --relocate.
-func (f *relocateFlag) apply(ctx context.Context, a *app, ref source.Ref, sopts source.Options, fsys fs.FS, res *render.Result, ropts render.Options) (*render.Result, error) {
+func (f *relocateFlag) apply(ctx context.Context, a *app, ref source.Ref, sopts source.Options, ad *unpack.Addon, res *render.Result, ropts render.Options) (*render.Result, error) {
 	if f.mirror == "" {
 		return res, nil
 	}
-	locks, err := airgap.FindLocks(ctx, ref, sopts)
+	locks, err := airgap.FindLocksOf(ctx, ref, ad.Pinned, sopts)
 	if errors.Is(err, imagelock.ErrNoLock) {
 		return nil, fmt.Errorf("%s: %w: copy it with --with-images first", ref, imagelock.ErrNoLock)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out, err := relocate.Relocate(ctx, res, fsys, relocate.Options{Mirror: f.mirror, Lock: airgap.SelectLock(locks, f.mirror), Render: ropts})
+	out, err := relocate.Relocate(ctx, res, ad.FS, relocate.Options{Mirror: f.mirror, Lock: airgap.SelectLock(locks, f.mirror), Render: ropts})
 	if err != nil {
 		return nil, fmt.Errorf("relocate %s: %w", ref, err)
 	}

@@ -183,7 +183,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 	}
 	a.warn(res.Warnings)
 	if !u.raw {
-		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad.FS, res, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, Values: ropts.Values}); err != nil {
+		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad, res, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, Values: ropts.Values}); err != nil {
 			return err
 		}
 	}

@@ -181,7 +181,7 @@ func Copy(ctx context.Context, src, dst source.Ref, opts Options) (_ *Result, er
 // imagesOf lists the images to copy: from a lock the source carries, else
 // from the add-on's inventory, resolved at their registries.
 func imagesOf(ctx context.Context, src source.Ref, a *source.Artifact, opts Options) ([]pending, error) {
-	locks, err := FindLocks(ctx, src, opts.Options.Options)
+	locks, err := FindLocksOf(ctx, src, a.Pinned(), opts.Options.Options)
 	switch {
 	case err == nil:
 		return fromLock(src, locks, opts)

@@ -260,6 +260,23 @@ func TestCopyAcrossTheGap(t *testing.T) {
 					t.Errorf("layout lacks %s", d)
 				}
 			}
+	
+			// The tag moves (to an image with no lock) after the add-on
+			// was read by it: its locks are found by the digest it was
+			// read as, not by the tag resolved again.
+			other, err := random.Image(64, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := remote.Write(mustRef(t, b+"/addons/demo:1"), other); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := airgap.FindLocks(ctx, parse(t, b+"/addons/demo:1"), source.Options{}); !errors.Is(err, imagelock.ErrNoLock) {
+				t.Errorf("FindLocks of the moved tag = %v, want ErrNoLock", err)
+			}
+			if found, err := airgap.FindLocksOf(ctx, parse(t, b+"/addons/demo:1"), b+"/addons/demo@"+f.addonD.String(), source.Options{}); err != nil || len(found) != 1 || found[0].Mirror != b {
+				t.Errorf("FindLocksOf the digest read = %+v, %v", found, err)
+			}
 		})
 	}
 }

@@ -76,6 +76,25 @@ func FindLocks(ctx context.Context, ref source.Ref, opts source.Options) ([]*ima
 	return imagelock.FromRegistry(ctx, r.Context(), subject, opts.Registry)
 }
 
+// FindLocksOf is FindLocks for the add-on that was read from ref as
+// pinned (a SOURCE by digest: unpack.Addon.Pinned, source.Artifact.Pinned;
+// "" when there is none): a registry tag is not resolved again, since by
+// now it may name another manifest, and so other locks. Other sources
+// are read as ref.
+func FindLocksOf(ctx context.Context, ref source.Ref, pinned string, opts source.Options) ([]*imagelock.Lock, error) {
+	if ref.Kind == source.KindRegistry && pinned != "" {
+		p, err := source.Parse(pinned)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pinned as %s: %w", ref, pinned, err)
+		}
+		if p.Kind == source.KindRegistry {
+			p.Explicit = ref.Explicit
+			ref = p
+		}
+	}
+	return FindLocks(ctx, ref, opts)
+}
+
 func storeOf(ctx context.Context, opts source.Options) (*layout.Store, error) {
 	return source.StoreOf(ctx, opts)
 }
