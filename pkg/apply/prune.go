@@ -42,8 +42,12 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 			retained = append(retained, d.entry)
 		}
 		if !deleted && isSystemNamespace(d.live) && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
-			if err := c.letGo(ctx, d.obj); err != nil {
+			let, err := c.letGo(ctx, addon, d.obj)
+			if err != nil {
 				return changes, retained, err
+			}
+			if !let {
+				ch.Reason = "kept: it is no longer this add-on's to let go of (it changed since the plan was read)"
 			}
 		}
 		if !deleted {
@@ -415,16 +419,37 @@ func isSystemNamespace(o *unstructured.Unstructured) bool {
 
 // letGo takes off obj what the add-on applied (the fields FieldManager
 // holds, its owner and ApplySet labels among them) with a server-side
-// apply of nothing under that manager, leaving the object to others.
-func (c *Client) letGo(ctx context.Context, obj *unstructured.Unstructured) error {
-	none := &unstructured.Unstructured{}
-	none.SetGroupVersionKind(obj.GroupVersionKind())
-	none.SetNamespace(obj.GetNamespace())
-	none.SetName(obj.GetName())
-	if err := c.kube.Patch(ctx, none, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("let go of %s: %w", describe(obj), wrap(err))
+// apply of nothing under that manager, leaving the object to others. Every
+// add-on applies under FieldManager: another one that took obj over since
+// the plan was read (Force) holds its own fields under it now, and a
+// blind apply of nothing took them off. So obj is read again, and let go
+// of only while it is still addon's (and not kept by AnnotationPrune), on
+// the version read (a conflict reads it again); let is false when it is
+// not.
+func (c *Client) letGo(ctx context.Context, addon string, obj *unstructured.Unstructured) (let bool, err error) {
+	for range 3 {
+		live, err := c.get(ctx, obj)
+		if err != nil {
+			return false, fmt.Errorf("let go of %s: %w", describe(obj), err)
+		}
+		if live == nil || live.GetDeletionTimestamp() != nil || !c.owns(addon, live.GetLabels()) || pruneDisabled(live) {
+			return false, nil
+		}
+		none := &unstructured.Unstructured{}
+		none.SetGroupVersionKind(obj.GroupVersionKind())
+		none.SetNamespace(obj.GetNamespace())
+		none.SetName(obj.GetName())
+		none.SetResourceVersion(live.GetResourceVersion())
+		err = c.kube.Patch(ctx, none, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("let go of %s: %w", describe(obj), wrap(err))
+		}
+		return true, nil
 	}
-	return nil
+	return false, fmt.Errorf("let go of %s: %w: it changed each time it was read", describe(obj), ErrConflict)
 }
 
 // pruneExclusions keep an object from ssa's delete: it reads them as

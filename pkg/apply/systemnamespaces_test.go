@@ -99,3 +99,51 @@ func TestUpgradeLetsGoOfSystemNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Letting go of a system namespace is a server-side apply of nothing
+// under FieldManager, which every add-on shares: it takes off whatever
+// that manager holds when it runs, not what the add-on held when the
+// plan was read. Another add-on that took the namespace over (Force)
+// while the upgrade applied kept its labels: the upgrade read the
+// namespace again, and let go only of what is still its own, on the
+// version it read.
+func TestLetGoSparesTheNamespaceAnotherAddonTookOver(t *testing.T) {
+	k := newCluster(t)
+	holds := "apiVersion: v1\nkind: Namespace\nmetadata: {name: kube-public, labels: {example.com/NS-a: \"true\"}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-a, namespace: kube-public}\n"
+	without := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-a, namespace: kube-public}\n"
+	other := "apiVersion: v1\nkind: Namespace\nmetadata: {name: kube-public, labels: {example.com/NS-b: \"true\"}}\n"
+	k.mustApply(t, k.addon(t, k.prefix, "1", holds), apply.Options{})
+	b := k.addon(t, k.prefix+"-b", "1", other)
+	took := false
+	apply.SetTestHook(func(stage string) {
+		if stage == "webhooks" && !took {
+			took = true
+			k.mustApply(t, b, apply.Options{Force: true})
+		}
+	})
+	t.Cleanup(func() { apply.SetTestHook(nil) })
+	if _, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", without), apply.Options{}); err != nil {
+		t.Fatalf("upgrade that drops kube-public: %v", err)
+	}
+	apply.SetTestHook(nil)
+	if !took {
+		t.Fatal("the other add-on never took kube-public over: the test proves nothing")
+	}
+	ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, "kube-public", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{apply.LabelAddon, apply.LabelApplySetPartOf, "example.com/" + k.prefix + "-b"} {
+		if _, ok := ns.Labels[l]; !ok {
+			t.Errorf("the upgrade took the label %s off the namespace the other add-on holds: %v", l, ns.Labels)
+		}
+	}
+	if ns.Labels[apply.LabelAddon] != b.Name {
+		t.Errorf("kube-public's owner label is %q, want %q", ns.Labels[apply.LabelAddon], b.Name)
+	}
+	for _, name := range []string{k.prefix, b.Name} {
+		if _, err := k.admin.Uninstall(k.ctx, name, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
