@@ -409,10 +409,6 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 // recreateReason is the Reason of a Recreated change.
 const recreateReason = "the server refuses the change as immutable"
 
-// mayRecreate says whether the apply may delete pl's object and create
-// it again when the server refuses its change as immutable: as ssa's
-// ForceSelector, the option or the annotation on the object applied or
-// on the one in the cluster.
 // refuseImmutable dry-runs, before the first change of an install or
 // upgrade, the objects that exist and may not be recreated. A change the
 // server refuses as immutable (a Job's template, a Deployment's selector)
@@ -439,6 +435,10 @@ func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) err
 	return g.Wait()
 }
 
+// mayRecreate says whether the apply may delete pl's object and create
+// it again when the server refuses its change as immutable: as ssa's
+// ForceSelector, the option or the annotation on the object applied or
+// on the one in the cluster.
 func (pl *planned) mayRecreate(opts Options) bool {
 	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||
 		(pl.live != nil && pl.live.Annotations[AnnotationRecreate] == RecreateEnabled)
