@@ -416,12 +416,16 @@ const recreateReason = "the server refuses the change as immutable"
 // its own stage, after the stages before had changed the cluster: an
 // upgrade half made (every ingress-nginx upgrade changes its Jobs).
 // Other refusals are left to the staged apply, since an object may
-// depend on what an earlier stage changes (a CRD's new schema).
+// depend on what an earlier stage changes (a CRD's new schema); so are
+// the custom resources of the add-on's own CRDs, whose immutable fields
+// (a CEL rule on oldSelf) are the CRD's to say, and the upgrade's CRD
+// may no longer say so.
 func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) error {
+	crds := addonCRDs(p.addon.Objects)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency)
 	for _, pl := range p.objects {
-		if pl.live == nil || pl.crdPending || pl.nsPending || pl.mayRecreate(opts) {
+		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || pl.live == nil || pl.crdPending || pl.nsPending || pl.mayRecreate(opts) {
 			continue
 		}
 		g.Go(func() error {

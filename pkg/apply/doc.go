@@ -49,11 +49,12 @@
 // Services, workloads, custom resources, in ssa's kind order); then
 // Mutating- and ValidatingWebhookConfigurations, after the rest is ready
 // when Options.Wait is set. Before the first change of an install or
-// upgrade, the objects already in the cluster are dry-run together: a
-// change the server refuses as immutable (ErrImmutable: a Job's template,
-// a Deployment's selector) is refused with nothing changed, not in its
-// stage after the stages before it changed the cluster, unless
-// Options.Recreate or AnnotationRecreate.
+// upgrade, the objects already in the cluster (but the custom resources
+// of the add-on's own CRDs, whose new schema may allow what the old one
+// refuses) are dry-run together: a change the server refuses as
+// immutable (ErrImmutable: a Job's template, a Deployment's selector) is
+// refused with nothing changed, not in its stage after the stages before
+// it changed the cluster, unless Options.Recreate or AnnotationRecreate.
 //
 // Fields held by the managers of Options.TakeOver (DefaultTakeOver:
 // kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed

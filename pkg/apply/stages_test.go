@@ -9,6 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -249,5 +251,60 @@ spec:
 	k.mustApply(t, v2, apply.Options{Recreate: true})
 	if got := role(); got != "get,list" {
 		t.Errorf("the upgrade with Recreate left the ClusterRole's verbs %s", got)
+	}
+}
+
+// An upgrade whose CRD drops the rule that made a field of its custom
+// resources immutable, and changes that field, applies: the CRD's stage
+// comes first, and the custom resource is applied under the new rule.
+// The dry-run before any change read the custom resource under the old
+// one, and refused the upgrade as immutable (its only way out, Recreate,
+// deletes the custom resource).
+func TestImmutableByAnOldCRDRuleNotRefused(t *testing.T) {
+	k := newCluster(t)
+	crd := func(rule string) string {
+		return `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string` + rule + `}
+`
+	}
+	const cr = `---
+apiVersion: GROUP/v1
+kind: Gadget
+metadata: {name: g, namespace: default}
+spec: {size: SIZE}
+`
+	v1 := crd(`, x-kubernetes-validations: [{rule: "self == oldSelf", message: "Value is immutable"}]`) + strings.ReplaceAll(cr, "SIZE", "small")
+	v2 := crd("") + strings.ReplaceAll(cr, "SIZE", "large")
+	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{Wait: true, Timeout: time.Minute})
+	if _, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", v2), apply.Options{}); err != nil {
+		t.Fatalf("upgrade whose CRD drops the immutability rule: %v", err)
+	}
+	got, err := k.get(schema.GroupVersionResource{Group: k.prefix + ".example.com", Version: "v1", Resource: "gadgets"}, "default", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedString(got.Object, "spec", "size"); size != "large" {
+		t.Errorf("spec.size %q, want large", size)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
 	}
 }
