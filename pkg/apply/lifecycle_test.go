@@ -761,3 +761,54 @@ data: {v: "taken"}
 		}
 	}
 }
+
+// An add-on's Secret that names no type, applied over an inventory in an
+// inventory namespace another client uses, is refused, forced or not:
+// server-side apply leaves the Secret's type as it is, so neither the
+// name (not this client's inventory namespace) nor the type (none in
+// the manifest) refused it, and a forced apply rewrote another client's
+// record of what its add-on owns.
+func TestAddonHoldingAnUntypedInventoryRefused(t *testing.T) {
+	k := newCluster(t)
+	team := k.prefix
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	teamClient, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: team})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := k.addon(t, k.prefix+"-victim", "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: victim, namespace: NS}\n")
+	if _, err := teamClient.Apply(k.ctx, victim, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() *corev1.Secret {
+		t.Helper()
+		s, err := k.typed.CoreV1().Secrets(team).Get(k.ctx, apply.InventoryName(victim.Name), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := read().ResourceVersion
+	evil := k.addon(t, k.prefix+"-evil", "1", `
+apiVersion: v1
+kind: Secret
+metadata: {name: `+apply.InventoryName(victim.Name)+`, namespace: NS}
+stringData:
+  `+apply.InventoryKey+`: '{"name":"`+victim.Name+`","phase":"applied","objects":[]}'
+`)
+	for _, force := range []bool{false, true} {
+		_, err := k.admin.Apply(k.ctx, evil, apply.Options{Force: force})
+		if !errors.Is(err, apply.ErrInvalid) {
+			t.Errorf("Force %v: apply = %v, want ErrInvalid: the Secret is an inventory", force, err)
+		}
+	}
+	if s := read(); s.ResourceVersion != before {
+		t.Errorf("the other client's inventory was rewritten: %s", s.Data[apply.InventoryKey])
+	}
+	_, _ = k.admin.Uninstall(k.ctx, evil.Name, apply.UninstallOptions{})
+	if _, err := teamClient.Uninstall(k.ctx, victim.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
