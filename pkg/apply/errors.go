@@ -208,21 +208,28 @@ func (e *apiError) Error() string { return oneLine(shortCauses(e.err)) }
 // refusal cut in its middle. A cause quotes the value it refuses before
 // the reason ("spec.template: Invalid value: {...}: field is immutable"):
 // a Job's or a Pod's whole template pushed the reason past the length of
-// a message, so the reason was lost.
+// a message, so the reason was lost. Only the first few causes are
+// looked at: a message keeps 2000 bytes (oneLine), in which no more can
+// show, and cutting each of a hostile server's thousands in a message of
+// megabytes took minutes.
 func shortCauses(err error) string {
 	msg := err.Error()
 	var se apierrors.APIStatus
 	if !errors.As(err, &se) || se.Status().Details == nil {
 		return msg
 	}
-	const head, tail = 160, 200
-	for _, c := range se.Status().Details.Causes {
+	const head, tail, most = 160, 200, 8
+	for i, c := range se.Status().Details.Causes {
+		if i == most {
+			break
+		}
 		if m := c.Message; len(m) > head+tail+20 {
 			msg = strings.Replace(msg, m, strings.ToValidUTF8(m[:head]+" … "+m[len(m)-tail:], ""), 1)
 		}
 	}
 	return msg
 }
+
 func (e *apiError) Unwrap() error { return e.err }
 
 func (e *apiError) Is(target error) bool {

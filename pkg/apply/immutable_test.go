@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -60,5 +62,36 @@ func TestLongCauseKeepsItsReason(t *testing.T) {
 	msg := err.Error()
 	if !strings.HasSuffix(msg, apivalidation.FieldImmutableErrorMsg) || !strings.HasPrefix(msg, `Job/default/j dry-run failed (Invalid): Job.batch "j" is invalid: spec.template: Invalid value:`) || len(msg) > 600 || !errors.Is(err, apply.ErrImmutable) {
 		t.Errorf("message (%d bytes) %q, want the kind, field and reason, the value cut", len(msg), msg)
+	}
+}
+
+// A refusal of many long causes (a hostile API server's, or a proxy's)
+// is made short in about the time it takes to read: the message keeps
+// 2000 bytes, so only its first causes can show, and cutting every one
+// of 20000 in a 10 MB message took a minute, each time the error was
+// printed.
+func TestManyLongCausesCutQuickly(t *testing.T) {
+	var (
+		causes []metav1.StatusCause
+		msg    strings.Builder
+	)
+	msg.WriteString(`ConfigMap "x" is invalid: [`)
+	for i := range 20000 {
+		c := metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: fmt.Sprintf("data[%d]", i),
+			Message: fmt.Sprintf("Invalid value: %q: bad", strings.Repeat("x", 500)+fmt.Sprint(i))}
+		causes = append(causes, c)
+		fmt.Fprintf(&msg, "%s: %s, ", c.Field, c.Message)
+	}
+	se := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+		Message: msg.String() + "]", Details: &metav1.StatusDetails{Kind: "ConfigMap", Name: "x", Causes: causes}}}
+	done := make(chan string, 1)
+	go func() { done <- apply.Wrap(se).Error() }()
+	select {
+	case got := <-done:
+		if !strings.HasPrefix(got, `ConfigMap "x" is invalid: [data[0]: Invalid value: "xxx`) || !strings.Contains(got, " … ") || len(got) > 2100 {
+			t.Errorf("message (%d bytes) %.300q…, want the first causes, cut", len(got), got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("making the message of 20000 long causes took more than 10 s")
 	}
 }
