@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -181,4 +182,38 @@ func (w *warnings) all() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.text)
+}
+
+// An object whose owner is being deleted with its dependents orphaned
+// (kubectl delete --cascade=orphan: the owner's "orphan" finalizer)
+// outlives it: the garbage collector takes the owner reference off and
+// leaves the object. It still keeps the Namespace; before, an owner
+// being deleted counted as going whatever its finalizers said.
+func TestOrphanedDependentKeepsItsNamespace(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: Namespace\nmetadata: {name: NS}\n")
+	k.mustApply(t, a, apply.Options{})
+	owner, err := k.typed.CoreV1().ConfigMaps(k.prefix).Create(k.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner",
+		Finalizers: []string{metav1.FinalizerOrphanDependents}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = k.typed.CoreV1().ConfigMaps(owner.Namespace).Patch(context.Background(), owner.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Create(k.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.typed.CoreV1().ConfigMaps(k.prefix).Delete(k.ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cs.Changes, func(c apply.Change) bool { return c.Object == "Namespace/"+k.prefix })
+	if i < 0 || cs.Changes[i].Action != apply.Skipped || cs.Changes[i].Reason != "kept: it still holds ConfigMap/"+k.prefix+"/kept" {
+		t.Errorf("the Namespace holding an object its owner's delete orphans:\n%s\nwant kept for ConfigMap/%s/kept", cs, k.prefix)
+	}
 }

@@ -270,8 +270,9 @@ type dependent struct {
 // being deleted: those with an owner that stays. An owner goes when it
 // is being deleted, or is a dependent that goes (a Pod's ReplicaSet,
 // whose Deployment is deleted); so does one that is no longer there or
-// is being deleted (the garbage collector deletes its dependents). What
-// cannot be read counts as staying.
+// is being deleted, unless with its dependents orphaned (the garbage
+// collector deletes its dependents). What cannot be read counts as
+// staying.
 func (c *Client) stayingDependents(ctx context.Context, deps []dependent, going map[string]bool) []string {
 	listed := map[string]bool{}
 	for _, d := range deps {
@@ -322,7 +323,9 @@ func (c *Client) stayingDependents(ctx context.Context, deps []dependent, going 
 
 // ownerLeaving reports whether the owner ref names, of an object in ns,
 // is not in the cluster (or is another object of its name), or is being
-// deleted: the garbage collector deletes its dependents. False when that
+// deleted: the garbage collector deletes its dependents. Not one being
+// deleted with its dependents orphaned (its "orphan" finalizer: kubectl
+// delete --cascade=orphan), whose dependents stay. False when that
 // cannot be told.
 func (c *Client) ownerLeaving(ctx context.Context, ns string, ref metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -343,7 +346,8 @@ func (c *Client) ownerLeaving(ctx context.Context, ns string, ref metav1.OwnerRe
 	if err != nil {
 		return false
 	}
-	return live == nil || live.UID != ref.UID || live.DeletionTimestamp != nil
+	return live == nil || live.UID != ref.UID ||
+		(live.DeletionTimestamp != nil && !slices.Contains(live.Finalizers, metav1.FinalizerOrphanDependents))
 }
 
 // ownerKeys are the entry keys the owner ref names may have, of an
