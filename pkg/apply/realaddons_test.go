@@ -28,7 +28,13 @@ var realAddons = filepath.Join("..", "..", "e2e", "testdata", "real-addons")
 // realAddon renders one of the upstream trees as addonpkg renders it.
 func (k *cluster) realAddon(t *testing.T, name, dir string) apply.Addon {
 	t.Helper()
-	res, err := render.Render(k.ctx, os.DirFS(filepath.Join(realAddons, dir)), render.Options{})
+	return k.renderedAddon(t, name, realAddons, dir)
+}
+
+// renderedAddon renders the tree root/dir as addonpkg renders it.
+func (k *cluster) renderedAddon(t *testing.T, name, root, dir string) apply.Addon {
+	t.Helper()
+	res, err := render.Render(k.ctx, os.DirFS(filepath.Join(root, dir)), render.Options{})
 	if err != nil {
 		t.Fatalf("render %s: %v", dir, err)
 	}
@@ -37,6 +43,34 @@ func (k *cluster) realAddon(t *testing.T, name, dir string) apply.Addon {
 		t.Fatalf("decode %s: %v", dir, err)
 	}
 	return apply.Addon{Name: name, Version: "upstream", Source: dir, Objects: objs}
+}
+
+// installTwice installs a, every object created; then, after between
+// (what a controller would do meanwhile), a second apply and a dry-run
+// must find nothing to change.
+func (k *cluster) installTwice(t *testing.T, a apply.Addon, between func()) {
+	t.Helper()
+	// Nothing runs pods here; CRDs are waited for regardless.
+	cs := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
+	if n := cs.Count(apply.Created); n != len(a.Objects) {
+		t.Errorf("created %d objects of %d:\n%s", n, len(a.Objects), cs)
+	}
+	for _, o := range a.Objects {
+		if _, err := k.getObject(o); err != nil {
+			t.Errorf("after the apply: %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	if between != nil {
+		between()
+	}
+	again := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
+	if again.Changed() {
+		t.Errorf("the second apply of %s changed something:\n%s", a.Source, again)
+	}
+	dry := k.mustApply(t, a, apply.Options{DryRun: true})
+	if dry.Changed() {
+		t.Errorf("a dry-run after the apply reports changes:\n%s", dry)
+	}
 }
 
 // Upstream's add-ons install into a real API server as they are (among
@@ -69,24 +103,7 @@ func TestRealAddonsInstallAndUninstall(t *testing.T) {
 					t.Fatalf("kubectl apply of prometheus-operator's bundle: %v, want the annotation too long:\n%s", err, out)
 				}
 			}
-			// Nothing runs pods here; CRDs are waited for regardless.
-			cs := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
-			if n := cs.Count(apply.Created); n != len(a.Objects) {
-				t.Errorf("created %d objects of %d:\n%s", n, len(a.Objects), cs)
-			}
-			for _, o := range a.Objects {
-				if _, err := k.getObject(o); err != nil {
-					t.Errorf("after the apply: %s %s: %v", o.GetKind(), o.GetName(), err)
-				}
-			}
-			again := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
-			if again.Changed() {
-				t.Errorf("the second apply of upstream's %s changed something:\n%s", tc.dir, again)
-			}
-			dry := k.mustApply(t, a, apply.Options{DryRun: true})
-			if dry.Changed() {
-				t.Errorf("a dry-run after the apply reports changes:\n%s", dry)
-			}
+			k.installTwice(t, a, nil)
 			if tc.name == "metrics-server" {
 				k.waitDiscoveryFails(t, "metrics.k8s.io")
 				return // uninstalled last, below

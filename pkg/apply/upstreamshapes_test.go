@@ -2,7 +2,6 @@ package apply_test
 
 import (
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,27 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
-	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
 // upstreamShapes holds hand-written reproductions of the shapes of
 // upstream add-ons that realAddons does not (its README says what each
 // stresses).
 var upstreamShapes = filepath.Join("testdata", "upstream-shapes")
-
-// shapeAddon renders one of the upstream shapes as addonpkg renders it.
-func (k *cluster) shapeAddon(t *testing.T, name, dir string) apply.Addon {
-	t.Helper()
-	res, err := render.Render(k.ctx, os.DirFS(filepath.Join(upstreamShapes, dir)), render.Options{})
-	if err != nil {
-		t.Fatalf("render %s: %v", dir, err)
-	}
-	objs, err := apply.DecodeObjects(res.YAML())
-	if err != nil {
-		t.Fatalf("decode %s: %v", dir, err)
-	}
-	return apply.Addon{Name: name, Version: "upstream", Source: dir, Objects: objs}
-}
 
 // The shapes of upstream's add-ons install into a real API server as
 // they are, a second apply and a dry-run find nothing to change, and an
@@ -54,23 +38,12 @@ func TestUpstreamShapesInstallAndUninstall(t *testing.T) {
 		{"messy", "messy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := k.shapeAddon(t, tc.name, tc.dir)
-			// Nothing runs pods here; CRDs are waited for regardless.
-			cs := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
-			if n := cs.Count(apply.Created); n != len(a.Objects) {
-				t.Errorf("created %d objects of %d:\n%s", n, len(a.Objects), cs)
-			}
+			a := k.renderedAddon(t, tc.name, upstreamShapes, tc.dir)
+			var between func()
 			if tc.name == "cert-manager" {
-				k.injectCABundles(t)
+				between = func() { k.injectCABundles(t) }
 			}
-			again := k.mustApply(t, a, apply.Options{Timeout: time.Minute})
-			if again.Changed() {
-				t.Errorf("the second apply of %s changed something:\n%s", tc.dir, again)
-			}
-			dry := k.mustApply(t, a, apply.Options{DryRun: true})
-			if dry.Changed() {
-				t.Errorf("a dry-run after the apply reports changes:\n%s", dry)
-			}
+			k.installTwice(t, a, between)
 			if tc.name == "cert-manager" {
 				k.checkCABundles(t)
 			}
