@@ -48,6 +48,7 @@ deps:
 ## run without it: the race detector makes their generators ten times slower
 BIGDATA := 'PeakRSS|Memory|SameStream|LargeFileNotHeld'
 test: deps
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
 	$(GO) test -count=1 -timeout 20m -run $(BIGDATA) ./cmd/addonpkg

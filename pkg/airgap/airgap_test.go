@@ -260,7 +260,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 					t.Errorf("layout lacks %s", d)
 				}
 			}
-	
+
 			// The tag moves (to an image with no lock) after the add-on
 			// was read by it: its locks are found by the digest it was
 			// read as, not by the tag resolved again.
