@@ -54,15 +54,12 @@ func (c *clusterFlags) inventoryNamespace() string {
 	return cmp.Or(c.connect.InventoryNamespace, apply.DefaultInventoryNamespace)
 }
 
-// client connects to the cluster the flags name. The client's records go
-// where client-go's klog lines go (to stderr with -v, else nowhere),
-// unless logs says otherwise.
-func (c *clusterFlags) client(ctx context.Context, logs ...slog.Handler) (*apply.Client, error) {
+// client connects to the cluster the flags name; the client's records
+// (the API server's warnings among them) go to log: klogLines sends them
+// where client-go's klog lines go (to stderr with -v, else nowhere).
+func (c *clusterFlags) client(ctx context.Context, log slog.Handler) (*apply.Client, error) {
 	opts := c.connect
-	opts.Logger = slog.New(klogLines)
-	if len(logs) > 0 {
-		opts.Logger = slog.New(logs[0])
-	}
+	opts.Logger = slog.New(log)
 	return apply.Connect(ctx, opts)
 }
 
@@ -108,7 +105,7 @@ func (c *clusterFlags) installed(ctx context.Context) ([]string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cl, err := c.client(ctx)
+	cl, err := c.client(ctx, klogLines)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +384,7 @@ is not ready follows the table, with its status.`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cf.installedNames(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client(cmd.Context())
+			c, err := cf.client(cmd.Context(), klogLines)
 			if err != nil {
 				return err
 			}

@@ -198,6 +198,22 @@ func (c *Client) notAnInventory(o *unstructured.Unstructured, gvr schema.GroupVe
 	return nil
 }
 
+// liveInventory refuses, forced or not, a Secret that is an inventory in
+// the cluster (it carries LabelInventory), whatever the add-on's manifest
+// says of it: server-side apply keeps a Secret's type, so a Secret that
+// names none, applied over the inventory of another client's inventory
+// namespace (which notAnInventory cannot tell by its name), rewrote the
+// record of what that add-on owns.
+func (pl *planned) liveInventory() error {
+	if pl.live == nil || pl.resource.Group != "" || pl.resource.Resource != "secrets" {
+		return nil
+	}
+	if _, ok := pl.live.Labels[LabelInventory]; ok {
+		return fmt.Errorf("%w: %s: it is an add-on inventory (label %s), which an add-on may not hold", ErrInvalid, describe(pl.obj), LabelInventory)
+	}
+	return nil
+}
+
 // owns reports whether labels are those of an object the add-on addon
 // of this client's inventory namespace applied: its owner label and its
 // ApplySet. The owner label names an add-on, and an add-on of that name

@@ -174,22 +174,6 @@ func orNone(vs []string) string {
 	return strings.Join(vs, ", ")
 }
 
-// liveInventory refuses, forced or not, a Secret that is an inventory in
-// the cluster (it carries LabelInventory), whatever the add-on's manifest
-// says of it: server-side apply keeps a Secret's type, so a Secret that
-// names none, applied over the inventory of another client's inventory
-// namespace (which notAnInventory cannot tell by its name), rewrote the
-// record of what that add-on owns.
-func (pl *planned) liveInventory() error {
-	if pl.live == nil || pl.resource.Group != "" || pl.resource.Resource != "secrets" {
-		return nil
-	}
-	if _, ok := pl.live.Labels[LabelInventory]; ok {
-		return fmt.Errorf("%w: %s: it is an add-on inventory (label %s), which an add-on may not hold", ErrInvalid, describe(pl.obj), LabelInventory)
-	}
-	return nil
-}
-
 // makePlan resolves the add-on's objects, reads the inventory and the
 // objects in the cluster, and refuses objects other add-ons own.
 func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, error) {

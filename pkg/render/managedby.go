@@ -27,7 +27,8 @@ import (
 const kustomizeAPIModule = "sigs.k8s.io/kustomize/api"
 
 // labelValueRE is the API server's rule for a label value (63 bytes at
-// most, checked apart).
+// most, checked apart), written here: apimachinery's validation would
+// bring klog and a dozen more packages into every program that renders.
 var labelValueRE = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
 
 // managedBy is the value kustomize writes (wrote) and the one that
