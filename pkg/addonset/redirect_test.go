@@ -178,16 +178,7 @@ func TestLockPinsTheDeclaredLayoutTag(t *testing.T) {
 			bad.Addons[0].Entry = good.Addons[0].Entry
 			bad.Addons[0].Source = good.Addons[0].Source
 
-			if err := addonset.Check(ctx, s, &bad, addonset.Options{}); !errors.Is(err, addonset.ErrLockMismatch) {
-				t.Errorf("check of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
-			}
-			if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Lock: &bad}); !errors.Is(err, addonset.ErrLockMismatch) {
-				t.Errorf("render of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
-			}
-			_, err := addonset.Mirror(ctx, s, addonset.MirrorOptions{Lock: &bad, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
-			if !errors.Is(err, addonset.ErrLockMismatch) {
-				t.Errorf("mirror of a lock pinning another manifest of the layout: %v, want addonset.ErrLockMismatch", err)
-			}
+			refusesMismatch(t, s, &bad, addonset.Options{}, "")
 		})
 	}
 }
@@ -215,19 +206,6 @@ func TestLockPinsTheDeclaredGitRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	branch := head.Name().Short()
-	refuses := func(t *testing.T, s *addonset.Set, l *addonset.LockFile) {
-		t.Helper()
-		if err := addonset.Check(ctx, s, l, withGit); !errors.Is(err, addonset.ErrLockMismatch) || !strings.Contains(err.Error(), "now points to") {
-			t.Errorf("check: %v, want addonset.ErrLockMismatch: now points to", err)
-		}
-		if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Options: withGit, Lock: l}); !errors.Is(err, addonset.ErrLockMismatch) {
-			t.Errorf("render: %v, want addonset.ErrLockMismatch", err)
-		}
-		_, err := addonset.Mirror(ctx, s, addonset.MirrorOptions{Options: withGit, Lock: l, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
-		if !errors.Is(err, addonset.ErrLockMismatch) {
-			t.Errorf("mirror: %v, want addonset.ErrLockMismatch", err)
-		}
-	}
 	for _, tc := range []struct{ name, ref string }{
 		{"tag", "?ref=v1"}, {"branch", "?ref=" + branch}, {"remote HEAD", ""},
 	} {
@@ -245,7 +223,7 @@ func TestLockPinsTheDeclaredGitRef(t *testing.T) {
 			bad.Addons = []addonset.Locked{older.Addons[0]}
 			bad.Addons[0].Entry = good.Addons[0].Entry
 			bad.Addons[0].Source = good.Addons[0].Source
-			refuses(t, s, &bad)
+			refusesMismatch(t, s, &bad, withGit, "now points to")
 		})
 	}
 
@@ -258,5 +236,23 @@ func TestLockPinsTheDeclaredGitRef(t *testing.T) {
 	if _, err := repo.CreateTag("v1", plumbing.NewHash(commits[0]), nil); err != nil {
 		t.Fatal(err)
 	}
-	refuses(t, s, l)
+	refusesMismatch(t, s, l, withGit, "now points to")
+}
+
+// refusesMismatch fails t unless check, render and mirror of s with the
+// lock l all refuse it with addonset.ErrLockMismatch, check's error
+// saying why.
+func refusesMismatch(t *testing.T, s *addonset.Set, l *addonset.LockFile, opts addonset.Options, why string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := addonset.Check(ctx, s, l, opts); !errors.Is(err, addonset.ErrLockMismatch) || !strings.Contains(err.Error(), why) {
+		t.Errorf("check: %v, want addonset.ErrLockMismatch: %s", err, why)
+	}
+	if _, err := addonset.Render(ctx, s, addonset.RenderOptions{Options: opts, Lock: l}); !errors.Is(err, addonset.ErrLockMismatch) {
+		t.Errorf("render: %v, want addonset.ErrLockMismatch", err)
+	}
+	_, err := addonset.Mirror(ctx, s, addonset.MirrorOptions{Options: opts, Lock: l, To: "oci-archive:" + filepath.Join(t.TempDir(), "m.tar")})
+	if !errors.Is(err, addonset.ErrLockMismatch) {
+		t.Errorf("mirror: %v, want addonset.ErrLockMismatch", err)
+	}
 }
