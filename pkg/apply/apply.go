@@ -37,7 +37,8 @@ type Options struct {
 	// changes nothing, not even the inventory. Changes carry diffs.
 	DryRun bool
 	// Wait waits until every object is ready (kstatus: CRDs established,
-	// Deployments available, Jobs complete, ...) and stops early when one
+	// Deployments available, Jobs complete, ...; and an APIService
+	// Available, which kstatus does not read) and stops early when one
 	// fails. An object annotated AnnotationWait=WaitDisabled is not
 	// waited for.
 	Wait bool

@@ -17,7 +17,6 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -254,7 +253,7 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	// compute is kstatus of the object alone, as this one's is.
 	poller := polling.NewStatusPoller(kube, mapper, polling.Options{
 		ClusterReaderFactory: engine.ClusterReaderFactoryFunc(clusterreader.NewDirectClusterReader),
-		CustomStatusReaders:  []engine.StatusReader{statusreaders.NewGenericStatusReader(mapper, status.Compute)},
+		CustomStatusReaders:  []engine.StatusReader{statusreaders.NewGenericStatusReader(mapper, readyStatus)},
 	})
 	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
 	manager.SetConcurrency(opts.Concurrency)

@@ -11,3 +11,6 @@ var HeldBy = heldBy
 var Wrap = wrap
 
 var Nth = nth
+
+// ReadyStatus is the status a wait and Status compute of an object.
+var ReadyStatus = readyStatus

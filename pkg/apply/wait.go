@@ -98,7 +98,7 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, ow
 	case owner != "" && !c.owns(owner, live.GetLabels()):
 		return describe(o) + ": owned by add-on " + safetree.Sanitize(owner) + " of another inventory namespace", false
 	}
-	res, err := status.Compute(live)
+	res, err := readyStatus(live)
 	if err != nil {
 		return describe(o) + ": " + oneLine(err.Error()), false
 	}
