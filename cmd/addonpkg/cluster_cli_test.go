@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -260,7 +261,8 @@ func TestCLIApplyRefusedByPreflight(t *testing.T) {
 // uninstalls the add-on the example names (examples/metrics-server), with
 // no more rights than examples/in-cluster/rbac.yaml grants, and waits
 // for it to be ready with them (the test plays the Deployment
-// controller: the test API server runs none).
+// controller, which the test API server does not run, and metrics-server,
+// whose APIService the API server checks: answeringMetricsServer).
 func TestInClusterRBACSuffices(t *testing.T) {
 	env := kubeenv.Shared(t)
 	kubectl, err := exec.LookPath("kubectl")
@@ -274,13 +276,13 @@ func TestInClusterRBACSuffices(t *testing.T) {
 		t.Fatalf("kubectl apply rbac.yaml: %s", stderr)
 	}
 	as := []string{"--as", "system:serviceaccount:addon-installer:addon-installer"}
-	ms := filepath.Join("..", "..", "examples", "metrics-server")
+	ms := answeringMetricsServer(t, tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	go kubeenv.PlayDeployment(ctx, kubernetes.NewForConfigOrDie(env.Admin), "kube-system", "metrics-server")
 	for _, args := range [][]string{
-		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...),
-		append([]string{"apply", "./" + ms, "--wait-timeout", "1m"}, as...), // again: a no-op
+		append([]string{"apply", ms, "--wait-timeout", "1m"}, as...),
+		append([]string{"apply", ms, "--wait-timeout", "1m"}, as...), // again: a no-op
 		{"uninstall", "metrics-server", "--as", as[1]},
 	} {
 		out, stderr, code := runKube(t, nil, cliEnv, bin, args...)
@@ -293,7 +295,7 @@ func TestInClusterRBACSuffices(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	defer runKube(t, nil, cliEnv, kubectl, "apply", "-f", filepath.Join(inClusterDir, "rbac.yaml"))
-	_, stderr, code := runKube(t, nil, cliEnv, bin, append([]string{"apply", "./" + ms, "--wait=false"}, as...)...)
+	_, stderr, code := runKube(t, nil, cliEnv, bin, append([]string{"apply", ms, "--wait=false"}, as...)...)
 	if code != 1 || !strings.Contains(stderr, "secrets") {
 		t.Errorf("without the inventory Role: exit %d, %q; want exit 1 naming secrets", code, stderr)
 	}
@@ -786,4 +788,21 @@ func TestServerWarningsPrintedOnce(t *testing.T) {
 	if want := "addonpkg: warning: API server: policy/v1beta1 PodDisruptionBudget is deprecated?[2J\n"; stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
+}
+
+// answeringMetricsServer is a copy of examples/metrics-server in dir whose
+// APIService the API server finds available: its Service is an
+// ExternalName for localhost on the port of a server playing
+// metrics-server (kubeenv.ServeAggregatedAPI), the only way to one here
+// (the API server dials a ClusterIP Service's address, which nothing
+// serves on this machine, and refuses a loopback endpoint).
+func answeringMetricsServer(t *testing.T, dir string) string {
+	t.Helper()
+	ms := filepath.Join(dir, "metrics-server")
+	lcCopyDir(t, filepath.Join("..", "..", "examples", "metrics-server"), ms)
+	port := strconv.Itoa(kubeenv.ServeAggregatedAPI(t))
+	lcEdit(t, filepath.Join(ms, "base", "service.yaml"), "spec:\n  ports:\n", "spec:\n  type: ExternalName\n  externalName: localhost\n  ports:\n")
+	lcEdit(t, filepath.Join(ms, "base", "service.yaml"), "port: 443", "port: "+port)
+	lcEdit(t, filepath.Join(ms, "base", "apiservice.yaml"), "    namespace: kube-system\n", "    namespace: kube-system\n    port: "+port+"\n")
+	return ms
 }

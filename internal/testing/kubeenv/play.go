@@ -2,6 +2,14 @@ package kubeenv
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,4 +75,29 @@ func play(ctx context.Context, write func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// ServeAggregatedAPI plays an aggregated API server (metrics-server's,
+// say) for the API server's availability check: a TLS server on
+// 127.0.0.1 answering GET /apis/GROUP/VERSION with an empty resource
+// list, and 404 to anything else. It returns its port. An APIService
+// reaches it through a Service of type ExternalName for "localhost"
+// with that port, in the APIService too: the API server refuses a
+// loopback address in an EndpointSlice, and dials an ExternalName
+// Service's name and the APIService's port.
+func ServeAggregatedAPI(t testing.TB) int {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gv, ok := strings.CutPrefix(r.URL.Path, "/apis/")
+		if !ok || strings.Count(gv, "/") != 1 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[]}`, gv)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the API server's dropped connections
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).Port
 }
