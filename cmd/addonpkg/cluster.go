@@ -258,7 +258,7 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 		return lockHint(err, file, "")
 	}
 	a.warnMembers(res)
-	addons, err := apply.FromSet(res)
+	addons, err := apply.FromSet(res.Members)
 	if err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 		if err != nil {
 			return err
 		}
-		if names, err = apply.UninstallOrder(set); err != nil {
+		if names, err = set.UninstallOrder(); err != nil {
 			return fmt.Errorf("%s: %w", setFile, err)
 		}
 	}

@@ -76,7 +76,7 @@ func installInto(ctx context.Context, file, caFile string, conn apply.ConnectOpt
 	if err != nil {
 		return err
 	}
-	addons, err := apply.FromSet(res)
+	addons, err := apply.FromSet(res.Members)
 	if err != nil {
 		return err
 	}

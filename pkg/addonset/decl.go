@@ -413,6 +413,22 @@ func (s *Set) Order() ([]Addon, error) {
 	return out, nil
 }
 
+// UninstallOrder names the members in the order to uninstall them: the
+// reverse of Order, every member before those it depends on, as they
+// were installed the other way round (apply.Client.UninstallAll takes
+// it).
+func (s *Set) UninstallOrder() ([]string, error) {
+	members, err := s.Order()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[len(members)-1-i] = m.Name
+	}
+	return names, nil
+}
+
 // LockPath is the lock file of a declaration: addons.yaml -> addons.lock.
 func LockPath(declaration string) string {
 	ext := filepath.Ext(declaration)

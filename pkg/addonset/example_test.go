@@ -135,3 +135,20 @@ func ExampleLock() {
 	// gateway-api-crds ../gateway-api-crds sha256:ac244e8636
 	// metrics-server ../metrics-server sha256:afa51911a9
 }
+
+// A set comes out the other way it went in: metrics-server depends on the
+// Gateway API CRDs in the example set, so it goes before them. The order
+// needs no cluster; apply.Client.UninstallAll does (and passes over a member that is
+// not installed, naming it in its error).
+func ExampleSet_UninstallOrder() {
+	set, err := addonset.Load(context.Background(), "../../examples/addon-set/addons.yaml")
+	if err != nil {
+		log.Fatal(err)
+	}
+	names, err := set.UninstallOrder()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(names)
+	// Output: [metrics-server gateway-api-crds coredns]
+}

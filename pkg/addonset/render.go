@@ -2,6 +2,7 @@ package addonset
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,12 @@ type Member struct {
 	// Addon is the unpacked add-on; Result its rendered stream.
 	Addon  *unpack.Addon  `json:"-"`
 	Result *render.Result `json:"-"`
+}
+
+// Rendered is what apply.FromSet installs of m: its name, the source its
+// inventory records (Source, else Pinned), the add-on and its rendering.
+func (m Member) Rendered() (name, source string, ad *unpack.Addon, res *render.Result) {
+	return m.Name, cmp.Or(m.Source, m.Pinned), m.Addon, m.Result
 }
 
 // Result is a rendered set: its members in dependency order.

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/addonpkg/addonpkg/pkg/addonset"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -67,18 +65,31 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 	return a, nil
 }
 
-// FromSet is what a rendered add-on set installs, in its dependency order
-// (hand it to ApplyAll): each member under its name in the set, recorded
-// with the source its lock pinned it to, a local path absolute (a folder
-// member has no pinned form of its own). An error names the member.
-func FromSet(res *addonset.Result) ([]Addon, error) {
-	out := make([]Addon, len(res.Members))
-	for i, m := range res.Members {
-		a, err := FromRendered(m.Name, m.Addon, m.Result)
+// SetMember is one rendered member of an add-on set: addonset.Member is
+// one. Package apply does not import addonset, which compiles the
+// registry client, the builder and the source resolver that an installer
+// of rendered streams has no use for.
+type SetMember interface {
+	// Rendered is the member's name in the set, the source its inventory
+	// records (the lock's pin, a local path absolute: a folder member
+	// has no pinned form of its own), the unpacked add-on and its
+	// rendering.
+	Rendered() (name, source string, ad *unpack.Addon, res *render.Result)
+}
+
+// FromSet is what a rendered add-on set installs, members in the order
+// given (addonset.Result's is dependency order: hand it to ApplyAll),
+// each under its name in the set and recorded with its source. An error
+// names the member.
+func FromSet[M SetMember](members []M) ([]Addon, error) {
+	out := make([]Addon, len(members))
+	for i, m := range members {
+		name, source, ad, res := m.Rendered()
+		a, err := FromRendered(name, ad, res)
 		if err != nil {
-			return nil, fmt.Errorf("member %q: %w", m.Name, err)
+			return nil, fmt.Errorf("member %q: %w", name, err)
 		}
-		a.Source = cmp.Or(m.Source, m.Pinned)
+		a.Source = source
 		out[i] = a
 	}
 	return out, nil

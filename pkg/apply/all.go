@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/addonpkg/addonpkg/pkg/addonset"
 )
 
 // ApplyAll installs add-ons one after another in the order given (an
@@ -35,7 +33,7 @@ func (c *Client) ApplyAll(ctx context.Context, addons []Addon, opts Options) ([]
 }
 
 // UninstallAll uninstalls add-ons one after another in the order given
-// (for an add-on set, UninstallOrder's). An add-on that is not installed
+// (for an add-on set, addonset.Set.UninstallOrder's). An add-on that is not installed
 // is passed over, its ErrNotInstalled joined to the error; any other
 // failure stops it, so the add-ons after it (those the failed one depends
 // on) stay installed. The change sets of those uninstalled are returned,
@@ -66,19 +64,4 @@ func nth(i, n int, err error) error {
 		return err
 	}
 	return fmt.Errorf("add-on %d of %d: %w", i+1, n, err)
-}
-
-// UninstallOrder names the members of s in the order to uninstall them:
-// the reverse of dependsOn order, every member before those it depends
-// on, as ApplyAll installed them the other way round.
-func UninstallOrder(s *addonset.Set) ([]string, error) {
-	members, err := s.Order()
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(members))
-	for i, m := range members {
-		names[len(members)-1-i] = m.Name
-	}
-	return names, nil
 }

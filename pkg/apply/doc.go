@@ -9,7 +9,7 @@
 //	addon, err := apply.FromRendered("", ad, res) // an unpack.Addon and its render.Result
 //	cs, err := c.Apply(ctx, addon, apply.Options{Wait: true})
 //	// an add-on set, from its lock (addonset.RenderLocked), in dependsOn order:
-//	addons, err := apply.FromSet(res)
+//	addons, err := apply.FromSet(res.Members)
 //	sets, err := c.ApplyAll(ctx, addons, apply.Options{})
 //	// or from a rendered stream alone:
 //	objs, err := apply.DecodeObjects(stream)
@@ -18,7 +18,7 @@
 //		apply.Options{Wait: true})
 //	cs, err = c.Diff(ctx, addon, apply.Options{})   // what Apply would change
 //	cs, err = c.Uninstall(ctx, "coredns", apply.UninstallOptions{})
-//	names, err := apply.UninstallOrder(set)          // a set's members, dependents first
+//	names, err := set.UninstallOrder()               // an addonset.Set's members, dependents first
 //	sets, err = c.UninstallAll(ctx, names, apply.UninstallOptions{})
 //	list, err := c.Status(ctx)                       // installed add-ons, readiness
 //

@@ -67,7 +67,7 @@ func ExampleFromSet() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	addons, err := apply.FromSet(res)
+	addons, err := apply.FromSet(res.Members)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -108,23 +108,6 @@ func ExampleClient_Status() {
 	if errors.Is(err, apply.ErrCorruptInventory) {
 		os.Exit(1)
 	}
-}
-
-// A set comes out the other way it went in: metrics-server depends on the
-// Gateway API CRDs in the example set, so it goes before them. The order
-// needs no cluster; UninstallAll does (and passes over a member that is
-// not installed, naming it in its error).
-func ExampleUninstallOrder() {
-	set, err := addonset.Load(context.Background(), "../../examples/addon-set/addons.yaml")
-	if err != nil {
-		log.Fatal(err)
-	}
-	names, err := apply.UninstallOrder(set)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(names)
-	// Output: [metrics-server gateway-api-crds coredns]
 }
 
 // An installer that has its own *rest.Config (a cluster it just made)

@@ -19,7 +19,7 @@ func TestFromSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addons, err := apply.FromSet(res)
+	addons, err := apply.FromSet(res.Members)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
 // UninstallOptions tune Uninstall.
@@ -185,7 +185,7 @@ func invalidRecord(s *corev1.Secret) Record {
 // didYouMean is "; did you mean A, B?" naming the installed add-ons
 // whose names look like name (a typo), or "" when none does.
 func didYouMean(name string, installed []string) string {
-	if closest := source.ClosestNames(name, installed); len(closest) > 0 {
+	if closest := reference.Closest(name, installed); len(closest) > 0 {
 		return "; did you mean " + strings.Join(closest, ", ") + "?"
 	}
 	return ""

@@ -113,3 +113,14 @@ func TestAttachment(t *testing.T) {
 		}
 	}
 }
+
+func ExampleClosest() {
+	store := []string{"coredns:1.11", "metrics-server:0.7", "registry.example.com/addons/coredns:1.12"}
+	for _, n := range []string{"coredns:1.1", "metric-server:0.7", "cilium:1"} {
+		fmt.Println(n, "->", reference.Closest(n, store))
+	}
+	// Output:
+	// coredns:1.1 -> [coredns:1.11 registry.example.com/addons/coredns:1.12]
+	// metric-server:0.7 -> [metrics-server:0.7]
+	// cilium:1 -> []
+}

@@ -1,11 +1,9 @@
 package source
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/addonpkg/addonpkg/pkg/errdef"
@@ -64,9 +62,6 @@ func (e *NotInStoreError) Is(target error) bool {
 	return target == ErrNotInStore || target == errdef.ErrNotFound
 }
 
-// maxSuggestions bounds how many store names an error suggests.
-const maxSuggestions = 3
-
 func notInStore(st *layout.Store, name string) error {
 	e := &NotInStoreError{Name: name}
 	// The name as written: Parse added ":latest" to one without a tag.
@@ -84,68 +79,6 @@ func notInStore(st *layout.Store, name string) error {
 	for _, en := range entries {
 		names = append(names, en.Name)
 	}
-	e.Closest = ClosestNames(name, names)
+	e.Closest = reference.Closest(name, names)
 	return e
 }
-
-// ClosestNames picks from names those that look like name, closest first:
-// other tags of the same repository, then names within a few edits
-// (a typo), at most three.
-func ClosestNames(name string, names []string) []string {
-	type cand struct {
-		name string
-		dist int
-	}
-	repo := reference.Repository(name)
-	var cs []cand
-	for _, n := range names {
-		if _, attached := reference.Attachment(n); n == name || attached {
-			continue // a signature's tag is no add-on to suggest
-		}
-		d := editDistance(name, n)
-		switch {
-		case reference.Repository(n) == repo:
-			d = -2 // another tag of the same add-on comes first
-		case lastSegment(reference.Repository(n)) == lastSegment(repo):
-			d = -1 // then the same add-on under a registry name
-		case d > max(2, len(name)/3):
-			continue
-		}
-		cs = append(cs, cand{n, d})
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(a.dist, b.dist); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var out []string
-	for _, c := range cs[:min(len(cs), maxSuggestions)] {
-		out = append(out, c.name)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// lastSegment is the last path component of a repository name.
-func lastSegment(repo string) string { return repo[strings.LastIndexByte(repo, '/')+1:] }

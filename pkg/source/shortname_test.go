@@ -3,7 +3,6 @@ package source_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -118,15 +117,4 @@ func TestDockerHubName(t *testing.T) {
 			t.Errorf("DockerHubName(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func ExampleClosestNames() {
-	store := []string{"coredns:1.11", "metrics-server:0.7", "registry.example.com/addons/coredns:1.12"}
-	for _, n := range []string{"coredns:1.1", "metric-server:0.7", "cilium:1"} {
-		fmt.Println(n, "->", source.ClosestNames(n, store))
-	}
-	// Output:
-	// coredns:1.1 -> [coredns:1.11 registry.example.com/addons/coredns:1.12]
-	// metric-server:0.7 -> [metrics-server:0.7]
-	// cilium:1 -> []
 }

@@ -53,12 +53,14 @@ var Budgets = []Budget{
 // NoDependency maps packages to module packages they must not compile,
 // whatever they cost (go-containerregistry's AssertNoDependency): a
 // signing library does not resolve sources, copy and push do not build
-// or render, the unpacker does not render.
+// or render, the unpacker does not render, the cluster installer opens
+// no registry and resolves no source.
 var NoDependency = map[string][]string{
 	"pkg/signature": {"pkg/source", "pkg/source/git", "pkg/render"},
 	"pkg/transfer":  {"pkg/build", "pkg/render"},
 	"pkg/unpack":    {"pkg/render"},
 	"pkg/source":    {"pkg/source/git", "pkg/source/https", "pkg/render", "pkg/build"},
+	"pkg/apply":     {"pkg/source", "pkg/registry", "pkg/build", "pkg/addonset"},
 }
 
 // Forbidden lists the packages of NoDependency that compile what they

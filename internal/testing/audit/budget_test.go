@@ -88,11 +88,12 @@ func TestDependencyBudgetsCatchForbiddenImports(t *testing.T) {
 		}
 	}
 	// The module's own edges (audit.NoDependency): signature resolving
-	// sources, transfer building.
+	// sources, transfer building, apply taking addonset's Result again.
 	for _, tc := range []struct{ from, to, want string }{
 		{"pkg/signature", "pkg/source", "pkg/signature compiles pkg/source"},
 		{"pkg/transfer", "pkg/build", "pkg/transfer compiles pkg/build"},
 		{"pkg/transfer", "pkg/build", "pkg/transfer compiles pkg/render"},
+		{"pkg/apply", "pkg/addonset", "pkg/apply compiles pkg/registry"},
 	} {
 		vs := audit.Forbidden(g.With(tc.from, tc.to), audit.NoDependency)
 		found := false

@@ -32,14 +32,15 @@ var Layers = [][]string{
 	// Where add-ons live, and how they are built.
 	{"pkg/source", "pkg/build", "pkg/imagelock"},
 	// What the commands do.
+	// The cluster installs what render gives, a set's members too
+	// (apply.FromSet takes any apply.SetMember, addonset.Member among
+	// them), without compiling addonset's registry and builder.
 	{"pkg/transfer", "pkg/publish", "pkg/addonset", "pkg/capi", "internal/doctor", "internal/conformance", "internal/diff", "internal/inspect",
-		"pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https"},
+		"pkg/relocate", "pkg/signature", "pkg/source/git", "pkg/source/https", "pkg/apply"},
 	// Verbs built on another verb's library. A copy with images is a copy
 	// (transfer) plus the images and their lock, so it imports transfer
-	// rather than declare a second copy's options. The cluster installs
-	// what the layers below render, a set's members too (apply.FromSet
-	// takes addonset's result), so every installer converts a set one way.
-	{"pkg/airgap", "pkg/apply"},
+	// rather than declare a second copy's options.
+	{"pkg/airgap"},
 	// The commands.
 	{"cmd/addonpkg"},
 }
