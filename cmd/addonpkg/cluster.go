@@ -222,7 +222,7 @@ each with its own inventory and the values: its entry gives.
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
 	f.BoolVar(&force, "force", false, "adopt objects another add-on, or another tool's ApplySet, owns")
-	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable")
+	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable (never a CRD, Namespace or ClusterRole)")
 	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))

@@ -55,7 +55,9 @@ type Options struct {
 	// another tool's ApplySet.
 	Force bool
 	// Recreate deletes and creates again an object whose change the
-	// server refuses as immutable (AnnotationRecreate does it for one).
+	// server refuses as immutable (AnnotationRecreate does it for one);
+	// never a CRD, a Namespace or a ClusterRole: deleting the first two
+	// deletes what they hold.
 	Recreate bool
 	// TakeOver lists the field-manager prefixes whose fields are taken
 	// over; nil: DefaultTakeOver; empty (non-nil): none.
@@ -339,7 +341,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 			rest = append(rest, pl.obj)
 		}
 	}
-	run := func(stage string, objs []*unstructured.Unstructured, staged bool) error {
+	run := func(stage string, objs []*unstructured.Unstructured, staged bool, ao ssa.ApplyOptions) error {
 		from := len(cs.Changes)
 		if len(objs) == 0 {
 			if stage != "" {
@@ -368,9 +370,12 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		return nil
 	}
 	// The definitions are waited for here rather than inside ssa, so a
-	// CRD that is never established is a *WaitError naming it.
+	// CRD that is never established is a *WaitError naming it. They are
+	// never recreated (mayRecreate).
 	from := len(cs.Changes)
-	if err := run("", defs, false); err != nil {
+	defOpts := ao
+	defOpts.Force, defOpts.ForceSelector = false, nil
+	if err := run("", defs, false, defOpts); err != nil {
 		return err
 	}
 	// A changed CRD may serve other versions than the mapper learned.
@@ -390,7 +395,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		return err
 	}
 	opts.stageDone("definitions", cs, from)
-	if err := run("resources", rest, true); err != nil {
+	if err := run("resources", rest, true, ao); err != nil {
 		return err
 	}
 	if len(hooks) > 0 && opts.Wait {
@@ -404,7 +409,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 			return err
 		}
 	}
-	return run("webhooks", hooks, false)
+	return run("webhooks", hooks, false, ao)
 }
 
 // recreateReason is the Reason of a Recreated change.
@@ -443,8 +448,16 @@ func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) err
 // mayRecreate says whether the apply may delete pl's object and create
 // it again when the server refuses its change as immutable: as ssa's
 // ForceSelector, the option or the annotation on the object applied or
-// on the one in the cluster.
+// on the one in the cluster. Never a definition (applyStaged applies
+// them without either): deleting a Namespace deletes everything in it,
+// and a CRD every custom resource of its kind, others' too, and ssa
+// recreates on any change the server refuses (a label value it finds
+// invalid), not only an immutable one. An add-on's annotation on a
+// Namespace it adopted deleted the namespace and what it held.
 func (pl *planned) mayRecreate(opts Options) bool {
+	if isDefinition(pl.obj) {
+		return false
+	}
 	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||
 		(pl.live != nil && pl.live.Annotations[AnnotationRecreate] == RecreateEnabled)
 }

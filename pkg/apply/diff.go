@@ -54,7 +54,11 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 			ch.Reason = fmt.Sprintf("not validated by the server: its Namespace %s is part of this add-on and does not exist yet", pl.obj.GetNamespace())
 			ch.Diff = diffText(ch.Object, nil, pl.obj)
 		default:
-			entry, live, merged, err := c.manager.Diff(ctx, pl.obj.DeepCopy(), do)
+			o := do
+			if !pl.mayRecreate(opts) {
+				o = ssa.DiffOptions{} // not to be recreated (a definition never is)
+			}
+			entry, live, merged, err := c.manager.Diff(ctx, pl.obj.DeepCopy(), o)
 			if err != nil {
 				return cs, wrap(err)
 			}

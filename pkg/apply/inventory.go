@@ -47,7 +47,8 @@ const (
 	WaitDisabled   = "disabled"
 	// AnnotationRecreate set to RecreateEnabled on an object lets Apply
 	// delete and create it again when a change of an immutable field is
-	// refused, as Options.Recreate does for every object.
+	// refused, as Options.Recreate does for every object but the
+	// definitions (CRDs, Namespaces, ClusterRoles), never recreated.
 	AnnotationRecreate = labelDomain + "/recreate"
 	RecreateEnabled    = "enabled"
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -306,5 +307,43 @@ spec: {size: SIZE}
 	}
 	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Namespace is never recreated, by the option or by the add-on's own
+// annotation: ssa recreates an object on any change the server refuses
+// (here a label value it finds invalid), and deleting a Namespace
+// deletes all it holds. An add-on that named someone's Namespace with
+// the annotation deleted it, with what it held, on its first install.
+func TestRecreateNeverDeletesANamespace(t *testing.T) {
+	k := newCluster(t)
+	ns, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.createForeign(t, k.prefix, "someones")
+	const bad = `
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: NS
+  labels: {example.com/bad: "not a label value!"}
+  annotations: {addonpkg.io/recreate: enabled}
+`
+	for _, opts := range []apply.Options{{}, {Recreate: true}} {
+		_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "1", bad), opts)
+		if !errors.Is(err, apply.ErrRejected) {
+			t.Errorf("Recreate %v: apply of an invalid Namespace: %v, want ErrRejected", opts.Recreate, err)
+		}
+		live, err := k.typed.CoreV1().Namespaces().Get(k.ctx, k.prefix, metav1.GetOptions{})
+		if err != nil || live.UID != ns.UID || live.DeletionTimestamp != nil {
+			t.Fatalf("Recreate %v: the apply deleted the Namespace (%v)", opts.Recreate, err)
+		}
+		if cs, err := k.admin.Diff(k.ctx, k.addon(t, k.prefix, "1", bad), opts); cs != nil && slices.ContainsFunc(cs.Changes, func(c apply.Change) bool { return c.Action == apply.Recreated }) {
+			t.Errorf("Recreate %v: the diff says the Namespace would be recreated (%v):\n%s", opts.Recreate, err, cs)
+		}
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "someones") {
+		t.Error("the ConfigMap in the Namespace is gone")
 	}
 }
