@@ -102,7 +102,9 @@
 // and kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
 // the inventory, unless Options.PruneNonEmpty. A Namespace the API
 // server makes itself (default, kube-system, kube-public, which it never
-// deletes, and kube-node-lease) is let go of
+// deletes, and kube-node-lease), and one that holds inventories (the
+// client's inventory namespace, or one with a Secret labelled
+// LabelInventory), is let go of
 // instead: the fields the add-on applied, its labels among them, come
 // off, and it leaves the inventory. Uninstall deletes the whole
 // inventory the same way, then the inventory.

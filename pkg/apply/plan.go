@@ -43,6 +43,9 @@ type doomed struct {
 	obj      *unstructured.Unstructured // a stub: identity only
 	resource schema.GroupVersionResource
 	live     *unstructured.Unstructured
+	// letGo: prune and uninstall let go of it rather than delete it (a
+	// system namespace, or one that holds inventories).
+	letGo bool
 }
 
 type plan struct {
@@ -378,7 +381,11 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 	if err != nil {
 		return nil, err
 	}
-	return &doomed{entry: e, obj: stub, resource: m.Resource, live: live}, nil
+	d := &doomed{entry: e, obj: stub, resource: m.Resource, live: live}
+	if live != nil {
+		d.letGo = isSystemNamespace(live) || c.holdsInventories(ctx, live)
+	}
+	return d, nil
 }
 
 // servedAs gives stub the API version the cluster serves its kind in:

@@ -12,7 +12,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // permissions is every verb the plan needs, deduplicated: get and patch
@@ -42,7 +41,7 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 				continue
 			}
 			add("get", d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
-			add(pruneVerb(d.live), d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
+			add(pruneVerb(d), d.resource.Group, d.resource.Resource, d.obj.GetNamespace(), d.obj.GetName())
 		}
 	}
 	// The inventory is written pending, then applied: a first install
@@ -58,10 +57,10 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 	return sortedPermissions(set)
 }
 
-// pruneVerb is the verb prune needs for live: delete, or patch for a
-// Namespace the API server makes itself, which it lets go of instead.
-func pruneVerb(live *unstructured.Unstructured) string {
-	if isSystemNamespace(live) {
+// pruneVerb is the verb prune needs for d: delete, or patch for a
+// Namespace it lets go of instead (doomed.letGo).
+func pruneVerb(d *doomed) string {
+	if d.letGo {
 		return "patch"
 	}
 	return "delete"

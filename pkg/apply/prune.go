@@ -41,7 +41,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		if retain {
 			retained = append(retained, d.entry)
 		}
-		if !deleted && isSystemNamespace(d.live) && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
+		if !deleted && d.letGo && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
 			let, err := c.letGo(ctx, addon, d.obj)
 			if err != nil {
 				return changes, retained, err
@@ -163,6 +163,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
 	case isSystemNamespace(d.live):
 		ch.Reason = "kept: the API server makes namespace " + d.live.GetName() + " itself; the add-on lets go of it (its labels and fields come off)"
+	case d.letGo:
+		ch.Reason = "kept: namespace " + d.live.GetName() + " holds add-on inventories; the add-on lets go of it (its labels and fields come off)"
 	case pruneNonEmpty:
 		ch.Action, deleted = Deleted, true
 	default:
@@ -419,6 +421,28 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // for ever.
 func isSystemNamespace(o *unstructured.Unstructured) bool {
 	return isNamespace(o) && slices.Contains(systemNamespaces, o.GetName())
+}
+
+// holdsInventories reports whether live is a Namespace that holds
+// add-on inventories: this client's inventory namespace (an installer's
+// own, which an add-on may hold too), or one where a Secret is labelled
+// LabelInventory (another client's). Prune and uninstall let go of it as
+// of a system namespace: it was kept for the inventories it held (this
+// add-on's own among them, so the add-on could never be uninstalled),
+// and PruneNonEmpty deleted it with every other add-on's inventory,
+// whose objects then stayed, recorded nowhere. What cannot be listed
+// counts as holding them: letting go is the safe side.
+func (c *Client) holdsInventories(ctx context.Context, live *unstructured.Unstructured) bool {
+	switch {
+	case !isNamespace(live) || isSystemNamespace(live):
+		return false
+	case live.GetName() == c.opts.InventoryNamespace:
+		return true
+	}
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "SecretList"})
+	err := c.kube.List(ctx, l, client.InNamespace(live.GetName()), client.HasLabels{LabelInventory}, client.Limit(1))
+	return err != nil || len(l.Items) > 0
 }
 
 // letGo takes off obj what the add-on applied (the fields FieldManager

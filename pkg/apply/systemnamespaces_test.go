@@ -1,11 +1,13 @@
 package apply_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
@@ -145,5 +147,59 @@ func TestLetGoSparesTheNamespaceAnotherAddonTookOver(t *testing.T) {
 		if _, err := k.admin.Uninstall(k.ctx, name, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An add-on may hold a Namespace where inventories are kept: its
+// client's (an installer's own "addons" namespace, made before the first
+// inventory was written there), or another client's. Uninstall lets go
+// of it, as of kube-system: it was kept for the inventories it held (its
+// own among them, so the add-on could never be uninstalled), and
+// PruneNonEmpty, which the kept reason suggests, deleted it with every
+// other add-on's inventory: their objects stayed, recorded nowhere.
+func TestUninstallLetsGoOfAnInventoryNamespace(t *testing.T) {
+	k := newCluster(t)
+	invNS := k.prefix + "-inv"
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: invNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	there, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: invNS, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := k.addon(t, k.prefix+"-other", "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: NS-inv}\n")
+	if _, err := there.Apply(k.ctx, other, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	holder := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: Namespace\nmetadata: {name: NS-inv}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: holder, namespace: NS-inv}\n")
+	for _, c := range []struct {
+		name string
+		c    *apply.Client
+	}{{"its client's", there}, {"another client's", k.admin}} {
+		for _, pruneNonEmpty := range []bool{false, true} {
+			if _, err := c.c.Apply(k.ctx, holder, apply.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := c.c.Uninstall(k.ctx, holder.Name, apply.UninstallOptions{PruneNonEmpty: pruneNonEmpty, Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatalf("%s, PruneNonEmpty %v: %v", c.name, pruneNonEmpty, err)
+			}
+			ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, invNS, metav1.GetOptions{})
+			if err != nil || ns.DeletionTimestamp != nil {
+				t.Fatalf("%s, PruneNonEmpty %v: the uninstall deleted the inventory namespace (%v):\n%s", c.name, pruneNonEmpty, err, cs)
+			}
+			if _, ok := ns.Labels[apply.LabelAddon]; ok {
+				t.Errorf("%s, PruneNonEmpty %v: the inventory namespace still carries the add-on's label: %v", c.name, pruneNonEmpty, ns.Labels)
+			}
+			if _, err := c.c.Status(k.ctx, holder.Name); !errors.Is(err, apply.ErrNotInstalled) {
+				t.Errorf("%s, PruneNonEmpty %v: status after uninstall: %v, want not installed:\n%s", c.name, pruneNonEmpty, err, cs)
+			}
+			if records, err := there.List(k.ctx); err != nil || len(records) != 1 || records[0].Name != other.Name {
+				t.Errorf("%s, PruneNonEmpty %v: inventories %+v, %v, want %s's alone", c.name, pruneNonEmpty, records, err, other.Name)
+			}
+		}
+	}
+	if _, err := there.Uninstall(k.ctx, other.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,7 +61,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 	for _, d := range ds {
 		if d.live != nil {
 			p := Permission{Group: d.resource.Group, Resource: d.resource.Resource, Namespace: d.obj.GetNamespace(), Name: d.obj.GetName()}
-			for _, verb := range []string{"get", pruneVerb(d.live)} {
+			for _, verb := range []string{"get", pruneVerb(d)} {
 				p.Verb = verb
 				perms[p] = true
 			}
