@@ -576,3 +576,54 @@ func TestPermissionNameSanitized(t *testing.T) {
 		t.Errorf("PreflightError %q holds the name's control characters", s)
 	}
 }
+
+// An Event is one object the API serves in two groups (v1 and
+// events.k8s.io/v1), under two inventory IDs. An upgrade that names it in
+// the other group pruned it as an object the add-on no longer holds:
+// the upgrade deleted what it had just applied, and its inventory listed
+// an Event that was gone. An object is judged by its uid, not its ID.
+func TestUpgradeNamingAnObjectInAnotherGroupKeepsIt(t *testing.T) {
+	k := newCluster(t)
+	const core = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: installed, namespace: NS}
+involvedObject: {apiVersion: v1, kind: ConfigMap, name: x, namespace: NS}
+reason: Installed
+message: installed
+type: Normal
+`
+	const events = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: installed, namespace: NS}
+regarding: {apiVersion: v1, kind: ConfigMap, name: x, namespace: NS}
+reason: Installed
+note: installed
+type: Normal
+`
+	gvrEvent := schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+	for i, step := range []string{core, events, core} {
+		cs := k.mustApply(t, k.addon(t, k.prefix, fmt.Sprint(i+1), step), apply.Options{Timeout: 20 * time.Second})
+		if !k.exists(t, gvrEvent, k.prefix, "installed") {
+			t.Fatalf("apply %d deleted the Event it names in another group:\n%s", i+1, cs)
+		}
+		if cs.Count(apply.Deleted) != 0 {
+			t.Errorf("apply %d deleted something:\n%s", i+1, cs)
+		}
+		if st, err := k.admin.Status(k.ctx, k.prefix); err != nil || len(st) != 1 || st[0].Objects != 2 || st[0].Ready != 2 {
+			t.Errorf("status after apply %d = %+v, %v, want the Namespace and the Event, ready", i+1, st, err)
+		}
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -344,7 +345,16 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		return nil, owned
 	}
 
-	// What the previous inventory holds and the new set does not.
+	// What the previous inventory holds and the new set does not. An
+	// object is one uid, whatever its entry: an Event is served in two
+	// groups (v1 and events.k8s.io/v1), and an upgrade that names it in
+	// the other pruned the object it had just applied.
+	held := map[types.UID]bool{}
+	for _, pl := range p.objects {
+		if pl.live != nil {
+			held[pl.live.UID] = true
+		}
+	}
 	if p.prev != nil {
 		for _, e := range p.prev.Objects {
 			if seen[e.key()] {
@@ -358,7 +368,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			if err != nil {
 				return nil, err
 			}
-			if d != nil {
+			if d != nil && (d.live == nil || !held[d.live.GetUID()]) {
 				p.prune = append(p.prune, d)
 			}
 		}
