@@ -140,3 +140,40 @@ func TestAddonLabelInAnotherToolsApplySet(t *testing.T) {
 		}
 	}
 }
+
+// The parent of another tool's ApplySet (a Secret whose name gives the
+// id it carries, as kubectl's ApplySet apply makes) is that tool's record
+// of what it applied, as an inventory is addonpkg's: an add-on that names
+// it is refused unless Force, naming the set. It was adopted silently:
+// take-over removed the id label kubectl's manager wrote, so kubectl
+// lost its set, and uninstalling the add-on deleted the parent.
+func TestAnotherToolsApplySetParentRefused(t *testing.T) {
+	k := newCluster(t)
+	ns := k.prefix
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set := apply.ApplySetID("kset", ns)
+	parent := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kset", Namespace: ns,
+		Labels:      map[string]string{apply.LabelApplySetID: set},
+		Annotations: map[string]string{apply.AnnotationApplySetTooling: "kubectl/v1.32.4", apply.AnnotationApplySetGroupKinds: "ConfigMap"}}}
+	if _, err := k.typed.CoreV1().Secrets(ns).Create(k.ctx, parent, metav1.CreateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: Secret\nmetadata: {name: kset, namespace: NS}\nstringData: {v: \"2\"}\n")
+	for _, dry := range []bool{true, false} {
+		_, err := k.admin.Apply(k.ctx, a, apply.Options{DryRun: dry})
+		var oe *apply.OwnershipError
+		if !errors.Is(err, apply.ErrConflict) || !errors.As(err, &oe) || oe.Set != set || !strings.Contains(err.Error(), "parent") {
+			t.Fatalf("apply (dry-run %v) of another tool's ApplySet parent: %v, want an OwnershipError naming the set %s", dry, err, set)
+		}
+	}
+	live, err := k.typed.CoreV1().Secrets(ns).Get(k.ctx, "kset", metav1.GetOptions{})
+	if err != nil || live.Labels[apply.LabelApplySetID] != set || live.Labels[apply.LabelAddon] != "" || len(live.Data) != 0 {
+		t.Fatalf("the refused apply changed the parent: %v %v", live, err)
+	}
+	k.mustApply(t, a, apply.Options{Force: true})
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

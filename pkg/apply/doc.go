@@ -61,9 +61,9 @@
 // by hand is adopted. An object whose LabelAddon names another add-on, or
 // this add-on's name with the ApplySet of an inventory in another
 // namespace, or that is a member of another tool's ApplySet (its part-of
-// label another id, as kubectl's ApplySet apply writes), is refused
-// (*OwnershipError, naming the set and its parent when found) unless
-// Options.Force.
+// label another id, as kubectl's ApplySet apply writes) or its parent
+// (its id label the one its name gives), is refused (*OwnershipError,
+// naming the set and its parent when found) unless Options.Force.
 //
 // # Inventory
 //

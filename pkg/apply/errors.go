@@ -72,7 +72,8 @@ type OwnershipError struct {
 	// Parent describes the parent of Set when it was found among the
 	// Secrets and ConfigMaps of the objects' namespaces (kubectl's
 	// parents): "Secret/NAMESPACE/NAME", then ` (tooling "TOOL")` when it
-	// has a tooling annotation.
+	// has a tooling annotation. It describes Object itself when Object
+	// is the parent: another tool's record of what it applied.
 	Parent string
 	// More counts the add-on's other objects that another add-on owns.
 	More int
@@ -91,6 +92,12 @@ func (e *OwnershipError) Error() string {
 	}
 	var s string
 	switch {
+	case e.Set != "" && (e.Parent == e.Object || strings.HasPrefix(e.Parent, e.Object+" ")):
+		s = fmt.Sprintf("%s is the parent of ApplySet %s%s, not an object of add-on %q", e.Object, e.Set, strings.TrimPrefix(e.Parent, e.Object), e.Addon)
+		if e.More > 0 {
+			return fmt.Sprintf("%s, and %d more %s belong to it or to others", s, e.More, plural(e.More, "object", "objects"))
+		}
+		return s
 	case e.Set != "" && e.Parent != "":
 		s = fmt.Sprintf("%s %s to ApplySet %s of %s, not to add-on %q", what, verb, e.Set, e.Parent, e.Addon)
 	case e.Set != "":

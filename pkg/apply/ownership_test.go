@@ -30,6 +30,10 @@ func TestOwnershipErrorWords(t *testing.T) {
 			`ClusterRole/r belongs to add-on "x", not "y", and 3 more objects belong to others`},
 		{"elsewhere, all", apply.OwnershipError{Object: "ClusterRole/r", Owner: "y", Addon: "y", Elsewhere: true, More: 2},
 			`ClusterRole/r and 2 more objects belong to add-on "y" of another inventory namespace`},
+		{"another tool's ApplySet parent", apply.OwnershipError{Object: "Secret/ns/kset", Addon: "y", Set: "applyset-x-v1", Parent: `Secret/ns/kset (tooling "kubectl/v1.32.4")`},
+			`Secret/ns/kset is the parent of ApplySet applyset-x-v1 (tooling "kubectl/v1.32.4"), not an object of add-on "y"`},
+		{"a parent and its members", apply.OwnershipError{Object: "Secret/ns/kset", Addon: "y", Set: "applyset-x-v1", Parent: "Secret/ns/kset", More: 2},
+			`Secret/ns/kset is the parent of ApplySet applyset-x-v1, not an object of add-on "y", and 2 more objects belong to it or to others`},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)

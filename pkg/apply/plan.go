@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // planned is one object of the add-on, resolved against the cluster.
@@ -318,6 +320,15 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			// sees it.
 			e = &OwnershipError{Object: describe(pl.obj), Addon: a.Name, Set: set}
 			foreign[set] = append(foreign[set], pl.obj.GetNamespace())
+		} else if id := l[LabelApplySetID]; id != "" && set != p.setID && id == applySetID(pl.obj.GetName(), pl.obj.GetNamespace(), pl.obj.GroupVersionKind().GroupKind()) {
+			// The parent of another tool's ApplySet: its record of what
+			// it applied, as an inventory is ours (unless a forced apply
+			// made it this add-on's already). Take-over removed the id
+			// label kubectl wrote, and an uninstall deleted it.
+			e = &OwnershipError{Object: describe(pl.obj), Addon: a.Name, Set: id, Parent: describe(pl.obj)}
+			if t := pl.live.Annotations[AnnotationApplySetTooling]; t != "" {
+				e.Parent += fmt.Sprintf(" (tooling %q)", safetree.SanitizeN(t, 100))
+			}
 		}
 		switch {
 		case e != nil && owned == nil:
@@ -331,6 +342,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 	if owned != nil {
 		switch {
+		case owned.Set != "" && owned.Parent != "":
 		case owned.Set != "":
 			owned.Parent, _ = c.applySetParent(ctx, owned.Set, a.Name, foreign[owned.Set])
 		case owned.Elsewhere:
