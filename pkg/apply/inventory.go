@@ -183,7 +183,9 @@ func (c *Client) applySetParent(ctx context.Context, set, addon string, nss []st
 // this client's inventory namespace or in the default one (which other
 // clients read), or a Secret of the inventory type anywhere (an inventory
 // namespace another client uses: an inventory of another type is not
-// read, and a Secret's type never changes).
+// read, and a Secret's type never changes), or one labelled
+// LabelInventory (status and list read every such Secret of their
+// namespace, and reported this one corrupt as long as it was there).
 func (c *Client) notAnInventory(o *unstructured.Unstructured, gvr schema.GroupVersionResource) error {
 	if gvr.Group != "" || gvr.Resource != "secrets" {
 		return nil
@@ -195,6 +197,9 @@ func (c *Client) notAnInventory(o *unstructured.Unstructured, gvr schema.GroupVe
 	}
 	if t, _, _ := unstructured.NestedString(o.Object, "type"); t == string(InventorySecretType) {
 		return fmt.Errorf("%w: %s: a Secret of type %s is an add-on inventory, which an add-on may not hold", ErrInvalid, describe(o), InventorySecretType)
+	}
+	if _, ok := o.GetLabels()[LabelInventory]; ok {
+		return fmt.Errorf("%w: %s: a Secret labelled %s is read as an add-on inventory, which an add-on may not hold", ErrInvalid, describe(o), LabelInventory)
 	}
 	return nil
 }

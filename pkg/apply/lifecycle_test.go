@@ -348,6 +348,10 @@ func TestAddonHoldingAnInventoryRefused(t *testing.T) {
 		// Of the inventory type under any name and namespace: an
 		// inventory namespace another client uses.
 		{"of the inventory type", "innocent", "namespace: NS", typed, apply.ClientOptions{}, "Secret/NS/innocent"},
+		// Labelled one, under any name: status and list read every Secret
+		// so labelled in their namespace as an inventory, and reported
+		// this one corrupt (exit 1) for as long as the add-on was there.
+		{"labelled an inventory", "innocent", "namespace: " + apply.DefaultInventoryNamespace + "\n  labels: {" + apply.LabelInventory + `: "true"}`, "", apply.ClientOptions{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evil := k.addon(t, k.prefix+"-evil", "1", `
