@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -426,18 +427,29 @@ const recreateReason = "the server refuses the change as immutable"
 // the custom resources of the add-on's own CRDs, whose immutable fields
 // (a CEL rule on oldSelf) are the CRD's to say, and the upgrade's CRD
 // may no longer say so.
+//
+// An object that may be recreated is dry-run too: ssa recreates on any
+// change the server refuses as invalid or conflicting, not only an
+// immutable one, and the create that follows the delete fails the same
+// way, so the object was deleted and not made again. Such a refusal,
+// not of an immutable field, is refused here with nothing changed.
 func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) error {
 	crds := addonCRDs(p.addon.Objects)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency)
 	for _, pl := range p.objects {
-		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || pl.live == nil || pl.crdPending || pl.nsPending || pl.mayRecreate(opts) {
+		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || pl.live == nil || pl.crdPending || pl.nsPending {
 			continue
 		}
+		recreate := pl.mayRecreate(opts)
 		g.Go(func() error {
-			err := wrap(c.kube.Patch(gctx, pl.obj.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager)))
-			if errors.Is(err, ErrImmutable) {
+			raw := c.kube.Patch(gctx, pl.obj.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
+			err := wrap(raw)
+			switch {
+			case !recreate && errors.Is(err, ErrImmutable):
 				return fmt.Errorf("%s dry-run failed: %w", describe(pl.obj), err)
+			case recreate && (apierrors.IsInvalid(raw) || apierrors.IsConflict(raw)) && !errors.Is(err, ErrImmutable):
+				return fmt.Errorf("%s dry-run failed, not on an immutable field (recreating it would delete it and fail to create it again): %w", describe(pl.obj), err)
 			}
 			return nil
 		})

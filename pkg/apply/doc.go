@@ -54,7 +54,10 @@
 // refuses) are dry-run together: a change the server refuses as
 // immutable (ErrImmutable: a Job's template, a Deployment's selector) is
 // refused with nothing changed, not in its stage after the stages before
-// it changed the cluster, unless Options.Recreate or AnnotationRecreate.
+// it changed the cluster, unless Options.Recreate or AnnotationRecreate
+// (never for a CRD, a Namespace or a ClusterRole); a change of an object
+// that may be recreated that the server refuses other than as immutable
+// is refused so too, since recreating would only delete it.
 //
 // Fields held by the managers of Options.TakeOver (DefaultTakeOver:
 // kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed

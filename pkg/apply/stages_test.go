@@ -347,3 +347,31 @@ metadata:
 		t.Error("the ConfigMap in the Namespace is gone")
 	}
 }
+
+// Recreate deletes and creates again an object whose change is refused
+// as immutable, not one the server finds invalid: ssa recreates on any
+// 422, and the create failed as the patch did, so the object was deleted
+// and not made again. The apply is refused with nothing changed.
+func TestRecreateOnlyWhatIsImmutable(t *testing.T) {
+	k := newCluster(t)
+	const v1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS, namespace: default, annotations: {addonpkg.io/recreate: enabled}}\ndata: {v: \"1\"}\n"
+	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{})
+	before, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(v1, "namespace: default,", `namespace: default, labels: {example.com/bad: "not a label value!"},`, 1)
+	for _, opts := range []apply.Options{{}, {Recreate: true}} {
+		_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", bad), opts)
+		if !errors.Is(err, apply.ErrRejected) || errors.Is(err, apply.ErrImmutable) {
+			t.Errorf("Recreate %v: apply of an invalid change: %v, want ErrRejected, not ErrImmutable", opts.Recreate, err)
+		}
+		after, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
+		if err != nil || after.UID != before.UID {
+			t.Fatalf("Recreate %v: the apply deleted the ConfigMap (%v)", opts.Recreate, err)
+		}
+	}
+	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
