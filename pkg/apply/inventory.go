@@ -177,6 +177,10 @@ func (c *Client) applySetParent(ctx context.Context, set, addon string, nss []st
 	return "", false
 }
 
+// helmReleasePrefix begins the names of the Secrets (and ConfigMaps)
+// where Helm stores its releases: another tool's inventory.
+const helmReleasePrefix = "sh.helm.release.v1."
+
 // notAnInventory refuses an object that is, or may be read as, an
 // add-on's inventory: applied, it would overwrite the record of what it
 // (or, forced, another add-on) owns. That is a Secret named addonpkg-* in
@@ -186,7 +190,14 @@ func (c *Client) applySetParent(ctx context.Context, set, addon string, nss []st
 // read, and a Secret's type never changes), or one labelled
 // LabelInventory (status and list read every such Secret of their
 // namespace, and reported this one corrupt as long as it was there).
+// Nor Helm's record of a release (helmReleasePrefix): Helm's objects are
+// taken over, its record of them is not; an add-on's would rewrite the
+// release's history, and uninstalling the add-on deleted it, so that
+// helm forgot the release.
 func (c *Client) notAnInventory(o *unstructured.Unstructured, gvr schema.GroupVersionResource) error {
+	if gvr.Group == "" && (gvr.Resource == "secrets" || gvr.Resource == "configmaps") && strings.HasPrefix(o.GetName(), helmReleasePrefix) {
+		return fmt.Errorf("%w: %s: the names %s* are Helm's release records, which an add-on may not hold", ErrInvalid, describe(o), helmReleasePrefix)
+	}
 	if gvr.Group != "" || gvr.Resource != "secrets" {
 		return nil
 	}

@@ -816,3 +816,34 @@ stringData:
 		t.Fatal(err)
 	}
 }
+
+// Helm's record of a release (the Secret, or ConfigMap, that Helm's
+// storage names sh.helm.release.v1.NAME.vN) is refused before any
+// change, forced or not: Helm's objects are taken over, not its record
+// of them. An add-on's rewrote the release's history, and uninstalling
+// the add-on deleted it: helm forgot the release.
+func TestAddonHoldingAHelmReleaseRefused(t *testing.T) {
+	k := newCluster(t)
+	name := "sh.helm.release.v1." + k.prefix + ".v1"
+	_, err := k.typed.CoreV1().Secrets("default").Create(k.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"owner": "helm", "name": k.prefix, "version": "1"}},
+		Type:       "helm.sh/release.v1", Data: map[string][]byte{"release": []byte("helm's")},
+	}, metav1.CreateOptions{FieldManager: "helm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, typ := range map[string]string{"Secret": "type: helm.sh/release.v1\n", "ConfigMap": ""} {
+		a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: default}\n"+typ+"data: {release: Zm9yZ2Vk}\n")
+		_, err := k.admin.Apply(k.ctx, a, apply.Options{Force: true})
+		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), kind+"/default/"+name) || !strings.Contains(err.Error(), "Helm") {
+			t.Errorf("apply of a %s named as a Helm release: %v, want ErrInvalid naming it", kind, err)
+		}
+	}
+	s, err := k.typed.CoreV1().Secrets("default").Get(k.ctx, name, metav1.GetOptions{})
+	if err != nil || string(s.Data["release"]) != "helm's" || s.Labels[apply.LabelAddon] != "" {
+		t.Errorf("Helm's release record changed: %v %v", s, err)
+	}
+	if k.inventory(t, k.prefix) != nil || k.exists(t, gvrConfigMap, "default", name) {
+		t.Error("the refused add-on left an inventory or a ConfigMap")
+	}
+}
