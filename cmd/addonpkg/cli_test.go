@@ -702,6 +702,39 @@ func TestCLICompletionStopsAtTheLastName(t *testing.T) {
 	}
 }
 
+// A SOURCE may be a folder or a file as well as a store name, so its
+// completion leaves the shell's completion of paths on (directive 0:
+// "apply ./exa<TAB>" completed nothing), while a command that takes
+// store names only (push, tag, rm) offers nothing else (4: no files).
+func TestCLICompletionOffersPathsForASource(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "./"}, ":0"},
+		{[]string{"unpack", ""}, ":0"},
+		{[]string{"inspect", "./"}, ":0"},
+		{[]string{"diff", "coredns:1", "./"}, ":0"},
+		{[]string{"diff", "coredns:1", "./a", ""}, ":4"},
+		{[]string{"push", ""}, ":4"},
+		{[]string{"tag", ""}, ":4"},
+		{[]string{"rm", ""}, ":4"},
+	} {
+		out := cliMust(t, append([]string{"__complete"}, c.args...)...)
+		var directive string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, ":") {
+				directive = l
+			}
+		}
+		if directive != c.want {
+			t.Errorf("__complete %q ends with directive %q, want %q", c.args, directive, c.want)
+		}
+	}
+}
+
 // fullWriter fails every write, as stdout on a full disk does.
 type fullWriter struct{}
 

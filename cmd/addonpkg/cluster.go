@@ -187,7 +187,7 @@ each with its own inventory and the values: its entry gives.
   addonpkg apply -f examples/addon-set/addons.yaml
   addonpkg apply metrics-server:0.7 --dry-run=server --diff
   addonpkg apply metrics-server:0.7 --json`,
-		ValidArgsFunction: storeNames(a, 1),
+		ValidArgsFunction: sourceNames(a, 1),
 		Args:              rangeArgs(nil, "SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {

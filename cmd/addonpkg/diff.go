@@ -57,7 +57,7 @@ interrupted.`,
   addonpkg diff ./v1 ./v2 --json
   addonpkg diff --cluster registry.example.com/addons/coredns:1.12
   addonpkg diff --cluster ./coredns --name dns`,
-		ValidArgsFunction: storeNames(a, 2),
+		ValidArgsFunction: sourceNames(a, 2),
 		Args:              rangeArgs([]string{"A"}, "B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -39,7 +39,7 @@ are ignored with a warning.`,
   addonpkg inspect registry.example.com/addons/coredns:1.11 --json
   addonpkg inspect ./examples/coredns`,
 		Args:              exactArgs("SOURCE"),
-		ValidArgsFunction: storeNames(a, 1),
+		ValidArgsFunction: sourceNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := source.Parse(args[0])
 			if err != nil {

@@ -54,18 +54,38 @@ func newImagesCmd(a *app) *cobra.Command {
 // storeNames completes the first n arguments (any number when n < 0)
 // with names from the local store, leaving out the names already given:
 // past them the command takes no more names, so there is nothing to offer.
-func storeNames(a *app, n int) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func storeNames(a *app, n int) cobra.CompletionFunc {
+	return completeNames(a, n, cobra.ShellCompDirectiveNoFileComp)
+}
+
+// sourceNames completes the first n SOURCE arguments of a command that
+// reads any SOURCE: the store's names, and the shell's own completion of
+// files and folders when none of them matches (./examples/<TAB>), as
+// helm completes a chart's path. Past the last SOURCE there is nothing.
+func sourceNames(a *app, n int) cobra.CompletionFunc {
+	return completeNames(a, n, cobra.ShellCompDirectiveDefault)
+}
+
+// completeNames offers the store's names not given yet for the first n
+// arguments, with directive; past them, nothing. A store that cannot be
+// read is an error where only its names could do, and leaves the shell's
+// completion of files where a path does as well.
+func completeNames(a *app, n int, directive cobra.ShellCompDirective) cobra.CompletionFunc {
+	failed := cobra.ShellCompDirectiveError
+	if directive == cobra.ShellCompDirectiveDefault {
+		failed = directive
+	}
 	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 		if n >= 0 && len(args) >= n {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		st, err := a.store()
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
+			return nil, failed
 		}
 		entries, err := st.List()
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
+			return nil, failed
 		}
 		var names []string
 		for _, e := range entries {
@@ -73,7 +93,7 @@ func storeNames(a *app, n int) func(*cobra.Command, []string, string) ([]string,
 				names = append(names, e.Name)
 			}
 		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return names, directive
 	}
 }
 

@@ -67,7 +67,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
   addonpkg unpack 'git+https://github.com/org/repo.git//deploy/base?ref=v1.2.0'
   addonpkg unpack --relocate mirror.internal mirror.internal/addons/coredns:1.11`,
 		Args:              exactArgs("SOURCE"),
-		ValidArgsFunction: storeNames(a, 1),
+		ValidArgsFunction: sourceNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := u.check(); err != nil {
 				return err
