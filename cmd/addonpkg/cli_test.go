@@ -735,6 +735,43 @@ func TestCLICompletionOffersPathsForASource(t *testing.T) {
 	}
 }
 
+// --context completes with the kubeconfig's contexts, as kubectl's,
+// helm's and flux's do (it offered the directory's files), from the
+// --kubeconfig given before it, else $KUBECONFIG.
+func TestCLICompletionOffersContexts(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	write := func(name string, contexts ...string) string {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n")
+		for _, c := range contexts {
+			b.WriteString("- name: " + c + "\n  context: {cluster: c, user: u}\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Setenv("KUBECONFIG", write("env", "prod", "dev"))
+	other := write("other", "kind-dev")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"status", "--context", ""}, []string{"dev", "prod", ":4"}},
+		{[]string{"apply", "x", "--context", ""}, []string{"dev", "prod", ":4"}},
+		{[]string{"uninstall", "--kubeconfig", other, "--context", ""}, []string{"kind-dev", ":4"}},
+		{[]string{"diff", "--cluster", "x", "--kubeconfig", other, "--context", ""}, []string{"kind-dev", ":4"}},
+	} {
+		out := cliMust(t, append([]string{"__complete"}, c.args...)...)
+		if got := strings.Fields(out); !slices.Equal(got, c.want) {
+			t.Errorf("__complete %q = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
 // fullWriter fails every write, as stdout on a full disk does.
 type fullWriter struct{}
 

@@ -33,6 +33,17 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 	f.StringVar(&c.connect.Context, "context", "", "kubeconfig context (default its current context)")
 	f.StringVar(&c.connect.Impersonate, "as", "", "act as this user, as kubectl --as (for example system:serviceaccount:NS:NAME)")
 	f.StringVar(&c.connect.InventoryNamespace, "inventory-namespace", "", "namespace of the add-ons' inventories (default "+apply.DefaultInventoryNamespace+")")
+	_ = cmd.RegisterFlagCompletionFunc("context", c.contexts)
+}
+
+// contexts completes --context with the contexts of the kubeconfig the
+// flags name, as kubectl, helm and flux complete it.
+func (c *clusterFlags) contexts(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	names, err := apply.Contexts(c.connect.Kubeconfig)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // addWait adds --wait-timeout to a command that waits for objects.

@@ -119,12 +119,10 @@ func (c *Client) Context() string { return c.context }
 // server answers and accepts the credentials (ErrUnreachable,
 // ErrUnauthorized otherwise).
 func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = opts.Kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
 	overrides.AuthInfo.Impersonate = opts.Impersonate
 	overrides.AuthInfo.ImpersonateGroups = opts.ImpersonateGroups
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	rules, loader := kubeconfigLoader(opts.Kubeconfig, overrides)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, kubeconfigError(rules, loader, opts.Context, err)
@@ -147,6 +145,28 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Contexts lists, sorted, the contexts of the kubeconfig Connect reads
+// for kubeconfig (ConnectOptions.Kubeconfig: "" is $KUBECONFIG's files,
+// merged, else ~/.kube/config): the names ConnectOptions.Context may
+// take, as kubectl config get-contexts lists them. It reads files only;
+// no kubeconfig at all is no context, not an error.
+func Contexts(kubeconfig string) ([]string, error) {
+	_, loader := kubeconfigLoader(kubeconfig, &clientcmd.ConfigOverrides{})
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrKubeconfig, oneLine(err.Error()))
+	}
+	return slices.Sorted(maps.Keys(raw.Contexts)), nil
+}
+
+// kubeconfigLoader loads the kubeconfig file kubeconfig, else kubectl's
+// defaults, with overrides: the one place Connect and Contexts read it.
+func kubeconfigLoader(kubeconfig string, overrides *clientcmd.ConfigOverrides) (*clientcmd.ClientConfigLoadingRules, clientcmd.ClientConfig) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	return rules, clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 }
 
 // kubeconfigError says what is wrong with the kubeconfig, naming the

@@ -250,3 +250,43 @@ items:
 		t.Errorf("bad add-on name: %v, want ErrInvalid", err)
 	}
 }
+
+// Contexts lists what --context may name, from the same files Connect
+// reads: $KUBECONFIG's, merged, or the one file given.
+func TestContexts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, contexts ...string) string {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n")
+		for _, c := range contexts {
+			b.WriteString("- name: " + c + "\n  context: {cluster: c, user: u}\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a", "prod", "dev"), write("b", "kind-dev")
+	t.Setenv("KUBECONFIG", a+string(os.PathListSeparator)+b)
+	for _, tc := range []struct {
+		kubeconfig string
+		want       string
+	}{
+		{"", "dev kind-dev prod"},
+		{b, "kind-dev"},
+	} {
+		got, err := apply.Contexts(tc.kubeconfig)
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("Contexts(%q) = %q, %v; want %s", tc.kubeconfig, got, err, tc.want)
+		}
+	}
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "none"))
+	if got, err := apply.Contexts(""); err != nil || len(got) != 0 {
+		t.Errorf("Contexts without a kubeconfig = %q, %v; want none and no error", got, err)
+	}
+	if _, err := apply.Contexts(filepath.Join(dir, "missing")); !errors.Is(err, apply.ErrKubeconfig) {
+		t.Errorf("Contexts of a missing file: %v, want ErrKubeconfig", err)
+	}
+}
