@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -51,6 +52,18 @@ type ChangeSet struct {
 	Addon   string   `json:"addon"`
 	DryRun  bool     `json:"dryRun,omitempty"`
 	Changes []Change `json:"changes"`
+}
+
+// MarshalJSON writes a ChangeSet with no changes (an uninstall whose
+// objects were already gone) as "changes": [], never null, so that its
+// shape does not depend on how many there are.
+func (cs ChangeSet) MarshalJSON() ([]byte, error) {
+	type plain ChangeSet // without this method
+	p := plain(cs)
+	if p.Changes == nil {
+		p.Changes = []Change{}
+	}
+	return json.Marshal(p)
 }
 
 // Count is how many changes have action a.
