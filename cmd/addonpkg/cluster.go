@@ -371,6 +371,11 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 	if perr := a.printChangeSets(sets, false); perr != nil {
 		return perr
 	}
+	for _, cs := range sets {
+		if len(cs.Changes) == 0 {
+			a.infof("addonpkg: %s: no objects left to delete", cs.Addon)
+		}
+	}
 	return err
 }
 
@@ -512,9 +517,12 @@ func countActions(changes []apply.Change) string {
 
 // printChangeSets prints change sets as one table, then the diffs: of
 // several add-ons (apply -f, uninstall of several) with a first column
-// naming the add-on, of one without it. A dry run's rows say so.
+// naming the add-on, of one without it. A dry run's rows say so. Without
+// a change it prints nothing.
 func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
-	if len(sets) == 0 {
+	// No rows, no table: a header alone on stdout said nothing, and a
+	// script counting the lines counted it.
+	if !slices.ContainsFunc(sets, func(cs *apply.ChangeSet) bool { return len(cs.Changes) > 0 }) {
 		return nil
 	}
 	var b strings.Builder
