@@ -337,6 +337,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 	f.Var((*deleteDryRunValue)(&dryRun), "dry-run", "say what would be deleted and delete nothing (also as kubectl delete: none, server or client)")
 	f.Lookup("dry-run").NoOptDefVal = "true"
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
+	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")
 	return cmd
 }

@@ -810,22 +810,26 @@ func answeringMetricsServer(t *testing.T, dir string) string {
 // An uninstall that finds none of the add-on's objects left (deleted by
 // hand, or by an uninstall that was interrupted) prints no table: a
 // header alone on stdout said nothing, and a script counting its lines
-// counted one. It says so on stderr; its JSON lists no change, as [].
+// counted one. It says so on stderr, unless -q (as apply -q); its JSON
+// lists no change, as [].
 func TestCLIUninstallNothingLeft(t *testing.T) {
 	cc := newClusterCLI(t)
 	dir := filepath.Join(cc.tmp, "left")
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-left, namespace: default}\n"), 0o644))
 	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
-	for _, args := range [][]string{{"uninstall", "left"}, {"uninstall", "left", "--json"}} {
+	for _, args := range [][]string{{"uninstall", "left"}, {"uninstall", "left", "--json"}, {"uninstall", "left", "-q"}} {
 		if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
 			t.Fatalf("apply: exit %d: %s", code, stderr)
 		}
 		must(t, typed.CoreV1().ConfigMaps("default").Delete(context.Background(), "cli-left", metav1.DeleteOptions{}))
 		out, stderr, code := cc.run(t, args...)
 		want, wantErr := "", "addonpkg: left: no objects left to delete\n"
-		if slices.Contains(args, "--json") {
+		switch {
+		case slices.Contains(args, "--json"):
 			want, wantErr = "{\n  \"addon\": \"left\",\n  \"changes\": []\n}\n", ""
+		case slices.Contains(args, "-q"):
+			wantErr = ""
 		}
 		if code != 0 || out != want || stderr != wantErr {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 0, stdout %q, stderr %q", args, code, out, stderr, want, wantErr)
