@@ -772,6 +772,26 @@ func TestCLICompletionOffersContexts(t *testing.T) {
 	}
 }
 
+// A --set or --values that cannot be read is one line naming the flag,
+// then the problem: "--set invalid values: ..." and "--values open ..."
+// ran the flag into the message.
+func TestCLIValuesFlagErrors(t *testing.T) {
+	cliNewHome(t)
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "foo"}, `addonpkg: --set: invalid values: "foo": want NAME=VALUE`},
+		{[]string{"--values", missing}, "addonpkg: --values: open " + missing + ": no such file or directory\n"},
+	} {
+		r := cliRun(t, append([]string{"unpack", cliExampleDir("coredns")}, c.args...)...)
+		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("unpack %q: exit %d, stdout %.80q, stderr %q; want exit 1 and one line starting %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+}
+
 // fullWriter fails every write, as stdout on a full disk does.
 type fullWriter struct{}
 

@@ -74,7 +74,7 @@ func (r *renderFlags) options(fill bool) (render.Options, error) {
 	for _, file := range r.files {
 		vals, err := values.ReadFile(file)
 		if err != nil {
-			return opts, fmt.Errorf("--values %w", err)
+			return opts, fmt.Errorf("--values: %w", err)
 		}
 		for k, v := range vals {
 			opts.Values[k] = v
@@ -83,7 +83,7 @@ func (r *renderFlags) options(fill bool) (render.Options, error) {
 	for _, s := range r.set {
 		k, v, err := values.ParseAssignment(s)
 		if err != nil {
-			return opts, fmt.Errorf("--set %w", err)
+			return opts, fmt.Errorf("--set: %w", err)
 		}
 		opts.Values[k] = v
 	}
