@@ -393,8 +393,10 @@ named) and reports for each its version, pinned source and digest, how many
 objects it owns and how many of them are ready. An add-on whose last apply
 did not finish shows the phase "pending"; one whose inventory does not decode
 (edited by hand or by another tool) shows "invalid". The others are still
-reported when one is invalid, or a NAME is not installed, and the command
-then exits 1 naming it, as kubectl get does. With NAMEs, each object that
+reported when one is invalid, a NAME is not installed, or some of an
+add-on's objects cannot be read (a user who may read the inventories but
+not the objects), and the command then exits 1 naming it, as kubectl get
+does. With NAMEs, each object that
 is not ready follows the table, with its status.`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,

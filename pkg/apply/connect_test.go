@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -288,5 +289,64 @@ func TestContexts(t *testing.T) {
 	}
 	if _, err := apply.Contexts(filepath.Join(dir, "missing")); !errors.Is(err, apply.ErrKubeconfig) {
 		t.Errorf("Contexts of a missing file: %v, want ErrKubeconfig", err)
+	}
+}
+
+// A user who may read the inventories but not the add-on's objects gets
+// the add-on listed and an error beside it (ErrForbidden, naming the
+// add-on): its objects' readiness is unknown, not "not ready". Status
+// said 0/N ready and no error, so a script took a healthy add-on for a
+// broken one.
+func TestStatusObjectsUnreadable(t *testing.T) {
+	k := newCluster(t)
+	inv := k.prefix + "-inv"
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: inv}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := apply.New(k.env.Admin, apply.ClientOptions{InventoryNamespace: inv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unreadable, namespace: default}\n")
+	if _, err := admin.Apply(k.ctx, a, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Uninstall(context.Background(), a.Name, apply.UninstallOptions{}) })
+	_, err = k.typed.RbacV1().Roles(inv).Create(k.ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "inventories"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.typed.RbacV1().RoleBindings(inv).Create(k.ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "inventories"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "inventories"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "restricted", APIGroup: "rbac.authorization.k8s.io"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{InventoryNamespace: inv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RBAC takes effect through the authorizer's cache: retry briefly.
+	var list []apply.Installed
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		list, err = restricted.Status(k.ctx)
+		if list != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(list) != 1 || list[0].Name != a.Name || list[0].Objects != 1 || list[0].Ready != 0 || len(list[0].Unready) != 1 {
+		t.Fatalf("status as a user who may read inventories only: %+v, %v", list, err)
+	}
+	if !errors.Is(err, apply.ErrForbidden) || !strings.Contains(err.Error(), "status "+a.Name+": could not read 1 of its 1 objects") {
+		t.Errorf("status as a user who may read inventories only: %v, want ErrForbidden naming %s", err, a.Name)
+	}
+	// The admin reads them: no error.
+	if list, err := admin.Status(k.ctx, a.Name); err != nil || len(list) != 1 || list[0].Ready != 1 {
+		t.Errorf("status as the admin: %+v, %v", list, err)
 	}
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -220,7 +221,10 @@ func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
 // PhaseInvalid and its Error, and the error returned beside the list
 // (matching ErrCorruptInventory) names each one; so does a name that is
 // not installed (ErrNotInstalled), as kubectl get reports the objects it
-// found beside those it did not.
+// found beside those it did not, and an add-on some of whose objects
+// could not be read (matching the cause: ErrForbidden for a user who
+// may read the inventories but not the objects, ErrUnreachable): those
+// are in its Unready, their readiness unknown.
 func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
 	var secrets []corev1.Secret
 	var errs []error
@@ -248,10 +252,13 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 	}
 	var out []Installed
 	for i := range secrets {
-		st, err := c.installed(ctx, &secrets[i])
+		st, unread, err := c.installed(ctx, &secrets[i])
 		if err != nil {
 			errs = append(errs, err)
 			st = Installed{Record: invalidRecord(&secrets[i]), Error: err.Error()}
+		}
+		if unread != nil {
+			errs = append(errs, fmt.Errorf("status %s: %w", st.Name, unread))
 		}
 		out = append(out, st)
 	}
@@ -259,17 +266,22 @@ func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, erro
 	return out, errors.Join(errs...)
 }
 
-// installed reads an inventory and the readiness of its objects.
-func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, error) {
+// installed reads an inventory and the readiness of its objects. unread
+// says why some objects could not be read (forbidden, unreachable):
+// they are listed as unready, but their readiness is unknown, which a
+// caller must not take for "not ready".
+func (c *Client) installed(ctx context.Context, s *corev1.Secret) (st Installed, unread, err error) {
 	inv, err := decodeInventory(s)
 	if err != nil {
-		return Installed{}, err
+		return Installed{}, nil, err
 	}
-	st := Installed{Record: inv.Record, Objects: len(inv.Objects)}
+	st = Installed{Record: inv.Record, Objects: len(inv.Objects)}
+	var first error
+	n := 0
 	for _, e := range inv.Objects {
 		stub, err := e.object()
 		if err != nil {
-			return Installed{}, err // decodeInventory checked every entry
+			return Installed{}, nil, err // decodeInventory checked every entry
 		}
 		// Read in a version served now: the kind's CRD may have moved
 		// on from the one recorded. A kind served in none is read as
@@ -278,12 +290,20 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (Installed, er
 			st.Unready = append(st.Unready, describe(stub)+": "+oneLine(err.Error()))
 			continue
 		}
-		line, _ := c.readiness(ctx, stub, inv.Name)
-		if line == "" {
+		line, _, rerr := c.readiness(ctx, stub, inv.Name)
+		switch {
+		case rerr != nil:
+			n++
+			first = cmp.Or(first, rerr)
+			st.Unready = append(st.Unready, line)
+		case line == "":
 			st.Ready++
-		} else {
+		default:
 			st.Unready = append(st.Unready, line)
 		}
 	}
-	return st, nil
+	if first != nil {
+		unread = fmt.Errorf("could not read %d of its %d objects, whose readiness is unknown: %w", n, len(inv.Objects), first)
+	}
+	return st, unread, nil
 }

@@ -62,7 +62,7 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, o := range objs {
-		line, failed := c.readiness(rctx, o, "")
+		line, failed, _ := c.readiness(rctx, o, "")
 		if line == "" {
 			continue
 		}
@@ -78,38 +78,40 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 }
 
 // readiness is "" for a ready object, else "Kind/ns/name: Status:
-// message"; failed when kstatus says Failed.
-func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, owner string) (line string, failed bool) {
+// message"; failed when kstatus says Failed. err is why the object could
+// not be read (forbidden, unreachable): its readiness is unknown, and
+// line says so.
+func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, owner string) (line string, failed bool, err error) {
 	live, err := c.get(ctx, o)
 	switch {
 	case err != nil:
-		return describe(o) + ": " + oneLine(err.Error()), false
+		return describe(o) + ": " + oneLine(err.Error()), false, err
 	case live == nil:
-		return describe(o) + ": " + string(status.NotFoundStatus), false
+		return describe(o) + ": " + string(status.NotFoundStatus), false, nil
 	case owner != "" && live.GetLabels()[LabelAddon] != owner:
 		// Adopted by another add-on (--force), or not the add-on's at
 		// all: it does not count for this one.
 		if other := live.GetLabels()[LabelAddon]; other != "" {
-			return describe(o) + ": owned by add-on " + safetree.Sanitize(other), false
+			return describe(o) + ": owned by add-on " + safetree.Sanitize(other), false, nil
 		}
-		return describe(o) + ": not owned by this add-on (no " + LabelAddon + " label)", false
+		return describe(o) + ": not owned by this add-on (no " + LabelAddon + " label)", false, nil
 	case owner != "" && live.GetLabels()[LabelApplySetPartOf] == "":
-		return describe(o) + ": not owned by this add-on (no " + LabelApplySetPartOf + " label)", false
+		return describe(o) + ": not owned by this add-on (no " + LabelApplySetPartOf + " label)", false, nil
 	case owner != "" && !c.owns(owner, live.GetLabels()):
-		return describe(o) + ": owned by add-on " + safetree.Sanitize(owner) + " of another inventory namespace", false
+		return describe(o) + ": owned by add-on " + safetree.Sanitize(owner) + " of another inventory namespace", false, nil
 	}
 	res, err := readyStatus(live)
 	if err != nil {
-		return describe(o) + ": " + oneLine(err.Error()), false
+		return describe(o) + ": " + oneLine(err.Error()), false, nil
 	}
 	if res.Status == status.CurrentStatus {
-		return "", false
+		return "", false, nil
 	}
 	line = describe(o) + ": " + string(res.Status)
 	if res.Message != "" {
 		line += ": " + oneLine(res.Message)
 	}
-	return line, res.Status == status.FailedStatus
+	return line, res.Status == status.FailedStatus, nil
 }
 
 // heldBy says what keeps an object that was deleted, for a deletion that
