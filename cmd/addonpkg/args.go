@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // The positional-argument validators of the commands, declared on each
@@ -98,7 +100,14 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	return e
 }
 
-// flagError turns cobra's flag errors into usage errors.
+// flagError turns cobra's flag errors into usage errors. kubectl's,
+// helm's and flux's -o json is this CLI's --json: a command that prints
+// JSON says so when -o or --output is unknown to it.
 func flagError(cmd *cobra.Command, err error) error {
-	return &usageError{cmd: cmd, msg: err.Error()}
+	ue := &usageError{cmd: cmd, msg: err.Error()}
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && slices.Contains([]string{"o", "output"}, ne.GetSpecifiedName()) && cmd.Flags().Lookup("json") != nil {
+		ue.msg += " (addonpkg prints JSON with --json, not -o json)"
+	}
+	return ue
 }

@@ -349,3 +349,27 @@ func TestUnpackListAlignsNamesLeft(t *testing.T) {
 		t.Errorf("--list printed\n%s\nwant (less the sizes' left padding)\n%s", out, want)
 	}
 }
+
+// kubectl's, helm's and flux's -o json is --json here: a command that
+// prints JSON says so when given -o or --output, which it does not know;
+// one that takes -o for its output, or prints no JSON, says nothing more.
+func TestOutputFlagNamesJSON(t *testing.T) {
+	const hint = "(addonpkg prints JSON with --json, not -o json)"
+	for _, c := range []struct {
+		args []string
+		hint bool
+	}{
+		{[]string{"status", "-o", "json"}, true},
+		{[]string{"status", "--output=json"}, true},
+		{[]string{"images", "-ojson"}, true},
+		{[]string{"version", "--output", "json"}, true},
+		{[]string{"build", ".", "-x"}, false},
+		{[]string{"unpack", "x", "-o"}, false},
+		{[]string{"logout", "-o", "json"}, false},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != 1 || strings.Contains(r.stderr, hint) != c.hint {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, hint %v", c.args, r.code, r.stderr, c.hint)
+		}
+	}
+}
