@@ -55,9 +55,28 @@ func (c *clusterFlags) addWait(cmd *cobra.Command) {
 	cmd.Flags().Var((*timeoutValue)(&c.waitTimeout), "wait-timeout", "how long to wait for objects to be ready, or gone")
 }
 
-// addNamespace adds kubectl's -n to a command that applies objects.
+// addNamespace adds kubectl's -n to a command that applies objects,
+// completed with the cluster's namespaces, as kubectl completes it.
 func (c *clusterFlags) addNamespace(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.connect.Namespace, "namespace", "n", "", "namespace of the add-on's namespaced objects that name none (default: the installed add-on's, else the context's namespace)")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", c.namespaces)
+}
+
+// namespaces completes -n with the namespaces of the cluster the flags
+// name, giving up after a few seconds: a completion must not hang the
+// shell.
+func (c *clusterFlags) namespaces(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := context.WithTimeout(cmp.Or(cmd.Context(), context.Background()), 5*time.Second)
+	defer cancel()
+	cl, err := c.client(ctx, klogLines)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names, err := cl.Namespaces(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // inventoryNamespace is the namespace the inventories are read from.

@@ -836,3 +836,21 @@ func TestCLIUninstallNothingLeft(t *testing.T) {
 		}
 	}
 }
+
+// -n completes with the cluster's namespaces, as kubectl's, helm's and
+// flux's do (it offered the directory's files); a user who may not list
+// them gets no files either, but cobra's error directive.
+func TestCLICompletionOffersNamespaces(t *testing.T) {
+	cc := newClusterCLI(t)
+	for _, args := range [][]string{{"apply", "x", "-n", ""}, {"diff", "--cluster", "x", "--namespace", ""}} {
+		out, stderr, code := cc.run(t, append([]string{"__complete"}, args...)...)
+		got := strings.Fields(out)
+		if code != 0 || !slices.Contains(got, "default") || !slices.Contains(got, "kube-system") || got[len(got)-1] != ":4" {
+			t.Errorf("__complete %q: exit %d, stderr %q, offers %q; want the namespaces and :4", args, code, stderr, got)
+		}
+	}
+	out, _, _ := runKube(t, nil, []string{"KUBECONFIG=" + cc.env.RestrictedKubeconfig}, cc.bin, "__complete", "apply", "x", "-n", "")
+	if got := strings.Fields(out); !slices.Equal(got, []string{":1"}) {
+		t.Errorf("__complete -n as a user who may not list namespaces offers %q, want [:1]", got)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
@@ -337,3 +338,18 @@ func excerpt(b []byte) string {
 
 // Host is the API server's URL.
 func (c *Client) Host() string { return c.cfg.Host }
+
+// Namespaces lists, sorted, the names of the cluster's namespaces: what
+// ClientOptions.Namespace may name, as kubectl completes -n.
+func (c *Client) Namespaces(ctx context.Context) ([]string, error) {
+	l, err := c.typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", wrap(err))
+	}
+	names := make([]string, len(l.Items))
+	for i, ns := range l.Items {
+		names[i] = ns.Name
+	}
+	slices.Sort(names)
+	return names, nil
+}

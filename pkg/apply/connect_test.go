@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,22 @@ func TestStatusObjectsUnreadable(t *testing.T) {
 	// The admin reads them: no error.
 	if list, err := admin.Status(k.ctx, a.Name); err != nil || len(list) != 1 || list[0].Ready != 1 {
 		t.Errorf("status as the admin: %+v, %v", list, err)
+	}
+}
+
+// Namespaces lists the cluster's namespaces, sorted (what -n completes
+// with); a user who may not list them gets ErrForbidden.
+func TestNamespaces(t *testing.T) {
+	k := newCluster(t)
+	got, err := k.admin.Namespaces(k.ctx)
+	if err != nil || !slices.IsSorted(got) || !slices.Contains(got, "default") || !slices.Contains(got, "kube-system") {
+		t.Errorf("Namespaces = %q, %v; want them sorted, default and kube-system among them", got, err)
+	}
+	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restricted.Namespaces(k.ctx); !errors.Is(err, apply.ErrForbidden) {
+		t.Errorf("Namespaces as a user who may not list them: %v, want ErrForbidden", err)
 	}
 }
