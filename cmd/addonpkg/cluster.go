@@ -34,6 +34,7 @@ func (c *clusterFlags) add(cmd *cobra.Command) {
 	f.StringVar(&c.connect.Impersonate, "as", "", "act as this user, as kubectl --as (for example system:serviceaccount:NS:NAME)")
 	f.StringVar(&c.connect.InventoryNamespace, "inventory-namespace", "", "namespace of the add-ons' inventories (default "+apply.DefaultInventoryNamespace+")")
 	_ = cmd.RegisterFlagCompletionFunc("context", c.contexts)
+	_ = cmd.RegisterFlagCompletionFunc("inventory-namespace", c.namespaces)
 }
 
 // contexts completes --context with the contexts of the kubeconfig the
@@ -62,9 +63,9 @@ func (c *clusterFlags) addNamespace(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("namespace", c.namespaces)
 }
 
-// namespaces completes -n with the namespaces of the cluster the flags
-// name, giving up after a few seconds: a completion must not hang the
-// shell.
+// namespaces completes -n and --inventory-namespace with the namespaces
+// of the cluster the flags name, giving up after a few seconds: a
+// completion must not hang the shell.
 func (c *clusterFlags) namespaces(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(cmp.Or(cmd.Context(), context.Background()), 5*time.Second)
 	defer cancel()

@@ -837,12 +837,13 @@ func TestCLIUninstallNothingLeft(t *testing.T) {
 	}
 }
 
-// -n completes with the cluster's namespaces, as kubectl's, helm's and
-// flux's do (it offered the directory's files); a user who may not list
+// -n (and --inventory-namespace) completes with the cluster's
+// namespaces, as kubectl's, helm's and flux's -n do (it offered the
+// directory's files); a user who may not list
 // them gets no files either, but cobra's error directive.
 func TestCLICompletionOffersNamespaces(t *testing.T) {
 	cc := newClusterCLI(t)
-	for _, args := range [][]string{{"apply", "x", "-n", ""}, {"diff", "--cluster", "x", "--namespace", ""}} {
+	for _, args := range [][]string{{"apply", "x", "-n", ""}, {"diff", "--cluster", "x", "--namespace", ""}, {"status", "--inventory-namespace", ""}} {
 		out, stderr, code := cc.run(t, append([]string{"__complete"}, args...)...)
 		got := strings.Fields(out)
 		if code != 0 || !slices.Contains(got, "default") || !slices.Contains(got, "kube-system") || got[len(got)-1] != ":4" {
