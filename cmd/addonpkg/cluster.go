@@ -306,7 +306,7 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 		}
 		return err
 	}
-	if perr := a.printChangeSets(sets, diffs); perr != nil {
+	if perr := a.printChangeSets(sets, true, diffs); perr != nil {
 		return perr
 	}
 	return err
@@ -389,7 +389,7 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 	case asJSON:
 		return errors.Join(a.printJSON(sets), err)
 	}
-	if perr := a.printChangeSets(sets, false); perr != nil {
+	if perr := a.printChangeSets(sets, setFile != "" || len(names) > 1, false); perr != nil {
 		return perr
 	}
 	for _, cs := range sets {
@@ -538,11 +538,13 @@ func countActions(changes []apply.Change) string {
 	return strings.Join(parts, ", ")
 }
 
-// printChangeSets prints change sets as one table, then the diffs: of
-// several add-ons (apply -f, uninstall of several) with a first column
-// naming the add-on, of one without it. A dry run's rows say so. Without
-// a change it prints nothing.
-func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
+// printChangeSets prints change sets as one table, then the diffs: for a
+// command about several add-ons (apply -f, uninstall -f or of several
+// NAMEs) with a first column naming the add-on, however many change sets
+// came back (a set of one member, a NAME not installed), so that the
+// table's columns do not depend on the cluster; for one add-on without
+// it. A dry run's rows say so. Without a change it prints nothing.
+func (a *app) printChangeSets(sets []*apply.ChangeSet, several, diffs bool) error {
 	// No rows, no table: a header alone on stdout said nothing, and a
 	// script counting the lines counted it.
 	if !slices.ContainsFunc(sets, func(cs *apply.ChangeSet) bool { return len(cs.Changes) > 0 }) {
@@ -550,7 +552,6 @@ func (a *app) printChangeSets(sets []*apply.ChangeSet, diffs bool) error {
 	}
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	several := len(sets) > 1
 	if several {
 		fmt.Fprintln(w, "ADDON\tACTION\tOBJECT\tREASON")
 	} else {
@@ -587,7 +588,7 @@ func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
 	if asJSON {
 		return a.printJSON(cs)
 	}
-	return a.printChangeSets([]*apply.ChangeSet{cs}, diffs)
+	return a.printChangeSets([]*apply.ChangeSet{cs}, false, diffs)
 }
 
 // writeStatus prints the add-ons as a table; with detail (add-ons named

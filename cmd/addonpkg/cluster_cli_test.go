@@ -855,3 +855,23 @@ func TestCLICompletionOffersNamespaces(t *testing.T) {
 		t.Errorf("__complete -n as a user who may not list namespaces offers %q, want [:1]", got)
 	}
 }
+
+// The table of a command about several add-ons has its ADDON column
+// however many of them had changes: uninstall of two NAMEs, one not
+// installed, printed the other's rows without it, so a script reading
+// the columns read ACTION as ADDON.
+func TestCLISeveralNamesKeepTheAddonColumn(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "one-of-two")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-one-of-two, namespace: default}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := cc.run(t, "uninstall", "one-of-two", "not-installed")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || len(lines) != 2 || !strings.HasPrefix(lines[0], "ADDON ") || !strings.HasPrefix(lines[1], "one-of-two ") ||
+		!strings.Contains(stderr, "uninstall not-installed: add-on not installed") {
+		t.Errorf("uninstall of two, one not installed: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+}
