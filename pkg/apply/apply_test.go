@@ -44,6 +44,9 @@ type cluster struct {
 	dyn    *dynamic.DynamicClient
 	ctx    context.Context
 	prefix string // unique per test: namespaces, CRD groups, add-on names
+	// namespace is where admin puts the namespaced objects that name
+	// none; empty: default.
+	namespace string
 }
 
 func newCluster(t *testing.T) *cluster {

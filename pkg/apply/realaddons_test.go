@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -145,7 +146,7 @@ func (k *cluster) uninstallAll(t *testing.T, a apply.Addon) {
 	for _, o := range a.Objects {
 		u, err := k.getObject(o)
 		switch {
-		case apierrors.IsNotFound(err):
+		case apierrors.IsNotFound(err), meta.IsNoMatchError(err): // gone with its CRD
 		case err != nil:
 			t.Errorf("get %s %s: %v", o.GetKind(), o.GetName(), err)
 		case u.GetKind() == "Namespace" && u.GetDeletionTimestamp() != nil:
@@ -168,10 +169,7 @@ func (k *cluster) getObject(o *unstructured.Unstructured) (*unstructured.Unstruc
 	}
 	r := k.dyn.Resource(m.Resource)
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns := o.GetNamespace()
-		if ns == "" {
-			ns = metav1.NamespaceDefault
-		}
+		ns := cmp.Or(o.GetNamespace(), k.namespace, metav1.NamespaceDefault)
 		return r.Namespace(ns).Get(k.ctx, o.GetName(), metav1.GetOptions{})
 	}
 	return r.Get(k.ctx, o.GetName(), metav1.GetOptions{})

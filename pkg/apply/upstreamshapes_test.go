@@ -1,10 +1,22 @@
 package apply_test
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"math/big"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,20 +40,39 @@ func TestUpstreamShapesInstallAndUninstall(t *testing.T) {
 		t.Skip("installs add-ons into a real API server")
 	}
 	k := newCluster(t)
-	for _, tc := range []struct{ name, dir string }{
-		{"cert-manager", "cert-manager"},
-		{"ingress-nginx", "ingress-nginx"},
-		{"flannel", "flannel"},
-		{"calico", "calico"},
-		{"local-path-provisioner", "local-path-provisioner/deploy"},
-		{"operator", "operator"},
-		{"messy", "messy"},
+	for _, tc := range []struct {
+		name, dir string
+		// namespace, when set, is where the objects that name none go
+		// (kubectl apply -n): the add-on does not ship it, and it is
+		// made first, as upstream's instructions say.
+		namespace string
+		// between is what the add-on's controllers do once they run.
+		between func(*cluster, *testing.T)
+	}{
+		{name: "cert-manager", dir: "cert-manager", between: (*cluster).injectCABundles},
+		{name: "ingress-nginx", dir: "ingress-nginx"},
+		{name: "flannel", dir: "flannel"},
+		{name: "calico", dir: "calico"},
+		{name: "local-path-provisioner", dir: "local-path-provisioner/deploy"},
+		{name: "operator", dir: "operator"},
+		{name: "messy", dir: "messy"},
+		{name: "metallb", dir: "metallb", between: (*cluster).playMetalLB},
+		{name: "argocd", dir: "argocd", namespace: "argocd"},
+		{name: "sealed-secrets", dir: "sealed-secrets"},
+		{name: "external-dns", dir: "external-dns"},
+		{name: "cluster-autoscaler", dir: "cluster-autoscaler"},
+		{name: "csi-hostpath", dir: "csi-hostpath"},
+		{name: "kyverno", dir: "kyverno", between: (*cluster).playKyverno},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			k := k
+			if tc.namespace != "" {
+				k = k.inNamespace(t, tc.namespace)
+			}
 			a := k.renderedAddon(t, tc.name, upstreamShapes, tc.dir)
 			var between func()
-			if tc.name == "cert-manager" {
-				between = func() { k.injectCABundles(t) }
+			if tc.between != nil {
+				between = func() { tc.between(k, t) }
 			}
 			k.installTwice(t, a, between)
 			if tc.name == "cert-manager" {
@@ -111,4 +142,118 @@ func (k *cluster) checkCABundles(t *testing.T) {
 			t.Errorf("applying cert-manager again removed the caBundle cainjector wrote into its %s", gvr.Resource)
 		}
 	}
+}
+
+// inNamespace is k with an admin client that gives the objects naming
+// none the namespace ns, as `kubectl apply -n ns` does, once ns is made,
+// as upstream's instructions have the user make it; it goes when the
+// test ends.
+func (k *cluster) inNamespace(t *testing.T, ns string) *cluster {
+	t.Helper()
+	c, err := apply.New(k.env.Admin, apply.ClientOptions{Namespace: ns, PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.typed.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete namespace %s: %v", ns, err)
+		}
+	})
+	in := *k
+	in.admin, in.namespace = c, ns
+	return &in
+}
+
+// playMetalLB does what MetalLB's controller does once it runs: its
+// cert-rotator writes a CA into the CRD's conversion webhook (over
+// upstream's placeholder, which the apply leaves out: the API server
+// refuses a caBundle that is no certificate) and into the webhook
+// configuration, and fills the Secret the add-on ships empty; the
+// controller makes the memberlist Secret, owned by its Deployment. And,
+// for this test only, each webhook gets a match condition that is never
+// true: nothing serves them here, and the API server would call their
+// Service's ClusterIP, off this host, on every later apply of the pool.
+func (k *cluster) playMetalLB(t *testing.T) {
+	t.Helper()
+	ca := base64.StdEncoding.EncodeToString(testCA(t))
+	const manager = "metallb-controller" // an update, as cert-controller's
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := k.dyn.Resource(crds).Patch(k.ctx, "bgppeers.metallb.io", types.MergePatchType,
+		[]byte(`{"spec":{"conversion":{"webhook":{"clientConfig":{"caBundle":"`+ca+`"}}}}}`), metav1.PatchOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for i := range 3 {
+		ops = append(ops, fmt.Sprintf(`{"op":"add","path":"/webhooks/%d/clientConfig/caBundle","value":%q}`, i, ca))
+	}
+	vwc := webhookConfigurations[0]
+	if _, err := k.dyn.Resource(vwc).Patch(k.ctx, "metallb-webhook-configuration", types.JSONPatchType, []byte("["+strings.Join(ops, ",")+"]"), metav1.PatchOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+	var never []string
+	for _, name := range []string{"bgppeersvalidationwebhook.metallb.io", "ipaddresspoolvalidationwebhook.metallb.io", "l2advertisementvalidationwebhook.metallb.io"} {
+		never = append(never, fmt.Sprintf(`{"name":%q,"matchConditions":[{"name":"no-server-in-this-test","expression":"false"}]}`, name))
+	}
+	if _, err := k.dyn.Resource(vwc).Patch(k.ctx, "metallb-webhook-configuration", types.StrategicMergePatchType, []byte(`{"webhooks":[`+strings.Join(never, ",")+`]}`), metav1.PatchOptions{FieldManager: "addonpkg-test"}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := k.typed.CoreV1().Secrets("metallb-system")
+	cert, err := secrets.Get(k.ctx, "metallb-webhook-cert", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert.Data = map[string][]byte{"ca.crt": []byte("ca"), "tls.crt": []byte("cert"), "tls.key": []byte("key")}
+	if _, err := secrets.Update(k.ctx, cert, metav1.UpdateOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+	ctrl, err := k.typed.AppsV1().Deployments("metallb-system").Get(k.ctx, "controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberlist := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "memberlist", Namespace: "metallb-system",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: ctrl.Name, UID: ctrl.UID}}},
+		Data: map[string][]byte{"secretkey": []byte("a key")}}
+	if _, err := secrets.Create(k.ctx, memberlist, metav1.CreateOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// playKyverno does what kube-controller-manager's clusterrole-aggregation
+// controller does for Kyverno's aggregated ClusterRole, which the add-on
+// ships without rules: it writes the rules of the roles it aggregates.
+func (k *cluster) playKyverno(t *testing.T) {
+	t.Helper()
+	roles := k.typed.RbacV1().ClusterRoles()
+	core, err := roles.Get(k.ctx, "kyverno:admission-controller:core", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := roles.Get(k.ctx, "kyverno:admission-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg.Rules = core.Rules
+	if _, err := roles.Update(k.ctx, agg, metav1.UpdateOptions{FieldManager: "clusterrole-aggregation-controller"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testCA is a self-signed CA certificate, PEM-encoded.
+func testCA(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
