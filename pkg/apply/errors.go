@@ -18,7 +18,8 @@ import (
 // from this package's own checks.
 var (
 	// ErrInvalid: the add-on itself is wrong (no name, an object without
-	// a kind, a kind neither the cluster nor the add-on defines).
+	// a kind, a kind neither the cluster nor the add-on defines, a
+	// namespace neither the cluster nor the add-on has).
 	ErrInvalid = errors.New("invalid add-on")
 	// ErrConflict: another add-on, or another tool's ApplySet, owns an
 	// object (OwnershipError), or the

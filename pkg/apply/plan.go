@@ -255,6 +255,9 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			return nil, fmt.Errorf("read namespace %s: %w", ns, wrap(err))
 		}
 	}
+	if err := missingNamespaces(p.objects, nsExists, addonNS); err != nil {
+		return nil, err
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency * 2)
@@ -386,6 +389,47 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 	}
 	return p, nil
+}
+
+// missingNamespaces refuses objects in a namespace that neither the
+// cluster nor the add-on has, as resolve refuses a kind that neither
+// defines: the server refuses every one of them, but only in its stage,
+// after the stages before it changed the cluster. Argo CD's install.yaml
+// names no namespace and ships none (upstream says `kubectl create
+// namespace argocd` first): applied into argocd before that, it made its
+// CRDs and ClusterRoles, failed on its first ServiceAccount, and left an
+// install half made and its inventory pending.
+func missingNamespaces(ps []*planned, exists, addonNS map[string]bool) error {
+	var (
+		first   *planned
+		more    int
+		missing []string
+	)
+	for _, pl := range ps {
+		ns := pl.obj.GetNamespace()
+		if ns == "" || exists[ns] || addonNS[ns] {
+			continue
+		}
+		if first == nil {
+			first = pl
+		} else {
+			more++
+		}
+		if ns := safetree.Sanitize(ns); !slices.Contains(missing, ns) {
+			missing = append(missing, ns)
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	what := describe(first.obj)
+	if more > 0 {
+		what += fmt.Sprintf(" and %d more %s", more, plural(more, "object", "objects"))
+	}
+	if len(missing) == 1 {
+		return fmt.Errorf("%w: %s: namespace %s does not exist, and the add-on does not create it (create it first)", ErrInvalid, what, missing[0])
+	}
+	return fmt.Errorf("%w: %s: namespaces %s do not exist, and the add-on does not create them (create them first)", ErrInvalid, what, strings.Join(missing, ", "))
 }
 
 // doomedOf resolves an inventory entry; nil when its kind is gone from

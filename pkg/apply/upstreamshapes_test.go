@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"path/filepath"
@@ -256,4 +257,31 @@ func testCA(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// Argo CD's install.yaml names no namespace and ships none: upstream has
+// the user make argocd first. Applied into a namespace that does not
+// exist, it is refused before any change, in one line naming the
+// namespace. Before, its CRDs and ClusterRoles were made, then the
+// first Role failed ("Role/argocd/... not found: namespaces "argocd"
+// not found"), and the install was left half made, its inventory
+// pending.
+func TestMissingNamespaceChangesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	c, err := apply.New(k.env.Admin, apply.ClientOptions{Namespace: k.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := k.renderedAddon(t, k.prefix, upstreamShapes, "argocd")
+	for _, opts := range []apply.Options{{DryRun: true}, {Timeout: time.Minute}} {
+		_, err = c.Apply(k.ctx, a, opts)
+		want := "namespace " + k.prefix + " does not exist, and the add-on does not create it"
+		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("apply (dry-run %v) = %v, want one line of ErrInvalid saying %q", opts.DryRun, err, want)
+		}
+	}
+	k.assertNothingOf(t, a)
 }
