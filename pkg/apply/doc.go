@@ -101,7 +101,8 @@
 // keeps one. A CRD or Namespace that still holds objects (other than
 // those being deleted, what the cluster's controllers made for them and
 // delete with them (objects whose owner references lead to them),
-// Endpoints, which EndpointSlices mirror, and the default ServiceAccount
+// Endpoints, which EndpointSlices mirror, Leases, which controllers'
+// leader election leaves, and the default ServiceAccount
 // and kube-root-ca.crt ConfigMap every namespace gets) is kept, and stays in
 // the inventory, unless Options.PruneNonEmpty. A Namespace the API
 // server makes itself (default, kube-system, kube-public, which it never

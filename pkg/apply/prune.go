@@ -191,7 +191,11 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 // EndpointSlices, a DaemonSet's ControllerRevisions, a Job's Pods).
 // Otherwise no Namespace holding a workload would ever be pruned on a
 // cluster that runs it. Endpoints are not listed: the API deprecates
-// them, and the EndpointSlices mirror them.
+// them, and the EndpointSlices mirror them. Nor are Leases: the ones a
+// controller takes for its leader election (Kyverno's, ingress-nginx's,
+// a CSI sidecar's) have no owner and outlive it, so the Namespace of an
+// add-on whose controllers ever ran was never deleted; a Lease holds no
+// one's data, only who led last.
 func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going map[string]bool) (string, error) {
 	var (
 		found []string
@@ -216,6 +220,9 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 					// Deprecated (listing them warns on the user's
 					// terminal) and mirrored by the EndpointSlices.
 					continue
+				}
+				if gv.Group == "coordination.k8s.io" && r.Kind == "Lease" {
+					continue // leader election's, left by the controllers
 				}
 				fs, ds, err := c.listHeld(ctx, gv.WithKind(r.Kind), o.GetName(), going)
 				if err != nil {

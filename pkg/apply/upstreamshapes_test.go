@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -225,8 +226,17 @@ func (k *cluster) playMetalLB(t *testing.T) {
 // playKyverno does what kube-controller-manager's clusterrole-aggregation
 // controller does for Kyverno's aggregated ClusterRole, which the add-on
 // ships without rules: it writes the rules of the roles it aggregates.
+// And Kyverno's admission controller takes its leader-election Lease in
+// its namespace, which outlives it: the uninstall still deletes the
+// Namespace.
 func (k *cluster) playKyverno(t *testing.T) {
 	t.Helper()
+	holder := "kyverno-admission-controller-6d9b8c7f5-x2x9z"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "kyverno", Namespace: "kyverno"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	if _, err := k.typed.CoordinationV1().Leases("kyverno").Create(k.ctx, lease, metav1.CreateOptions{FieldManager: "kyverno"}); err != nil {
+		t.Fatal(err)
+	}
 	roles := k.typed.RbacV1().ClusterRoles()
 	core, err := roles.Get(k.ctx, "kyverno:admission-controller:core", metav1.GetOptions{})
 	if err != nil {
