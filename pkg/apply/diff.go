@@ -80,8 +80,7 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 	}
 	if !opts.NoPrune {
 		going := c.pruneGoing(p.addon.Name, p.prune)
-		for i := len(p.prune) - 1; i >= 0; i-- {
-			d := p.prune[i]
+		for _, d := range p.prune { // in reverse apply order, as prune deletes
 			if d.live == nil {
 				continue
 			}

@@ -390,6 +390,12 @@ metadata: {name: NS-elsewhere, namespace: default}
 	if err != nil || ns.DeletionTimestamp != nil {
 		t.Fatalf("uninstall deleted the Namespace of what it leaves (get: %v):\n%s", err, cs)
 	}
+	// The uninstall lists what it did in the dry-run's order, reverse
+	// apply order: the Namespace it keeps was listed ahead of every
+	// deletion.
+	if !slices.Equal(objectsOf(dry), objectsOf(cs)) {
+		t.Errorf("the uninstall lists its changes in another order than its dry-run:\n%s\ndry-run:\n%s", cs, dry)
+	}
 	for _, name := range []string{"kept", "stays"} {
 		if !k.exists(t, gvrConfigMap, k.prefix, name) {
 			t.Errorf("ConfigMap %s is gone:\n%s", name, cs)
@@ -626,4 +632,13 @@ type: Normal
 	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// objectsOf is the objects of cs's changes, in its order.
+func objectsOf(cs *apply.ChangeSet) []string {
+	var out []string
+	for _, c := range cs.Changes {
+		out = append(out, c.Object)
+	}
+	return out
 }

@@ -52,8 +52,10 @@ type doomed struct {
 }
 
 type plan struct {
-	addon      *Addon
-	objects    []*planned
+	addon   *Addon
+	objects []*planned
+	// prune is what the previous inventory holds and the new set does
+	// not, in reverse apply order.
 	prune      []*doomed
 	prev       *Inventory
 	prevSecret *corev1.Secret
@@ -387,6 +389,7 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 				p.prune = append(p.prune, d)
 			}
 		}
+		sortDoomed(p.prune)
 	}
 	return p, nil
 }

@@ -28,7 +28,11 @@ import (
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty).
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
+	sortDoomed(ds)
 	going := c.pruneGoing(addon, ds)
+	// The changes are listed in ds's order, as a dry-run lists them: an
+	// object kept where it stands, a deletion where ssa's result is.
+	var listed []pruneSlot
 	var del []*unstructured.Unstructured
 	for _, d := range ds {
 		if d.live == nil {
@@ -36,7 +40,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		}
 		ch, deleted, retain, err := c.judge(ctx, addon, d, going, opts.PruneNonEmpty)
 		if err != nil {
-			return changes, retained, err
+			return inOrder(listed, nil), retained, err
 		}
 		if retain {
 			retained = append(retained, d.entry)
@@ -44,14 +48,14 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		if !deleted && d.letGo && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
 			let, err := c.letGo(ctx, addon, d.obj)
 			if err != nil {
-				return changes, retained, err
+				return inOrder(listed, nil), retained, err
 			}
 			if !let {
 				ch.Reason = "kept: it is no longer this add-on's to let go of (it changed since the plan was read)"
 			}
 		}
 		if !deleted {
-			changes = append(changes, ch)
+			listed = append(listed, pruneSlot{kept: &ch})
 			continue
 		}
 		// The version read when the plan was made may be one the
@@ -59,24 +63,23 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		// it, which the delete takes for done.
 		m, err := c.servedAs(d.obj)
 		if err != nil {
-			return changes, retained, err
+			return inOrder(listed, nil), retained, err
 		}
 		if m == nil {
 			continue // its kind is gone, and it with it
 		}
 		del = append(del, d.obj)
+		listed = append(listed, pruneSlot{id: d.entry.ID})
 	}
 	if len(del) == 0 {
-		return changes, retained, nil
+		return inOrder(listed, nil), retained, nil
 	}
 	res, err := c.deleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelAddon: addon, LabelApplySetPartOf: c.setID(addon)},
 		Exclusions:        pruneExclusions,
 	})
-	if res != nil {
-		changes = append(changes, changesOf(res)...)
-	}
+	changes = inOrder(listed, res)
 	if err != nil {
 		return changes, retained, wrap(err)
 	}
@@ -87,6 +90,44 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		return changes, retained, err
 	}
 	return changes, retained, nil
+}
+
+// A pruneSlot is one change of a prune, in its place: an object kept
+// (its Skipped change), or the ID of one deleted, whose change ssa's
+// result holds.
+type pruneSlot struct {
+	kept *Change
+	id   string
+}
+
+// inOrder is the changes of slots in their order, a deletion's from res
+// (matched by ID; one res does not hold, because the delete did not
+// happen, is left out); what res holds beyond them comes last.
+func inOrder(slots []pruneSlot, res *ssa.ChangeSet) []Change {
+	byID := map[string][]Change{}
+	var ids []string
+	if res != nil {
+		for _, ch := range changesOf(res) {
+			if byID[ch.ID] == nil {
+				ids = append(ids, ch.ID)
+			}
+			byID[ch.ID] = append(byID[ch.ID], ch)
+		}
+	}
+	var out []Change
+	for _, s := range slots {
+		switch {
+		case s.kept != nil:
+			out = append(out, *s.kept)
+		case len(byID[s.id]) > 0:
+			out = append(out, byID[s.id][0])
+			byID[s.id] = byID[s.id][1:]
+		}
+	}
+	for _, id := range ids {
+		out = append(out, byID[id]...)
+	}
+	return out
 }
 
 // deleteAll is ssa's DeleteAll, in its order (reverse apply order), with
