@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -207,6 +208,12 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 	seen := map[string]bool{}
 	for _, o := range a.Objects {
+		// ssa leaves out of a CRD the conversion webhook's caBundle
+		// that is no certificate (upstream's placeholders: MetalLB's
+		// "this is not a cert", which its controller replaces), which
+		// the API server refuses: left out here, what the diff shows
+		// and the immutability dry-run sends is what is applied.
+		utils.RemoveCABundleFromCRD(o)
 		gvr, pending, err := c.resolve(o, crds, p.namespace)
 		if err != nil {
 			return nil, err

@@ -295,3 +295,32 @@ func TestMissingNamespaceChangesNothing(t *testing.T) {
 	}
 	k.assertNothingOf(t, a)
 }
+
+// MetalLB's CRD carries upstream's placeholder caBundle ("this is not a
+// cert"), which the apply leaves out (the API server refuses it, and the
+// controller writes the real one). A dry-run of the first install shows
+// the CRD as it is applied: before, its diff showed the placeholder.
+func TestDryRunShowsTheCRDAsApplied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.renderedAddon(t, k.prefix, upstreamShapes, "metallb")
+	cs, err := k.admin.Apply(k.ctx, a, apply.Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, c := range cs.Changes {
+		if c.Object != "CustomResourceDefinition/bgppeers.metallb.io" {
+			continue
+		}
+		found = true
+		if c.Action != apply.Created || !strings.Contains(c.Diff, "conversionReviewVersions") || strings.Contains(c.Diff, "caBundle") {
+			t.Errorf("the dry-run %s the CRD, its diff showing the caBundle the apply leaves out:\n%s", c.Action, c.Diff)
+		}
+	}
+	if !found {
+		t.Errorf("the dry-run does not list the CRD:\n%s", cs)
+	}
+}
