@@ -642,3 +642,55 @@ func objectsOf(cs *apply.ChangeSet) []string {
 	}
 	return out
 }
+
+// A CRD whose conversion webhook does not answer (its Service is the
+// add-on's, and nothing serves it: a controller broken or gone) is
+// deleted with the custom resources the uninstall deletes, which it lists
+// in its storage version, converting nothing. Before, it listed them in
+// the first version the CRD serves, which the webhook converts to; the
+// list failed, and the CRD and the inventory were kept ("custom resources
+// it may hold (cannot list Gadget)"). MetalLB's bgppeers serves v1beta1
+// first and stores v1beta2.
+func TestUninstallListsACRDInItsStorageVersion(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.GROUP}
+spec:
+  group: GROUP
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        service: {name: nobody, namespace: NS, path: /convert}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: GROUP/v1
+kind: Gadget
+metadata: {name: g1, namespace: NS}
+`)
+	k.mustApply(t, a, apply.Options{Timeout: time.Minute})
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.exists(t, gvrCRD, "", "gadgets."+k.prefix+".example.com") || k.inventorySecret(t, a.Name) != nil {
+		t.Errorf("the uninstall kept the CRD, or its inventory:\n%s", cs)
+	}
+}

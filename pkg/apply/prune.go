@@ -276,12 +276,18 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 	case isCRD(o):
 		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		// Listed in the storage version when it is served: objects stored
+		// in it are read without the CRD's conversion webhook, which may
+		// not answer (its server is the add-on's, and broken or gone), and
+		// a list that fails keeps the CRD. MetalLB's bgppeers serves
+		// v1beta1 first and stores v1beta2.
 		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
 		version := ""
 		for _, v := range versions {
 			if m, ok := v.(map[string]any); ok && m["served"] == true {
-				version, _ = m["name"].(string)
-				break
+				if name, _ := m["name"].(string); version == "" || m["storage"] == true {
+					version = name
+				}
 			}
 		}
 		if version == "" {
