@@ -79,6 +79,7 @@ type Env struct {
 	AdminKubeconfig, RestrictedKubeconfig string
 
 	etcd, apiserver *child.Process
+	egress          *egressProxy
 	stopOnce        sync.Once
 }
 
@@ -175,6 +176,14 @@ func (e *Env) start(ctx context.Context, apiBin, etcdBin string) error {
 		return fmt.Errorf("write token file: %w", err)
 	}
 
+	if e.egress, err = startEgressProxy(egressSocket(e.Dir)); err != nil {
+		return err
+	}
+	egressFile := filepath.Join(e.Dir, "egress.yaml")
+	if err := os.WriteFile(egressFile, []byte(egressConfig(egressSocket(e.Dir))), 0o600); err != nil {
+		return fmt.Errorf("write egress selector config: %w", err)
+	}
+
 	e.apiserver, err = startProcess(apiBin,
 		"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1",
@@ -191,6 +200,7 @@ func (e *Env) start(ctx context.Context, apiBin, etcdBin string) error {
 		"--token-auth-file", filepath.Join(e.Dir, "tokens.csv"),
 		"--allow-privileged=true",
 		"--cert-dir", filepath.Join(e.Dir, "certs"),
+		"--egress-selector-config-file", egressFile,
 	)
 	if err != nil {
 		return fmt.Errorf("start kube-apiserver: %w", err)
@@ -278,6 +288,9 @@ func (e *Env) Stop() {
 			if p != nil {
 				p.Stop(stopTimeout)
 			}
+		}
+		if e.egress != nil {
+			e.egress.Close()
 		}
 		_ = os.RemoveAll(e.Dir)
 	})
