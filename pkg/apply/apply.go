@@ -171,10 +171,16 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	// objects, or fewer) writes no pending record: that one already covers
 	// all an apply cut short could leave behind.
 	sec := p.prevSecret
-	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
+	same := p.prev != nil && subset(p.entries(), p.prev.Objects) && sameRecord(withObjects(inv, p.prev.Objects), p.prev)
+	// The same record is the same content only when it names its content
+	// (a digest, a content identity): objects changed under the same
+	// version by a caller that gives neither are dry-run, as an upgrade is.
+	if !same || (a.Digest == "" && a.Identity == "") {
 		if err := c.refuseImmutable(ctx, p, opts); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
+	}
+	if !same {
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)

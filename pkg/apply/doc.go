@@ -49,7 +49,9 @@
 // Services, workloads, custom resources, in ssa's kind order); then
 // Mutating- and ValidatingWebhookConfigurations, after the rest is ready
 // when Options.Wait is set. Before the first change of an install or
-// upgrade, the objects already in the cluster (but the custom resources
+// upgrade (or of a re-apply of an Addon that names no Digest or
+// Identity, whose record cannot say its objects are the same), the
+// objects already in the cluster (but the custom resources
 // of the add-on's own CRDs, whose new schema may allow what the old one
 // refuses) are dry-run together: a change the server refuses as
 // immutable (ErrImmutable: a Job's template, a Deployment's selector) is

@@ -255,6 +255,43 @@ spec:
 	}
 }
 
+// A caller that names no content (no digest, no identity) and changes
+// the objects under the same version gets the same dry-run before any
+// change as an upgrade: the record alone does not say the content is
+// the same.
+func TestImmutableRefusedUnderTheSameVersion(t *testing.T) {
+	k := newCluster(t)
+	const v1 = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: NS-role}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: NS-certgen, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: create, image: registry.example/certgen:v1}]
+`
+	unnamed := func(yaml string) apply.Addon {
+		a := k.addon(t, k.prefix, "1", yaml)
+		a.Source, a.Digest, a.Identity = "", "", ""
+		return a
+	}
+	k.mustApply(t, unnamed(v1), apply.Options{})
+	_, err := k.admin.Apply(k.ctx, unnamed(strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(v1)), apply.Options{})
+	if !errors.Is(err, apply.ErrImmutable) || !strings.Contains(err.Error(), "dry-run failed") {
+		t.Fatalf("the same version with a changed Job template: %v, want ErrImmutable from the dry-run before any change", err)
+	}
+	r, err := k.typed.RbacV1().ClusterRoles().Get(k.ctx, k.prefix+"-role", metav1.GetOptions{})
+	if err != nil || strings.Join(r.Rules[0].Verbs, ",") != "get" {
+		t.Errorf("the refused apply changed the ClusterRole: %v, %v", r.Rules, err)
+	}
+}
+
 // An upgrade whose CRD drops the rule that made a field of its custom
 // resources immutable, and changes that field, applies: the CRD's stage
 // comes first, and the custom resource is applied under the new rule.
