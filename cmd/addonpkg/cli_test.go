@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
@@ -741,19 +742,7 @@ func TestCLICompletionOffersPathsForASource(t *testing.T) {
 func TestCLICompletionOffersContexts(t *testing.T) {
 	cliNewHome(t)
 	dir := t.TempDir()
-	write := func(name string, contexts ...string) string {
-		t.Helper()
-		var b strings.Builder
-		b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n")
-		for _, c := range contexts {
-			b.WriteString("- name: " + c + "\n  context: {cluster: c, user: u}\n")
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, contexts ...string) string { return kubeenv.WriteContexts(t, dir, name, contexts...) }
 	t.Setenv("KUBECONFIG", write("env", "prod", "dev"))
 	other := write("other", "kind-dev")
 	for _, c := range []struct {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -257,19 +258,7 @@ items:
 // reads: $KUBECONFIG's, merged, or the one file given.
 func TestContexts(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, contexts ...string) string {
-		t.Helper()
-		var b strings.Builder
-		b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n")
-		for _, c := range contexts {
-			b.WriteString("- name: " + c + "\n  context: {cluster: c, user: u}\n")
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, contexts ...string) string { return kubeenv.WriteContexts(t, dir, name, contexts...) }
 	a, b := write("a", "prod", "dev"), write("b", "kind-dev")
 	t.Setenv("KUBECONFIG", a+string(os.PathListSeparator)+b)
 	for _, tc := range []struct {

@@ -209,14 +209,9 @@ metadata: {name: after-crd, namespace: NS}
 	}
 }
 
-// An upgrade that changes an immutable field in a late stage (a Job's
-// template: every ingress-nginx upgrade changes its certgen Jobs) is
-// refused before any change, ErrImmutable named: before, the stages
-// ahead of it (the ClusterRole) were changed first, and the upgrade was
-// left half made.
-func TestImmutableRefusedBeforeAnyChange(t *testing.T) {
-	k := newCluster(t)
-	const v1 = `
+// certgenV1 is a ClusterRole and, in a later stage, a Job whose template
+// (immutable) an upgrade changes, as ingress-nginx's certgen Jobs.
+const certgenV1 = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: NS-role}
@@ -231,7 +226,15 @@ spec:
       restartPolicy: Never
       containers: [{name: create, image: registry.example/certgen:v1}]
 `
-	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{})
+
+// An upgrade that changes an immutable field in a late stage (a Job's
+// template: every ingress-nginx upgrade changes its certgen Jobs) is
+// refused before any change, ErrImmutable named: before, the stages
+// ahead of it (the ClusterRole) were changed first, and the upgrade was
+// left half made.
+func TestImmutableRefusedBeforeAnyChange(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", certgenV1), apply.Options{})
 	inv := k.inventorySecret(t, k.prefix).ResourceVersion
 	role := func() string {
 		t.Helper()
@@ -241,7 +244,7 @@ spec:
 		}
 		return strings.Join(r.Rules[0].Verbs, ",")
 	}
-	v2 := k.addon(t, k.prefix, "2", strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(v1))
+	v2 := k.addon(t, k.prefix, "2", strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(certgenV1))
 	_, err := k.admin.Apply(k.ctx, v2, apply.Options{})
 	if !errors.Is(err, apply.ErrImmutable) || !strings.Contains(err.Error(), "Job/default/"+k.prefix+"-certgen") {
 		t.Fatalf("upgrade with a changed Job template: %v, want ErrImmutable naming the Job", err)
@@ -261,28 +264,13 @@ spec:
 // the same.
 func TestImmutableRefusedUnderTheSameVersion(t *testing.T) {
 	k := newCluster(t)
-	const v1 = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: NS-role}
-rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: NS-certgen, namespace: default}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: create, image: registry.example/certgen:v1}]
-`
 	unnamed := func(yaml string) apply.Addon {
 		a := k.addon(t, k.prefix, "1", yaml)
 		a.Source, a.Digest, a.Identity = "", "", ""
 		return a
 	}
-	k.mustApply(t, unnamed(v1), apply.Options{})
-	_, err := k.admin.Apply(k.ctx, unnamed(strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(v1)), apply.Options{})
+	k.mustApply(t, unnamed(certgenV1), apply.Options{})
+	_, err := k.admin.Apply(k.ctx, unnamed(strings.NewReplacer("verbs: [get]", "verbs: [get, list]", "certgen:v1", "certgen:v2").Replace(certgenV1)), apply.Options{})
 	if !errors.Is(err, apply.ErrImmutable) || !strings.Contains(err.Error(), "dry-run failed") {
 		t.Fatalf("the same version with a changed Job template: %v, want ErrImmutable from the dry-run before any change", err)
 	}
@@ -392,7 +380,7 @@ metadata:
 func TestRecreateOnlyWhatIsImmutable(t *testing.T) {
 	k := newCluster(t)
 	const v1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS, namespace: default, annotations: {addonpkg.io/recreate: enabled}}\ndata: {v: \"1\"}\n"
-	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{})
+	k.mustApply(t, k.addon(t, k.prefix, "1", certgenV1), apply.Options{})
 	before, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

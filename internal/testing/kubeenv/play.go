@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +102,21 @@ func ServeAggregatedAPI(t testing.TB) int {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().(*net.TCPAddr).Port
+}
+
+// WriteContexts writes a kubeconfig file named name in dir whose contexts
+// are the ones named, all of one unreachable cluster and user: what
+// context completion and listing read. It returns the file's path.
+func WriteContexts(t testing.TB, dir, name string, contexts ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n")
+	for _, c := range contexts {
+		b.WriteString("- name: " + c + "\n  context: {cluster: c, user: u}\n")
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
