@@ -380,7 +380,7 @@ metadata:
 func TestRecreateOnlyWhatIsImmutable(t *testing.T) {
 	k := newCluster(t)
 	const v1 = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS, namespace: default, annotations: {addonpkg.io/recreate: enabled}}\ndata: {v: \"1\"}\n"
-	k.mustApply(t, k.addon(t, k.prefix, "1", certgenV1), apply.Options{})
+	k.mustApply(t, k.addon(t, k.prefix, "1", v1), apply.Options{})
 	before, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
