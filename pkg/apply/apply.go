@@ -150,6 +150,13 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 	p.label()
 	if opts.DryRun {
+		// What the apply refuses before any change of an object it may
+		// recreate, the dry-run refuses too: ssa's diff takes any refusal
+		// of one for a recreate. (Of the others, the diff's own dry-run
+		// meets what the apply's would.)
+		if err := c.refuseImmutable(ctx, p, opts, true); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+		}
 		cs, err := c.diff(ctx, p, opts)
 		if err != nil {
 			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
@@ -176,7 +183,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	// (a digest, a content identity): objects changed under the same
 	// version by a caller that gives neither are dry-run, as an upgrade is.
 	if !same || (a.Digest == "" && a.Identity == "") {
-		if err := c.refuseImmutable(ctx, p, opts); err != nil {
+		if err := c.refuseImmutable(ctx, p, opts, false); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 	}
@@ -439,7 +446,9 @@ const recreateReason = "the server refuses the change as immutable"
 // immutable one, and the create that follows the delete fails the same
 // way, so the object was deleted and not made again. Such a refusal,
 // not of an immutable field, is refused here with nothing changed.
-func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) error {
+//
+// recreatableOnly dry-runs only the objects that may be recreated.
+func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options, recreatableOnly bool) error {
 	crds := addonCRDs(p.addon.Objects)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency)
@@ -448,6 +457,9 @@ func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options) err
 			continue
 		}
 		recreate := pl.mayRecreate(opts)
+		if recreatableOnly && !recreate {
+			continue
+		}
 		g.Go(func() error {
 			raw := c.kube.Patch(gctx, pl.obj.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
 			err := wrap(raw)

@@ -386,10 +386,10 @@ func TestRecreateOnlyWhatIsImmutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := strings.Replace(v1, "namespace: default,", `namespace: default, labels: {example.com/bad: "not a label value!"},`, 1)
-	for _, opts := range []apply.Options{{}, {Recreate: true}} {
-		_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", bad), opts)
+	for _, opts := range []apply.Options{{}, {Recreate: true}, {Recreate: true, DryRun: true}} {
+		cs, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", bad), opts)
 		if !errors.Is(err, apply.ErrRejected) || errors.Is(err, apply.ErrImmutable) {
-			t.Errorf("Recreate %v: apply of an invalid change: %v, want ErrRejected, not ErrImmutable", opts.Recreate, err)
+			t.Errorf("Recreate %v, DryRun %v: apply of an invalid change: %v, want ErrRejected, not ErrImmutable (changes: %v)", opts.Recreate, opts.DryRun, err, cs)
 		}
 		after, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix, metav1.GetOptions{})
 		if err != nil || after.UID != before.UID {
