@@ -252,7 +252,7 @@ each with its own inventory and the values: its entry gives.
 	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete, APIServices available); with -f always")
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
-	f.BoolVar(&force, "force", false, "adopt objects another add-on, or another tool's ApplySet, owns")
+	f.BoolVar(&force, "force", false, "adopt objects another add-on, another tool's ApplySet or another controller (Flux, Timoni, kapp, Argo CD) owns")
 	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable (never a CRD, Namespace or ClusterRole)")
 	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")

@@ -67,8 +67,12 @@
 // this add-on's name with the ApplySet of an inventory in another
 // namespace, or that is a member of another tool's ApplySet (its part-of
 // label another id, as kubectl's ApplySet apply writes) or its parent
-// (its id label the one its name gives), is refused (*OwnershipError,
-// naming the set and its parent when found) unless Options.Force.
+// (its id label the one its name gives), or that another controller
+// applies again from its own source (the labels of Flux's Kustomizations
+// and HelmReleases, Timoni's instances, kapp's apps, Argo CD's tracking
+// annotation: the two would take its fields from each other), is
+// refused (*OwnershipError, naming the set and its parent when found, or
+// the controller) unless Options.Force.
 //
 // # Inventory
 //

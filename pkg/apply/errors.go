@@ -76,6 +76,12 @@ type OwnershipError struct {
 	// has a tooling annotation. It describes Object itself when Object
 	// is the parent: another tool's record of what it applied.
 	Parent string
+	// Controller names the controller that reconciles Object from
+	// another source, by the labels it writes: "Flux Kustomization
+	// NAMESPACE/NAME", "Flux HelmRelease NAMESPACE/NAME", "Timoni
+	// instance NAMESPACE/NAME", "kapp app ID" or "Argo CD (tracking id
+	// ID)". Owner and Set are then empty.
+	Controller string
 	// More counts the add-on's other objects that another add-on owns.
 	More int
 	// Others counts those of the More objects that belong to another
@@ -99,6 +105,8 @@ func (e *OwnershipError) Error() string {
 			return fmt.Sprintf("%s, and %d more %s belong to it or to others", s, e.More, plural(e.More, "object", "objects"))
 		}
 		return s
+	case e.Controller != "":
+		s = fmt.Sprintf("%s %s to %s, which applies it again from its own source, not to add-on %q", what, verb, e.Controller, e.Addon)
 	case e.Set != "" && e.Parent != "":
 		s = fmt.Sprintf("%s %s to ApplySet %s of %s, not to add-on %q", what, verb, e.Set, e.Parent, e.Addon)
 	case e.Set != "":

@@ -324,6 +324,40 @@ metadata: {name: only-b, namespace: NS}
 	}
 }
 
+// An object another controller keeps applied from its own source (Flux's
+// kustomize-controller here, by the labels it writes) is refused, named,
+// with nothing changed: the two would take its fields from each other on
+// every reconcile. Forced, the add-on adopts it, and its own next apply
+// is not refused again, though Flux's labels stay on the object.
+func TestObjectOfAnotherControllerRefused(t *testing.T) {
+	k := newCluster(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.prefix + "-fluxed", Namespace: "default", Labels: map[string]string{
+		"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}},
+		Data: map[string]string{"v": "flux"}}
+	if _, err := k.typed.CoreV1().ConfigMaps("default").Create(k.ctx, cm, metav1.CreateOptions{FieldManager: "kustomize-controller"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.typed.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+	})
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: NS-fluxed, namespace: default}\ndata: {v: addon}\n")
+	_, err := k.admin.Apply(k.ctx, a, apply.Options{})
+	var oe *apply.OwnershipError
+	if !errors.Is(err, apply.ErrConflict) || !errors.As(err, &oe) || oe.Controller != "Flux Kustomization flux-system/apps" {
+		t.Fatalf("apply of an object Flux reconciles: %v, want an OwnershipError naming the Kustomization", err)
+	}
+	if got, _ := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, cm.Name, metav1.GetOptions{}); got.Data["v"] != "flux" || k.inventory(t, a.Name) != nil {
+		t.Errorf("the refused apply changed the cluster: %v", got.Data)
+	}
+	k.mustApply(t, a, apply.Options{Force: true})
+	if cs := k.mustApply(t, a, apply.Options{}); cs.Changed() {
+		t.Errorf("the adopted object's next apply changed something:\n%s", cs)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // An add-on holding an inventory Secret (another add-on's, forced, or its
 // own) is refused before any change: applied, it would rewrite the record
 // of what an add-on owns, and its own made every later apply conflict

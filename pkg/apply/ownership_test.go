@@ -34,6 +34,8 @@ func TestOwnershipErrorWords(t *testing.T) {
 			`Secret/ns/kset is the parent of ApplySet applyset-x-v1 (tooling "kubectl/v1.32.4"), not an object of add-on "y"`},
 		{"a parent and its members", apply.OwnershipError{Object: "Secret/ns/kset", Addon: "y", Set: "applyset-x-v1", Parent: "Secret/ns/kset", More: 2},
 			`Secret/ns/kset is the parent of ApplySet applyset-x-v1, not an object of add-on "y", and 2 more objects belong to it or to others`},
+		{"a controller's", apply.OwnershipError{Object: "Deployment/apps/web", Addon: "y", Controller: "Flux Kustomization flux-system/apps", More: 2},
+			`Deployment/apps/web and 2 more objects belong to Flux Kustomization flux-system/apps, which applies it again from its own source, not to add-on "y"`},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)

@@ -332,6 +332,11 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			// sees it.
 			e = &OwnershipError{Object: describe(pl.obj), Addon: a.Name, Set: set}
 			foreign[set] = append(foreign[set], pl.obj.GetNamespace())
+		} else if ctl := reconciledBy(pl.live); ctl != "" && owner != a.Name {
+			// Another controller's (Flux, Timoni, kapp, Argo CD): it
+			// applies the object again from its own source, and the two
+			// would take its fields from each other on every round.
+			e = &OwnershipError{Object: describe(pl.obj), Addon: a.Name, Controller: ctl}
 		} else if id := l[LabelApplySetID]; id != "" && set != p.setID && id == applySetID(pl.obj.GetName(), pl.obj.GetNamespace(), pl.obj.GroupVersionKind().GroupKind()) {
 			// The parent of another tool's ApplySet: its record of what
 			// it applied, as an inventory is ours (unless a forced apply
@@ -347,13 +352,14 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			owned, ownedSet = e, l[LabelApplySetPartOf]
 		case e != nil:
 			owned.More++
-			if e.Owner != owned.Owner || e.Elsewhere != owned.Elsewhere || e.Set != owned.Set {
+			if e.Owner != owned.Owner || e.Elsewhere != owned.Elsewhere || e.Set != owned.Set || e.Controller != owned.Controller {
 				owned.Others++
 			}
 		}
 	}
 	if owned != nil {
 		switch {
+		case owned.Controller != "":
 		case owned.Set != "" && owned.Parent != "":
 		case owned.Set != "":
 			owned.Parent, _ = c.applySetParent(ctx, owned.Set, a.Name, foreign[owned.Set])
@@ -529,4 +535,32 @@ func (p *plan) entries() []InventoryEntry {
 		out[i] = pl.entry
 	}
 	return out
+}
+
+// reconciledBy names the controller that keeps live applied from a
+// source of its own, by the labels (or Argo CD's annotation) it writes on
+// every object it applies; "" for none. Helm's and kubectl's objects are
+// not among them: nothing applies those again, so an add-on adopts them
+// (Options.TakeOver).
+func reconciledBy(live metav1.Object) string {
+	l := live.GetLabels()
+	named := func(what, prefix string) string {
+		if n := l[prefix+"/name"]; n != "" {
+			return what + " " + safetree.SanitizeN(l[prefix+"/namespace"]+"/"+n, 300)
+		}
+		return ""
+	}
+	switch {
+	case named("", "kustomize.toolkit.fluxcd.io") != "":
+		return named("Flux Kustomization", "kustomize.toolkit.fluxcd.io")
+	case named("", "helm.toolkit.fluxcd.io") != "":
+		return named("Flux HelmRelease", "helm.toolkit.fluxcd.io")
+	case named("", "instance.timoni.sh") != "":
+		return named("Timoni instance", "instance.timoni.sh")
+	case l["kapp.k14s.io/app"] != "":
+		return "kapp app " + safetree.SanitizeN(l["kapp.k14s.io/app"], 100)
+	case live.GetAnnotations()["argocd.argoproj.io/tracking-id"] != "":
+		return "Argo CD (tracking id " + safetree.SanitizeN(live.GetAnnotations()["argocd.argoproj.io/tracking-id"], 300) + ")"
+	}
+	return ""
 }
