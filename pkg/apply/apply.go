@@ -301,6 +301,12 @@ func isWebhookConfiguration(o *unstructured.Unstructured) bool {
 		(o.GetKind() == "MutatingWebhookConfiguration" || o.GetKind() == "ValidatingWebhookConfiguration")
 }
 
+// isRole says whether o is a Role or a ClusterRole: what RBAC's
+// escalation check guards.
+func isRole(o *unstructured.Unstructured) bool {
+	return strings.HasPrefix(o.GetAPIVersion(), "rbac.authorization.k8s.io/") && (o.GetKind() == "Role" || o.GetKind() == "ClusterRole")
+}
+
 func isDefinition(o *unstructured.Unstructured) bool {
 	switch {
 	case o.GetKind() == "CustomResourceDefinition" && strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/"):
@@ -447,13 +453,21 @@ const recreateReason = "the server refuses the change as immutable"
 // way, so the object was deleted and not made again. Such a refusal,
 // not of an immutable field, is refused here with nothing changed.
 //
+// Roles and ClusterRoles are dry-run too, new ones included: the API
+// server refuses one that grants what the user does not hold, unless
+// the user may escalate, which the pre-flight's access reviews cannot
+// see; it was refused in its stage, after the stages before it (the
+// CRDs, the Namespaces) changed the cluster. (Bindings are not: one may bind a role
+// the add-on's earlier stage makes.)
+//
 // recreatableOnly dry-runs only the objects that may be recreated.
 func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options, recreatableOnly bool) error {
 	crds := addonCRDs(p.addon.Objects)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency)
 	for _, pl := range p.objects {
-		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || pl.live == nil || pl.crdPending || pl.nsPending {
+		role := isRole(pl.obj) && !recreatableOnly
+		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || (pl.live == nil && !role) || pl.crdPending || pl.nsPending {
 			continue
 		}
 		recreate := pl.mayRecreate(opts)
@@ -464,6 +478,13 @@ func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options, rec
 			raw := c.kube.Patch(gctx, pl.obj.DeepCopy(), client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
 			err := wrap(raw)
 			switch {
+			case role && apierrors.IsForbidden(raw):
+				// RBAC's escalation check: a role granting what the
+				// user does not hold (without the escalate verb), which
+				// the pre-flight's access reviews cannot see.
+				return fmt.Errorf("%s dry-run failed: %w", describe(pl.obj), err)
+			case pl.live == nil:
+				return nil
 			case !recreate && errors.Is(err, ErrImmutable):
 				return fmt.Errorf("%s dry-run failed: %w", describe(pl.obj), err)
 			case recreate && (apierrors.IsInvalid(raw) || apierrors.IsConflict(raw)) && !errors.Is(err, ErrImmutable):

@@ -59,7 +59,10 @@
 // it changed the cluster, unless Options.Recreate or AnnotationRecreate
 // (never for a CRD, a Namespace or a ClusterRole); a change of an object
 // that may be recreated that the server refuses other than as immutable
-// is refused so too, since recreating would only delete it.
+// is refused so too, since recreating would only delete it. So is a Role
+// or ClusterRole, new ones too, that RBAC refuses as granting what the
+// user does not hold (ErrForbidden: the escalate verb, which the
+// pre-flight's access reviews cannot see).
 //
 // Fields held by the managers of Options.TakeOver (DefaultTakeOver:
 // kubectl*, helm, kubeadm, kops) are taken over, so an add-on installed

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -450,6 +451,63 @@ func TestPreflightRefusesRestrictedUser(t *testing.T) {
 	}
 	if pe.User != "restricted" || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q: want one line naming user restricted", err)
+	}
+	if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
+		t.Error("the refused apply changed the cluster")
+	}
+}
+
+// A Role granting what the user does not hold (RBAC refuses it unless
+// the user may escalate, which no access review of the add-on's objects
+// asks) is refused before any change, though every permission the
+// pre-flight asks for is granted: it was refused in its stage, after the
+// stage before it made the add-on's Namespace.
+func TestEscalatingRoleRefusedBeforeAnyChange(t *testing.T) {
+	k := newCluster(t)
+	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verbs := []string{"get", "list", "watch", "create", "update", "patch", "delete"} // no escalate, no bind
+	grant := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: k.prefix + "-installer"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets"}, Verbs: verbs},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: verbs},
+	}}
+	if _, err := k.typed.RbacV1().ClusterRoles().Create(k.ctx, grant, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: grant.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: grant.Name},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "restricted", APIGroup: "rbac.authorization.k8s.io"}}}
+	if _, err := k.typed.RbacV1().ClusterRoleBindings().Create(k.ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, grant.Name, metav1.DeleteOptions{})
+		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, grant.Name, metav1.DeleteOptions{})
+	})
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: NS-pod-reader, namespace: default}
+rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
+`)
+	// RBAC takes effect through the authorizer's cache: the pre-flight
+	// may refuse at first.
+	var pe *apply.PreflightError
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, err = restricted.Apply(k.ctx, a, apply.Options{})
+		if !errors.As(err, &pe) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !errors.Is(err, apply.ErrForbidden) || errors.As(err, &pe) || !strings.Contains(err.Error(), "Role/default/"+k.prefix+"-pod-reader") {
+		t.Fatalf("apply of an escalating Role: %v, want ErrForbidden naming it, past the pre-flight", err)
 	}
 	if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
 		t.Error("the refused apply changed the cluster")
