@@ -119,7 +119,9 @@
 // client's inventory namespace, or one with a Secret labelled
 // LabelInventory), is let go of
 // instead: the fields the add-on applied, its labels among them, come
-// off, and it leaves the inventory. An object of the previous inventory
+// off, and it leaves the inventory. One whose Secrets the credentials
+// may not list (so whether it holds inventories is not known) is
+// neither deleted nor let go of, and stays in the inventory. An object of the previous inventory
 // that is one of the new set under another ID (an Event, served as v1
 // and events.k8s.io/v1: the same uid) is not pruned. Uninstall deletes
 // the whole inventory the same way, then the inventory.

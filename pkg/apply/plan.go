@@ -50,6 +50,10 @@ type doomed struct {
 	// letGo: prune and uninstall let go of it rather than delete it (a
 	// system namespace, or one that holds inventories).
 	letGo bool
+	// unlisted says why it is not known whether a Namespace holds
+	// inventories (its Secrets could not be listed): prune and uninstall
+	// neither delete it nor let go of it, and the inventory keeps it.
+	unlisted string
 }
 
 type plan struct {
@@ -465,7 +469,7 @@ func (c *Client) doomedOf(ctx context.Context, e InventoryEntry) (*doomed, error
 	}
 	d := &doomed{entry: e, obj: stub, resource: m.Resource, live: live}
 	if live != nil {
-		d.letGo = isSystemNamespace(live) || c.holdsInventories(ctx, live)
+		d.letGo, d.unlisted = c.holdsInventories(ctx, live)
 	}
 	return d, nil
 }

@@ -58,10 +58,15 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 }
 
 // pruneVerb is the verb prune needs for d: delete, or patch for a
-// Namespace it lets go of instead (doomed.letGo).
+// Namespace it lets go of instead (doomed.letGo), or get alone for one
+// it keeps as it is, not knowing whether it holds inventories
+// (doomed.unlisted).
 func pruneVerb(d *doomed) string {
-	if d.letGo {
+	switch {
+	case d.letGo:
 		return "patch"
+	case d.unlisted != "":
+		return "get"
 	}
 	return "delete"
 }

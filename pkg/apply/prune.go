@@ -206,6 +206,9 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "kept: the API server makes namespace " + d.live.GetName() + " itself; the add-on lets go of it (its labels and fields come off)"
 	case d.letGo:
 		ch.Reason = "kept: namespace " + d.live.GetName() + " holds add-on inventories; the add-on lets go of it (its labels and fields come off)"
+	case d.unlisted != "":
+		ch.Reason = "kept: cannot list its Secrets, so cannot tell whether it holds add-on inventories (" + d.unlisted + ")"
+		return ch, false, true, nil
 	case pruneNonEmpty:
 		ch.Action, deleted = Deleted, true
 	default:
@@ -478,25 +481,30 @@ func isSystemNamespace(o *unstructured.Unstructured) bool {
 }
 
 // holdsInventories reports whether live is a Namespace that holds
-// add-on inventories: this client's inventory namespace (an installer's
-// own, which an add-on may hold too), or one where a Secret is labelled
-// LabelInventory (another client's). Prune and uninstall let go of it as
-// of a system namespace: it was kept for the inventories it held (this
-// add-on's own among them, so the add-on could never be uninstalled),
-// and PruneNonEmpty deleted it with every other add-on's inventory,
-// whose objects then stayed, recorded nowhere. What cannot be listed
-// counts as holding them: letting go is the safe side.
-func (c *Client) holdsInventories(ctx context.Context, live *unstructured.Unstructured) bool {
+// add-on inventories, or the API server makes itself (isSystemNamespace):
+// this client's inventory namespace (an installer's own, which an add-on
+// may hold too), or one where a Secret is labelled LabelInventory
+// (another client's). Prune and uninstall let go of it: it was kept for
+// the inventories it held (this add-on's own among them, so the add-on
+// could never be uninstalled), and PruneNonEmpty deleted it with every
+// other add-on's inventory, whose objects then stayed, recorded nowhere.
+// unlisted says why a Namespace's Secrets could not be listed: whether
+// it holds inventories is not known, so it is neither deleted nor let go
+// of, and stays in the inventory (a failed list counted as holding them,
+// and the add-on let go of its own Namespace, left recorded nowhere).
+func (c *Client) holdsInventories(ctx context.Context, live *unstructured.Unstructured) (letGo bool, unlisted string) {
 	switch {
-	case !isNamespace(live) || isSystemNamespace(live):
-		return false
-	case live.GetName() == c.opts.InventoryNamespace:
-		return true
+	case !isNamespace(live):
+		return false, ""
+	case isSystemNamespace(live), live.GetName() == c.opts.InventoryNamespace:
+		return true, ""
 	}
 	l := &metav1.PartialObjectMetadataList{}
 	l.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "SecretList"})
-	err := c.kube.List(ctx, l, client.InNamespace(live.GetName()), client.HasLabels{LabelInventory}, client.Limit(1))
-	return err != nil || len(l.Items) > 0
+	if err := c.kube.List(ctx, l, client.InNamespace(live.GetName()), client.HasLabels{LabelInventory}, client.Limit(1)); err != nil {
+		return false, oneLine(wrap(err).Error())
+	}
+	return len(l.Items) > 0, ""
 }
 
 // letGo takes off obj what the add-on applied (the fields FieldManager

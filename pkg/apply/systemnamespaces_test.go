@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -201,5 +204,68 @@ func TestUninstallLetsGoOfAnInventoryNamespace(t *testing.T) {
 	}
 	if _, err := there.Uninstall(k.ctx, other.Name, apply.UninstallOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A user who may not list the Secrets of a Namespace the add-on holds
+// cannot tell whether it holds inventories: uninstall neither deletes it
+// nor lets go of it, and the inventory keeps it, as prune keeps a
+// Namespace it cannot list (holds). Before, a failed list counted as
+// holding inventories: the add-on let go of its own Namespace, saying it
+// held inventories, and the uninstall finished with the Namespace left
+// behind, recorded nowhere.
+func TestUninstallKeepsANamespaceWhoseSecretsItCannotList(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: Namespace\nmetadata: {name: NS}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\n")
+	k.mustApply(t, a, apply.Options{Timeout: 20 * time.Second})
+	user := "nolist-" + k.prefix
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps"}, Verbs: []string{"get", "list", "patch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "delete"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}},
+	}}
+	if _, err := k.typed.RbacV1().ClusterRoles().Create(k.ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.typed.RbacV1().ClusterRoleBindings().Create(k.ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: user, APIGroup: "rbac.authorization.k8s.io"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
+		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
+		_, _ = k.admin.Uninstall(ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
+	})
+	cfg := rest.CopyConfig(k.env.Admin)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	as, err := apply.New(cfg, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RBAC takes effect through the authorizer's cache: retry briefly.
+	var cs *apply.ChangeSet
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		cs, err = as.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
+		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := k.typed.CoreV1().Namespaces().Get(k.ctx, k.prefix, metav1.GetOptions{})
+	if err != nil || ns.Labels[apply.LabelAddon] != a.Name {
+		t.Errorf("the Namespace was deleted, or let go of (%v, labels %v):\n%s", err, ns.Labels, cs)
+	}
+	if inv := k.inventory(t, a.Name); inv == nil || len(inv.Objects) != 1 {
+		t.Errorf("inventory after the uninstall: %+v, want the Namespace kept in it:\n%s", inv, cs)
+	}
+	if s := cs.String(); strings.Contains(s, "lets go") || !strings.Contains(s, "cannot list its Secrets") {
+		t.Errorf("the kept Namespace's reason does not say its Secrets could not be listed:\n%s", s)
 	}
 }
