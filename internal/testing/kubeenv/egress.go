@@ -45,6 +45,10 @@ type egressProxy struct {
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	live map[net.Conn]bool
+	// closed: Close has swept live; what is tracked after is closed at
+	// once (a connection Accept returned as the listener closed, an
+	// upstream a relay dialled meanwhile), or Close waited on it.
+	closed bool
 }
 
 func startEgressProxy(path string) (*egressProxy, error) {
@@ -78,6 +82,10 @@ func (p *egressProxy) serve() {
 func (p *egressProxy) track(c net.Conn, add bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if add && p.closed {
+		c.Close()
+		return
+	}
 	if add {
 		p.live[c] = true
 		return
@@ -143,6 +151,7 @@ func loopback(hostport string) bool {
 func (p *egressProxy) Close() {
 	p.ln.Close()
 	p.mu.Lock()
+	p.closed = true
 	for c := range p.live {
 		c.Close()
 	}
