@@ -2,6 +2,9 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -132,6 +135,15 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	if err := a.validate(); err != nil {
 		return nil, err
 	}
+	// Named before the plan sets namespaces and labels: what the caller
+	// gave, which an apply of the same gives again.
+	var content string
+	if a.Digest == "" && a.Identity == "" {
+		var err error
+		if content, err = objectsDigest(a.Objects); err != nil {
+			return nil, err
+		}
+	}
 	a.Objects = deepCopy(a.Objects)
 	// An error says which add-on, and whether anything was to change.
 	verb := "apply"
@@ -170,7 +182,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		prevObjects = p.prev.Objects
 	}
 	inv := &Inventory{
-		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity,
+		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity, Content: content,
 			Values: maps.Clone(a.Values), Namespace: p.namespace, Phase: PhasePending},
 		Objects: union(prevObjects, p.entries()),
 	}
@@ -178,16 +190,13 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	// objects, or fewer) writes no pending record: that one already covers
 	// all an apply cut short could leave behind.
 	sec := p.prevSecret
-	same := p.prev != nil && subset(p.entries(), p.prev.Objects) && sameRecord(withObjects(inv, p.prev.Objects), p.prev)
-	// The same record is the same content only when it names its content
-	// (a digest, a content identity): objects changed under the same
-	// version by a caller that gives neither are dry-run, as an upgrade is.
-	if !same || (a.Digest == "" && a.Identity == "") {
+	// The record names its content (a digest, a content identity, else
+	// the objects' own digest): objects changed under the same version
+	// are dry-run, as an upgrade is.
+	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
 		if err := c.refuseImmutable(ctx, p, opts, false); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
-	}
-	if !same {
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
@@ -286,6 +295,19 @@ func withObjects(inv *Inventory, objs []InventoryEntry) *Inventory {
 	c := *inv
 	c.Phase, c.Objects = PhaseApplied, objs
 	return &c
+}
+
+// objectsDigest is Record.Content of objs: the sha256 of their JSON, in
+// order (a map's keys are sorted, so equal objects give equal JSON).
+func objectsDigest(objs []*unstructured.Unstructured) (string, error) {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, o := range objs {
+		if err := enc.Encode(o.Object); err != nil {
+			return "", fmt.Errorf("%w: %s: %w", ErrInvalid, describe(o), err)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {

@@ -49,8 +49,9 @@
 // Services, workloads, custom resources, in ssa's kind order); then
 // Mutating- and ValidatingWebhookConfigurations, after the rest is ready
 // when Options.Wait is set. Before the first change of an install or
-// upgrade (or of a re-apply of an Addon that names no Digest or
-// Identity, whose record cannot say its objects are the same), the
+// upgrade (or of a re-apply whose objects changed under the same
+// record: an Addon that names no Digest or Identity is recorded with
+// its objects' digest, Record.Content), the
 // objects already in the cluster (but the custom resources
 // of the add-on's own CRDs, whose new schema may allow what the old one
 // refuses) are dry-run together: a change the server refuses as
@@ -83,7 +84,8 @@
 // the inventory namespace (ClientOptions.InventoryNamespace, default
 // kube-system), of type InventorySecretType, holding under InventoryKey
 // the JSON of Inventory: name, version, pinned source, manifest digest,
-// content identity, installer values, the namespace given to objects
+// content identity (else the digest of the objects), installer values,
+// the namespace given to objects
 // that name none (an upgrade without ClientOptions.Namespace keeps it),
 // phase, and every object as
 // "<namespace>_<name>_<group>_<kind>" with its API version (and its name

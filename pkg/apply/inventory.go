@@ -95,12 +95,17 @@ type Inventory struct {
 // who it is, where it came from, the values it was rendered with, and
 // whether its last apply finished.
 type Record struct {
-	Name     string            `json:"name"`
-	Version  string            `json:"version,omitempty"`
-	Source   string            `json:"source,omitempty"`
-	Digest   string            `json:"digest,omitempty"`
-	Identity string            `json:"identity,omitempty"`
-	Values   map[string]string `json:"values,omitempty"`
+	Name     string `json:"name"`
+	Version  string `json:"version,omitempty"`
+	Source   string `json:"source,omitempty"`
+	Digest   string `json:"digest,omitempty"`
+	Identity string `json:"identity,omitempty"`
+	// Content is the digest of the objects applied ("sha256:" and the
+	// hex of their JSON, in the order given), recorded when the Addon
+	// names neither Digest nor Identity: what tells a re-apply of the
+	// same objects from a change under the same version.
+	Content string            `json:"content,omitempty"`
+	Values  map[string]string `json:"values,omitempty"`
 	// Namespace is the namespace the add-on's namespaced objects that
 	// name none were given (ClientOptions.Namespace): an upgrade that
 	// names none keeps it.
