@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,8 +49,20 @@ func TestClusterEgressStaysOnLoopback(t *testing.T) {
 	t.Cleanup(func() {
 		_ = admin.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), "egress-test", metav1.DeleteOptions{})
 	})
+	// The API server learns of a new webhook through its informer: a
+	// create right after the configuration may not call it yet (it did
+	// not, under load), so one that succeeds is taken back and tried
+	// again, until the webhook is called.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "egress"}}
-	_, err := admin.CoreV1().ConfigMaps("egress").Create(ctx, cm, metav1.CreateOptions{})
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err = admin.CoreV1().ConfigMaps("egress").Create(ctx, cm, metav1.CreateOptions{}); err != nil || time.Now().After(deadline) {
+			break
+		}
+		if err := admin.CoreV1().ConfigMaps("egress").Delete(ctx, "c", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err == nil || !strings.Contains(err.Error(), "egress.sock") || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("a ConfigMap behind a webhook at a ClusterIP: %v, want the egress proxy's refusal (403)", err)
 	}
