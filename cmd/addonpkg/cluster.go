@@ -197,8 +197,10 @@ kubectl ApplySet parent), written before the first change: an upgrade deletes
 the objects the add-on no longer holds, and an apply that was killed is
 finished by the next. Before any change the credentials are checked with
 SelfSubjectAccessReviews; missing permissions are listed and nothing is
-changed. An object another add-on owns, or a member or the parent of another
-tool's ApplySet (kubectl apply --applyset), is refused unless --force.
+changed. An object another add-on owns, a member or the parent of another
+tool's ApplySet (kubectl apply --applyset), or an object another controller
+applies from its own source (Flux, Timoni, kapp, Argo CD) is refused unless
+--force.
 
 An add-on that declares values for its installer (.addonvalues) gets them
 from --set and --values, and is refused before any change when a required
