@@ -166,7 +166,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		// recreate, the dry-run refuses too: ssa's diff takes any refusal
 		// of one for a recreate. (Of the others, the diff's own dry-run
 		// meets what the apply's would.)
-		if err := c.refuseImmutable(ctx, p, opts, true); err != nil {
+		if err := c.dryRunBeforeChange(ctx, p, opts, true); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 		cs, err := c.diff(ctx, p, opts)
@@ -194,7 +194,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	// the objects' own digest): objects changed under the same version
 	// are dry-run, as an upgrade is.
 	if p.prev == nil || !subset(p.entries(), p.prev.Objects) || !sameRecord(withObjects(inv, p.prev.Objects), p.prev) {
-		if err := c.refuseImmutable(ctx, p, opts, false); err != nil {
+		if err := c.dryRunBeforeChange(ctx, p, opts, false); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
 		var err error
@@ -323,10 +323,9 @@ func isWebhookConfiguration(o *unstructured.Unstructured) bool {
 		(o.GetKind() == "MutatingWebhookConfiguration" || o.GetKind() == "ValidatingWebhookConfiguration")
 }
 
-// isRole says whether o is a Role or a ClusterRole: what RBAC's
-// escalation check guards.
+// isRole says whether o is a (namespaced) Role.
 func isRole(o *unstructured.Unstructured) bool {
-	return strings.HasPrefix(o.GetAPIVersion(), "rbac.authorization.k8s.io/") && (o.GetKind() == "Role" || o.GetKind() == "ClusterRole")
+	return strings.HasPrefix(o.GetAPIVersion(), "rbac.authorization.k8s.io/") && o.GetKind() == "Role"
 }
 
 func isDefinition(o *unstructured.Unstructured) bool {
@@ -457,33 +456,33 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 // recreateReason is the Reason of a Recreated change.
 const recreateReason = "the server refuses the change as immutable"
 
-// refuseImmutable dry-runs, before the first change of an install or
-// upgrade, the objects that exist and may not be recreated. A change the
-// server refuses as immutable (a Job's template, a Deployment's selector)
-// is then refused with nothing changed, where the staged apply met it in
-// its own stage, after the stages before had changed the cluster: an
-// upgrade half made (every ingress-nginx upgrade changes its Jobs).
-// Other refusals are left to the staged apply, since an object may
-// depend on what an earlier stage changes (a CRD's new schema); so are
-// the custom resources of the add-on's own CRDs, whose immutable fields
-// (a CEL rule on oldSelf) are the CRD's to say, and the upgrade's CRD
-// may no longer say so.
+// dryRunBeforeChange dry-runs, before the first change of an install or
+// upgrade, the objects whose refusal the staged apply would otherwise
+// meet in their own stage, after the stages before had changed the
+// cluster: an upgrade half made.
 //
-// An object that may be recreated is dry-run too: ssa recreates on any
-// change the server refuses as invalid or conflicting, not only an
-// immutable one, and the create that follows the delete fails the same
-// way, so the object was deleted and not made again. Such a refusal,
-// not of an immutable field, is refused here with nothing changed.
+//   - An existing object that may not be recreated: a change the server
+//     refuses as immutable (a Job's template, a Deployment's selector;
+//     every ingress-nginx upgrade changes its Jobs) is refused with
+//     nothing changed. Other refusals are left to the staged apply, since
+//     an object may depend on what an earlier stage changes (a CRD's new
+//     schema); so are the custom resources of the add-on's own CRDs,
+//     whose immutable fields (a CEL rule on oldSelf) are the CRD's to
+//     say, and the upgrade's CRD may no longer say so.
+//   - An existing object that may be recreated: ssa recreates on any
+//     change the server refuses as invalid or conflicting, not only an
+//     immutable one, and the create after its delete fails the same way,
+//     so the object was deleted and not made again. Such a refusal, not
+//     of an immutable field, is refused.
+//   - A Role, new or not, that RBAC refuses as granting what the user
+//     does not hold without the escalate verb, which the pre-flight's
+//     access reviews cannot see. (A ClusterRole is in the first stage,
+//     which ssa dry-runs whole before applying any of it; a binding is
+//     not dry-run: it may bind a role an earlier stage makes.)
 //
-// Roles and ClusterRoles are dry-run too, new ones included: the API
-// server refuses one that grants what the user does not hold, unless
-// the user may escalate, which the pre-flight's access reviews cannot
-// see; it was refused in its stage, after the stages before it (the
-// CRDs, the Namespaces) changed the cluster. (Bindings are not: one may bind a role
-// the add-on's earlier stage makes.)
-//
-// recreatableOnly dry-runs only the objects that may be recreated.
-func (c *Client) refuseImmutable(ctx context.Context, p *plan, opts Options, recreatableOnly bool) error {
+// recreatableOnly dry-runs only the objects that may be recreated (a
+// dry-run's own check: its diff meets the others' refusals).
+func (c *Client) dryRunBeforeChange(ctx context.Context, p *plan, opts Options, recreatableOnly bool) error {
 	crds := addonCRDs(p.addon.Objects)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.opts.Concurrency)

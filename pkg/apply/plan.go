@@ -548,19 +548,16 @@ func (p *plan) entries() []InventoryEntry {
 // (Options.TakeOver).
 func reconciledBy(live metav1.Object) string {
 	l := live.GetLabels()
-	named := func(what, prefix string) string {
-		if n := l[prefix+"/name"]; n != "" {
-			return what + " " + safetree.SanitizeN(l[prefix+"/namespace"]+"/"+n, 300)
+	for _, c := range []struct{ what, prefix string }{
+		{"Flux Kustomization", "kustomize.toolkit.fluxcd.io"},
+		{"Flux HelmRelease", "helm.toolkit.fluxcd.io"},
+		{"Timoni instance", "instance.timoni.sh"},
+	} {
+		if n := l[c.prefix+"/name"]; n != "" {
+			return c.what + " " + safetree.SanitizeN(l[c.prefix+"/namespace"]+"/"+n, 300)
 		}
-		return ""
 	}
 	switch {
-	case named("", "kustomize.toolkit.fluxcd.io") != "":
-		return named("Flux Kustomization", "kustomize.toolkit.fluxcd.io")
-	case named("", "helm.toolkit.fluxcd.io") != "":
-		return named("Flux HelmRelease", "helm.toolkit.fluxcd.io")
-	case named("", "instance.timoni.sh") != "":
-		return named("Timoni instance", "instance.timoni.sh")
 	case l["kapp.k14s.io/app"] != "":
 		return "kapp app " + safetree.SanitizeN(l["kapp.k14s.io/app"], 100)
 	case live.GetAnnotations()["argocd.argoproj.io/tracking-id"] != "":

@@ -26,9 +26,9 @@ import (
 // object annotated AnnotationPrune=PruneDisabled, and (unless
 // PruneNonEmpty) a CRD or Namespace that still holds objects other than
 // those being deleted; retained lists the entries to keep in the
-// inventory (the non-empty ones, to be pruned once empty).
+// inventory (the non-empty ones, to be pruned once empty). ds comes in
+// reverse apply order (sortDoomed), the order its changes are listed in.
 func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
-	sortDoomed(ds)
 	going := c.pruneGoing(addon, ds)
 	// The changes are listed in ds's order, as a dry-run lists them: an
 	// object kept where it stands, a deletion where ssa's result is.
