@@ -457,11 +457,11 @@ func TestPreflightRefusesRestrictedUser(t *testing.T) {
 	}
 }
 
-// A Role granting what the user does not hold (RBAC refuses it unless
-// the user may escalate, which no access review of the add-on's objects
-// asks) is refused before any change, though every permission the
-// pre-flight asks for is granted: it was refused in its stage, after the
-// stage before it made the add-on's Namespace.
+// A Role or ClusterRole granting what the user does not hold (RBAC
+// refuses it unless the user may escalate, which no access review of the
+// add-on's objects asks) is refused before any change, though every
+// permission the pre-flight asks for is granted: a Role was refused in
+// its stage, after the stage before it made the add-on's Namespace.
 func TestEscalatingRoleRefusedBeforeAnyChange(t *testing.T) {
 	k := newCluster(t)
 	restricted, err := apply.New(k.env.Restricted, apply.ClientOptions{})
@@ -471,7 +471,7 @@ func TestEscalatingRoleRefusedBeforeAnyChange(t *testing.T) {
 	verbs := []string{"get", "list", "watch", "create", "update", "patch", "delete"} // no escalate, no bind
 	grant := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: k.prefix + "-installer"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets"}, Verbs: verbs},
-		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles"}, Verbs: verbs},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "clusterroles"}, Verbs: verbs},
 	}}
 	if _, err := k.typed.RbacV1().ClusterRoles().Create(k.ctx, grant, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -487,30 +487,30 @@ func TestEscalatingRoleRefusedBeforeAnyChange(t *testing.T) {
 		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, grant.Name, metav1.DeleteOptions{})
 		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, grant.Name, metav1.DeleteOptions{})
 	})
-	a := k.addon(t, k.prefix, "1", `
-apiVersion: v1
-kind: Namespace
-metadata: {name: NS}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: NS-pod-reader, namespace: default}
-rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
-`)
-	// RBAC takes effect through the authorizer's cache: the pre-flight
-	// may refuse at first.
-	var pe *apply.PreflightError
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		_, err = restricted.Apply(k.ctx, a, apply.Options{})
-		if !errors.As(err, &pe) || time.Now().After(deadline) {
-			break
+	const namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: NS}\n---\n"
+	const podReader = "rules: [{apiGroups: [\"\"], resources: [pods], verbs: [list]}]\n"
+	for _, tc := range []struct{ name, role, object string }{
+		// In the Namespace's own stage, which ssa dry-runs whole first.
+		{"a ClusterRole", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: NS-pod-reader}\n", "ClusterRole/" + k.prefix + "-pod-reader"},
+		// Applied in a stage after the Namespace's: dry-run first.
+		{"a Role", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: NS-pod-reader, namespace: default}\n", "Role/default/" + k.prefix + "-pod-reader"},
+	} {
+		a := k.addon(t, k.prefix, "1", namespace+tc.role+podReader)
+		// RBAC takes effect through the authorizer's cache: the
+		// grant may not be seen at first.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			_, err = restricted.Apply(k.ctx, a, apply.Options{})
+			if err == nil || strings.Contains(err.Error(), tc.object) || time.Now().After(deadline) {
+				break
+			}
 		}
-	}
-	if !errors.Is(err, apply.ErrForbidden) || errors.As(err, &pe) || !strings.Contains(err.Error(), "Role/default/"+k.prefix+"-pod-reader") {
-		t.Fatalf("apply of an escalating Role: %v, want ErrForbidden naming it, past the pre-flight", err)
-	}
-	if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
-		t.Error("the refused apply changed the cluster")
+		var pe *apply.PreflightError
+		if !errors.Is(err, apply.ErrForbidden) || errors.As(err, &pe) || !strings.Contains(err.Error(), tc.object) {
+			t.Fatalf("%s: apply of an escalating role: %v, want ErrForbidden naming %s, past the pre-flight", tc.name, err, tc.object)
+		}
+		if k.exists(t, gvrNamespace, "", k.prefix) || k.inventory(t, a.Name) != nil {
+			t.Errorf("%s: the refused apply changed the cluster", tc.name)
+		}
 	}
 }
 
