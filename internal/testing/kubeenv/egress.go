@@ -2,6 +2,7 @@ package kubeenv
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The API server calls out to the cluster itself: admission and
@@ -64,11 +66,23 @@ func startEgressProxy(path string) (*egressProxy, error) {
 
 func (p *egressProxy) serve() {
 	defer p.wg.Done()
+	var delay time.Duration
 	for {
 		c, err := p.ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
+		if err != nil {
+			// Out of descriptors or a connection aborted before it was
+			// accepted: the API server's next dial can still be served,
+			// so back off and go on as net/http's Serve does, rather than
+			// leave every later webhook call to fail for the rest of the
+			// test.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
 		p.track(c, true)
 		p.wg.Add(1)
 		go func() {
