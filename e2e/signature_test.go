@@ -3,7 +3,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log"
@@ -373,4 +378,50 @@ func getStatus(t *testing.T, url string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// A P-384 key (a common KMS and HSM curve), imported into cosign: cosign
+// signs with it over SHA-384 and addonpkg verifies that; addonpkg signs
+// over SHA-256 and cosign verify, with its default digest, accepts that.
+func TestCosignP384Keys(t *testing.T) {
+	cosign := needTool(t, "cosign")
+	c := newCLI(t)
+	env := cosignEnv(t)
+	r := startRegistry(t, testregistry.Plain)
+	dir := t.TempDir()
+	priv, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p384.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.withEnv(dir, env, cosign, "import-key-pair", "--key", "p384.pem", "--output-key-prefix", "p384"); res.code != 0 {
+		t.Fatalf("cosign import-key-pair:\n%s", res)
+	}
+	key, pub := filepath.Join(dir, "p384.key"), filepath.Join(dir, "p384.pub")
+
+	for _, name := range []string{"by-cosign", "by-addonpkg"} {
+		c.build(smallAddon(t, name), "-t", name+":1")
+		var pushed transferOutput
+		c.okJSON(&pushed, "push", name+":1", r.Host+"/addons/"+name+":1", "--json")
+		ref := r.Host + "/addons/" + name + "@" + pushed.Digest
+		if name == "by-cosign" {
+			if res := c.withEnv("", env, cosign, "sign", "--key", key, "--tlog-upload=false", "--trusted-root", cosignTrustedRoot(t), "--allow-http-registry", "--yes", ref); res.code != 0 {
+				t.Fatalf("cosign sign:\n%s", res)
+			}
+			c.ok("verify", "--key", pub, ref)
+			continue
+		}
+		if res := c.withEnv("", env, addonpkgBin, "sign", "--key", key, ref); res.code != 0 {
+			t.Fatalf("addonpkg sign with cosign's imported P-384 key:\n%s", res)
+		}
+		if res := cosignVerify(t, c, cosign, env, pub, ref); res.code != 0 {
+			t.Errorf("cosign verify refused addonpkg's P-384 signature:\n%s", res)
+		}
+	}
 }

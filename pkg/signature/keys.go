@@ -1,10 +1,13 @@
 package signature
 
 import (
+	"bytes"
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/elliptic"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -27,6 +30,13 @@ type Key struct {
 
 // LoadPublicKey reads a PEM public key (cosign.pub: ECDSA, RSA or
 // Ed25519).
+//
+// A signature over the payload's SHA-256 is accepted from every key: it
+// is what cosign verify checks by default and what LoadPrivateKey's
+// signer makes. From a P-384 or P-521 key, one over the hash sigstore's
+// algorithm registry pairs with the curve (SHA-384, SHA-512) is accepted
+// too: cosign 2.5 and later sign with it, so without it a cosign-signed
+// add-on would be refused as signed by another key.
 func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
 	if err != nil {
@@ -36,7 +46,44 @@ func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
 	}
-	return Key{Name: name, Verifier: v}, nil
+	ec, ok := pub.(*ecdsa.PublicKey)
+	if !ok || ec.Curve == elliptic.P256() {
+		return Key{Name: name, Verifier: v}, nil
+	}
+	dv, err := sigsig.LoadDefaultVerifier(pub)
+	if err != nil {
+		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+	}
+	return Key{Name: name, Verifier: eitherVerifier{v, dv}}, nil
+}
+
+// eitherVerifier accepts a signature that one of its verifiers (the
+// same key, two hashes) accepts.
+type eitherVerifier [2]sigsig.Verifier
+
+func (e eitherVerifier) PublicKey(opts ...sigsig.PublicKeyOption) (crypto.PublicKey, error) {
+	return e[0].PublicKey(opts...)
+}
+
+// VerifySignature reads both (a payload and its signature: small, and
+// bounded by the caller) once, for each verifier to read them again.
+func (e eitherVerifier) VerifySignature(signature, message io.Reader, opts ...sigsig.VerifyOption) error {
+	sig, err := io.ReadAll(signature)
+	if err != nil {
+		return err
+	}
+	msg, err := io.ReadAll(message)
+	if err != nil {
+		return err
+	}
+	err = e[0].VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg), opts...)
+	if err == nil {
+		return nil
+	}
+	if e[1].VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg), opts...) == nil {
+		return nil
+	}
+	return err
 }
 
 // LoadPublicKeyFile is LoadPublicKey of a file.

@@ -1,10 +1,18 @@
 package signature_test
 
 import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/addonpkg/addonpkg/pkg/signature"
 )
@@ -27,5 +35,61 @@ func TestLoadKeyVerifier(t *testing.T) {
 	}
 	if _, err := signature.LoadKeyVerifier(a, filepath.Join(dir, "missing.pub")); !errors.Is(err, signature.ErrBadKey) {
 		t.Errorf("a missing key file: %v, want ErrBadKey", err)
+	}
+}
+
+// A P-384 or P-521 key's signature is accepted over SHA-256 (cosign
+// verify's default, and what addonpkg's signer makes) and over the hash
+// sigstore pairs with the curve (what cosign 2.5 and later sign with);
+// over any other hash, or by another key, it is not.
+func TestLargerCurvesAcceptCosignsHashes(t *testing.T) {
+	body := []byte(`{"critical":{"type":"cosign container image signature"}}`)
+	for _, tc := range []struct {
+		curve       elliptic.Curve
+		paired, odd crypto.Hash
+	}{
+		{elliptic.P384(), crypto.SHA384, crypto.SHA512},
+		{elliptic.P521(), crypto.SHA512, crypto.SHA384},
+	} {
+		t.Run(tc.curve.Params().Name, func(t *testing.T) {
+			priv, err := ecdsa.GenerateKey(tc.curve, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := ecdsa.GenerateKey(tc.curve, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pemBytes, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := signature.LoadPublicKey("k.pub", pemBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sign := func(key *ecdsa.PrivateKey, h crypto.Hash) []byte {
+				s, err := sigsig.LoadECDSASignerVerifier(key, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sig, err := s.SignMessage(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sig
+			}
+			for _, h := range []crypto.Hash{crypto.SHA256, tc.paired} {
+				if err := k.Verifier.VerifySignature(bytes.NewReader(sign(priv, h)), bytes.NewReader(body)); err != nil {
+					t.Errorf("signed over %s: %v", h, err)
+				}
+			}
+			if k.Verifier.VerifySignature(bytes.NewReader(sign(priv, tc.odd)), bytes.NewReader(body)) == nil {
+				t.Errorf("signed over %s: accepted", tc.odd)
+			}
+			if k.Verifier.VerifySignature(bytes.NewReader(sign(other, tc.paired)), bytes.NewReader(body)) == nil {
+				t.Error("signed by another key: accepted")
+			}
+		})
 	}
 }
