@@ -7,7 +7,6 @@ import (
 	"crypto/elliptic"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -24,8 +23,21 @@ var ErrBadKey = errors.New("unusable key")
 // Key is a public key that signatures are checked against.
 type Key struct {
 	// Name says which key in messages (the file name).
-	Name     string
+	Name string
+	// Verifier checks a signature over the payload's SHA-256.
 	Verifier sigsig.Verifier
+	// curveHash, for a P-384 or P-521 key, checks one over the hash
+	// its curve is paired with (LoadPublicKey).
+	curveHash sigsig.Verifier
+}
+
+// verify checks sig, a signature of body, as LoadPublicKey says.
+func (k Key) verify(sig, body []byte) error {
+	err := k.Verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body))
+	if err != nil && k.curveHash != nil && k.curveHash.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)) == nil {
+		return nil
+	}
+	return err
 }
 
 // LoadPublicKey reads a PEM public key (cosign.pub: ECDSA, RSA or
@@ -54,36 +66,7 @@ func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
 	}
-	return Key{Name: name, Verifier: eitherVerifier{v, dv}}, nil
-}
-
-// eitherVerifier accepts a signature that one of its verifiers (the
-// same key, two hashes) accepts.
-type eitherVerifier [2]sigsig.Verifier
-
-func (e eitherVerifier) PublicKey(opts ...sigsig.PublicKeyOption) (crypto.PublicKey, error) {
-	return e[0].PublicKey(opts...)
-}
-
-// VerifySignature reads both (a payload and its signature: small, and
-// bounded by the caller) once, for each verifier to read them again.
-func (e eitherVerifier) VerifySignature(signature, message io.Reader, opts ...sigsig.VerifyOption) error {
-	sig, err := io.ReadAll(signature)
-	if err != nil {
-		return err
-	}
-	msg, err := io.ReadAll(message)
-	if err != nil {
-		return err
-	}
-	err = e[0].VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg), opts...)
-	if err == nil {
-		return nil
-	}
-	if e[1].VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg), opts...) == nil {
-		return nil
-	}
-	return err
+	return Key{Name: name, Verifier: v, curveHash: dv}, nil
 }
 
 // LoadPublicKeyFile is LoadPublicKey of a file.

@@ -80,14 +80,14 @@ func TestLargerCurvesAcceptCosignsHashes(t *testing.T) {
 				return sig
 			}
 			for _, h := range []crypto.Hash{crypto.SHA256, tc.paired} {
-				if err := k.Verifier.VerifySignature(bytes.NewReader(sign(priv, h)), bytes.NewReader(body)); err != nil {
+				if err := k.Verify(sign(priv, h), body); err != nil {
 					t.Errorf("signed over %s: %v", h, err)
 				}
 			}
-			if k.Verifier.VerifySignature(bytes.NewReader(sign(priv, tc.odd)), bytes.NewReader(body)) == nil {
+			if k.Verify(sign(priv, tc.odd), body) == nil {
 				t.Errorf("signed over %s: accepted", tc.odd)
 			}
-			if k.Verifier.VerifySignature(bytes.NewReader(sign(other, tc.paired)), bytes.NewReader(body)) == nil {
+			if k.Verify(sign(other, tc.paired), body) == nil {
 				t.Error("signed by another key: accepted")
 			}
 		})

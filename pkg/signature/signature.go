@@ -244,7 +244,7 @@ func (v *KeyVerifier) check(body []byte, sigB64 string, d v1.Hash) (*payload.Sim
 		return nil, Key{}, fmt.Errorf(": no base64 %s annotation", AnnotationSignature)
 	}
 	for _, k := range v.Keys {
-		if err := k.Verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
+		if err := k.verify(sig, body); err != nil {
 			continue
 		}
 		var p payload.SimpleContainerImage
