@@ -276,24 +276,25 @@ func TestRealAddons(t *testing.T) {
 		dir     string
 		objects int    // objects rendered, which kubectl must read
 		refused string // else what build says
+		warns   string // the placeholders build and unpack warn of, on stderr
 	}{
 		// coredns.yaml.base is a template, not a manifest: nothing to install.
-		{"coredns/cluster/addons/dns/coredns", 0, "no Kubernetes object: manifests are .yaml, .yml or .json files"},
-		{"nodelocaldns/cluster/addons/dns/nodelocaldns", 5, ""},
-		{"metrics-server/manifests/base", 9, ""},
-		{"kube-state-metrics/examples/standard", 5, ""},
-		{"gateway-api-crds/config/crd", 3, ""},
-		{"prometheus-operator", 15, ""}, // 4.5 MB, CRDs of 820 KB
-		{"gateway-api-v1.6/config/crd", 12, ""},
-		{"gateway-api-v1.6/config/crd/experimental", 15, ""},
-		{"kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0", 6, ""},
-		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.8.3", 7, ""},
-		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.10.1", 7, ""},
-		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/2.0.0", 15, ""},
+		{"coredns/cluster/addons/dns/coredns", 0, "no Kubernetes object: manifests are .yaml, .yml or .json files", ""},
+		{"nodelocaldns/cluster/addons/dns/nodelocaldns", 5, "", "nodelocaldns.yaml: __PILLAR__CLUSTER__DNS__, __PILLAR__DNS__DOMAIN__, __PILLAR__DNS__SERVER__ and 2 more look like placeholders"},
+		{"metrics-server/manifests/base", 9, "", ""},
+		{"kube-state-metrics/examples/standard", 5, "", ""},
+		{"gateway-api-crds/config/crd", 3, "", ""},
+		{"prometheus-operator", 15, "", ""}, // 4.5 MB, CRDs of 820 KB
+		{"gateway-api-v1.6/config/crd", 12, "", ""},
+		{"gateway-api-v1.6/config/crd/experimental", 15, "", ""},
+		{"kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0", 6, "", ""},
+		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.8.3", 7, "", ""},
+		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/1.10.1", 7, "", ""},
+		{"kdp-dashboard/examples/dashboard-operator/channels/packages/dashboard/2.0.0", 15, "", ""},
 		// Three versions of one dashboard side by side: copies of objects.
-		{"kdp-dashboard/examples/dashboard-operator/channels", 0, "duplicate object: Secret kube-system/kubernetes-dashboard-certs is in both packages/dashboard/1.10.1/manifest.yaml:1 and packages/dashboard/1.8.3/manifest.yaml:1"},
+		{"kdp-dashboard/examples/dashboard-operator/channels", 0, "duplicate object: Secret kube-system/kubernetes-dashboard-certs is in both packages/dashboard/1.10.1/manifest.yaml:1 and packages/dashboard/1.8.3/manifest.yaml:1", ""},
 		// Jinja templates are not YAML.
-		{"kube-proxy/cluster/addons/kube-proxy", 0, "kube-proxy-ds.yaml:37: invalid manifest"},
+		{"kube-proxy/cluster/addons/kube-proxy", 0, "kube-proxy-ds.yaml:37: invalid manifest", ""},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			c := c.on(t)
@@ -306,6 +307,12 @@ func TestRealAddons(t *testing.T) {
 					t.Errorf("build: %q, want %q", line, tc.refused)
 				}
 				return
+			}
+			for _, args := range [][]string{{"build", dir, "-t", "real:warned"}, {"unpack", "real:warned"}} {
+				r := c.run(args...)
+				if r.code != 0 || tc.warns == "" && strings.Contains(r.stderr, "placeholder") || !strings.Contains(r.stderr, tc.warns) {
+					t.Errorf("%s: exit %d, stderr %q, want it to warn of placeholders %q", args[0], r.code, r.stderr, tc.warns)
+				}
 			}
 			img := c.build(dir, "-t", "real:image")
 			art := c.build(dir, "-t", "real:artifact", "--format", "artifact")

@@ -114,6 +114,9 @@ func runKustomize(fsys fs.FS, capture bool) (docs []Document, warnings []string,
 			return nil, nil, &Error{File: rootKustomization(fsys), Err: err}
 		}
 		docs = append(docs, Document{Raw: b, Object: obj, Images: imagesOf(node)})
+		if w := placeholderWarning(obj.String(), placeholders(b)); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	if err := checkDuplicates(docs, rootKustomization(fsys)); err != nil {
 		return nil, nil, err

@@ -116,9 +116,11 @@ type Result struct {
 	Kind      addon.Kind
 	Documents []Document
 	// Warnings are what the renderer warned about, one line each, for
-	// the caller to show (kustomize's deprecated fields, each named with
-	// its kustomization: "base/kustomization.yaml: 'commonLabels' is
-	// deprecated. ..."). The stream does not depend on them.
+	// the caller to show: kustomize's deprecated fields, each named with
+	// its kustomization ("base/kustomization.yaml: 'commonLabels' is
+	// deprecated. ..."), and tokens such as __PILLAR__DNS__SERVER__ that
+	// a script was to fill in, named with their file (or, rendered by
+	// kustomize, their object). The stream does not depend on them.
 	Warnings []string
 	// Values are the values filled in (Options.Values), defaults
 	// included; nil when the tree declares none or none were asked for.
@@ -187,7 +189,7 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	case addon.KindKustomize:
 		docs, warnings, err = renderKustomize(ctx, fsys, opts)
 	case addon.KindManifests:
-		docs, err = manifestDocuments(ctx, fsys, false, opts.DropText)
+		docs, warnings, err = manifestDocuments(ctx, fsys, false, opts.DropText)
 	default:
 		return nil, fmt.Errorf("render: unknown kind %q", kind)
 	}
@@ -228,11 +230,12 @@ func newResult(kind addon.Kind, docs []Document, fsys fs.FS, opts Options) *Resu
 // raw lists the tree's manifests (Options.Raw).
 func raw(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	lenient := addon.DetectKind(fsys) == addon.KindKustomize
-	docs, err := manifestDocuments(ctx, fsys, lenient, opts.DropText)
+	docs, warnings, err := manifestDocuments(ctx, fsys, lenient, opts.DropText)
 	if err != nil {
 		return nil, err
 	}
 	r := newResult(addon.KindManifests, docs, fsys, opts)
+	r.Warnings = warnings
 	if err := r.fill(fsys, opts); err != nil {
 		return nil, err
 	}
@@ -243,7 +246,7 @@ func raw(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 // apply order. lenient leaves out kustomization files and the files that
 // do not split into Kubernetes objects, instead of failing on them;
 // dropText keeps the documents without their text (Options.DropText).
-func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) ([]Document, error) {
+func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) ([]Document, []string, error) {
 	var files []string
 	helm := "" // the first Chart.yaml
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -260,28 +263,28 @@ func manifestDocuments(ctx context.Context, fsys fs.FS, lenient, dropText bool) 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list manifests: %w", err)
+		return nil, nil, fmt.Errorf("list manifests: %w", err)
 	}
 	if helm != "" {
-		return nil, &Error{File: helm, Err: fmt.Errorf("%w, not manifests (%s is a chart: its templates are Helm's to render): %s",
+		return nil, nil, &Error{File: helm, Err: fmt.Errorf("%w, not manifests (%s is a chart: its templates are Helm's to render): %s",
 			addon.ErrHelmChart, chartDir(helm), addon.HelmAdvice)}
 	}
 	// Tree order (spec/addon-v1.md): depth first, names in byte order
 	// within a directory, which is the order WalkDir visits. The stream
 	// then goes in apply order, tree order kept within a kind.
-	docs, err := splitAll(ctx, fsys, files, lenient, dropText)
+	docs, warnings, err := splitAll(ctx, fsys, files, lenient, dropText)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !lenient {
 		// A kustomize tree's files may hold an object twice (a patch
 		// names its target): only a plain tree's objects are its output.
 		if err := checkDuplicates(docs, ""); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	SortForApply(docs)
-	return docs, nil
+	return docs, warnings, nil
 }
 
 // chartDir names the directory a Chart.yaml makes a chart.
@@ -316,10 +319,11 @@ const readBuffer = 1 << 20
 
 // splitAll parses the files on every core and keeps their order: parsing
 // is most of the cost of validating a large add-on.
-func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, dropText bool) ([]Document, error) {
+func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, dropText bool) ([]Document, []string, error) {
 	type result struct {
-		docs []Document
-		err  error
+		docs    []Document
+		warning string // placeholderWarning
+		err     error
 	}
 	results := make([]result, len(files))
 	next := make(chan int)
@@ -342,6 +346,7 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, drop
 					continue
 				}
 				results[i].docs, results[i].err = splitDocuments(files[i], b, dropText)
+				results[i].warning = placeholderWarning(files[i], placeholders(b))
 			}
 		}()
 	}
@@ -355,19 +360,25 @@ func splitAll(ctx context.Context, fsys fs.FS, files []string, skipInvalid, drop
 	close(next)
 	wg.Wait()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var docs []Document
+	var (
+		docs     []Document
+		warnings []string
+	)
 	for _, r := range results {
 		if r.err != nil && skipInvalid && errors.Is(r.err, ErrInvalid) {
 			continue
 		}
 		if r.err != nil {
-			return nil, r.err // the first failing file in tree order
+			return nil, nil, r.err // the first failing file in tree order
 		}
 		docs = append(docs, r.docs...)
+		if r.warning != "" {
+			warnings = append(warnings, r.warning)
+		}
 	}
-	return docs, nil
+	return docs, warnings, nil
 }
 
 // SplitDocuments splits a YAML or JSON file into its non-empty documents,
