@@ -552,7 +552,8 @@ func TestCLIRegistryToCluster(t *testing.T) {
 
 // An apply whose wait times out (no kubelet runs the Deployment here)
 // exits 1, and still prints what it changed before: those objects stay,
-// and a script needs to know them (--json too).
+// and a script needs to know them (--json too); the error names
+// --wait-timeout.
 func TestCLIApplyWaitTimeoutPrintsChanges(t *testing.T) {
 	cc := newClusterCLI(t)
 	ns := "cli-wait-timeout"
@@ -573,8 +574,8 @@ spec:
 `), 0o644))
 	for _, args := range [][]string{{}, {"--json"}} {
 		out, stderr, code := cc.run(t, append([]string{"apply", dir, "--name", "waits", "--wait-timeout", "2s"}, args...)...)
-		if code != 1 || !strings.Contains(stderr, "Deployment") || !strings.Contains(out, "Deployment/"+ns+"/web") {
-			t.Errorf("apply %v with a wait that times out: exit %d, stderr %q, stdout:\n%s\nwant 1, and the changes on stdout", args, code, stderr, out)
+		if code != 1 || !strings.Contains(stderr, "Deployment") || !strings.Contains(stderr, "(raise it with --wait-timeout)") || !strings.Contains(out, "Deployment/"+ns+"/web") {
+			t.Errorf("apply %v with a wait that times out: exit %d, stderr %q, stdout:\n%s\nwant 1, the --wait-timeout hint, and the changes on stdout", args, code, stderr, out)
 		}
 	}
 	cc.run(t, "uninstall", "waits", "--prune-non-empty", "--wait-timeout", "2s")

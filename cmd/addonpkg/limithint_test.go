@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -33,6 +36,38 @@ func TestLimitHintNamesOnlyTheCommandsFlags(t *testing.T) {
 		}
 		if !has && hint != "" {
 			t.Errorf("%s: hint %q on unpack, which has no such flag", id, hint)
+		}
+	}
+}
+
+// A wait that timed out names --wait-timeout, also when its error wraps
+// context.DeadlineExceeded (a deletion's does), which on its own means
+// a network timeout and --timeout; a user who raised --timeout, as
+// helm's --timeout would have raised the wait, is told which is which.
+func TestWaitTimeoutHintNamesWaitTimeout(t *testing.T) {
+	for _, name := range []string{"apply", "uninstall"} {
+		root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, werr := range []error{
+			&apply.WaitError{Op: "readiness", TimedOut: true, Err: errors.New("timeout")},
+			&apply.WaitError{Op: "deletion", TimedOut: true, Err: context.DeadlineExceeded},
+		} {
+			if got, want := flagHint(cmd, werr), " (raise it with --wait-timeout)"; got != want {
+				t.Errorf("%s, %s wait: hint %q, want %q", name, werr.(*apply.WaitError).Op, got, want)
+			}
+		}
+		if cmd.Flags().Lookup("timeout") == nil {
+			continue
+		}
+		if err := cmd.Flags().Set("timeout", "10m"); err != nil {
+			t.Fatal(err)
+		}
+		got := flagHint(cmd, &apply.WaitError{Op: "readiness", TimedOut: true, Err: errors.New("timeout")})
+		if want := " (raise it with --wait-timeout: --timeout is the registries' and sources')"; got != want {
+			t.Errorf("%s --timeout 10m: hint %q, want %q", name, got, want)
 		}
 	}
 }

@@ -34,6 +34,14 @@ func flagHint(cmd *cobra.Command, err error) string {
 		if flag := "max-" + string(le.Which); has(flag) {
 			return " (raise it with --" + flag + ")"
 		}
+	case errors.Is(err, apply.ErrTimeout) && has("wait-timeout"):
+		// Before the network's case: a deletion's wait wraps
+		// context.DeadlineExceeded too. helm's --timeout is its wait's;
+		// one raised here, for the same, is said to be another.
+		if has("timeout") && cmd.Flags().Changed("timeout") && !cmd.Flags().Changed("wait-timeout") {
+			return " (raise it with --wait-timeout: --timeout is the registries' and sources')"
+		}
+		return " (raise it with --wait-timeout)"
 	case errors.Is(err, netguard.ErrIdleTimeout), errors.Is(err, context.DeadlineExceeded):
 		if has("timeout") {
 			return " (raise it with --timeout)"
