@@ -26,8 +26,9 @@ import (
 func flagHint(cmd *cobra.Command, err error) string {
 	has := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil }
 	var (
-		le *safetree.LimitError
-		oe *apply.OwnershipError
+		le  *safetree.LimitError
+		oe  *apply.OwnershipError
+		nce *apply.NameClaimError
 	)
 	switch {
 	case errors.As(err, &le) && le.Which != "":
@@ -78,6 +79,12 @@ func flagHint(cmd *cobra.Command, err error) string {
 			return hint + ")"
 		case has("force"):
 			return " (--force adopts " + them + ")"
+		}
+	case errors.As(err, &nce):
+		// The config's name was taken (no --name): an explicit name is
+		// the override, whichever it is.
+		if has("name") {
+			return fmt.Sprintf(" (pass --name %s to replace it from the new source, or another --name to install beside it)", nce.Addon)
 		}
 	case errors.Is(err, apply.ErrImmutable):
 		if has("recreate") {

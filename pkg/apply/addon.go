@@ -38,12 +38,24 @@ type Addon struct {
 	Values map[string]string
 	// Objects are the rendered objects, in any order: Apply stages them.
 	Objects []*unstructured.Unstructured
+	// NameFromConfig marks a Name that FromRendered took from the
+	// add-on's own config, the installer having given none. A config's
+	// name is a claim any package can make, not the installer's choice
+	// (as Helm's release name is): so that an unrelated add-on that
+	// calls itself "coredns" does not upgrade the installed coredns and
+	// prune what it does not hold, Apply and Diff refuse such a name
+	// (*NameClaimError) when the add-on installed under it came from
+	// another origin (reference.Origin of the two Sources). A name the
+	// installer gives, NameFromConfig false, is never refused so: it is
+	// how a user replaces an add-on from another source on purpose.
+	NameFromConfig bool
 }
 
 // FromRendered is the Addon an unpacked add-on and its rendering install:
 // the rendered objects, with the version, pinned source, manifest digest
 // and content identity its inventory records. name, when not empty,
-// overrides the name the add-on's config gives.
+// overrides the name the add-on's config gives; when empty, the config's
+// name is taken and the Addon is marked NameFromConfig.
 func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, error) {
 	objs, err := DecodeObjects(res.YAML())
 	if err != nil {
@@ -53,7 +65,7 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 	if ad.Config != nil {
 		a.Version = ad.Config.Version
 		if a.Name == "" {
-			a.Name = ad.Config.Name
+			a.Name, a.NameFromConfig = ad.Config.Name, true
 		}
 	}
 	if ad.Digest.Hex != "" {

@@ -22,8 +22,9 @@ var (
 	// namespace neither the cluster nor the add-on has).
 	ErrInvalid = errors.New("invalid add-on")
 	// ErrConflict: another add-on, or another tool's ApplySet, owns an
-	// object (OwnershipError), or the
-	// API server answered 409.
+	// object (OwnershipError), an add-on from another origin is
+	// installed under the name an add-on's config claims
+	// (NameClaimError), or the API server answered 409.
 	ErrConflict = errors.New("conflict")
 	// ErrForbidden: the pre-flight found missing permissions
 	// (PreflightError), or the API server answered 403.
@@ -136,6 +137,32 @@ func plural(n int, one, many string) string {
 
 // Is makes an OwnershipError match ErrConflict.
 func (e *OwnershipError) Is(target error) bool { return target == ErrConflict }
+
+// NameClaimError is an add-on whose name is the one its own config
+// claims (Addon.NameFromConfig) while the add-on installed under that
+// name came from another origin (reference.Origin): applying it would
+// upgrade that add-on and prune every object it does not hold. Nothing
+// was changed. Naming the add-on (a non-empty name to FromRendered)
+// replaces the installed one from the new source; another name
+// installs beside it. It matches ErrConflict.
+type NameClaimError struct {
+	Addon     string // the name claimed
+	Installed string // the origin the installed add-on's inventory records
+	// Claimant is the origin of the add-on that claims the name; ""
+	// when its Addon names no Source.
+	Claimant string
+}
+
+func (e *NameClaimError) Error() string {
+	from := "from " + safetree.Sanitize(e.Claimant)
+	if e.Claimant == "" {
+		from = "from an add-on that names no source"
+	}
+	return fmt.Sprintf("add-on %q is installed from %s, not %s, whose config claims the name", e.Addon, safetree.Sanitize(e.Installed), from)
+}
+
+// Is makes a NameClaimError match ErrConflict.
+func (e *NameClaimError) Is(target error) bool { return target == ErrConflict }
 
 // Permission is one verb on one resource, or on one object of it, as
 // SelfSubjectAccessReview asks it.

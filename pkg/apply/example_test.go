@@ -162,10 +162,15 @@ func ExampleNew() {
 	})
 	var pe *apply.PreflightError
 	var oe *apply.OwnershipError
+	var nce *apply.NameClaimError
 	var we *apply.WaitError
 	switch {
 	case errors.As(err, &pe):
 		log.Error("missing permissions", "user", pe.User, "missing", pe.Missing)
+	case errors.As(err, &nce):
+		// Another add-on of that name is installed: FromRendered with a
+		// name replaces it, or installs beside it.
+		log.Error("name taken", "addon", nce.Addon, "installed from", nce.Installed, "this from", nce.Claimant)
 	case errors.As(err, &oe):
 		log.Error("owned by another add-on", "object", oe.Object, "owner", oe.Owner)
 	case errors.As(err, &we):
@@ -187,7 +192,10 @@ func ExampleNew() {
 // FromRendered is what Apply takes from an unpacked, rendered add-on:
 // its objects, and the name, version and values its inventory records.
 // A folder has no pinned form: an installer that applies one records
-// its absolute path as the Source.
+// its absolute path as the Source. Without a name of the installer's,
+// the name is the config's, and the Addon says so (NameFromConfig):
+// Apply refuses it when the add-on installed under that name came from
+// elsewhere.
 func ExampleFromRendered() {
 	ctx := context.Background()
 	ad, err := source.Resolve(ctx, "../../examples/coredns", source.Options{}, unpack.Options{})
@@ -205,8 +213,10 @@ func ExampleFromRendered() {
 	fmt.Println(addon.Name, len(addon.Objects), "objects")
 	fmt.Println(addon.Values)
 	fmt.Printf("source %q\n", addon.Source)
+	fmt.Println("name from config:", addon.NameFromConfig)
 	// Output:
 	// coredns 6 objects
 	// map[DNS_DOMAIN:cluster.local DNS_MEMORY_LIMIT:170Mi DNS_SERVER_IP:10.96.0.10]
 	// source ""
+	// name from config: true
 }

@@ -43,6 +43,12 @@ func TestFromSet(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("FromSet gave %+v, want %+v", got, want)
 	}
+	// A member's name is the set's, never a claim of its config.
+	for _, a := range addons {
+		if a.NameFromConfig {
+			t.Errorf("member %s is marked NameFromConfig", a.Name)
+		}
+	}
 	if v := addons[0].Values["DNS_SERVER_IP"]; v != "10.96.0.10" {
 		t.Errorf("coredns was recorded with DNS_SERVER_IP %q, want the set's 10.96.0.10", v)
 	}

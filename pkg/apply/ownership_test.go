@@ -67,3 +67,27 @@ func TestPreflightErrorListsTen(t *testing.T) {
 		t.Errorf("%q: want ten listed and two counted", got)
 	}
 }
+
+// A NameClaimError names the add-on and both origins on one line, with
+// no terminal escapes from an inventory another tool may have written,
+// and says when the claimant names no source.
+func TestNameClaimErrorWords(t *testing.T) {
+	for _, c := range []struct {
+		err  apply.NameClaimError
+		want string
+	}{
+		{apply.NameClaimError{Addon: "coredns", Installed: "registry.example.com/addons/coredns", Claimant: "ghcr.io/someone/coredns"},
+			`add-on "coredns" is installed from registry.example.com/addons/coredns, not from ghcr.io/someone/coredns, whose config claims the name`},
+		{apply.NameClaimError{Addon: "coredns", Installed: "/srv/coredns"},
+			`add-on "coredns" is installed from /srv/coredns, not from an add-on that names no source, whose config claims the name`},
+		{apply.NameClaimError{Addon: "x", Installed: "/srv/\x1b[2Jx\ny", Claimant: "/srv/z"},
+			`add-on "x" is installed from /srv/?[2Jx?y, not from /srv/z, whose config claims the name`},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("\n got %s\nwant %s", got, c.want)
+		}
+		if !errors.Is(&c.err, apply.ErrConflict) {
+			t.Errorf("%v does not match ErrConflict", &c.err)
+		}
+	}
+}

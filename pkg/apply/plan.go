@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -187,6 +188,30 @@ func orNone(vs []string) string {
 	return strings.Join(vs, ", ")
 }
 
+// checkClaim refuses an add-on whose name is the one its config claims
+// (Addon.NameFromConfig) when the add-on installed under that name, prev,
+// came from another origin: the apply would upgrade another add-on and
+// prune what it does not hold. It is checked on the inventory makePlan
+// reads anyway, before anything else is read.
+func checkClaim(a *Addon, prev *Inventory) error {
+	if !a.NameFromConfig || prev == nil || prev.Source == "" {
+		// A name the installer gave is its choice. An inventory that
+		// records no source (written for an Addon that named none, such
+		// as a rendered stream) gives no origin to compare: refusing
+		// would make every later apply by the config's name name the
+		// add-on; this apply records its source, so the next one has an
+		// origin to compare.
+		return nil
+	}
+	installed, claimant := reference.Origin(prev.Source), reference.Origin(a.Source)
+	if installed == claimant {
+		return nil
+	}
+	// An Addon that names no source while the installed one records one
+	// is refused too: nothing shows it comes from the same place.
+	return &NameClaimError{Addon: a.Name, Installed: installed, Claimant: claimant}
+}
+
 // makePlan resolves the add-on's objects, reads the inventory and the
 // objects in the cluster, and refuses objects other add-ons own.
 func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, error) {
@@ -200,6 +225,9 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 			return nil, err
 		}
 		p.unread = append(p.unread, err)
+	}
+	if err := checkClaim(a, p.prev); err != nil {
+		return nil, err
 	}
 	p.setID = c.setID(a.Name)
 	p.namespace = c.namespaceFor(p.prev)

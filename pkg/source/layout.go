@@ -109,7 +109,7 @@ func (archiveLocation) Pinned(a *Artifact) string   { return pinnedInLayout(a) }
 func (archiveLocation) Repository(*Artifact) string { return "" }
 
 func parseInLayout(k Kind, s string) (Ref, error) {
-	p, n := splitPathName(strings.TrimPrefix(s, string(k)+":"))
+	p, n := reference.SplitPath(strings.TrimPrefix(s, string(k)+":"))
 	return Ref{Kind: k, Path: p, Name: n}, nonEmpty(s, p)
 }
 
@@ -203,7 +203,7 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 // exact ref name always wins (it was tried first); two names with the
 // tag are ambiguous. notFound is returned when no name has the tag.
 func resolveTagOfName(st *layout.Store, tag string, notFound error) (v1.Descriptor, error) {
-	if !errors.Is(notFound, errdef.ErrNotFound) || !tagPattern.MatchString(tag) {
+	if !errors.Is(notFound, errdef.ErrNotFound) || !reference.IsTag(tag) {
 		return v1.Descriptor{}, notFound
 	}
 	entries, err := st.Descriptors()

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -164,21 +163,6 @@ func nonEmpty(s, p string) error {
 	}
 	return nil
 }
-
-// splitPathName splits "DIR[:TAG|@DIGEST]". A colon inside the path is
-// kept when what follows it is not a tag, so "C:/x" or "a::" stay paths.
-func splitPathName(s string) (string, string) {
-	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
-		return s[:i], s[i+1:]
-	}
-	if i := strings.LastIndex(s, ":"); i >= 0 && tagPattern.MatchString(s[i+1:]) {
-		return s[:i], s[i+1:]
-	}
-	return s, ""
-}
-
-// tagPattern is the OCI distribution spec's tag grammar.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // Options open sources.
 type Options struct {

@@ -124,7 +124,6 @@ func TestOneHomeForPathChecks(t *testing.T) {
 // referenceCuts are the cuts at ':' or '@' outside pkg/reference that
 // are not a reference taken apart, each with the reason.
 var referenceCuts = map[string]string{
-	"pkg/source/source.go:splitPathName":                      "oci:DIR:TAG, a path and a tag, not a reference",
 	"pkg/source/layout.go:resplit":                            "oci:DIR:NAME, a path cut from a ref name at one of its colons",
 	"pkg/source/url.go:redactURL":                             "a URL's user information",
 	"pkg/layout/store.go:Store.Resolve":                       "the store's own keys: a tag, sha256:HEX or NAME@sha256:HEX",

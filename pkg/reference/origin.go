@@ -1,0 +1,154 @@
+package reference
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Origin is where the add-on that a SOURCE names comes from, without its
+// version: what two versions of one add-on share and two add-ons that
+// happen to have one name do not. It reads the SOURCE an inventory
+// records (apply.Addon.Source: a pinned form, or a local path made
+// absolute) and the forms that parse to them:
+//
+//   - a registry, REGISTRY/REPO[:TAG|@DIGEST] with or without oci:// or
+//     docker://: the canonical repository (nginx is
+//     index.docker.io/library/nginx), no tag, no digest;
+//   - a name in the local store, NAME[:TAG|@DIGEST]: NAME, as written;
+//   - oci:DIR, oci-archive:FILE[:TAG|@DIGEST]: the kind and the path,
+//     cleaned; docker-archive:FILE[:NAME]: the path and NAME's
+//     repository, which picks one image of several;
+//   - a folder or file, /PATH or file://PATH: the path, cleaned;
+//   - a download, https://HOST/PATH[//SUBDIR][?QUERY]: scheme, host and
+//     path, and the subdirectory. The path is kept whole, though it
+//     usually holds the version (.../releases/download/v1.2.0/x.yaml):
+//     nothing tells a version from a name in a URL's path, and taking
+//     less (the host alone) would make every add-on on one forge one
+//     origin. The query (a checksum, a signed URL's token) and the
+//     fragment are dropped;
+//   - a git repository, git+SCHEME://HOST/PATH[//SUBDIR][?ref=REF]: the
+//     repository without its ref, a trailing ".git" dropped (forges serve
+//     a repository under both names), and the subdirectory, which picks
+//     one add-on of several in one repository.
+//
+// User information in a URL (a token, user:password@) is never part of
+// an origin, so an origin may be printed. Hosts and schemes are lower
+// case and a URL's default port is dropped; paths are cleaned (a
+// trailing "/", "." and ".." components), so spellings of one place
+// compare equal. An empty SOURCE has no origin: "".
+func Origin(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case strings.HasPrefix(s, "git+"):
+		return "git+" + urlOrigin(strings.TrimPrefix(s, "git+"), true)
+	case strings.HasPrefix(s, "oci:///"): // a layout at an absolute path, as a file URL writes it
+		return layoutOrigin("oci", strings.TrimPrefix(s, "oci:"))
+	case strings.HasPrefix(s, "oci://"), strings.HasPrefix(s, "docker://"):
+		_, ref, _ := strings.Cut(s, "://")
+		return referenceOrigin(ref, true)
+	case strings.HasPrefix(s, "file://"):
+		return path.Clean(strings.TrimPrefix(s, "file://"))
+	case strings.Contains(s, "://"):
+		return urlOrigin(s, false)
+	case strings.HasPrefix(s, "oci:"), strings.HasPrefix(s, "oci-archive:"):
+		kind, rest, _ := strings.Cut(s, ":")
+		return layoutOrigin(kind, rest)
+	case strings.HasPrefix(s, "docker-archive:"):
+		// The path ends at the first colon, as docker-archive: is parsed.
+		p, n, _ := strings.Cut(strings.TrimPrefix(s, "docker-archive:"), ":")
+		o := "docker-archive:" + path.Clean(p)
+		if n != "" {
+			o += ":" + Repository(n)
+		}
+		return o
+	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "."):
+		return path.Clean(s)
+	}
+	return referenceOrigin(s, false)
+}
+
+// referenceOrigin is the canonical repository of a registry reference
+// (always, when explicit: oci:// or docker://), else a store name's as
+// written. A first component with an "@" before the first "/" is user
+// information (user:token@registry/repo), not a digest, and is dropped.
+func referenceOrigin(s string, explicit bool) string {
+	if i := strings.IndexByte(s, '/'); i > 0 {
+		if at := strings.LastIndexByte(s[:i], '@'); at >= 0 {
+			s = s[at+1:]
+		}
+	}
+	if explicit || HasRegistry(s) {
+		return strings.ToLower(Name(s))
+	}
+	return Repository(s)
+}
+
+// layoutOrigin is kind:PATH of oci:PATH[:TAG|@DIGEST] or
+// oci-archive:PATH[:TAG|@DIGEST].
+func layoutOrigin(kind, rest string) string {
+	p, _ := SplitPath(rest)
+	return kind + ":" + path.Clean(p)
+}
+
+// urlOrigin is SCHEME://HOST/PATH[//SUBDIR] of a URL: no user
+// information, query or fragment; scheme and host lower case, a default
+// port dropped, the path and subdirectory cleaned; for a git repository
+// (repo) a trailing ".git" dropped.
+func urlOrigin(u string, repo bool) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	scheme, rest, _ := strings.Cut(u, "://")
+	scheme = strings.ToLower(scheme)
+	authority, p := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		authority, p = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	host := strings.ToLower(authority)
+	if port := defaultPorts[scheme]; port != "" {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	p, sub, _ := strings.Cut(p, "//")
+	if p = path.Clean("/" + p); p == "/" {
+		p = ""
+	}
+	if repo {
+		p = strings.TrimSuffix(p, ".git")
+	}
+	o := scheme + "://" + host + p
+	if sub = path.Clean("/" + sub); sub != "/" {
+		o += "/" + sub
+	}
+	return o
+}
+
+// defaultPorts are the ports a URL of a scheme names by naming none.
+var defaultPorts = map[string]string{"https": "443", "http": "80", "ssh": "22"}
+
+// tagPattern is the OCI distribution spec's tag grammar.
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// IsTag reports whether s is a tag by the OCI distribution spec's
+// grammar (a letter, digit or "_", then up to 127 of those, "." and
+// "-").
+func IsTag(s string) bool { return tagPattern.MatchString(s) }
+
+// SplitPath splits PATH[:TAG|@DIGEST], the path and name of an OCI
+// layout or archive (oci:DIR:1.0, oci-archive:FILE@sha256:...), into the
+// path and the tag or digest ("" when it names neither). A colon inside
+// the path is kept when what follows it is not a tag, so "C:/x" or "a::"
+// stay paths.
+func SplitPath(s string) (p, name string) {
+	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
+		return s[:i], s[i+1:]
+	}
+	if i := strings.LastIndex(s, ":"); i >= 0 && IsTag(s[i+1:]) {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
