@@ -202,6 +202,13 @@ tool's ApplySet (kubectl apply --applyset), or an object another controller
 applies from its own source (Flux, Timoni, kapp, Argo CD) is refused unless
 --force.
 
+The add-on is named --name, else as its config says. Without --name, an
+add-on from another origin than the installed add-on of that name (another
+registry repository or mirror, folder, download URL, git repository or
+subdirectory; a new tag, digest or commit of the same is the same origin) is
+refused before any change: --name NAME replaces the installed add-on from the
+new source, another --name installs it beside.
+
 An add-on that declares values for its installer (.addonvalues) gets them
 from --set and --values, and is refused before any change when a required
 one is missing; the inventory records them.
@@ -247,7 +254,7 @@ each with its own inventory and the values: its entry gives.
 	cf.addWait(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
-	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says)")
+	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says, refused when the add-on of that name came from another origin)")
 	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)")
 	f.Lookup("dry-run").NoOptDefVal = "server"
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")

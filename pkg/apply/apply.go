@@ -117,9 +117,11 @@ func (o Options) report(addon, stage string, changes []Change) {
 	}
 }
 
-// Apply installs or upgrades an add-on. In order: it resolves every
-// object, reads the add-on's inventory, refuses objects other add-ons own
-// (unless Force) and checks every permission it needs
+// Apply installs or upgrades an add-on. In order: it reads the add-on's
+// inventory and refuses a name the add-on's config claims
+// (Addon.NameFromConfig) from an add-on of another origin
+// (*NameClaimError), resolves every object, refuses objects other add-ons
+// own (unless Force) and checks every permission it needs
 // (*PreflightError); then it writes the inventory as pending (old and new
 // objects), applies in stages under field manager FieldManager, prunes
 // what the previous apply made and this one does not, writes the

@@ -25,7 +25,7 @@
 // Connect reads kubeconfig as kubectl does (an explicit file, then
 // $KUBECONFIG, then ~/.kube/config, then a Pod's in-cluster config; a
 // context; impersonation as kubectl's --as); New takes a *rest.Config. Errors match the sentinels of errors.go with
-// errors.Is: ErrConflict (*OwnershipError), ErrForbidden
+// errors.Is: ErrConflict (*OwnershipError, *NameClaimError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
 // ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
 // ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
@@ -77,6 +77,27 @@
 // annotation: the two would take its fields from each other), is
 // refused (*OwnershipError, naming the set and its parent when found, or
 // the controller) unless Options.Force.
+//
+// # Names and origins
+//
+// An add-on is installed under Addon.Name: the installer's choice, or,
+// from FromRendered without a name, the name the add-on's own config
+// gives (Addon.NameFromConfig). A config's name is a claim any package
+// can make, so Apply, its dry-run and Diff refuse it (*NameClaimError,
+// ErrConflict) before any change when the inventory of that name
+// records a source of another origin (reference.Origin: the registry
+// repository, the folder's path, the download URL without its query, the
+// git repository and subdirectory; tags, digests, commits and checksums
+// dropped): an unrelated add-on calling itself "coredns" upgraded the
+// installed coredns and pruned what it did not hold. A name the
+// installer gives is never refused so: it is how an add-on is replaced
+// from another source on purpose, or installed beside. So is an add-on
+// set's member, named by the set. An inventory that records no source
+// has no origin to compare with, and is upgraded. An add-on installed
+// from a registry and relocated to a mirror is another origin: its first
+// apply from the mirror takes the installer's name, after which the
+// inventory records the mirror and its later versions apply by the
+// config's name.
 //
 // # Inventory
 //

@@ -1,10 +1,13 @@
 // Package reference is the one place addonpkg takes a reference apart:
 // REGISTRY/REPO[:TAG|@DIGEST] for a registry, NAME[:TAG|@DIGEST] for the
-// local store. What needs the registry's view (its host, its canonical
-// repository, the path under a mirror) is go-containerregistry's name
-// package; what must keep a store name as it was written (no
-// index.docker.io, no library/) splits it by the same grammar without
-// normalizing it.
+// local store, PATH[:TAG|@DIGEST] inside an OCI layout (SplitPath). What
+// needs the registry's view (its host, its canonical repository, the
+// path under a mirror) is go-containerregistry's name package; what must
+// keep a store name as it was written (no index.docker.io, no library/)
+// splits it by the same grammar without normalizing it. Origin takes a
+// recorded SOURCE of any kind apart to where it comes from, its version
+// dropped: pkg/apply compares origins, and must not compile pkg/source,
+// whose syntax Origin reads (a test there keeps the two together).
 package reference
 
 import (
