@@ -661,7 +661,7 @@ func TestCLISeveralChangeSetsOneTable(t *testing.T) {
 	}
 }
 
-// A folder's SOURCE is recorded absolute and clean: what status shows
+// A local SOURCE is recorded absolute and clean (a layout's pinned form)
 // means the same from any directory, and an apply of the same folder
 // spelt another way (from elsewhere) records the same thing, so writes
 // no new inventory.
@@ -707,6 +707,20 @@ func TestCLIFolderSourceRecordedAbsolute(t *testing.T) {
 	out, _, _ := cc.run(t, "status", "recorded")
 	if !strings.Contains(out, " "+dir+"\n") {
 		t.Errorf("status table does not show %s:\n%s", dir, out)
+	}
+	// An OCI layout named by a relative path: its pinned form, with the
+	// path absolute.
+	layout := filepath.Join(cc.tmp, "layout")
+	relLayout, err := filepath.Rel(wd, layout)
+	must(t, err)
+	if _, stderr, code := cc.run(t, "build", dir, "-t", "recorded:1", "--output", "oci:"+relLayout+":1"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := cc.run(t, "apply", "oci:"+relLayout+":1", "--name", "recorded"); code != 0 {
+		t.Fatalf("apply oci:%s:1: exit %d: %s", relLayout, code, stderr)
+	}
+	if got := status().Source; !strings.HasPrefix(got, "oci:"+layout+"@sha256:") {
+		t.Errorf("apply oci:%s:1: status says the source is %q, want oci:%s@sha256:...", relLayout, got, layout)
 	}
 	cc.run(t, "uninstall", "recorded")
 }
