@@ -467,10 +467,9 @@ func (a *app) addonFor(ctx context.Context, cf *clusterFlags, s, name string, r 
 	return ad, c, err
 }
 
-// clusterAddon reads and renders SOURCE into what Apply installs; a
-// source without a pinned form (a folder, a docker-archive) is recorded
-// with its path absolute (source.Ref.Abs): the inventory is read later
-// and from other directories.
+// clusterAddon reads and renders SOURCE into what Apply installs, with
+// the source its inventory records (unpack.Addon.Source: a local path
+// absolute, for the inventory is read later and from other directories).
 func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply.Addon, error) {
 	ad, res, err := r.unpackAndRender(ctx, s)
 	if err != nil {
@@ -484,22 +483,7 @@ func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply
 	if err != nil {
 		return apply.Addon{}, fmt.Errorf("%s: %w", s, err)
 	}
-	if out.Source == "" {
-		out.Source, err = recordedSource(s)
-	}
-	return out, err
-}
-
-// recordedSource is SOURCE s as an inventory records it (source.Ref.Abs).
-func recordedSource(s string) (string, error) {
-	ref, err := source.Parse(s)
-	if err != nil {
-		return "", err
-	}
-	if ref, err = ref.Abs(); err != nil {
-		return "", err
-	}
-	return ref.String(), nil
+	return out, nil
 }
 
 // progress reports each stage of an apply on a terminal, one line each.

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -25,9 +26,11 @@ type Addon struct {
 	// Version is the add-on's version, as its config says.
 	Version string
 	// Source is the pinned SOURCE it was read from (for example
-	// oci://registry/addon@sha256:...); a folder has no pinned form: its
-	// absolute path (source.Ref.Abs), which the inventory can be read
-	// back against from anywhere.
+	// registry.example.com/addon@sha256:...), the path of a local
+	// source absolute (oci:/abs/dir@sha256:...); a folder has no pinned
+	// form: its absolute path (source.Ref.Abs), which the inventory can
+	// be read back against from anywhere. FromRendered takes it from
+	// unpack.Addon.Source, which package source sets.
 	Source string
 	// Digest is its manifest digest.
 	Digest string
@@ -52,8 +55,10 @@ type Addon struct {
 }
 
 // FromRendered is the Addon an unpacked add-on and its rendering install:
-// the rendered objects, with the version, pinned source, manifest digest
-// and content identity its inventory records. name, when not empty,
+// the rendered objects, with the version, source, manifest digest and
+// content identity its inventory records. The source is ad.Source (what
+// source.Resolve and source.Unpack give: the pinned SOURCE, a local path
+// absolute, a folder's path), else ad.Pinned. name, when not empty,
 // overrides the name the add-on's config gives; when empty, the config's
 // name is taken and the Addon is marked NameFromConfig.
 func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, error) {
@@ -61,7 +66,7 @@ func FromRendered(name string, ad *unpack.Addon, res *render.Result) (Addon, err
 	if err != nil {
 		return Addon{}, err
 	}
-	a := Addon{Name: name, Source: ad.Pinned, Identity: ad.Identity, Values: res.Values, Objects: objs}
+	a := Addon{Name: name, Source: cmp.Or(ad.Source, ad.Pinned), Identity: ad.Identity, Values: res.Values, Objects: objs}
 	if ad.Config != nil {
 		a.Version = ad.Config.Version
 		if a.Name == "" {

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -190,12 +191,13 @@ func ExampleNew() {
 }
 
 // FromRendered is what Apply takes from an unpacked, rendered add-on:
-// its objects, and the name, version and values its inventory records.
-// A folder has no pinned form: an installer that applies one records
-// its absolute path as the Source. Without a name of the installer's,
-// the name is the config's, and the Addon says so (NameFromConfig):
-// Apply refuses it when the add-on installed under that name came from
-// elsewhere.
+// its objects, and the name, version, source and values its inventory
+// records. A folder has no pinned form: its Source is the folder's
+// absolute path, which names it read back from any directory (so is a
+// relative oci:DIR's: oci:/abs/DIR@sha256:...). Without a name of the
+// installer's, the name is the config's, and the Addon says so
+// (NameFromConfig): Apply refuses it when the add-on installed under
+// that name came from elsewhere.
 func ExampleFromRendered() {
 	ctx := context.Background()
 	ad, err := source.Resolve(ctx, "../../examples/coredns", source.Options{}, unpack.Options{})
@@ -212,11 +214,11 @@ func ExampleFromRendered() {
 	}
 	fmt.Println(addon.Name, len(addon.Objects), "objects")
 	fmt.Println(addon.Values)
-	fmt.Printf("source %q\n", addon.Source)
+	fmt.Println("source absolute:", filepath.IsAbs(addon.Source), filepath.Base(addon.Source))
 	fmt.Println("name from config:", addon.NameFromConfig)
 	// Output:
 	// coredns 6 objects
 	// map[DNS_DOMAIN:cluster.local DNS_MEMORY_LIMIT:170Mi DNS_SERVER_IP:10.96.0.10]
-	// source ""
+	// source absolute: true coredns
 	// name from config: true
 }

@@ -41,7 +41,12 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		if err != nil {
 			return nil, err
 		}
-		return t.Addon()
+		ad, err := t.Addon()
+		if err != nil {
+			return nil, err
+		}
+		ad.Source = recorded(ref, ad.Pinned, opts)
+		return ad, nil
 	}
 	a, err := Open(ctx, ref, opts)
 	if err != nil {
@@ -78,7 +83,33 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	ad.Pinned = a.Pinned()
+	ad.Source = recorded(ref, ad.Pinned, opts)
 	return ad, nil
+}
+
+// recorded is unpack.Addon.Source of an add-on read from ref and pinned
+// as pinned: pinned, with the path of a local kind made absolute
+// (Ref.Abs); ref's absolute form when a local kind has no pinned one (a
+// folder, a docker-archive). A relative oci:DIR@sha256:... recorded in
+// an inventory named another place, or none, read back from elsewhere.
+func recorded(ref Ref, pinned string, opts Options) string {
+	switch ref.Kind {
+	case KindDir, KindLayout, KindArchive, KindDockerArchive:
+	default:
+		return pinned
+	}
+	if pinned != "" {
+		p, err := opts.Parse(pinned)
+		if err != nil || p.Kind != ref.Kind {
+			return pinned
+		}
+		ref = p
+	}
+	abs, err := ref.Abs()
+	if err != nil {
+		return pinned
+	}
+	return abs.String()
 }
 
 // UnpackTo unpacks ref into dir, which must not exist or be empty, all

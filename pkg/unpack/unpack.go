@@ -130,6 +130,14 @@ type Addon struct {
 	// REPO@sha256:..., a git URL with ?ref=COMMIT, an https URL with
 	// ?checksum=sha256:...; empty when there is none (a local folder).
 	Pinned string
+	// Source is where it was read from as an installer records it
+	// (apply.Addon.Source, an inventory's source): Pinned with the path
+	// of a local source (oci:DIR, oci-archive:FILE) made absolute, or,
+	// for a source with no pinned form (a folder, a file, a
+	// docker-archive), its absolute path, so that it names the same
+	// place read back from any directory. package source sets it; it is
+	// empty for an Addon made by this package alone.
+	Source string
 }
 
 // SetInventory records an inventory rendered from the tree (see
