@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"path/filepath"
 
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -23,9 +24,13 @@ func ExampleResolve() {
 	fmt.Println("kind:", ad.Config.Kind)
 	fmt.Println("name:", ad.Config.Name)
 	fmt.Printf("pinned: %q\n", ad.Pinned) // a folder has no pinned form
+	// What an installer records (apply.FromRendered): the folder's
+	// absolute path, the same from any directory.
+	fmt.Println("recorded:", filepath.IsAbs(ad.Source), filepath.Base(ad.Source))
 	// Output:
 	// form: folder
 	// kind: manifests
 	// name: coredns
 	// pinned: ""
+	// recorded: true coredns
 }
