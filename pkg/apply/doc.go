@@ -29,6 +29,8 @@
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
 // ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
 // ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
+// ApplyAll's and UninstallAll's errors are *AddonError, naming the add-on
+// that failed, around the cause.
 // Options.Progress (and UninstallOptions.Progress) is told of each Stage
 // as it ends, for a caller that shows progress. The package prints
 // nothing of its own: the API server's warnings go to

@@ -44,14 +44,15 @@ func TestOwnershipErrorWords(t *testing.T) {
 }
 
 // Which add-on of several failed is said; of one, the error alone says
-// it, without "add-on 1 of 1".
+// it, without "add-on 1 of 1". Either way an *AddonError names it.
 func TestNthOfSeveral(t *testing.T) {
 	err := errors.New("apply a: refused")
-	if got := apply.Nth(0, 1, err); got != err {
-		t.Errorf("one add-on: %q, want the error as it is", got)
+	var ae *apply.AddonError
+	if got := apply.Nth(0, 1, "a", err); got.Error() != err.Error() || !errors.Is(got, err) || !errors.As(got, &ae) || ae.Addon != "a" || ae.Index != 0 {
+		t.Errorf("one add-on: %q (%+v), want the error as it is, an *AddonError naming a", got, ae)
 	}
-	if got := apply.Nth(1, 3, err); got.Error() != "add-on 2 of 3: apply a: refused" || !errors.Is(got, err) {
-		t.Errorf("three add-ons: %q", got)
+	if got := apply.Nth(1, 3, "a", err); got.Error() != "add-on 2 of 3: apply a: refused" || !errors.Is(got, err) || !errors.As(got, &ae) || ae.Addon != "a" || ae.Index != 1 {
+		t.Errorf("three add-ons: %q (%+v)", got, ae)
 	}
 }
 
