@@ -116,11 +116,19 @@ func ExampleClient_Status() {
 // read through the registry's retries, renders it with the values it
 // declares, installs it with its progress and the API server's warnings
 // in the installer's own logger, and tells the errors apart by type.
-// (It needs a registry and a cluster, so it is compiled, not run.)
+// The *rest.Config is the one the program has: a controller-runtime
+// manager's (mgr.GetConfig()), rest.InClusterConfig() in a Job, or
+// clientcmd.RESTConfigFromKubeConfig of a kubeconfig it holds (kubeadm's
+// admin.conf, a Cluster API workload cluster's Secret). New gives
+// namespaced objects that name none "default" unless
+// ClientOptions.Namespace says otherwise: a Job that wants its own
+// namespace, as Connect takes a Pod's, names it (the downward API's
+// metadata.namespace). (It needs a registry and a cluster, so it is
+// compiled, not run.)
 func ExampleNew() {
 	ctx := context.Background()
 	log := slog.Default()
-	var cfg *rest.Config // the installer's own: kubeadm's admin.conf, a CAPI workload cluster's
+	var cfg *rest.Config // the installer's own (see above)
 	keys, err := signature.LoadKeyVerifier("cosign.pub")
 	if err != nil {
 		log.Error("key", "err", err)
