@@ -60,7 +60,7 @@ func (registryLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artif
 			return nil, err
 		}
 		if opts.Pull == PullNever {
-			return nil, fmt.Errorf("%s: not in the local store (and the pull policy is never)", ref.Name)
+			return nil, &NotInStoreError{Name: ref.Name, PullNever: true}
 		}
 	}
 	return openRemote(ctx, ref, opts)

@@ -13,7 +13,9 @@ import (
 
 // ErrNotInStore marks a short name (one without a registry host) that the
 // local store does not hold. A short name is a local name: addonpkg never
-// looks it up in a registry.
+// looks it up in a registry. It also marks a registry reference read with
+// Options.StoreFirst and the pull policy PullNever that the store does
+// not hold.
 var ErrNotInStore = errors.New("not in the local store")
 
 // ErrShortName marks a short name used where a registry reference is
@@ -21,7 +23,8 @@ var ErrNotInStore = errors.New("not in the local store")
 var ErrShortName = errors.New("not a registry reference")
 
 // NotInStoreError is the error of a short name the store does not hold,
-// with the closest names it does hold. It matches ErrNotInStore and
+// with the closest names it does hold, or of a registry reference it does
+// not hold when the pull policy is PullNever. It matches ErrNotInStore and
 // errdef.ErrNotFound.
 type NotInStoreError struct {
 	// Name is the name looked up, with its tag.
@@ -36,10 +39,16 @@ type NotInStoreError struct {
 	Path string
 	// PathIsDir says Path is a folder.
 	PathIsDir bool
+	// PullNever says Name is a registry reference that the pull policy
+	// PullNever kept from being pulled.
+	PullNever bool
 }
 
 func (e *NotInStoreError) Error() string {
 	msg := e.Name + ": not in the local store"
+	if e.PullNever {
+		msg += " (and the pull policy is never)"
+	}
 	if !reference.HasRegistry(e.Name) {
 		// Only a short name could have been meant for Docker Hub.
 		msg += fmt.Sprintf(" (a name without a registry host is a local name; for Docker Hub write %s)", reference.DockerHub(e.Name))

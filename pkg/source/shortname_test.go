@@ -16,6 +16,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
+	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
 // countingTransport fails every request and counts them: a short name
@@ -116,5 +117,29 @@ func TestDockerHubName(t *testing.T) {
 		if got := reference.DockerHub(in); got != want {
 			t.Errorf("DockerHubName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A registry reference the store does not hold, read with the pull
+// policy never, is told apart with errors.Is as a short name is
+// (ErrNotInStore, errdef.ErrNotFound), not by its text, and reaches no
+// registry.
+func TestPullNeverNotInStore(t *testing.T) {
+	st, err := layout.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &countingTransport{}
+	opts := source.Options{Store: st, Registry: registry.Options{Transport: rt}, StoreFirst: true, Pull: source.PullNever}
+	_, err = source.Resolve(context.Background(), "registry.example.com/addons/coredns:9", opts, unpack.Options{})
+	var nis *source.NotInStoreError
+	if !errors.Is(err, source.ErrNotInStore) || !errors.Is(err, errdef.ErrNotFound) || !errors.As(err, &nis) || !nis.PullNever {
+		t.Fatalf("Resolve: %v (%T), want a *NotInStoreError with PullNever, matching ErrNotInStore and errdef.ErrNotFound", err, err)
+	}
+	if want := "registry.example.com/addons/coredns:9: not in the local store (and the pull policy is never)"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if n := rt.n.Load(); n != 0 {
+		t.Errorf("%d registry requests with the pull policy never, want none", n)
 	}
 }
