@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -152,8 +153,13 @@ func imageBlobs(t *testing.T, img v1.Image) []string {
 
 func TestInitOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	if _, err := layout.Open(dir); !errors.Is(err, layout.ErrNotLayout) {
-		t.Errorf("Open of a missing directory: %v, want ErrNotLayout", err)
+	// Not there: a layout it is not, and a caller tells it from one that
+	// is no layout with fs.ErrNotExist, as for a missing folder or file.
+	if _, err := layout.Open(dir); !errors.Is(err, layout.ErrNotLayout) || !errors.Is(err, fs.ErrNotExist) || err.Error() != dir+": not an OCI image layout (no such directory)" {
+		t.Errorf("Open of a missing directory: %v, want ErrNotLayout and fs.ErrNotExist", err)
+	}
+	if _, err := layout.Open(t.TempDir()); !errors.Is(err, layout.ErrNotLayout) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of an empty directory: %v, want ErrNotLayout, not fs.ErrNotExist: the directory is there", err)
 	}
 	st, err := layout.Init(dir)
 	if err != nil {

@@ -34,9 +34,21 @@ var (
 	configCap   = safetree.DefaultCap(safetree.LimitConfigBytes)
 )
 
+// missingLayout is ErrNotLayout for a directory that is not there: it
+// matches fs.ErrNotExist too, as a missing folder, file or archive does,
+// so a caller tells "not there" from "not a layout" with errors.Is.
+type missingLayout struct{}
+
+func (missingLayout) Error() string { return ErrNotLayout.Error() }
+
+func (missingLayout) Is(target error) bool {
+	return target == ErrNotLayout || target == fs.ErrNotExist
+}
+
 // Errors callers can test with errors.Is.
 var (
-	// ErrNotLayout: the directory is not an OCI image layout.
+	// ErrNotLayout: the directory is not an OCI image layout. One that
+	// is not there matches fs.ErrNotExist as well.
 	ErrNotLayout = errors.New("not an OCI image layout")
 	errReadOnly  = errors.New("an oci-archive is read-only: copy it to a layout to change it")
 )
@@ -221,7 +233,7 @@ func Open(dir string) (*Store, error) {
 	b, err := os.ReadFile(filepath.Join(dir, layoutFile))
 	if err != nil {
 		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (no such directory)", dir, ErrNotLayout)
+			return nil, fmt.Errorf("%s: %w (no such directory)", dir, missingLayout{})
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w (no oci-layout file)", dir, ErrNotLayout)
