@@ -9,32 +9,29 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/reference"
 )
 
-// recorded is the SOURCE an inventory records for s, as `addonpkg
-// apply` records it: the pinned form of what was read (Artifact.Pinned,
-// the tree's pin with its checksum or commit), else the path made
-// absolute (Ref.Abs).
-func recorded(t *testing.T, s string) string {
+// recordedFor is the SOURCE an inventory records for s, as Unpack
+// records it (recorded): the pinned form of what was read (the tree's
+// pin with its checksum or commit, an image's digest), with a local
+// path made absolute, else the absolute path.
+func recordedFor(t *testing.T, s string) string {
 	t.Helper()
 	ref, err := Parse(s)
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", s, err)
 	}
+	var pinned string
 	switch ref.Kind {
 	case KindHTTP:
 		ref.Checksum = "sha256:" + strings.Repeat("c", 64)
-		return ref.String()
+		pinned = ref.String()
 	case KindGit:
 		ref.GitRef = strings.Repeat("d", 40)
-		return ref.String()
+		pinned = ref.String()
+	default:
+		a := &Artifact{Ref: ref, Digest: v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("e", 64)}}
+		pinned = a.Pinned()
 	}
-	a := &Artifact{Ref: ref, Digest: v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("e", 64)}}
-	if p := a.Pinned(); p != "" {
-		return p
-	}
-	if ref, err = ref.Abs(); err != nil {
-		t.Fatal(err)
-	}
-	return ref.String()
+	return recorded(ref, pinned, Options{})
 }
 
 // reference.Origin reads what this package writes: the SOURCE a user
@@ -61,14 +58,14 @@ func TestOriginReadsRecordedSources(t *testing.T) {
 		{"git+ssh://git@github.com/org/addons?ref=main", "git+ssh://git@github.com/org/addons", "git+ssh://git@github.com/org/other"},
 		{"git+file:///srv/repos/addons//coredns", "git+file:///srv/repos/addons//coredns?ref=main", "git+file:///srv/repos/addons"},
 	} {
-		want := reference.Origin(recorded(t, c.source))
-		for _, s := range []string{c.source, c.other, recorded(t, c.other)} {
+		want := reference.Origin(recordedFor(t, c.source))
+		for _, s := range []string{c.source, c.other, recordedFor(t, c.other)} {
 			if got := reference.Origin(s); got != want {
-				t.Errorf("Origin(%q) = %q; of %q, recorded as %q: %q", s, got, c.source, recorded(t, c.source), want)
+				t.Errorf("Origin(%q) = %q; of %q, recorded as %q: %q", s, got, c.source, recordedFor(t, c.source), want)
 			}
 		}
-		if got := reference.Origin(recorded(t, c.beside)); got == want {
-			t.Errorf("Origin(%q) = Origin(%q) = %q", recorded(t, c.beside), recorded(t, c.source), got)
+		if got := reference.Origin(recordedFor(t, c.beside)); got == want {
+			t.Errorf("Origin(%q) = Origin(%q) = %q", recordedFor(t, c.beside), recordedFor(t, c.source), got)
 		}
 		if strings.Contains(want, "s3cret") {
 			t.Errorf("Origin of %q: %q holds a credential", c.source, want)
