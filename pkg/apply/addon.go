@@ -228,6 +228,9 @@ func (a *Addon) validate() error {
 		if err := checkObject(o); err != nil {
 			return fmt.Errorf("add-on %s: %w", a.Name, err)
 		}
+		if err := checkApplyPolicy(o); err != nil {
+			return fmt.Errorf("add-on %s: %w", a.Name, err)
+		}
 	}
 	return nil
 }

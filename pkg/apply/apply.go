@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -353,6 +354,7 @@ func (c *Client) applyOptions(opts Options) ssa.ApplyOptions {
 	ao := ssa.DefaultApplyOptions()
 	ao.Force = opts.Recreate
 	ao.ForceSelector = map[string]string{AnnotationRecreate: RecreateEnabled}
+	ao.IfNotPresentSelector = ifNotPresentSelector
 	ao.WaitInterval = c.opts.PollInterval
 	ao.WaitTimeout = opts.timeout()
 	// Roles in a stage of their own, before RoleBindings: binding a role
@@ -402,7 +404,9 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 			res, err = c.manager.ApplyAll(ctx, objs, ao)
 		}
 		if res != nil {
-			cs.Changes = append(cs.Changes, p.recreated(res, opts)...)
+			changes := p.recreated(res, opts)
+			p.skipped(res, changes)
+			cs.Changes = append(cs.Changes, changes...)
 		}
 		if err != nil {
 			return wrap(err)
@@ -490,7 +494,9 @@ func (c *Client) dryRunBeforeChange(ctx context.Context, p *plan, opts Options, 
 	g.SetLimit(c.opts.Concurrency)
 	for _, pl := range p.objects {
 		role := isRole(pl.obj) && !recreatableOnly
-		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || (pl.live == nil && !role) || pl.crdPending || pl.nsPending {
+		// An IfNotPresent object that exists is not applied: nothing
+		// the server would refuse of it is ever sent.
+		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || (pl.live == nil && !role) || pl.crdPending || pl.nsPending || pl.leftAsIs() {
 			continue
 		}
 		recreate := pl.mayRecreate(opts)
@@ -527,9 +533,11 @@ func (c *Client) dryRunBeforeChange(ctx context.Context, p *plan, opts Options, 
 // and a CRD every custom resource of its kind, others' too, and ssa
 // recreates on any change the server refuses (a label value it finds
 // invalid), not only an immutable one. An add-on's annotation on a
-// Namespace it adopted deleted the namespace and what it held.
+// Namespace it adopted deleted the namespace and what it held. Nor an
+// IfNotPresent object: one that exists is never changed, so never
+// deleted to be changed.
 func (pl *planned) mayRecreate(opts Options) bool {
-	if isDefinition(pl.obj) {
+	if isDefinition(pl.obj) || ifNotPresentBy(pl.obj) != "" {
 		return false
 	}
 	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||
@@ -543,22 +551,27 @@ func (pl *planned) mayRecreate(opts Options) bool {
 // key, not their ID, which two names may share.
 func (p *plan) recreated(res *ssa.ChangeSet, opts Options) []Change {
 	changes := changesOf(res)
-	var byKey map[string]*planned
 	for i, ch := range changes {
 		if ch.Action != Created {
 			continue
 		}
-		if byKey == nil {
-			byKey = make(map[string]*planned, len(p.objects))
-			for _, pl := range p.objects {
-				byKey[pl.entry.key()] = pl
-			}
-		}
-		if pl := byKey[entryFor(res.Entries[i].ObjMetadata).key()]; pl != nil && pl.live != nil && pl.mayRecreate(opts) {
+		if pl := p.find(res.Entries[i].ObjMetadata); pl != nil && pl.live != nil && pl.mayRecreate(opts) {
 			changes[i].Action, changes[i].Reason = Recreated, recreateReason
 		}
 	}
 	return changes
+}
+
+// find is the planned object m names, matched by its entry's key, not
+// its ID, which two names may share; nil when none.
+func (p *plan) find(m object.ObjMetadata) *planned {
+	if p.byKey == nil {
+		p.byKey = make(map[string]*planned, len(p.objects))
+		for _, pl := range p.objects {
+			p.byKey[pl.entry.key()] = pl
+		}
+	}
+	return p.byKey[entryFor(m).key()]
 }
 
 func changesOf(res *ssa.ChangeSet) []Change {

@@ -41,10 +41,13 @@ func (c *Client) Diff(ctx context.Context, a Addon, opts Options) (*ChangeSet, e
 
 func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, error) {
 	cs := &ChangeSet{Addon: p.addon.Name, DryRun: true}
-	do := ssa.DiffOptions{Force: opts.Recreate, ForceSelector: map[string]string{AnnotationRecreate: RecreateEnabled}}
 	for _, pl := range p.objects {
 		ch := Change{Object: describe(pl.obj), ID: pl.entry.ID, Version: pl.obj.GetAPIVersion()}
 		switch {
+		case pl.leftAsIs():
+			// Before the pending cases: a custom resource may exist in
+			// another version than its CRD's new one.
+			ch.Action, ch.Reason = Skipped, pl.ifNotPresentReason()
 		case pl.crdPending:
 			ch.Action = Unvalidated
 			ch.Reason = "not validated by the server: its CustomResourceDefinition is part of this add-on and not installed yet"
@@ -54,15 +57,21 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 			ch.Reason = fmt.Sprintf("not validated by the server: its Namespace %s is part of this add-on and does not exist yet", pl.obj.GetNamespace())
 			ch.Diff = diffText(ch.Object, nil, pl.obj)
 		default:
-			o := do
-			if !pl.mayRecreate(opts) {
-				o = ssa.DiffOptions{} // not to be recreated (a definition never is)
+			// As the apply's options: an IfNotPresent object made since
+			// the plan was read is skipped alike.
+			o := ssa.DiffOptions{IfNotPresentSelector: ifNotPresentSelector}
+			if pl.mayRecreate(opts) { // a definition never is
+				o.Force, o.ForceSelector = opts.Recreate, map[string]string{AnnotationRecreate: RecreateEnabled}
 			}
 			entry, live, merged, err := c.manager.Diff(ctx, pl.obj.DeepCopy(), o)
 			if err != nil {
 				return cs, wrap(err)
 			}
 			ch.Action = Action(entry.Action)
+			if ch.Action == Skipped {
+				pl.unrecorded = true
+				ch.Reason = pl.ifNotPresentReason()
+			}
 			if ch.Action == Created && pl.live != nil && pl.mayRecreate(opts) {
 				ch.Action, ch.Reason = Recreated, recreateReason
 			}

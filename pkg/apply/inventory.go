@@ -51,6 +51,15 @@ const (
 	// definitions (CRDs, Namespaces, ClusterRoles), never recreated.
 	AnnotationRecreate = labelDomain + "/recreate"
 	RecreateEnabled    = "enabled"
+	// AnnotationApply set to ApplyIfNotPresent on an object of the add-on
+	// makes Apply create it when it is absent and never change it once
+	// it is there (a Secret or a ConfigMap that a controller or an admin
+	// fills in after the install), as Flux's
+	// kustomize.toolkit.fluxcd.io/ssa: IfNotPresent, which an object may
+	// carry instead, does. As ssa reads it, a label does too. Any other
+	// value is refused (ErrInvalid), not guessed at.
+	AnnotationApply   = labelDomain + "/apply"
+	ApplyIfNotPresent = "IfNotPresent"
 
 	// The ApplySet labels and annotations of KEP-3659, so that kubectl
 	// sees which objects an add-on owns: the inventory Secret is the

@@ -39,6 +39,11 @@ type planned struct {
 	crdPending bool
 	// nsPending: its namespace is created by this add-on.
 	nsPending bool
+	// unrecorded: an IfNotPresent object that exists and is not this
+	// add-on's (forced past another's, or nobody's): it is left as it is
+	// and the inventory does not record it, so that neither prune nor
+	// uninstall, nor a later apply, takes it for this add-on's.
+	unrecorded bool
 }
 
 // doomed is an object of the previous inventory that is not in the new
@@ -73,6 +78,8 @@ type plan struct {
 	// reports them (and all else missing); if it does not, the first is
 	// the error.
 	unread []error
+	// byKey is objects by their entry's key (find).
+	byKey map[string]*planned
 }
 
 // crdKind is what a CRD of the add-on defines, for objects of kinds the
@@ -406,6 +413,12 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 		}
 		return nil, owned
 	}
+	// An IfNotPresent object is recorded only while it is this add-on's:
+	// one in the way that the checks above let through (forced, or
+	// nobody's) stays as it is, and is not adopted by being listed.
+	for _, pl := range p.objects {
+		pl.unrecorded = pl.leftAsIs() && !c.owns(a.Name, pl.live.GetLabels())
+	}
 
 	// What the previous inventory holds and the new set does not. An
 	// object is one uid, whatever its entry: an Event is served in two
@@ -561,10 +574,14 @@ func (p *plan) label() {
 	}
 }
 
+// entries are the inventory entries of the objects, but those left
+// unrecorded.
 func (p *plan) entries() []InventoryEntry {
-	out := make([]InventoryEntry, len(p.objects))
-	for i, pl := range p.objects {
-		out[i] = pl.entry
+	out := make([]InventoryEntry, 0, len(p.objects))
+	for _, pl := range p.objects {
+		if !pl.unrecorded {
+			out = append(out, pl.entry)
+		}
 	}
 	return out
 }

@@ -1,0 +1,97 @@
+package apply
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+)
+
+// fluxSSAAnnotation is Flux's per-object apply policy; of its values
+// (Merge, IfNotPresent, Ignore, Override) addonpkg honours IfNotPresent,
+// so that an add-on authored for Flux keeps that meaning. The others are
+// Flux's to read: addonpkg applies such an object as any other.
+const fluxSSAAnnotation = "kustomize.toolkit.fluxcd.io/ssa"
+
+// ifNotPresentKeys are the keys that make an object IfNotPresent, ours
+// first, so a reason names ours when an object carries both.
+var ifNotPresentKeys = []string{AnnotationApply, fluxSSAAnnotation}
+
+// ifNotPresentSelector is ssa's IfNotPresentSelector (apply and diff):
+// ssa skips an object that exists and whose applied form matches one
+// pair, as a label or an annotation, the value in any case
+// (utils.AnyInMetadata). Our own value is checked to be exactly
+// ApplyIfNotPresent before (checkApplyPolicy), so the any-case reading
+// only widens Flux's, as Flux reads it.
+var ifNotPresentSelector = map[string]string{AnnotationApply: ApplyIfNotPresent, fluxSSAAnnotation: ApplyIfNotPresent}
+
+// ifNotPresentBy is the key that makes o IfNotPresent ("" when none),
+// read as ssa reads ifNotPresentSelector, pair by pair: what this
+// package decides of an object (no pre-change dry-run, no recreate, its
+// place in the inventory) must be what ssa does with it.
+func ifNotPresentBy(o *unstructured.Unstructured) string {
+	for _, k := range ifNotPresentKeys {
+		if utils.AnyInMetadata(o, map[string]string{k: ifNotPresentSelector[k]}) {
+			return k
+		}
+	}
+	return ""
+}
+
+// checkApplyPolicy refuses a value of AnnotationApply, as an annotation
+// or a label (ssa reads both), other than ApplyIfNotPresent: ssa matches
+// any case, but a value that is not ours exactly ("ifnotpresent",
+// "Always") is a mistake to say, not a policy to guess. Flux's annotation
+// is not checked: its other values are Flux's.
+func checkApplyPolicy(o *unstructured.Unstructured) error {
+	for _, m := range []struct {
+		what string
+		kv   map[string]string
+	}{{"annotation", o.GetAnnotations()}, {"label", o.GetLabels()}} {
+		if v, ok := m.kv[AnnotationApply]; ok && v != ApplyIfNotPresent {
+			return fmt.Errorf("%w: object %s: %s %s: %q is not a value it takes (%s, exactly)",
+				ErrInvalid, describe(o), m.what, AnnotationApply, safetree.SanitizeN(v, 60), ApplyIfNotPresent)
+		}
+	}
+	return nil
+}
+
+// leftAsIs says whether the apply leaves pl's object as it is in the
+// cluster: it is IfNotPresent and it was there when the plan was read.
+// ssa skips it; no dry-run, recreate or take-over touches it.
+func (pl *planned) leftAsIs() bool {
+	return pl.live != nil && ifNotPresentBy(pl.obj) != ""
+}
+
+// ifNotPresentReason is the Reason of the Skipped change of pl, left as
+// it is.
+func (pl *planned) ifNotPresentReason() string {
+	r := "left as it is: it exists, and " + ifNotPresentBy(pl.obj) + ": " + ApplyIfNotPresent + " creates it only when absent"
+	if pl.unrecorded {
+		r += "; it is not this add-on's, so it is neither adopted nor recorded in the inventory"
+	}
+	return r
+}
+
+// skipped gives the changes of res that ssa reported Skipped (the
+// IfNotPresent objects it found in the cluster) their reason. One the
+// plan found absent was made by someone else since: it is not this
+// add-on's, and the inventory does not record it.
+func (p *plan) skipped(res *ssa.ChangeSet, changes []Change) {
+	for i, ch := range changes {
+		if ch.Action != Skipped {
+			continue
+		}
+		pl := p.find(res.Entries[i].ObjMetadata)
+		if pl == nil || ifNotPresentBy(pl.obj) == "" {
+			continue
+		}
+		if pl.live == nil {
+			pl.unrecorded = true
+		}
+		changes[i].Reason = pl.ifNotPresentReason()
+	}
+}
