@@ -209,6 +209,15 @@ subdirectory; a new tag, digest or commit of the same is the same origin) is
 refused before any change: --name NAME replaces the installed add-on from the
 new source, another --name installs it beside.
 
+An object annotated ` + apply.AnnotationApply + "=" + apply.ApplyIfNotPresent + ` (or Flux's
+kustomize.toolkit.fluxcd.io/ssa=IfNotPresent) is created when it is absent
+and left as it is once there, whatever its content (a Secret or ConfigMap an
+admin or a controller fills in): skipped, with the reason, never dry-run or
+recreated. The inventory records it while it is the add-on's, so uninstall
+deletes it unless it is annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + `. One already
+there that is not the add-on's (nobody's, or another add-on's with --force)
+is neither adopted nor recorded. Another value of ` + apply.AnnotationApply + ` is refused.
+
 An add-on that declares values for its installer (.addonvalues) gets them
 from --set and --values, and is refused before any change when a required
 one is missing; the inventory records them.

@@ -890,3 +890,65 @@ func TestCLISeveralNamesKeepTheAddonColumn(t *testing.T) {
 		t.Errorf("uninstall of two, one not installed: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
 	}
 }
+
+// An object annotated addonpkg.io/apply: IfNotPresent is created once
+// (diff --cluster shows the create), then left to the admin who edits
+// it: apply, its --json, --dry-run=server and diff --cluster say it is
+// skipped and why, and change nothing. A typo in the value is refused in
+// one line naming the object, before any change.
+func TestCLIApplyIfNotPresent(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "once")
+	must(t, os.MkdirAll(dir, 0o755))
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli-once\n  namespace: default\n  annotations: {addonpkg.io/apply: %s}\ndata: {Corefile: \"%s\"}\n"
+	write := func(policy, v string) {
+		must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(fmt.Sprintf(cm, policy, v)), 0o644))
+	}
+	write("IfNotPresent", "1")
+	t.Cleanup(func() { cc.run(t, "uninstall", "once") })
+	out, stderr, code := cc.run(t, "diff", "--cluster", dir)
+	if code != 1 || !strings.Contains(out, "created (dry run)  ConfigMap/default/cli-once") || !strings.Contains(out, `+  Corefile: "1"`) {
+		t.Fatalf("diff --cluster before install: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
+	ctx := t.Context()
+	live, err := typed.CoreV1().ConfigMaps("default").Get(ctx, "cli-once", metav1.GetOptions{})
+	must(t, err)
+	live.Data["Corefile"] = "edited by the admin"
+	live, err = typed.CoreV1().ConfigMaps("default").Update(ctx, live, metav1.UpdateOptions{})
+	must(t, err)
+
+	write("IfNotPresent", "2")
+	out, stderr, code = cc.run(t, "apply", dir, "--json")
+	var cs apply.ChangeSet
+	if err := json.Unmarshal([]byte(out), &cs); code != 0 || err != nil || len(cs.Changes) != 1 ||
+		cs.Changes[0].Action != apply.Skipped || !strings.Contains(cs.Changes[0].Reason, "addonpkg.io/apply: IfNotPresent") {
+		t.Errorf("apply --json of a changed IfNotPresent ConfigMap: exit %d, %v, stderr %q:\n%s", code, err, stderr, out)
+	}
+	out, stderr, code = cc.run(t, "apply", dir)
+	if code != 0 || !strings.Contains(out, "skipped  ConfigMap/default/cli-once  left as it is: it exists") {
+		t.Errorf("apply: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	out, stderr, code = cc.run(t, "apply", dir, "--dry-run=server", "--diff")
+	if code != 0 || !strings.Contains(out, "skipped (dry run)  ConfigMap/default/cli-once  left as it is") || strings.Contains(out, "Corefile") {
+		t.Errorf("apply --dry-run=server --diff: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	if out, stderr, code = cc.run(t, "diff", "--cluster", dir); code != 0 || strings.Contains(out, "Corefile") {
+		t.Errorf("diff --cluster of a present IfNotPresent ConfigMap: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	now, err := typed.CoreV1().ConfigMaps("default").Get(ctx, "cli-once", metav1.GetOptions{})
+	must(t, err)
+	if now.ResourceVersion != live.ResourceVersion || now.Data["Corefile"] != "edited by the admin" {
+		t.Errorf("the admin's edit was changed: %v", now.Data)
+	}
+
+	write("ifnotpresent", "2")
+	out, stderr, code = cc.run(t, "apply", dir)
+	if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "ConfigMap/default/cli-once") || !strings.Contains(stderr, `addonpkg.io/apply: "ifnotpresent"`) {
+		t.Errorf("apply with a typo in the policy: exit %d, stdout %q, stderr %q; want exit 1 and one line naming the object", code, out, stderr)
+	}
+}

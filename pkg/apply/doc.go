@@ -101,6 +101,35 @@
 // inventory records the mirror and its later versions apply by the
 // config's name.
 //
+// # Create once
+//
+// An object annotated AnnotationApply=ApplyIfNotPresent
+// ("addonpkg.io/apply: IfNotPresent"; as ssa reads it, a label too), or
+// carrying Flux's "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent" (any
+// case, as Flux reads it; Flux's other values are Flux's, and such an
+// object is applied as any other), is created when it is absent and
+// never changed once it is there (ssa.ApplyOptions.IfNotPresentSelector):
+// a Secret or a ConfigMap that a controller or an admin fills in after
+// the install. It is the add-on's word, read from the object applied,
+// not from the one in the cluster. Apply, Diff and a dry-run agree: absent, it
+// is Created (or Unvalidated, as any object whose CRD or Namespace is
+// pending), with its diff; there, it is Skipped, with the Reason, and no
+// diff, whatever its content. One that is there is never sent to the
+// server: neither the dry-run before the first change nor a recreate
+// (Options.Recreate, AnnotationRecreate) touches it. Readiness is waited
+// for as of any object (unless AnnotationWait). The ownership checks
+// above run as for any object, so another add-on's, another ApplySet's
+// or another controller's is refused unless Options.Force. The
+// inventory records it while it is this add-on's (it made it, or it
+// carries LabelAddon and the ApplySet of this inventory), so prune and
+// uninstall delete it unless AnnotationPrune; one that is there and is
+// not (nobody's, forced past another add-on's, or made by someone else
+// after the plan was read) is left as it is: neither adopted (no
+// label is written) nor recorded, so no prune or uninstall of this
+// add-on deletes it. A value of AnnotationApply other than
+// ApplyIfNotPresent exactly ("ifnotpresent") is ErrInvalid, naming the
+// object, before any request.
+//
 // # Inventory
 //
 // Each add-on has one Secret, InventoryName(name) ("addonpkg-NAME") in
