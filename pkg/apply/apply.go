@@ -57,12 +57,14 @@ type Options struct {
 	// Namespace that still holds objects; by default they are kept.
 	PruneNonEmpty bool
 	// Force adopts objects that another add-on owns, and members of
-	// another tool's ApplySet.
+	// another tool's ApplySet; not an AnnotationApply=ApplyIfNotPresent
+	// one, which is left as it is and not recorded.
 	Force bool
 	// Recreate deletes and creates again an object whose change the
 	// server refuses as immutable (AnnotationRecreate does it for one);
 	// never a CRD, a Namespace or a ClusterRole: deleting the first two
-	// deletes what they hold.
+	// deletes what they hold; nor an AnnotationApply=ApplyIfNotPresent
+	// object, which is never changed.
 	Recreate bool
 	// TakeOver lists the field-manager prefixes whose fields are taken
 	// over; nil: DefaultTakeOver; empty (non-nil): none.

@@ -22,7 +22,8 @@ const (
 	Deleted   Action = "deleted"
 	// Skipped: left alone; Change.Reason says why (a keep annotation, a
 	// Namespace or CRD that still holds objects, an object without this
-	// add-on's owner label).
+	// add-on's owner label, an AnnotationApply=ApplyIfNotPresent object
+	// that exists).
 	Skipped Action = "skipped"
 	// Unvalidated (dry-run and Diff only): the server could not check the
 	// object because its CRD or Namespace is part of this add-on and not
