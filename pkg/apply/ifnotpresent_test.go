@@ -155,6 +155,14 @@ func TestIfNotPresentCreatedOnceThenLeftAlone(t *testing.T) {
 		t.Errorf("corefile made again = %v, want v3's", cm)
 	}
 
+	// Dropped by an upgrade, it is pruned, as any object the add-on made.
+	dropped := version("4")
+	dropped.Objects = dropped.Objects[1:]
+	cs = k.mustApply(t, dropped, apply.Options{})
+	if c := change(cs, corefile); c.Action != apply.Deleted || k.exists(t, gvrConfigMap, k.prefix, "corefile") {
+		t.Errorf("upgrade that drops corefile: %s, want it deleted:\n%s", c.Action, cs)
+	}
+
 	if _, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
@@ -426,5 +434,48 @@ metadata: {name: own-ADDON, namespace: NS}
 	live, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "shared", metav1.GetOptions{})
 	if err != nil || live.Labels[apply.LabelAddon] != other.Name || live.Data["by"] != "b" {
 		t.Errorf("shared = %v, %v: want b's", live, err)
+	}
+}
+
+// An IfNotPresent object that exists is still waited for: left as it
+// is, it must still be ready (a Deployment no controller runs here never
+// is), unless addonpkg.io/wait: disabled.
+func TestIfNotPresentStillWaitedFor(t *testing.T) {
+	k := newCluster(t)
+	const deploy = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: once
+  namespace: NS
+  annotations: {addonpkg.io/apply: IfNotPresent WAIT}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: once}}
+  template:
+    metadata: {labels: {app: once}}
+    spec:
+      containers: [{name: once, image: 127.0.0.1/once:1}]
+`
+	a := k.addon(t, k.prefix, "1", strings.ReplaceAll(deploy, " WAIT", ""))
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{PruneNonEmpty: true, Timeout: 30 * time.Second})
+	})
+	k.mustApply(t, a, apply.Options{})
+	cs, err := k.admin.Apply(k.ctx, a, apply.Options{Wait: true, Timeout: 3 * time.Second})
+	var we *apply.WaitError
+	if !errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) || len(we.Objects) != 1 || !strings.HasPrefix(we.Objects[0], "Deployment/"+k.prefix+"/once") {
+		t.Fatalf("apply with wait of an unready IfNotPresent Deployment: %v, want a WaitError naming it", err)
+	}
+	if c := change(cs, "Deployment/"+k.prefix+"/once"); c.Action != apply.Skipped {
+		t.Errorf("Deployment once: %s, want skipped:\n%s", c.Action, cs)
+	}
+	noWait := k.addon(t, k.prefix, "1", strings.ReplaceAll(deploy, " WAIT", ", addonpkg.io/wait: disabled"))
+	if _, err := k.admin.Apply(k.ctx, noWait, apply.Options{Wait: true, Timeout: 3 * time.Second}); err != nil {
+		t.Errorf("apply with wait of an IfNotPresent Deployment not waited for: %v", err)
 	}
 }
