@@ -143,3 +143,22 @@ func TestPullNeverNotInStore(t *testing.T) {
 		t.Errorf("%d registry requests with the pull policy never, want none", n)
 	}
 }
+
+// A pull policy that is not one of the three ("Always", as an image's
+// imagePullPolicy spells it) is refused before anything is read, not
+// taken for the default, which reads the registry.
+func TestUnknownPullPolicyRefused(t *testing.T) {
+	st, err := layout.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &countingTransport{}
+	opts := source.Options{Store: st, Registry: registry.Options{Transport: rt}, StoreFirst: true, Pull: "Never"}
+	_, err = source.Resolve(context.Background(), "registry.example.com/addons/coredns:9", opts, unpack.Options{})
+	if !errors.Is(err, source.ErrBadOptions) {
+		t.Fatalf("Resolve with Pull %q: %v, want ErrBadOptions", opts.Pull, err)
+	}
+	if n := rt.n.Load(); n != 0 {
+		t.Errorf("%d registry requests with an unknown pull policy, want none", n)
+	}
+}

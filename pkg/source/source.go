@@ -120,6 +120,20 @@ func remoteString(prefix, u, sub, key, val string) string {
 // ErrBadSource marks a SOURCE that does not parse.
 var ErrBadSource = errors.New("invalid source")
 
+// ErrBadOptions marks Options a caller set to what no rule reads (a Pull
+// policy other than the three): refused, rather than read as the
+// default, which would pull where the caller meant never to.
+var ErrBadOptions = errors.New("invalid source options")
+
+// check refuses Options that ErrBadOptions describes.
+func (o Options) check() error {
+	switch o.Pull {
+	case "", PullMissing, PullAlways, PullNever:
+		return nil
+	}
+	return fmt.Errorf("%w: Pull %q: want %q, %q or %q", ErrBadOptions, o.Pull, PullMissing, PullAlways, PullNever)
+}
+
 // parseByLook tells apart what no prefix claims, by its text alone (see
 // Parse): a manifest file, a registry reference (its first component is
 // a host), a name in the local store, or else a path.
@@ -170,8 +184,9 @@ type Options struct {
 	Store *layout.Store
 	// Registry carries auth and transport choices.
 	Registry registry.Options
-	// Pull is PullMissing (default), PullAlways or PullNever, for names
-	// that may be in the store or a registry.
+	// Pull is PullMissing (default, also ""), PullAlways or PullNever,
+	// for names that may be in the store or a registry; another value is
+	// ErrBadOptions.
 	Pull string
 	// BlobProgress, when set, is told how far each blob's copy is when
 	// Write writes to a registry, the store or a layout.
@@ -319,6 +334,9 @@ func Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 }
 
 func open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	l := opts.location(ref.Kind)
 	if l == nil {
 		return nil, notEnabled(ref)
