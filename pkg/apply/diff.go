@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	yaml3 "go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -303,16 +304,13 @@ func toYAML(o *unstructured.Unstructured, marshal func(any) ([]byte, error)) (st
 	o = o.DeepCopy()
 	unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 	if o.GetKind() == "Secret" && o.GetAPIVersion() == "v1" {
-		for _, field := range []string{"data", "stringData"} {
-			if m, ok := o.Object[field].(map[string]any); ok {
-				for k, v := range m {
-					// ssa's masking marks changed values; an unmasked
-					// value left here is masked too.
-					if s, ok := v.(string); !ok || (s != ssaMaskBefore && s != ssaMaskAfter) {
-						m[k] = ssaMaskDefault
-					}
-				}
-			}
+		maskSecretData(o.Object)
+		// kubectl's client-side apply keeps the whole manifest it applied,
+		// data included, in this annotation: a Secret it made (or that
+		// kubectl create --save-config made) carries its values there.
+		if a := o.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
+			a[corev1.LastAppliedConfigAnnotation] = maskedLastApplied(a[corev1.LastAppliedConfigAnnotation])
+			o.SetAnnotations(a)
 		}
 	}
 	b, err := marshal(o.Object)
@@ -320,6 +318,38 @@ func toYAML(o *unstructured.Unstructured, marshal func(any) ([]byte, error)) (st
 		return "", err
 	}
 	return string(b), nil
+}
+
+// maskSecretData masks the values of a Secret's data and stringData.
+func maskSecretData(obj map[string]any) {
+	for _, field := range []string{"data", "stringData"} {
+		if m, ok := obj[field].(map[string]any); ok {
+			for k, v := range m {
+				// ssa's masking marks changed values; an unmasked
+				// value left here is masked too.
+				if s, ok := v.(string); !ok || (s != ssaMaskBefore && s != ssaMaskAfter) {
+					m[k] = ssaMaskDefault
+				}
+			}
+		}
+	}
+}
+
+// maskedLastApplied is a Secret's last-applied-configuration annotation
+// with the values of the manifest it holds masked, so that the diff
+// still shows the annotation change (kubectl's fields taken over);
+// masked whole when it is not a JSON object.
+func maskedLastApplied(v string) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
+		return ssaMaskDefault
+	}
+	maskSecretData(m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ssaMaskDefault
+	}
+	return string(b)
 }
 
 // The placeholders ssa.SanitizeUnstructuredData writes for a changed

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -187,4 +188,64 @@ data: {script: "echo VALUE"}
 	if strings.ContainsAny(cm.Diff, "\x01\x07\x1b\u009b") {
 		t.Errorf("the diff holds control characters:\n%q", cm.Diff)
 	}
+}
+
+// A Secret made by kubectl's client-side apply (kubectl apply, kubectl
+// create --save-config) carries its whole manifest, data included, in
+// the kubectl.kubernetes.io/last-applied-configuration annotation. The
+// diff of an add-on that adopts it, changes it or prunes it printed that
+// annotation as it is: the Secret's values, masked in data, in clear
+// (base64) a few lines above, in a diff meant for CI logs.
+func TestDiffMasksSecretsInLastAppliedConfiguration(t *testing.T) {
+	k := newCluster(t)
+	const ns = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS}
+`
+	k.mustApply(t, k.addon(t, k.prefix+"-ns", "1", ns), apply.Options{})
+	old := "kubectl-" + k.prefix
+	last := fmt.Sprintf(`{"apiVersion":"v1","data":{"password":%q},"kind":"Secret","metadata":{"annotations":{},"name":"creds","namespace":%q}}`,
+		base64.StdEncoding.EncodeToString([]byte(old)), k.prefix)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: k.prefix,
+			Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: last}},
+		Data: map[string][]byte{"password": []byte(old)},
+	}
+	if _, err := k.typed.CoreV1().Secrets(k.prefix).Create(k.ctx, sec, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	leaks := func(what string, cs *apply.ChangeSet) {
+		t.Helper()
+		for _, c := range cs.Changes {
+			for _, v := range []string{old, base64.StdEncoding.EncodeToString([]byte(old))} {
+				if strings.Contains(c.Diff, v) {
+					t.Errorf("%s: the diff of %s prints the Secret's value %q:\n%s", what, c.Object, v, c.Diff)
+				}
+			}
+		}
+	}
+	adopt := k.addon(t, k.prefix, "1", strings.ReplaceAll(secretAddon, "SECRETVALUE", "new-"+k.prefix))
+	cs, err := k.admin.Diff(k.ctx, adopt, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Changes) != 1 || cs.Changes[0].Action != apply.Configured || !strings.Contains(cs.Changes[0].Diff, "last-applied-configuration") {
+		t.Fatalf("the diff does not show the adoption of the Secret:\n%s", cs)
+	}
+	leaks("adoption", cs)
+
+	// Installed without take-over, the annotation stays; an upgrade that
+	// no longer holds the Secret shows it deleted, whole.
+	k.mustApply(t, adopt, apply.Options{TakeOver: []string{}})
+	const cm = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other, namespace: NS}
+`
+	cs, err = k.admin.Diff(k.ctx, k.addon(t, k.prefix, "2", cm), apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaks("prune", cs)
 }
