@@ -238,10 +238,10 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	inv.Objects = union(kept, p.entries())
 	if !sameRecord(inv, p.prev) || sec != p.prevSecret {
 		if _, err := c.writeInventory(ctx, inv, sec); err != nil {
-			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.recordLost(ctx, inv, writes, err))
 		}
 	} else if err := c.unchangedSince(ctx, a.Name, sec); err != nil {
-		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.recordLost(ctx, inv, writes, err))
 	}
 
 	if opts.Wait {
@@ -271,6 +271,57 @@ func (c *Client) unchangedSince(ctx context.Context, name string, read *corev1.S
 		return fmt.Errorf("%w: its inventory changed while it applied (another apply or uninstall of %s at the same time?): apply it again", ErrConflict, name)
 	}
 	return nil
+}
+
+// recordLost is the error of an apply whose inventory another apply or
+// an uninstall of the add-on changed or deleted while it ran (err: its
+// conditional write failed, or unchangedSince), after it has put what it
+// applied back on record. An uninstall at the same time deleted the
+// objects and the inventory, and the apply then made its objects again:
+// they carried the add-on's labels and no record listed them, so no
+// uninstall or prune would ever find them. So the objects of inv (what
+// this apply holds, and kept) are added to the record there is now, or
+// to a new one, pending: the next apply or uninstall finishes the job.
+// Nothing is recorded when the apply wrote nothing (it made no object)
+// or the record now lists them all already.
+func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err error) error {
+	if apierrors.IsNotFound(err) {
+		err = fmt.Errorf("%w: its inventory was deleted while it applied (an uninstall of %s at the same time?)", ErrConflict, inv.Name)
+	}
+	if !errors.Is(err, ErrConflict) || w.none() {
+		return err
+	}
+	// The apply's own context may be what ended; the record is written
+	// still, for a few seconds.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for range 3 {
+		now, rerr := c.inventorySecret(ctx, inv.Name)
+		if rerr != nil {
+			return fmt.Errorf("%w; recording what it applied failed too: %v", err, rerr)
+		}
+		rec := *inv
+		if now != nil {
+			cur, derr := decodeInventory(now)
+			if derr != nil {
+				return fmt.Errorf("%w; recording what it applied failed too: %v", err, derr)
+			}
+			if subset(inv.Objects, cur.Objects) {
+				return err
+			}
+			rec = *cur
+			rec.Objects = union(cur.Objects, inv.Objects)
+		}
+		rec.Phase = PhasePending
+		_, werr := c.writeInventory(ctx, &rec, now)
+		if werr == nil {
+			return fmt.Errorf("%w; what it applied is recorded, pending: apply or uninstall %s again", err, inv.Name)
+		}
+		if !errors.Is(werr, ErrConflict) {
+			return fmt.Errorf("%w; recording what it applied failed too: %v", err, werr)
+		}
+	}
+	return fmt.Errorf("%w; recording what it applied failed too: its inventory changed each time it was read", err)
 }
 
 // takeBack undoes the pending inventory sec of an apply that changed

@@ -152,7 +152,10 @@
 // the new ones, before its first change, and as applied, listing the new
 // ones, after pruning. An apply killed half-way leaves a pending
 // inventory; the next Apply prunes what it no longer holds from that
-// union and applies the rest.
+// union and applies the rest. An apply that finds its inventory changed
+// or deleted when it writes it (another apply or an uninstall of the
+// add-on at the same time) adds what it applied to the record there is
+// now, or to a new one, pending, and fails with ErrConflict.
 //
 // # Prune and uninstall
 //
