@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,6 +224,7 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Minute
 	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return retryAfterCap{rt} })
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
 		cfg.WarningHandlerWithContext = warningLogger{opts.Logger}
 	}
@@ -279,6 +282,31 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	manager := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: labelDomain})
 	manager.SetConcurrency(opts.Concurrency)
 	return &Client{cfg: cfg, kube: kube, mapper: mapper, typed: typed, manager: manager, opts: opts, defaultNS: "default"}, nil
+}
+
+// maxRetryAfter is the longest Retry-After client-go is let to wait
+// before it asks again (it asks ten times): the API server's priority
+// and fairness asks for a second or so.
+const maxRetryAfter = 2
+
+// retryAfterCap shortens a Retry-After longer than maxRetryAfter
+// seconds. A proxy's maintenance page (503) or a 429 asking for an hour
+// made client-go sleep on it until the request's timeout (a minute, per
+// request: a prune of fifty objects took most of an hour), and the error
+// then said the request timed out, not what the server answered.
+type retryAfterCap struct{ rt http.RoundTripper }
+
+func (c retryAfterCap) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if resp != nil {
+		if v := resp.Header.Get("Retry-After"); v != "" {
+			// An HTTP date client-go does not read: it does not retry.
+			if n, perr := strconv.Atoi(v); perr == nil && n > maxRetryAfter {
+				resp.Header.Set("Retry-After", strconv.Itoa(maxRetryAfter))
+			}
+		}
+	}
+	return resp, err
 }
 
 // warningLogger hands the API server's warnings to a logger, or drops

@@ -1,0 +1,57 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// A proxy or load balancer in front of the API server that answers 503
+// (a maintenance page) or 429 with a Retry-After of an hour: client-go
+// retries such an answer ten times, each after the Retry-After the
+// server asked for, so one request of an upgrade waited ten hours, the
+// command silent, its inventory pending. The retries are bounded in time
+// too: the upgrade fails in seconds, naming the object, and leaves the
+// inventory pending with every object it may hold.
+func TestRetryAfterIsBounded(t *testing.T) {
+	for _, code := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		t.Run(http.StatusText(code), func(t *testing.T) {
+			k := newCluster(t)
+			v1 := k.addon(t, k.prefix, "1", killV1)
+			v2 := k.addon(t, k.prefix, "2", killV2)
+			k.mustApply(t, v1, apply.Options{})
+			broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPatch || !strings.HasSuffix(r.URL.Path, "/configmaps/c") || r.URL.Query().Has("dryRun") {
+					return false
+				}
+				w.Header().Set("Retry-After", "3600")
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(code)
+				w.Write([]byte(htmlPage))
+				return true
+			})
+			ctx, cancel := context.WithTimeout(k.ctx, 90*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := broken.Apply(ctx, v2, apply.Options{})
+			if took := time.Since(start); took > 45*time.Second {
+				t.Errorf("the upgrade took %s to fail on an answer asking to retry in an hour", took.Round(time.Second))
+			}
+			oneLine(t, err, "ConfigMap", "/c")
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("the error %q says the request timed out, not what the server answered", err)
+			}
+			inv := k.inventory(t, k.prefix)
+			want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}
+			if got := ids(inv); inv.Phase != apply.PhasePending || !slices.Equal(got, want) {
+				t.Errorf("after the failed upgrade the inventory is %s %v, want pending %v", inv.Phase, got, want)
+			}
+		})
+	}
+}
