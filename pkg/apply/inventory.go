@@ -376,6 +376,12 @@ func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev
 		return nil, fmt.Errorf("encode inventory: %w", err)
 	}
 	ns, name := c.opts.InventoryNamespace, InventoryName(inv.Name)
+	if len(data) > maxInventoryBytes {
+		// The API server's answer ("data: Too long") names neither the
+		// add-on's objects nor what to do.
+		return nil, fmt.Errorf("%w: write inventory %s/%s: the record of its %d objects would take %d bytes, more than the %d a Secret holds (split the add-on, or uninstall it before an upgrade whose objects and the installed ones are too many to record at once)",
+			ErrInvalid, ns, name, len(inv.Objects), len(data), maxInventoryBytes)
+	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
@@ -405,6 +411,10 @@ func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev
 	}
 	return out, nil
 }
+
+// maxInventoryBytes is what a Secret's data may hold (the API server's
+// validation: 1 MiB).
+const maxInventoryBytes = 1 << 20
 
 func sortEntries(es []InventoryEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].key() < es[j].key() })
