@@ -55,3 +55,35 @@ func TestRetryAfterIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// An API server that fails the delete of a pruned object (a proxy's
+// error page) in the middle of an upgrade leaves the inventory pending
+// with the old objects and the new, so the next apply prunes what this
+// one could not; the error is one line naming the object.
+func TestMisbehavingAPIServerMidPrune(t *testing.T) {
+	k := newCluster(t)
+	v1 := k.addon(t, k.prefix, "1", killV1)
+	v2 := k.addon(t, k.prefix, "2", killV2)
+	k.mustApply(t, v1, apply.Options{})
+	broken := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodDelete || !strings.HasSuffix(r.URL.Path, "/configmaps/b") {
+			return false
+		}
+		return errorPage(w, r)
+	})
+	_, err := broken.Apply(k.ctx, v2, apply.Options{Timeout: 30 * time.Second})
+	oneLine(t, err, "ConfigMap", "/b", "502 Bad Gateway")
+	inv := k.inventory(t, k.prefix)
+	want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}
+	if got := ids(inv); inv.Phase != apply.PhasePending || !slices.Equal(got, want) {
+		t.Fatalf("after the failed prune the inventory is %s %v, want pending %v", inv.Phase, got, want)
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "b") {
+		t.Fatal("b is gone though its delete failed")
+	}
+	k.mustApply(t, v2, apply.Options{Timeout: 30 * time.Second})
+	inv = k.inventory(t, k.prefix)
+	if got := ids(inv); inv.Phase != apply.PhaseApplied || !slices.Equal(got, []string{want[0], want[1], want[3]}) || k.exists(t, gvrConfigMap, k.prefix, "b") {
+		t.Errorf("the next apply left %s %v, b there: %v", inv.Phase, got, k.exists(t, gvrConfigMap, k.prefix, "b"))
+	}
+}
