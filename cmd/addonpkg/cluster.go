@@ -612,8 +612,12 @@ func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
 		if i.Phase == apply.PhaseInvalid {
 			ready = "-"
 		}
-		// An empty cell is "-", so that every row splits into six fields.
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, cmp.Or(i.Version, "-"), i.Phase, ready, cmp.Or(i.Digest, "-"), cmp.Or(i.Source, "-"))
+		// An empty cell is "-", so that every row splits into six fields;
+		// each is one cell: a newline or a tab in what an inventory
+		// records (anyone who may write its Secret chooses it) forged a
+		// row of an add-on that is not installed.
+		cells := sanitizeAll([]string{i.Name, cmp.Or(i.Version, "-"), i.Phase, ready, cmp.Or(i.Digest, "-"), cmp.Or(i.Source, "-")})
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	if err := w.Flush(); err != nil {
 		return err

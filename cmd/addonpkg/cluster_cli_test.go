@@ -432,6 +432,9 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	var record map[string]any
 	must(t, json.Unmarshal(sec.Data[apply.InventoryKey], &record))
 	record["source"] = "\x1b]0;pwned\x07/tmp/good"
+	// A newline and tabs in a cell forged a row of the table: an add-on
+	// that is not installed, shown applied and ready.
+	record["version"] = "1\nforged\t9.9\tapplied\t3/3\t-\t-"
 	raw, err := json.Marshal(record)
 	must(t, err)
 	sec.Data[apply.InventoryKey] = raw
@@ -444,6 +447,9 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	out, stderr, code = cc.run(t, "status", "good", "--inventory-namespace", ns)
 	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "?]0;pwned?/tmp/good") || !strings.Contains(out, "good: not ready: ConfigMap/default/cli-corrupt-good: NotFound\n") {
 		t.Errorf("status good: exit %d, stderr %q, want the source without escapes and the missing ConfigMap named:\n%q", code, stderr, out)
+	}
+	if regexp.MustCompile(`(?m)^forged`).MatchString(out) || !strings.Contains(out, "1?forged?9.9") {
+		t.Errorf("status good: the version recorded printed as a row of its own, or not as one cell:\n%s", out)
 	}
 }
 
