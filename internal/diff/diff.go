@@ -210,6 +210,24 @@ func maskSecrets(na, nb string) (ma, mb string, ok bool) {
 		mask(va, after, maskBefore)
 		mask(vb, before, maskAfter)
 	}
+	// kubectl's client-side apply keeps the whole manifest it applied,
+	// the Secret's values included, in an annotation: a manifest exported
+	// with kubectl get -o yaml carries it.
+	la, lb := annotation(a, lastApplied), annotation(b, lastApplied)
+	same := la != nil && lb != nil && sameValue(la, lb)
+	for _, n := range []struct {
+		node    *yaml.Node
+		changed string
+	}{{la, maskBefore}, {lb, maskAfter}} {
+		if n.node == nil {
+			continue
+		}
+		placeholder := n.changed
+		if same {
+			placeholder = maskSame
+		}
+		*n.node = yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: placeholder}
+	}
 	var err error
 	if ma, err = emit(a); err != nil {
 		return "", "", false
@@ -218,6 +236,29 @@ func maskSecrets(na, nb string) (ma, mb string, ok bool) {
 		return "", "", false
 	}
 	return ma, mb, true
+}
+
+// lastApplied is the annotation where kubectl's client-side apply keeps
+// the manifest it applied.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// annotation is the value of the annotation key of the object m; nil
+// when it has none (or its metadata or annotations are no mapping).
+func annotation(m *yaml.Node, key string) *yaml.Node {
+	md := mapping(m, "metadata")
+	if md == nil {
+		return nil
+	}
+	an := mapping(md, "annotations")
+	if an == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(an.Content); i += 2 {
+		if an.Content[i].Value == key {
+			return an.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // mapping is the value of the top-level key field of the mapping m: an

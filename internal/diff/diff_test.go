@@ -313,6 +313,25 @@ func TestDiffMasksSecrets(t *testing.T) {
 	if len(onlyValue.Changed) != 1 || !strings.Contains(onlyValue.Changed[0].UnifiedDiff, "+  k: '*** (after)'\n") {
 		t.Errorf("a changed value: %+v", onlyValue.Changed)
 	}
+	// A manifest exported with kubectl get -o yaml carries the values in
+	// kubectl's last-applied-configuration annotation too.
+	withLast := func(v, label string) map[string]string {
+		return map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  labels: {tier: " + label + "}\n" +
+			"  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"apiVersion\":\"v1\",\"data\":{\"k\":\"" + v + "\"},\"kind\":\"Secret\"}'\n" +
+			"data:\n  k: " + v + "\n"}
+	}
+	last := Diff(context.Background(), renderFiles(t, withLast("c2VjcmV0YQ==", "a")), renderFiles(t, withLast("c2VjcmV0Yg==", "b")))
+	if len(last.Changed) != 1 {
+		t.Fatalf("changed %+v, want the Secret", last.Changed)
+	}
+	if d := last.Changed[0].UnifiedDiff; strings.Contains(d, "c2VjcmV0YQ==") || strings.Contains(d, "c2VjcmV0Yg==") || !strings.Contains(d, "last-applied-configuration: '*** (after)'") {
+		t.Errorf("the diff shows a value kept in the last-applied-configuration annotation, or not that it changed:\n%s", d)
+	}
+	sameLast := Diff(context.Background(), renderFiles(t, withLast("c2VjcmV0YQ==", "a")), renderFiles(t, withLast("c2VjcmV0YQ==", "b")))
+	if len(sameLast.Changed) != 1 || strings.Contains(sameLast.Changed[0].UnifiedDiff, "c2VjcmV0YQ==") {
+		t.Errorf("an unchanged last-applied-configuration is shown: %+v", sameLast.Changed)
+	}
+
 	// data that is no mapping cannot be masked key by key: not shown.
 	odd := Diff(context.Background(), renderFiles(t, secret("data: [c2VjcmV0]\n", "", "x")), renderFiles(t, secret("data: [b3RoZXI=]\n", "", "x")))
 	if len(odd.Changed) != 1 || odd.Changed[0].UnifiedDiff != "" || odd.Changed[0].Summary == "" {
