@@ -214,7 +214,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		if writes.none() {
 			c.takeBack(ctx, p, sec)
 		}
-		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.keepRecord(ctx, inv, sec, writes, err))
 	}
 
 	kept := []InventoryEntry{}
@@ -224,7 +224,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
 		cs.Changes = append(cs.Changes, changes...)
 		if err != nil {
-			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.keepRecord(ctx, inv, sec, writes, err))
 		}
 		kept = retained
 	} else {
@@ -271,6 +271,27 @@ func (c *Client) unchangedSince(ctx context.Context, name string, read *corev1.S
 		return fmt.Errorf("%w: its inventory changed while it applied (another apply or uninstall of %s at the same time?): apply it again", ErrConflict, name)
 	}
 	return nil
+}
+
+// keepRecord is err, the failure of an apply that wrote to the cluster,
+// once what it applied is on record. An uninstall (or another apply) of
+// the add-on at the same time may have deleted or changed the record
+// this apply read (or wrote, pending) since: the objects it made after
+// were recorded nowhere (the uninstall's Namespace being terminated is
+// what makes such an apply fail half-way). When the record is no longer
+// the one it had, recordLost puts them back on record.
+func (c *Client) keepRecord(ctx context.Context, inv *Inventory, sec *corev1.Secret, w *writes, err error) error {
+	if w.none() || sec == nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	now, rerr := c.inventorySecret(rctx, inv.Name)
+	if rerr != nil || (now != nil && now.ResourceVersion == sec.ResourceVersion) {
+		return err
+	}
+	lost := fmt.Errorf("%w: its inventory changed or was deleted while it applied (another apply or uninstall of %s at the same time?)", ErrConflict, inv.Name)
+	return fmt.Errorf("%w; %w", err, c.recordLost(ctx, inv, w, lost))
 }
 
 // recordLost is the error of an apply whose inventory another apply or

@@ -154,8 +154,9 @@
 // inventory; the next Apply prunes what it no longer holds from that
 // union and applies the rest. An apply that finds its inventory changed
 // or deleted when it writes it (another apply or an uninstall of the
-// add-on at the same time) adds what it applied to the record there is
-// now, or to a new one, pending, and fails with ErrConflict.
+// add-on at the same time), or that fails after a change and finds it so,
+// adds what it applied to the record there is now, or to a new one,
+// pending, and fails with ErrConflict.
 //
 // # Prune and uninstall
 //
