@@ -322,17 +322,19 @@ func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err 
 			return fmt.Errorf("%w; recording what it applied failed too: %v", err, rerr)
 		}
 		rec := *inv
+		rec.Objects = nil
 		if now != nil {
 			cur, derr := decodeInventory(now)
 			if derr != nil {
 				return fmt.Errorf("%w; recording what it applied failed too: %v", err, derr)
 			}
-			if subset(inv.Objects, cur.Objects) {
-				return err
-			}
 			rec = *cur
-			rec.Objects = union(cur.Objects, inv.Objects)
 		}
+		orphans := c.unrecorded(ctx, inv.Name, inv.Objects, rec.Objects)
+		if len(orphans) == 0 {
+			return err
+		}
+		rec.Objects = union(rec.Objects, orphans)
 		rec.Phase = PhasePending
 		_, werr := c.writeInventory(ctx, &rec, now)
 		if werr == nil {
@@ -343,6 +345,38 @@ func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err 
 		}
 	}
 	return fmt.Errorf("%w; recording what it applied failed too: its inventory changed each time it was read", err)
+}
+
+// unrecorded are the entries of mine that recorded does not list and
+// whose objects are in the cluster as the add-on's (its owner label and
+// ApplySet): what no prune or uninstall would find. Not those gone, or
+// never made (an upgrade's record lists the installed objects, which the
+// other apply may have pruned): recording them would only make a record
+// pending for nothing. One that cannot be read is counted: recording it
+// is the safe side.
+func (c *Client) unrecorded(ctx context.Context, addon string, mine, recorded []InventoryEntry) []InventoryEntry {
+	listed := map[string]bool{}
+	for _, e := range recorded {
+		listed[e.key()] = true
+	}
+	var out []InventoryEntry
+	for _, e := range mine {
+		if listed[e.key()] {
+			continue
+		}
+		stub, err := e.object()
+		if err != nil {
+			continue // names no object
+		}
+		if m, err := c.servedAs(stub); m == nil && err == nil {
+			continue // its kind is gone, and it with it
+		}
+		live, err := c.getMeta(ctx, stub)
+		if err != nil || (live != nil && c.owns(addon, live.Labels)) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // takeBack undoes the pending inventory sec of an apply that changed
