@@ -301,10 +301,11 @@ func (c *Client) keepRecord(ctx context.Context, inv *Inventory, sec *corev1.Sec
 // objects and the inventory, and the apply then made its objects again:
 // they carried the add-on's labels and no record listed them, so no
 // uninstall or prune would ever find them. So the objects of inv (what
-// this apply holds, and kept) are added to the record there is now, or
-// to a new one, pending: the next apply or uninstall finishes the job.
-// Nothing is recorded when the apply wrote nothing (it made no object)
-// or the record now lists them all already.
+// this apply holds, and kept) that are in the cluster as the add-on's
+// and that the record there is now does not list (unrecorded) are added
+// to it, or to a new one, pending: the next apply or uninstall finishes
+// the job. Nothing is recorded when the apply wrote nothing (it made no
+// object) or no such object is left.
 func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err error) error {
 	if apierrors.IsNotFound(err) {
 		err = fmt.Errorf("%w: its inventory was deleted while it applied (an uninstall of %s at the same time?)", ErrConflict, inv.Name)
