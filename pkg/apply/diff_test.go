@@ -3,6 +3,8 @@ package apply_test
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,4 +250,32 @@ metadata: {name: other, namespace: NS}
 		t.Fatal(err)
 	}
 	leaks("prune", cs)
+}
+
+// An add-on's Secret that sets in stringData a key kubectl wrote in data
+// changes that key: the diff of its adoption said the Secret lost it
+// (data: {}), and that the take-over removes .data.password.
+func TestDiffOfAdoptedSecretKeepsItsStringDataKeys(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix+"-ns", "1", raceNS), apply.Options{})
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: k.prefix},
+		Data: map[string][]byte{"password": []byte("old"), "other": []byte("dropped")}}
+	if _, err := k.typed.CoreV1().Secrets(k.prefix).Create(k.ctx, sec, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", strings.ReplaceAll(secretAddon, "SECRETVALUE", "new"))
+	cs, err := k.admin.Diff(k.ctx, a, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := cs.Changes[0]
+	if !strings.Contains(ch.Diff, "+  password: '*** (after)'") || !strings.Contains(ch.Diff, "-  other: '***'") ||
+		strings.Contains(ch.Reason, ".data.password") || !strings.Contains(ch.Reason, ".data.other") {
+		t.Errorf("the diff of the adoption does not say password changes and other goes (%s):\n%s", ch.Reason, ch.Diff)
+	}
+	k.mustApply(t, a, apply.Options{})
+	s, err := k.typed.CoreV1().Secrets(k.prefix).Get(k.ctx, "creds", metav1.GetOptions{})
+	if err != nil || string(s.Data["password"]) != "new" || s.Data["other"] != nil {
+		t.Errorf("after the apply: %v, keys %v: the diff did not say what the apply did", err, slices.Collect(maps.Keys(s.Data)))
+	}
 }

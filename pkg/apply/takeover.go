@@ -44,12 +44,36 @@ func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructur
 	if taken.Empty() {
 		return nil, nil
 	}
+	held := withStringData(obj)
 	taken.Leaves().Iterate(func(p fieldpath.Path) {
-		if !holds(obj.Object, p) && !covers(kept, p) {
+		if !holds(held.Object, p) && !covers(kept, p) {
 			paths = append(paths, p.Copy())
 		}
 	})
 	return paths, managers
+}
+
+// withStringData is obj, or, for a Secret with stringData, a copy that
+// holds each of its keys in data too, as the API server writes them: a
+// key kubectl wrote in data that the add-on sets in stringData is
+// changed, not removed (the diff said the Secret lost it).
+func withStringData(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	sd, ok := obj.Object["stringData"].(map[string]any)
+	if !ok || len(sd) == 0 || obj.GetKind() != "Secret" || obj.GetAPIVersion() != "v1" {
+		return obj
+	}
+	out := obj.DeepCopy()
+	data, _ := out.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		if _, ok := data[k]; !ok {
+			data[k] = v
+		}
+	}
+	out.Object["data"] = data
+	return out
 }
 
 // matchesTakeOver is ssa's match of a Cleanup.FieldManagers entry, as
