@@ -332,6 +332,10 @@ func TestStatusObjectsUnreadable(t *testing.T) {
 	if len(list) != 1 || list[0].Name != a.Name || list[0].Objects != 1 || list[0].Ready != 0 || len(list[0].Unready) != 1 {
 		t.Fatalf("status as a user who may read inventories only: %+v, %v", list, err)
 	}
+	// A caller tells "unknown" from "not ready" by the status word.
+	if u := list[0].UnreadyObjects; len(u) != 1 || u[0].Status != apply.Unreadable || u[0].Kind != "ConfigMap" || u[0].Name != "unreadable" || u[0].Message == "" {
+		t.Errorf("status as a user who may read inventories only: objects %#v, want the ConfigMap Unreadable, and why", u)
+	}
 	if !errors.Is(err, apply.ErrForbidden) || !strings.Contains(err.Error(), "status "+a.Name+": could not read 1 of its 1 objects") {
 		t.Errorf("status as a user who may read inventories only: %v, want ErrForbidden naming %s", err, a.Name)
 	}

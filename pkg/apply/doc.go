@@ -30,7 +30,13 @@
 // ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
 // ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
 // ApplyAll's and UninstallAll's errors are *AddonError, naming the add-on
-// that failed, around the cause.
+// that failed, around the cause. Each object that is not ready is an
+// ObjectStatus, in Status's Installed.UnreadyObjects and in
+// WaitError.Statuses: its group, version, kind, namespace and name, a
+// Readiness word (InProgress, Failed, Terminating, NotFound,
+// OwnedByOther with the Owner, NotOwned, Unreadable) and a message. A
+// caller acts on those; the lines beside them (Installed.Unready,
+// WaitError.Objects) are the same said for people, not to be parsed.
 // Options.Progress (and UninstallOptions.Progress) is told of each Stage
 // as it ends, for a caller that shows progress. The package prints
 // nothing of its own: the API server's warnings go to

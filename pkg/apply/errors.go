@@ -221,10 +221,26 @@ func (e *PreflightError) Is(target error) bool { return target == ErrForbidden }
 // not gone) and their last status. It matches ErrTimeout when the
 // timeout passed, ErrNotReady when an object failed.
 type WaitError struct {
-	Op       string   // "readiness" or "deletion"
-	Objects  []string // "Kind/namespace/name: Status: message"
+	Op string // "readiness" or "deletion"
+	// Objects says each object of Statuses in one line, in its order:
+	// ObjectStatus.String of a readiness wait ("Kind/namespace/name:
+	// Status: message"), "Kind/namespace/name[: held by ...]" of a
+	// deletion. When every object was ready by the time they were read
+	// again, Statuses is empty and Objects holds the engine's error alone.
+	Objects []string
+	// Statuses is each object that was not ready (InProgress, Failed,
+	// NotFound, Terminating, Unreadable), or, of a deletion, still there
+	// (Terminating, Message saying what holds it) or unreadable: what a
+	// caller tells them apart by, never by the text of Objects.
+	Statuses []ObjectStatus
 	TimedOut bool
 	Err      error // the engine's own error
+}
+
+// add lists st, and line, which says it.
+func (e *WaitError) add(st ObjectStatus, line string) {
+	e.Statuses = append(e.Statuses, st)
+	e.Objects = append(e.Objects, line)
 }
 
 func (e *WaitError) Error() string {

@@ -230,3 +230,40 @@ func ExampleFromRendered() {
 	// source absolute: true coredns
 	// name from config: true
 }
+
+// A controller that installs add-ons sets the conditions of its own
+// resource from the objects that are not ready, by their status word,
+// never by reading the lines people read. The list is Status's
+// (Installed.UnreadyObjects) or a failed wait's (WaitError.Statuses);
+// here it is written out, as Status returned it of an add-on one of
+// whose objects another add-on adopted.
+func ExampleObjectStatus() {
+	unready := []apply.ObjectStatus{
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "coredns", Status: apply.InProgress, Message: "Available: 0/2"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "kube-system", Name: "coredns", Status: apply.OwnedByOther, Owner: "dns"},
+		{Version: "v1", Kind: "Service", Namespace: "kube-system", Name: "kube-dns", Status: apply.NotFound},
+	}
+	for _, s := range unready {
+		switch s.Status {
+		case apply.InProgress, apply.Terminating:
+			fmt.Printf("Progressing: %s %s/%s: %s\n", s.Kind, s.Namespace, s.Name, s.Message)
+		case apply.OwnedByOther:
+			fmt.Printf("Conflict: %s %s/%s belongs to add-on %s\n", s.Kind, s.Namespace, s.Name, s.Owner)
+		case apply.Unreadable:
+			fmt.Printf("Unknown: %s %s/%s: %s\n", s.Kind, s.Namespace, s.Name, s.Message)
+		default: // Failed, NotFound, NotOwned, or a word a later kstatus computes
+			fmt.Printf("Degraded: %s %s/%s is %s\n", s.Kind, s.Namespace, s.Name, s.Status)
+		}
+	}
+	// What Installed.Unready and `addonpkg status NAME` say of them:
+	for _, s := range unready {
+		fmt.Println(s)
+	}
+	// Output:
+	// Progressing: Deployment kube-system/coredns: Available: 0/2
+	// Conflict: ConfigMap kube-system/coredns belongs to add-on dns
+	// Degraded: Service kube-system/kube-dns is NotFound
+	// Deployment/kube-system/coredns: InProgress: Available: 0/2
+	// ConfigMap/kube-system/coredns: owned by add-on dns
+	// Service/kube-system/kube-dns: NotFound
+}

@@ -831,6 +831,16 @@ data: {v: "taken"}
 	if _, err := k.typed.CoreV1().Secrets(invNS).Create(k.ctx, sec, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Its status there counts none of them, and says whose they are.
+	st, err := other.Status(k.ctx, first.Name)
+	if err != nil || len(st) != 1 || st[0].Ready != 0 || len(st[0].UnreadyObjects) != 2 {
+		t.Fatalf("status under %s: %+v, %v, want no object ready", invNS, st, err)
+	}
+	for _, u := range st[0].UnreadyObjects {
+		if u.Status != apply.OwnedByOther || u.Owner != first.Name || !u.Elsewhere {
+			t.Errorf("status under %s: %#v, want OwnedByOther, %s of another inventory namespace", invNS, u, first.Name)
+		}
+	}
 	cs, err := other.Uninstall(k.ctx, first.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("uninstall under %s: %v", invNS, err)
@@ -849,6 +859,13 @@ data: {v: "taken"}
 	patch := []byte(`{"metadata":{"labels":{"` + apply.LabelApplySetPartOf + `":null}}}`)
 	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Patch(k.ctx, "stays", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	st, err = k.admin.Status(k.ctx, first.Name)
+	if err != nil || len(st) != 1 || len(st[0].UnreadyObjects) != 1 {
+		t.Fatalf("status: %+v, %v, want one object not ready", st, err)
+	}
+	if u := st[0].UnreadyObjects[0]; u.Name != "stays" || u.Status != apply.NotOwned || u.Message != "no "+apply.LabelApplySetPartOf+" label" {
+		t.Errorf("status of stays without its ApplySet label: %#v, want NotOwned, naming the label", u)
 	}
 	dry, err := k.admin.Uninstall(k.ctx, first.Name, apply.UninstallOptions{DryRun: true})
 	if err != nil {

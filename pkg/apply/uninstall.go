@@ -145,11 +145,24 @@ type Installed struct {
 	Ready int `json:"ready"`
 	// Unready names each other one: "Kind/ns/name: Status", "...: owned
 	// by add-on OTHER" for one another add-on adopted (Force), or "...:
-	// not owned by this add-on" for one whose owner label is gone.
+	// not owned by this add-on" for one whose owner label is gone. It is
+	// UnreadyObjects said one line each (ObjectStatus.String), in its
+	// order: for people, not to be parsed.
 	Unready []string `json:"unready,omitempty"`
+	// UnreadyObjects is each object counted in Objects and not in
+	// Ready, and why (InProgress, Failed, Terminating, NotFound,
+	// OwnedByOther, NotOwned, Unreadable): what a caller tells them
+	// apart by.
+	UnreadyObjects []ObjectStatus `json:"unreadyObjects,omitempty"`
 	// Error says, in one line, why the inventory could not be read
 	// (Phase PhaseInvalid).
 	Error string `json:"error,omitempty"`
+}
+
+// unready lists o, and says it in Unready.
+func (st *Installed) unready(o ObjectStatus) {
+	st.UnreadyObjects = append(st.UnreadyObjects, o)
+	st.Unready = append(st.Unready, o.String())
 }
 
 // List returns the records of the installed add-ons, by name, from
@@ -224,7 +237,8 @@ func (c *Client) listInventories(ctx context.Context) ([]corev1.Secret, error) {
 // found beside those it did not, and an add-on some of whose objects
 // could not be read (matching the cause: ErrForbidden for a user who
 // may read the inventories but not the objects, ErrUnreachable): those
-// are in its Unready, their readiness unknown.
+// are in its UnreadyObjects as Unreadable (and in its Unready), their
+// readiness unknown.
 func (c *Client) Status(ctx context.Context, names ...string) ([]Installed, error) {
 	var secrets []corev1.Secret
 	var errs []error
@@ -287,20 +301,19 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (st Installed,
 		// on from the one recorded. A kind served in none is read as
 		// recorded, and found NotFound.
 		if _, err := c.servedAs(stub); err != nil {
-			st.Unready = append(st.Unready, describe(stub)+": "+oneLine(err.Error()))
+			st.unready(statusOf(stub, Unreadable, oneLine(err.Error())))
 			continue
 		}
-		line, _, rerr := c.readiness(ctx, stub, inv.Name)
+		ost, ready, rerr := c.readiness(ctx, stub, inv.Name)
 		switch {
+		case ready:
+			st.Ready++
+			continue
 		case rerr != nil:
 			n++
 			first = cmp.Or(first, rerr)
-			st.Unready = append(st.Unready, line)
-		case line == "":
-			st.Ready++
-		default:
-			st.Unready = append(st.Unready, line)
 		}
+		st.unready(ost)
 	}
 	if first != nil {
 		unread = fmt.Errorf("could not read %d of its %d objects, whose readiness is unknown: %w", n, len(inv.Objects), first)

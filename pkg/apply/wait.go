@@ -62,14 +62,14 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, o := range objs {
-		line, failed, _ := c.readiness(rctx, o, "")
-		if line == "" {
+		st, ready, _ := c.readiness(rctx, o, "")
+		if ready {
 			continue
 		}
-		if failed {
+		if st.Status == Failed {
 			we.TimedOut = false
 		}
-		we.Objects = append(we.Objects, line)
+		we.add(st, st.String())
 	}
 	if len(we.Objects) == 0 {
 		we.Objects = []string{oneLine(err.Error())}
@@ -77,41 +77,44 @@ func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Durati
 	return we
 }
 
-// readiness is "" for a ready object, else "Kind/ns/name: Status:
-// message"; failed when kstatus says Failed. err is why the object could
-// not be read (forbidden, unreachable): its readiness is unknown, and
-// line says so.
-func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, owner string) (line string, failed bool, err error) {
+// readiness reads o now and says whether it is ready, and if not, why:
+// kstatus's status (InProgress, Failed when kstatus says Failed), or
+// NotFound. With owner set (Status), an object another add-on adopted
+// or no add-on owns any longer is OwnedByOther or NotOwned: it does not
+// count for this one. err is why the object could not be read
+// (forbidden, unreachable): its readiness is unknown, and st says so
+// (Unreadable).
+func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, owner string) (st ObjectStatus, ready bool, err error) {
 	live, err := c.get(ctx, o)
 	switch {
 	case err != nil:
-		return describe(o) + ": " + oneLine(err.Error()), false, err
+		return statusOf(o, Unreadable, oneLine(err.Error())), false, err
 	case live == nil:
-		return describe(o) + ": " + string(status.NotFoundStatus), false, nil
+		return statusOf(o, NotFound, ""), false, nil
 	case owner != "" && live.GetLabels()[LabelAddon] != owner:
 		// Adopted by another add-on (--force), or not the add-on's at
 		// all: it does not count for this one.
 		if other := live.GetLabels()[LabelAddon]; other != "" {
-			return describe(o) + ": owned by add-on " + safetree.Sanitize(other), false, nil
+			st = statusOf(o, OwnedByOther, "")
+			st.Owner = other
+			return st, false, nil
 		}
-		return describe(o) + ": not owned by this add-on (no " + LabelAddon + " label)", false, nil
+		return statusOf(o, NotOwned, "no "+LabelAddon+" label"), false, nil
 	case owner != "" && live.GetLabels()[LabelApplySetPartOf] == "":
-		return describe(o) + ": not owned by this add-on (no " + LabelApplySetPartOf + " label)", false, nil
+		return statusOf(o, NotOwned, "no "+LabelApplySetPartOf+" label"), false, nil
 	case owner != "" && !c.owns(owner, live.GetLabels()):
-		return describe(o) + ": owned by add-on " + safetree.Sanitize(owner) + " of another inventory namespace", false, nil
+		st = statusOf(o, OwnedByOther, "")
+		st.Owner, st.Elsewhere = owner, true
+		return st, false, nil
 	}
 	res, err := readyStatus(live)
 	if err != nil {
-		return describe(o) + ": " + oneLine(err.Error()), false, nil
+		return statusOf(o, Unreadable, oneLine(err.Error())), false, nil
 	}
 	if res.Status == status.CurrentStatus {
-		return "", false, nil
+		return ObjectStatus{}, true, nil
 	}
-	line = describe(o) + ": " + string(res.Status)
-	if res.Message != "" {
-		line += ": " + oneLine(res.Message)
-	}
-	return line, res.Status == status.FailedStatus, nil
+	return statusOf(o, Readiness(res.Status), oneLine(res.Message)), false, nil
 }
 
 // heldBy says what keeps an object that was deleted, for a deletion that
@@ -121,7 +124,7 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, ow
 // in it is gone (it reports what is left in its conditions).
 func heldBy(live *unstructured.Unstructured) string {
 	if fs := live.GetFinalizers(); len(fs) > 0 {
-		return ": held by finalizers " + sanitizedList(fs) + ", which no controller removed"
+		return "held by finalizers " + sanitizedList(fs) + ", which no controller removed"
 	}
 	if !isNamespace(live) {
 		return ""
@@ -130,7 +133,7 @@ func heldBy(live *unstructured.Unstructured) string {
 	if len(fs) == 0 {
 		return ""
 	}
-	why := ": held by its spec.finalizers " + sanitizedList(fs) + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
+	why := "held by its spec.finalizers " + sanitizedList(fs) + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
 	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 	for _, c := range conds {
 		c, _ := c.(map[string]any)
@@ -159,7 +162,7 @@ func sanitizedList(items []string) string {
 func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var left []string
+	we := &WaitError{Op: "deletion", TimedOut: true, Err: context.DeadlineExceeded}
 	for _, o := range objs {
 		err := wait.PollUntilContextCancel(ctx, c.opts.PollInterval, true, func(ctx context.Context) (bool, error) {
 			live, err := c.get(ctx, o)
@@ -173,17 +176,19 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 			rcancel()
 			switch {
 			case live != nil:
-				left = append(left, describe(o)+heldBy(live))
+				st := statusOf(o, Terminating, heldBy(live))
+				we.add(st, st.goneLine())
 			case gerr != nil:
-				left = append(left, describe(o))
+				st := statusOf(o, Unreadable, oneLine(gerr.Error()))
+				we.add(st, st.goneLine())
 			}
 		}
 	}
-	if len(left) == 0 {
+	if len(we.Objects) == 0 {
 		return nil
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("wait for deletion: %w", ctx.Err())
 	}
-	return &WaitError{Op: "deletion", Objects: left, TimedOut: true, Err: context.DeadlineExceeded}
+	return we
 }

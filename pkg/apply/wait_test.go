@@ -232,6 +232,14 @@ metadata: {name: NS-held, namespace: default, finalizers: [example.com/never]}
 		t.Fatalf("uninstall = %v, want ErrTimeout", err)
 	}
 	oneLine(t, err, "ConfigMap/default/"+k.prefix+"-held", "held by finalizers example.com/never")
+	// The same, as a caller reads it: the object is still Terminating,
+	// and what holds it is the message.
+	var we *apply.WaitError
+	want := apply.ObjectStatus{Version: "v1", Kind: "ConfigMap", Namespace: "default", Name: k.prefix + "-held", Status: apply.Terminating,
+		Message: "held by finalizers example.com/never, which no controller removed"}
+	if !errors.As(err, &we) || we.Op != "deletion" || len(we.Statuses) != 1 || we.Statuses[0] != want || len(we.Objects) != 1 {
+		t.Errorf("uninstall = %v, want a deletion WaitError whose one status is %#v", err, want)
+	}
 }
 
 // A Namespace that outlives its deletion is held by its spec.finalizers,
@@ -248,12 +256,12 @@ func TestHeldByNamesNamespaceFinalizer(t *testing.T) {
 			map[string]any{"type": "NamespaceFinalizersRemaining", "status": "True", "message": "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances\n\x1b[2J"},
 		}},
 	}}
-	want := ": held by its spec.finalizers kubernetes, which the namespace controller (kube-controller-manager) removes once the namespace is empty; it reports: Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"
+	want := "held by its spec.finalizers kubernetes, which the namespace controller (kube-controller-manager) removes once the namespace is empty; it reports: Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"
 	if got := apply.HeldBy(ns); !strings.HasPrefix(got, want) || strings.ContainsAny(got, "\n\x1b") {
 		t.Errorf("HeldBy(namespace) = %q, want %q, one line", got, want)
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "finalizers": []any{"example.com/x"}}}}
-	if got := apply.HeldBy(cm); got != ": held by finalizers example.com/x, which no controller removed" {
+	if got := apply.HeldBy(cm); got != "held by finalizers example.com/x, which no controller removed" {
 		t.Errorf("HeldBy(configmap) = %q", got)
 	}
 	cm.SetFinalizers(nil)
