@@ -435,7 +435,11 @@ reported when one is invalid, a NAME is not installed, or some of an
 add-on's objects cannot be read (a user who may read the inventories but
 not the objects), and the command then exits 1 naming it, as kubectl get
 does. With NAMEs, each object that
-is not ready follows the table, with its status.`,
+is not ready follows the table, with its status. With --json, each add-on
+lists those objects twice: "unready", a line each for people, and
+"unreadyObjects", for programs: group, version, kind, namespace, name and
+"status", one of InProgress, Failed, Terminating, NotFound, OwnedByOther
+(with "owner"), NotOwned or Unreadable, with a "message".`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
 		Args:              cobra.ArbitraryArgs,

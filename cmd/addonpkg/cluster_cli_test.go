@@ -451,6 +451,17 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	if regexp.MustCompile(`(?m)^forged`).MatchString(out) || !strings.Contains(out, "1?forged?9.9") {
 		t.Errorf("status good: the version recorded printed as a row of its own, or not as one cell:\n%s", out)
 	}
+	// --json says it as a program reads it: the status word and the
+	// object field by field, beside the line.
+	out, stderr, code = cc.run(t, "status", "good", "--inventory-namespace", ns, "--json")
+	st = nil
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 || len(st) != 1 {
+		t.Fatalf("status good --json: exit %d, %v, stderr %q:\n%s", code, err, stderr, out)
+	}
+	want := apply.ObjectStatus{Version: "v1", Kind: "ConfigMap", Namespace: "default", Name: "cli-corrupt-good", Status: apply.NotFound}
+	if u := st[0].UnreadyObjects; len(u) != 1 || u[0] != want || !slices.Equal(st[0].Unready, []string{"ConfigMap/default/cli-corrupt-good: NotFound"}) || !strings.Contains(out, `"unreadyObjects": [`) {
+		t.Errorf("status good --json: want unreadyObjects [%#v] beside unready:\n%s", want, out)
+	}
 }
 
 // TestCLIRegistryToCluster is the product's path end to end: an add-on
