@@ -23,8 +23,8 @@ type Readiness string
 // ready (kstatus Current, and owned by the add-on) has none: it is in no
 // list of ObjectStatus.
 const (
-	// InProgress: the object exists and is owned, but has not reached its
-	// desired state yet (a Deployment whose replicas are not available, a
+	// InProgress: the object exists (and, in Client.Status, is the
+	// add-on's) but has not reached its desired state yet (a Deployment whose replicas are not available, a
 	// Job not complete, a CRD not established). Waiting longer may help.
 	InProgress Readiness = "InProgress"
 	// Failed: kstatus says the object reached a state it will not leave by
@@ -45,10 +45,10 @@ const (
 	// an add-on of this one's name whose inventory is in another
 	// namespace. Set by Client.Status only.
 	OwnedByOther Readiness = "OwnedByOther"
-	// NotOwned: the object carries no owner label of an add-on (Message
-	// names the label that is missing): it was taken over by hand or by
-	// another tool, and does not count for this add-on. Set by
-	// Client.Status only.
+	// NotOwned: the object lacks one of the labels that make it the
+	// add-on's, LabelAddon or LabelApplySetPartOf (Message names the one
+	// missing): it was taken over by hand or by another tool, and does
+	// not count for this add-on. Set by Client.Status only.
 	NotOwned Readiness = "NotOwned"
 	// Unreadable: addonpkg could not tell the object's readiness:
 	// reading it failed (forbidden, unreachable; Client.Status then also
