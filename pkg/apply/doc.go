@@ -147,7 +147,10 @@
 // that name none (an upgrade without ClientOptions.Namespace keeps it),
 // phase, and every object as
 // "<namespace>_<name>_<group>_<kind>" with its API version (and its name
-// when that does not give it back: an RBAC name with "__"). The Secret is
+// when that does not give it back: an RBAC name with "__"; "transient"
+// for a Job with ttlSecondsAfterFinished, which Status counts ready once
+// the TTL controller has deleted it, and an apply creates again, as
+// Flux does). The Secret is
 // a KEP-3659 ApplySet parent (label applyset.kubernetes.io/id =
 // ApplySetID, tooling "addonpkg/v1", contains-group-kinds,
 // additional-namespaces); every object it owns carries

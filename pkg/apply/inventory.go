@@ -133,6 +133,12 @@ type InventoryEntry struct {
 	ID      string `json:"id"`
 	Version string `json:"v"`
 	Name    string `json:"name,omitempty"`
+	// Transient marks a Job with spec.ttlSecondsAfterFinished: the TTL
+	// controller deletes it once it has finished, so gone is where it
+	// ends, and Status counts it ready then, not NotFound. (An apply
+	// creates it again, as Flux does: the inventory cannot tell a Job
+	// that finished from one deleted before it ran.)
+	Transient bool `json:"transient,omitempty"`
 }
 
 // InventoryName is the name of an add-on's inventory Secret.
@@ -263,8 +269,17 @@ func (c *Client) setID(addon string) string {
 func entryOf(u *unstructured.Unstructured) InventoryEntry {
 	e := entryFor(object.UnstructuredToObjMetadata(u))
 	e.Version = u.GroupVersionKind().Version
+	if u.GroupVersionKind().GroupKind() == jobKind {
+		// Any number: a decoded stream's numbers are float64, not int64.
+		ttl, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "ttlSecondsAfterFinished")
+		e.Transient = ttl != nil
+	}
 	return e
 }
+
+// jobKind is the kind whose objects may delete themselves
+// (InventoryEntry.Transient).
+var jobKind = schema.GroupKind{Group: "batch", Kind: "Job"}
 
 // entryFor is the entry of m, without a version: its name is recorded
 // when the ID does not give it back.
@@ -300,6 +315,10 @@ func (e InventoryEntry) object() (*unstructured.Unstructured, error) {
 		u.SetName(e.Name)
 	}
 	u.SetNamespace(m.Namespace)
+	if e.Transient && m.GroupKind != jobKind {
+		// Status would count it ready once gone: only a Job goes so.
+		return nil, fmt.Errorf("entry %q: transient, but not a Job", e.ID)
+	}
 	return u, nil
 }
 

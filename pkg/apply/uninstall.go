@@ -141,7 +141,8 @@ type Installed struct {
 	Record
 	// Objects counts the objects its inventory lists.
 	Objects int `json:"objects"`
-	// Ready counts those ready now that still carry its owner label.
+	// Ready counts those ready now that still carry its owner label,
+	// and the Jobs gone after they finished (InventoryEntry.Transient).
 	Ready int `json:"ready"`
 	// Unready names each other one: "Kind/ns/name: Status", "...: owned
 	// by add-on OTHER" for one another add-on adopted (Force), or "...:
@@ -306,7 +307,7 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (st Installed,
 		}
 		ost, ready, rerr := c.readiness(ctx, stub, inv.Name)
 		switch {
-		case ready:
+		case ready, e.Transient && ost.Status == NotFound:
 			st.Ready++
 			continue
 		case rerr != nil:
