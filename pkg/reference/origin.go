@@ -19,7 +19,8 @@ import (
 //   - oci:DIR, oci-archive:FILE[:TAG|@DIGEST]: the kind and the path,
 //     cleaned; docker-archive:FILE[:NAME]: the path and NAME's
 //     repository, which picks one image of several;
-//   - a folder or file, /PATH or file://PATH: the path, cleaned;
+//   - a folder or file, /PATH or file://PATH: the path, cleaned (one
+//     given relative, ./PATH, keeps its "./": it is no store name);
 //   - a download, https://HOST/PATH[//SUBDIR][?QUERY]: scheme, host and
 //     path, and the subdirectory. The path is kept whole, though it
 //     usually holds the version (.../releases/download/v1.2.0/x.yaml):
@@ -49,7 +50,7 @@ func Origin(s string) string {
 		_, ref, _ := strings.Cut(s, "://")
 		return referenceOrigin(ref, true)
 	case strings.HasPrefix(s, "file://"):
-		return path.Clean(strings.TrimPrefix(s, "file://"))
+		return pathOrigin(strings.TrimPrefix(s, "file://"))
 	case strings.Contains(s, "://"):
 		return urlOrigin(s, false)
 	case strings.HasPrefix(s, "oci:"), strings.HasPrefix(s, "oci-archive:"):
@@ -64,9 +65,21 @@ func Origin(s string) string {
 		}
 		return o
 	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "."):
-		return path.Clean(s)
+		return pathOrigin(s)
 	}
 	return referenceOrigin(s, false)
+}
+
+// pathOrigin is a folder's or file's path, cleaned. A relative one keeps
+// a leading "./" ("./coredns", not "coredns"), so that it never reads as
+// the local store's name of the same spelling (a store name never starts
+// with a dot).
+func pathOrigin(p string) string {
+	c := path.Clean(p)
+	if path.IsAbs(c) || strings.HasPrefix(c, ".") {
+		return c
+	}
+	return "./" + c
 }
 
 // referenceOrigin is the canonical repository of a registry reference

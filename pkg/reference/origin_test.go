@@ -44,6 +44,8 @@ func TestOrigin(t *testing.T) {
 		{"/work/addons/coredns/", "/work/addons/coredns"},
 		{"/work/addons/./x/../coredns", "/work/addons/coredns"},
 		{"/work/addons/coredns.yaml", "/work/addons/coredns.yaml"},
+		{"./coredns/", "./coredns"},
+		{"../addons/./coredns", "../addons/coredns"},
 		{"file:///work/addons/coredns/", "/work/addons/coredns"},
 		// Downloads: scheme, host and path (which holds the version);
 		// no query, no fragment.
@@ -82,6 +84,10 @@ func TestOriginsThatDiffer(t *testing.T) {
 		{"oci:/srv/coredns", "/srv/coredns"},
 		{"/work/one/x", "/work/two/x"},
 		{"docker-archive:/srv/i.tar:a:1", "docker-archive:/srv/i.tar:b:1"},
+		// A relative path is no store name of the same spelling.
+		{"./coredns", "coredns:1"},
+		{"./team/coredns/", "team/coredns:1"},
+		{"file://team/coredns", "team/coredns"},
 	} {
 		if a, b := reference.Origin(c[0]), reference.Origin(c[1]); a == b {
 			t.Errorf("Origin(%q) and Origin(%q) are both %q", c[0], c[1], a)
