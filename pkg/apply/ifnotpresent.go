@@ -78,9 +78,10 @@ func (pl *planned) ifNotPresentReason() string {
 
 // skipped gives the changes of res that ssa reported Skipped (the
 // IfNotPresent objects it found in the cluster) their reason. One the
-// plan found absent was made by someone else since: it is not this
-// add-on's, and the inventory does not record it.
-func (p *plan) skipped(res *ssa.ChangeSet, changes []Change) {
+// plan found absent was made since: unless ours says it is this
+// add-on's (another apply of it at the same time made it), the
+// inventory does not record it.
+func (p *plan) skipped(res *ssa.ChangeSet, changes []Change, ours func(*planned) bool) {
 	for i, ch := range changes {
 		if ch.Action != Skipped {
 			continue
@@ -90,7 +91,7 @@ func (p *plan) skipped(res *ssa.ChangeSet, changes []Change) {
 			continue
 		}
 		if pl.live == nil {
-			pl.unrecorded = true
+			pl.unrecorded = !ours(pl)
 		}
 		changes[i].Reason = pl.ifNotPresentReason()
 	}

@@ -437,6 +437,60 @@ metadata: {name: own-ADDON, namespace: NS}
 	}
 }
 
+// An IfNotPresent object made after the plan was read by another apply
+// of the same add-on at once (an apply that wrote no pending record, as
+// a re-apply does) is this add-on's: it stays on record. Taken for
+// someone else's, it was dropped from the record, and, once the other
+// apply had finished without writing, left carrying the add-on's labels
+// where no prune or uninstall finds it.
+func TestIfNotPresentMadeMeanwhileByItselfStaysRecorded(t *testing.T) {
+	k := newCluster(t)
+	if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: once
+  namespace: NS
+  annotations: {addonpkg.io/apply: IfNotPresent}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: plain, namespace: NS}
+`)
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
+		_ = k.typed.CoreV1().Namespaces().Delete(k.ctx, k.prefix, metav1.DeleteOptions{})
+	})
+	k.mustApply(t, a, apply.Options{})
+	want := ids(k.inventory(t, a.Name))
+	if err := k.typed.CoreV1().ConfigMaps(k.prefix).Delete(k.ctx, "once", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	made := false
+	apply.SetTestHook(func(stage string) {
+		if stage == "pending" && !made {
+			made = true
+			k.mustApply(t, a, apply.Options{}) // the other apply, which makes it again
+		}
+	})
+	t.Cleanup(func() { apply.SetTestHook(nil) })
+	k.mustApply(t, a, apply.Options{})
+	apply.SetTestHook(nil)
+	if !made {
+		t.Fatal("the other apply never ran: the test proves nothing")
+	}
+	live, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "once", metav1.GetOptions{})
+	if err != nil || live.Labels[apply.LabelAddon] != a.Name {
+		t.Fatalf("once = %v, %v: want the add-on's, made by the other apply", live, err)
+	}
+	if got := ids(k.inventory(t, a.Name)); !slices.Equal(got, want) {
+		t.Errorf("inventory = %v, want %v: the add-on's ConfigMap is recorded nowhere", got, want)
+	}
+}
+
 // An IfNotPresent object that exists is still waited for: left as it
 // is, it must still be ready (a Deployment no controller runs here never
 // is), unless addonpkg.io/wait: disabled.
