@@ -617,9 +617,9 @@ func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
 			ready = "-"
 		}
 		// An empty cell is "-", so that every row splits into six fields;
-		// each is one cell: a newline or a tab in what an inventory
-		// records (anyone who may write its Secret chooses it) forged a
-		// row of an add-on that is not installed.
+		// each is one cell, sanitized: a newline or a tab in what an
+		// inventory records (anyone who may write its Secret chooses it)
+		// would otherwise print a row of an add-on that is not installed.
 		cells := sanitizeAll([]string{i.Name, cmp.Or(i.Version, "-"), i.Phase, ready, cmp.Or(i.Digest, "-"), cmp.Or(i.Source, "-")})
 		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}

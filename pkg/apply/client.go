@@ -290,10 +290,11 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 const maxRetryAfter = 2
 
 // retryAfterCap shortens a Retry-After longer than maxRetryAfter
-// seconds. A proxy's maintenance page (503) or a 429 asking for an hour
-// made client-go sleep on it until the request's timeout (a minute, per
-// request: a prune of fifty objects took most of an hour), and the error
-// then said the request timed out, not what the server answered.
+// seconds. client-go sleeps as long as the server asks before each of
+// its retries: a proxy's maintenance page (503) or a 429 asking for an
+// hour would hold every request until its timeout (a minute each, most
+// of an hour for a prune of fifty objects), and the error would say the
+// request timed out, not what the server answered.
 type retryAfterCap struct{ rt http.RoundTripper }
 
 func (c retryAfterCap) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -96,8 +96,8 @@
 // records a source of another origin (reference.Origin: the registry
 // repository, the folder's path, the download URL without its query, the
 // git repository and subdirectory; tags, digests, commits and checksums
-// dropped): an unrelated add-on calling itself "coredns" upgraded the
-// installed coredns and pruned what it did not hold. A name the
+// dropped), so that an unrelated add-on calling itself "coredns" does not
+// upgrade the installed coredns and prune what it does not hold. A name the
 // installer gives is never refused so: it is how an add-on is replaced
 // from another source on purpose, or installed beside. So is an add-on
 // set's member, named by the set. An inventory that records no source

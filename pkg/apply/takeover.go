@@ -56,7 +56,7 @@ func takenOver(managed []metav1.ManagedFieldsEntry, obj *unstructured.Unstructur
 // withStringData is obj, or, for a Secret with stringData, a copy that
 // holds each of its keys in data too, as the API server writes them: a
 // key kubectl wrote in data that the add-on sets in stringData is
-// changed, not removed (the diff said the Secret lost it).
+// changed, not removed (a diff does not show the Secret losing it).
 func withStringData(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	sd, ok := obj.Object["stringData"].(map[string]any)
 	if !ok || len(sd) == 0 || obj.GetKind() != "Secret" || obj.GetAPIVersion() != "v1" {
