@@ -302,7 +302,7 @@ func (c *Client) keepRecord(ctx context.Context, inv *Inventory, sec *corev1.Sec
 // they carried the add-on's labels and no record listed them, so no
 // uninstall or prune would ever find them. So the objects of inv (what
 // this apply holds, and kept) that are in the cluster as the add-on's
-// and that the record there is now does not list (unrecorded) are added
+// and that the record there is now does not list (orphans) are added
 // to it, or to a new one, pending: the next apply or uninstall finishes
 // the job. Nothing is recorded when the apply wrote nothing (it made no
 // object) or no such object is left.
@@ -331,11 +331,11 @@ func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err 
 			}
 			rec = *cur
 		}
-		orphans := c.unrecorded(ctx, inv.Name, inv.Objects, rec.Objects)
-		if len(orphans) == 0 {
+		missing := c.orphans(ctx, inv.Name, inv.Objects, rec.Objects)
+		if len(missing) == 0 {
 			return err
 		}
-		rec.Objects = union(rec.Objects, orphans)
+		rec.Objects = union(rec.Objects, missing)
 		rec.Phase = PhasePending
 		_, werr := c.writeInventory(ctx, &rec, now)
 		if werr == nil {
@@ -348,14 +348,14 @@ func (c *Client) recordLost(ctx context.Context, inv *Inventory, w *writes, err 
 	return fmt.Errorf("%w; recording what it applied failed too: its inventory changed each time it was read", err)
 }
 
-// unrecorded are the entries of mine that recorded does not list and
+// orphans are the entries of mine that recorded does not list and
 // whose objects are in the cluster as the add-on's (its owner label and
 // ApplySet): what no prune or uninstall would find. Not those gone, or
 // never made (an upgrade's record lists the installed objects, which the
 // other apply may have pruned): recording them would only make a record
 // pending for nothing. One that cannot be read is counted: recording it
 // is the safe side.
-func (c *Client) unrecorded(ctx context.Context, addon string, mine, recorded []InventoryEntry) []InventoryEntry {
+func (c *Client) orphans(ctx context.Context, addon string, mine, recorded []InventoryEntry) []InventoryEntry {
 	listed := map[string]bool{}
 	for _, e := range recorded {
 		listed[e.key()] = true
