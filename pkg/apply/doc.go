@@ -94,9 +94,9 @@
 // can make, so Apply, its dry-run and Diff refuse it (*NameClaimError,
 // ErrConflict) before any change when the inventory of that name
 // records a source of another origin (reference.Origin: the registry
-// repository, the folder's path, the download URL without its query, the
-// git repository and subdirectory; tags, digests, commits and checksums
-// dropped), so that an unrelated add-on calling itself "coredns" does not
+// repository, the folder's path, the download URL with a digest of its
+// query, the git repository and subdirectory; tags, digests, commits
+// and checksums dropped), so that an unrelated add-on calling itself "coredns" does not
 // upgrade the installed coredns and prune what it does not hold. A name the
 // installer gives is never refused so: it is how an add-on is replaced
 // from another source on purpose, or installed beside. So is an add-on

@@ -135,6 +135,12 @@ func TestNameClaimFromAMirrorIsAOneTimeStep(t *testing.T) {
 	if _, err := k.admin.Apply(k.ctx, k.claimed(t, "5", "", claimA), apply.Options{}); !errors.As(err, &nce) || nce.Claimant != "" {
 		t.Errorf("apply by the config's name without a source: %v, want a *NameClaimError", err)
 	}
+	// A relative local path, as an older addonpkg recorded an oci:DIR,
+	// names no one place: nothing to compare either.
+	relative := k.claimed(t, "5", "oci:layout"+digest("e"), claimA)
+	relative.NameFromConfig = false
+	k.mustApply(t, relative, apply.Options{})
+	k.mustApply(t, k.claimed(t, "6", "oci:/srv/layout"+digest("f"), claimA), apply.Options{})
 	if names := objectNames(k.inventory(t, k.prefix)); !slices.Equal(names, []string{"default_" + k.prefix + "-a1__ConfigMap", "default_" + k.prefix + "-a2__ConfigMap"}) {
 		t.Errorf("inventory lists %v", names)
 	}

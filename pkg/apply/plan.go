@@ -211,7 +211,10 @@ func checkClaim(a *Addon, prev *Inventory) error {
 		return nil
 	}
 	installed, claimant := reference.Origin(prev.Source), reference.Origin(a.Source)
-	if installed == claimant {
+	if installed == claimant || reference.IsRelativeOrigin(installed) {
+		// A relative path, recorded by an addonpkg that recorded local
+		// sources as given, names no one place: no origin to compare,
+		// as for none recorded.
 		return nil
 	}
 	// An Addon that names no source while the installed one records one

@@ -1,6 +1,9 @@
 package reference
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
 	"path"
 	"regexp"
 	"strings"
@@ -26,8 +29,9 @@ import (
 //     usually holds the version (.../releases/download/v1.2.0/x.yaml):
 //     nothing tells a version from a name in a URL's path, and taking
 //     less (the host alone) would make every add-on on one forge one
-//     origin. The query (a checksum, a signed URL's token) and the
-//     fragment are dropped;
+//     origin. The query, which may pick the add-on, is kept as a digest
+//     of its parameters but the checksum (a signed URL's token is not
+//     printed); the fragment is dropped;
 //   - a git repository, git+SCHEME://HOST/PATH[//SUBDIR][?ref=REF]: the
 //     repository without its ref, a trailing ".git" dropped (forges serve
 //     a repository under both names), and the subdirectory, which picks
@@ -82,6 +86,20 @@ func pathOrigin(p string) string {
 	return "./" + c
 }
 
+// IsRelativeOrigin reports whether origin (an Origin) is a local path
+// relative to a working directory: ./DIR, or an OCI layout or archive
+// at a relative path. Such an origin names another place read from
+// another directory; addonpkg records local sources absolute, so only
+// an inventory written by an older addonpkg holds one.
+func IsRelativeOrigin(origin string) bool {
+	for _, kind := range []string{"oci:", "oci-archive:", "docker-archive:"} {
+		if rest, ok := strings.CutPrefix(origin, kind); ok {
+			return !path.IsAbs(rest)
+		}
+	}
+	return strings.HasPrefix(origin, "./") || origin == "."
+}
+
 // referenceOrigin is the canonical repository of a registry reference
 // (always, when explicit: oci:// or docker://), else a store name's as
 // written. A first component with an "@" before the first "/" is user
@@ -106,13 +124,13 @@ func layoutOrigin(kind, rest string) string {
 }
 
 // urlOrigin is SCHEME://HOST/PATH[//SUBDIR] of a URL: no user
-// information, query or fragment; scheme and host lower case, a default
-// port dropped, the path and subdirectory cleaned; for a git repository
-// (repo) a trailing ".git" dropped.
+// information or fragment; scheme and host lower case, a default port
+// dropped, the path and subdirectory cleaned; for a git repository
+// (repo) a trailing ".git" dropped and the query (its ref) too, for a
+// download the query's digest (queryOrigin).
 func urlOrigin(u string, repo bool) string {
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u = u[:i]
-	}
+	u, _, _ = strings.Cut(u, "#")
+	u, query, _ := strings.Cut(u, "?")
 	scheme, rest, _ := strings.Cut(u, "://")
 	scheme = strings.ToLower(scheme)
 	authority, p := rest, ""
@@ -137,7 +155,32 @@ func urlOrigin(u string, repo bool) string {
 	if sub = path.Clean("/" + sub); sub != "/" {
 		o += "/" + sub
 	}
+	if !repo {
+		o += queryOrigin(query)
+	}
 	return o
+}
+
+// queryOrigin is what a download's query adds to its origin: a server
+// may pick the add-on by it (/get?addon=coredns, /get?addon=metrics), so
+// two queries are two origins. It is a digest of the query, its
+// parameters sorted and the checksum (a version's pin) left out, not the
+// query: a signed URL's token must not be printed. "" for none. A
+// token that changes with each URL makes each one another origin: the
+// name is then the installer's to give.
+func queryOrigin(query string) string {
+	if query == "" {
+		return ""
+	}
+	if v, err := url.ParseQuery(query); err == nil {
+		v.Del("checksum")
+		query = v.Encode()
+	}
+	if query == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(query))
+	return "?query-sha256:" + hex.EncodeToString(sum[:8])
 }
 
 // defaultPorts are the ports a URL of a scheme names by naming none.

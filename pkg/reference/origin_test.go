@@ -56,6 +56,10 @@ func TestOrigin(t *testing.T) {
 		{"http://127.0.0.1:8080/a/x.yaml#frag", "http://127.0.0.1:8080/a/x.yaml"},
 		{"https://example.com/a/../b/x.yaml", "https://example.com/b/x.yaml"},
 		{"https://example.com", "https://example.com"},
+		// The query, as a digest (a token is not printed): its order and
+		// a checksum do not change it.
+		{"https://example.com/get?addon=coredns&ref=main", "https://example.com/get?query-sha256:e70b4dd705e3533a"},
+		{"https://example.com/get?ref=main&addon=coredns&checksum=sha256:" + strings.Repeat("b", 64), "https://example.com/get?query-sha256:e70b4dd705e3533a"},
 		// Git: the repository without its ref, with its subdirectory.
 		{"git+https://github.com/org/addons?ref=" + strings.Repeat("c", 40), "git+https://github.com/org/addons"},
 		{"git+https://github.com/org/addons.git//coredns?ref=v1.2.0", "git+https://github.com/org/addons//coredns"},
@@ -88,6 +92,9 @@ func TestOriginsThatDiffer(t *testing.T) {
 		{"./coredns", "coredns:1"},
 		{"./team/coredns/", "team/coredns:1"},
 		{"file://team/coredns", "team/coredns"},
+		// A server may pick the add-on by the query.
+		{"https://example.com/get?addon=coredns", "https://example.com/get?addon=metrics-server"},
+		{"https://example.com/get?addon=coredns", "https://example.com/get"},
 	} {
 		if a, b := reference.Origin(c[0]), reference.Origin(c[1]); a == b {
 			t.Errorf("Origin(%q) and Origin(%q) are both %q", c[0], c[1], a)
@@ -101,7 +108,7 @@ func TestOriginsThatDiffer(t *testing.T) {
 func TestOriginHostile(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"https://user:s3cret@example.com/a/x.yaml", "https://example.com/a/x.yaml"},
-		{"https://ghp_token@example.com/a/x.yaml?token=s3cret", "https://example.com/a/x.yaml"},
+		{"https://ghp_token@example.com/a/x.yaml?token=s3cret", "https://example.com/a/x.yaml?query-sha256:a67312e03b928e85"},
 		{"https://user:p@ss@example.com/a/x.yaml", "https://example.com/a/x.yaml"},
 		{"git+https://x-access-token:s3cret@github.com/org/addons?ref=main", "git+https://github.com/org/addons"},
 		{"git+ssh://user:s3cret@github.com/org/addons", "git+ssh://github.com/org/addons"},
@@ -141,3 +148,25 @@ func TestSplitPath(t *testing.T) {
 		}
 	}
 }
+
+// The origins that name a place relative to a working directory.
+func TestIsRelativeOrigin(t *testing.T) {
+	for s, want := range map[string]bool{
+		"./coredns":                           true,
+		"oci:layout@sha256:" + hex64:          true,
+		"oci-archive:set/addons.tar:1":        true,
+		"docker-archive:images.tar:coredns:1": true,
+		"/srv/coredns":                        false,
+		"oci:/srv/layout@sha256:" + hex64:     false,
+		"coredns:1":                           false,
+		"registry.example.com/addons/coredns": false,
+		"https://example.com/x.yaml":          false,
+		"git+https://github.com/org/addons":   false,
+	} {
+		if got := reference.IsRelativeOrigin(reference.Origin(s)); got != want {
+			t.Errorf("IsRelativeOrigin(Origin(%q) = %q) = %v, want %v", s, reference.Origin(s), got, want)
+		}
+	}
+}
+
+var hex64 = strings.Repeat("a", 64)
