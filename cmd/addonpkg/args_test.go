@@ -329,6 +329,32 @@ func TestUninstallDryRunWords(t *testing.T) {
 	}
 }
 
+// A word flag's value it does not take (apply --dry-run=client, a
+// kubectl habit; --pull=sometimes) is refused as a bad flag is, as the
+// flag is parsed: one line naming the command, the flag and the words,
+// then the usage line, exit 1 (diff: 2), and no request made. It was a
+// bare "--dry-run "client": want none or server", without the command
+// or the usage line every other bad flag has.
+func TestWordFlagsRefusedAsBadFlags(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"apply", "./x", "--dry-run=client"}, 1, `addonpkg: apply: invalid argument "client" for "--dry-run" flag: want none or server`},
+		{[]string{"apply", "./x", "--pull=sometimes"}, 1, `addonpkg: apply: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
+		{[]string{"diff", "./x", "./y", "--pull", "sometimes"}, 2, `addonpkg: diff: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
+	} {
+		r := cliRun(t, c.args...)
+		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		if r.code != c.code || r.stdout != "" || len(lines) != 2 || lines[0] != c.want || !strings.HasPrefix(lines[1], "Usage: addonpkg "+c.args[0]) {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit %d, %q and the usage line", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+}
+
 // unpack --list prints sizes right-aligned and names after them, left-
 // aligned: a long name does not push the others to the right.
 func TestUnpackListAlignsNamesLeft(t *testing.T) {

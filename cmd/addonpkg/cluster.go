@@ -172,8 +172,6 @@ func newApplyCmd(a *app) *cobra.Command {
 			return &usageError{cmd: cmd, msg: "-f takes each member's name and values from the set, and its digest from the lock: drop --name, --set, --values and --platform"}
 		case setFile != "" && !wait && dryRun != "server":
 			return &usageError{cmd: cmd, msg: "-f waits for each member before the next, which may need it: drop --wait=false"}
-		case dryRun != "none" && dryRun != "server":
-			return fmt.Errorf("--dry-run %q: want none or server", dryRun)
 		case diff && dryRun != "server":
 			return &usageError{cmd: cmd, msg: "--diff shows what --dry-run=server finds: add --dry-run=server"}
 		}
@@ -264,7 +262,7 @@ each with its own inventory and the values: its entry gives.
 	f := cmd.Flags()
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says, refused when the add-on of that name came from another origin)")
-	f.StringVar(&dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)")
+	addEnumFlag(cmd, &dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)", "none", "server")
 	f.Lookup("dry-run").NoOptDefVal = "server"
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
 	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete, APIServices available); with -f always")
@@ -274,7 +272,6 @@ each with its own inventory and the values: its entry gives.
 	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable (never a CRD, Namespace or ClusterRole)")
 	rf.add(cmd)
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedCompletion("none", "server"))
 	addJSONFlag(cmd, &asJSON, "the change set (with -f, a list of them)")
 	src.add(a, cmd)
 	return cmd

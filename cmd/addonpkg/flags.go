@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,8 +27,34 @@ func addJSONFlag(cmd *cobra.Command, v *bool, what string) {
 // addPullFlag adds --pull, the local store's policy for registry
 // references (source.PullMissing, PullAlways, PullNever).
 func addPullFlag(cmd *cobra.Command, v *string) {
-	cmd.Flags().StringVar(v, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry")
-	_ = cmd.RegisterFlagCompletionFunc("pull", fixedCompletion(source.PullMissing, source.PullAlways, source.PullNever))
+	addEnumFlag(cmd, v, "pull", source.PullMissing, "for REGISTRY/REPO references: missing (a copy in the local store wins), always or never read the registry",
+		source.PullMissing, source.PullAlways, source.PullNever)
+}
+
+// addEnumFlag adds a string flag --name that takes one of words (def
+// its default), completed with them. Any other value is refused as the
+// flag is parsed, as a bad duration is: a usage error that names the
+// command, the flag and the words, with the usage line.
+func addEnumFlag(cmd *cobra.Command, v *string, name, def, help string, words ...string) {
+	*v = def
+	cmd.Flags().Var(&enumValue{v: v, words: words}, name, help)
+	_ = cmd.RegisterFlagCompletionFunc(name, fixedCompletion(words...))
+}
+
+// enumValue is a string flag that takes one of a few words.
+type enumValue struct {
+	v     *string
+	words []string
+}
+
+func (e *enumValue) String() string { return *e.v }
+func (e *enumValue) Type() string   { return "string" }
+func (e *enumValue) Set(s string) error {
+	if !slices.Contains(e.words, s) {
+		return fmt.Errorf("want %s or %s", strings.Join(e.words[:len(e.words)-1], ", "), e.words[len(e.words)-1])
+	}
+	*e.v = s
+	return nil
 }
 
 // addPlatformFlag adds --platform, the image picked from an index;
