@@ -446,19 +446,8 @@ lists those objects twice: "unready", a line each for people, and
 			if err != nil {
 				return err
 			}
-			// An inventory that does not decode is a row and an error:
-			// the others are still reported.
 			list, err := c.Status(cmd.Context(), args...)
-			if list == nil && err != nil {
-				return err
-			}
-			if asJSON && list == nil {
-				list = []apply.Installed{} // none installed: [], as images --json says it
-			}
-			if asJSON {
-				return errors.Join(a.printJSON(list), err)
-			}
-			return errors.Join(writeStatus(a, list, len(args) > 0, cf.inventoryNamespace()), err)
+			return a.printStatus(list, err, asJSON, len(args) > 0, cf.inventoryNamespace())
 		},
 	}
 	cf.add(cmd)
@@ -592,6 +581,25 @@ func (a *app) printChanges(cs *apply.ChangeSet, asJSON, diffs bool) error {
 		return a.printJSON(cs)
 	}
 	return a.printChangeSets([]*apply.ChangeSet{cs}, false, diffs)
+}
+
+// printStatus prints what status found, then returns err, what it did
+// not: an inventory that does not decode is a row and an error, and a
+// NAME not installed is an error beside the others' rows (with --json, a
+// list of them, [] when no NAME is installed, as with none installed:
+// the shape does not depend on the cluster). Any other error (forbidden,
+// unreachable) is printed alone.
+func (a *app) printStatus(list []apply.Installed, err error, asJSON, named bool, ns string) error {
+	if list == nil && err != nil && (!asJSON || !errors.Is(err, apply.ErrNotInstalled)) {
+		return err
+	}
+	if asJSON {
+		if list == nil {
+			list = []apply.Installed{}
+		}
+		return errors.Join(a.printJSON(list), err)
+	}
+	return errors.Join(writeStatus(a, list, named, ns), err)
 }
 
 // writeStatus prints the add-ons as a table; with detail (add-ons named

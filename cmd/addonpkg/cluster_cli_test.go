@@ -758,6 +758,27 @@ func TestCLIStatusJSONNoneInstalled(t *testing.T) {
 	}
 }
 
+// status NAME --json is a list whatever the cluster holds: [] when no
+// NAME is installed (it printed nothing, while status --json with none
+// installed, and status A B --json with only A, print a list), exit 1
+// naming the NAME on stderr, one line. The table prints no header for no
+// row. A forbidden read prints no list: that is no answer.
+func TestCLIStatusJSONNameNotInstalled(t *testing.T) {
+	cc := newClusterCLI(t)
+	out, stderr, code := cc.run(t, "status", "cli-status-absent", "--json")
+	if code != 1 || strings.TrimSpace(out) != "[]" || stderr != "addonpkg: status cli-status-absent: add-on not installed\n" {
+		t.Errorf("status NAME --json, NAME not installed: exit %d, stdout %q, stderr %q; want [], exit 1 and one line naming it", code, out, stderr)
+	}
+	out, stderr, code = cc.run(t, "status", "cli-status-absent")
+	if code != 1 || out != "" || !strings.Contains(stderr, "cli-status-absent: add-on not installed") {
+		t.Errorf("status NAME, NAME not installed: exit %d, stdout %q, stderr %q; want nothing on stdout, exit 1", code, out, stderr)
+	}
+	out, stderr, code = runKube(t, nil, []string{"KUBECONFIG=" + cc.env.RestrictedKubeconfig}, cc.bin, "status", "cli-status-absent", "--json")
+	if code != 1 || out != "" || !strings.Contains(stderr, "forbidden") {
+		t.Errorf("status NAME --json, forbidden: exit %d, stdout %q, stderr %q; want nothing on stdout, exit 1", code, out, stderr)
+	}
+}
+
 // A dry run's table says so on every row, as kubectl's "(server dry
 // run)": what apply --dry-run and uninstall --dry-run print is not taken
 // for changes made. A real apply's rows do not.
