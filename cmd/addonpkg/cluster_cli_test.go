@@ -325,13 +325,21 @@ func TestCLIDiffCluster(t *testing.T) {
 	if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
 		t.Fatalf("apply: %s", stderr)
 	}
-	if out, stderr, code = cc.run(t, "diff", "--cluster", dir); code != 0 {
+	// Nothing to change says so, as diff A B does, and lists no
+	// unchanged object (it printed a table of four "unchanged" rows).
+	if out, stderr, code = cc.run(t, "diff", "--cluster", dir); code != 0 || out != "no differences\n" {
 		t.Fatalf("diff --cluster after install: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "c-config.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: cli-diff\ndata:\n  key: two\n"), 0o644))
 	out, stderr, code = cc.run(t, "diff", "--cluster", dir)
-	if code != 1 || !strings.Contains(out, "-  key: one") || !strings.Contains(out, "+  key: two") {
+	if code != 1 || !strings.Contains(out, "-  key: one") || !strings.Contains(out, "+  key: two") || strings.Contains(out, "unchanged") {
 		t.Errorf("diff --cluster of a changed ConfigMap: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	// --json lists every object, the unchanged too.
+	out, stderr, code = cc.run(t, "diff", "--cluster", dir, "--json")
+	var cs apply.ChangeSet
+	if err := json.Unmarshal([]byte(out), &cs); code != 1 || err != nil || len(cs.Changes) != 4 {
+		t.Errorf("diff --cluster --json of a changed ConfigMap: exit %d, %v, stderr %q:\n%s", code, err, stderr, out)
 	}
 	if _, _, code = cc.run(t, "diff", "--cluster"); code != 2 {
 		t.Errorf("diff --cluster without a SOURCE: exit %d, want 2", code)

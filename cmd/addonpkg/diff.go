@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -46,7 +47,9 @@ With --cluster, diff compares one add-on with what is installed: it asks the
 API server (a server-side dry-run of the staged apply) what 'addonpkg apply A'
 would change, and prints a unified diff per object, Secrets masked, as
 kubectl diff does. Objects whose CRD or Namespace the add-on brings are
-reported as not validated by the server yet, not as created.
+reported as not validated by the server yet, not as created. Objects apply
+would leave unchanged are not listed (--json lists them), and an add-on
+apply would not change prints "no differences".
 
 Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
 any error (a bad argument or flag, a source that cannot be read or rendered,
@@ -137,13 +140,30 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string,
 	if err != nil {
 		return err
 	}
-	if err := a.printChanges(cs, asJSON, true); err != nil {
+	if err := a.printClusterDiff(cs, asJSON); err != nil {
 		return err
 	}
 	if cs.Changed() {
 		return &exitCodeError{1}
 	}
 	return nil
+}
+
+// printClusterDiff prints what apply would do: with --json every object,
+// the unchanged too; the table only those apply would not leave as they
+// are, as kubectl diff prints only what differs, and "no differences"
+// when there is none, as diff A B says it.
+func (a *app) printClusterDiff(cs *apply.ChangeSet, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(cs)
+	}
+	shown := *cs
+	shown.Changes = slices.DeleteFunc(slices.Clone(cs.Changes), func(c apply.Change) bool { return c.Action == apply.Unchanged })
+	if len(shown.Changes) == 0 {
+		_, err := fmt.Fprintln(a.stdout, "no differences")
+		return err
+	}
+	return a.printChangeSets([]*apply.ChangeSet{&shown}, false, true)
 }
 
 // reading is how a SOURCE is read and rendered: the sourceFlags'
