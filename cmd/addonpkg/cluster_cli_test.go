@@ -787,6 +787,38 @@ func TestCLIStatusJSONNameNotInstalled(t *testing.T) {
 	}
 }
 
+// An invalid add-on is refused in the same words whether the library
+// finds it before asking the cluster (an addonpkg.io/apply value it does
+// not take) or with the cluster's help (a kind nobody serves): one line,
+// "apply NAME: invalid add-on: ...", "dry-run of NAME: ..." for a dry
+// run and diff --cluster, nothing on stdout. The first said "add-on
+// NAME: invalid add-on: ..." for all three.
+func TestCLIInvalidAddonWording(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "cli-invalid")
+	must(t, os.MkdirAll(dir, 0o755))
+	for _, obj := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli-invalid\n  namespace: default\n  annotations: {addonpkg.io/apply: Always}\n",
+		"apiVersion: cli-invalid.example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+	} {
+		must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(obj), 0o644))
+		for _, c := range []struct {
+			args   []string
+			code   int
+			prefix string
+		}{
+			{[]string{"apply", dir}, 1, "addonpkg: apply cli-invalid: invalid add-on: "},
+			{[]string{"apply", dir, "--dry-run"}, 1, "addonpkg: dry-run of cli-invalid: invalid add-on: "},
+			{[]string{"diff", "--cluster", dir}, 2, "addonpkg: dry-run of cli-invalid: invalid add-on: "},
+		} {
+			out, stderr, code := cc.run(t, c.args...)
+			if code != c.code || out != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, c.prefix) {
+				t.Errorf("%q of %q: exit %d, stdout %q, stderr %q; want exit %d and one line %q...", c.args, obj, code, out, stderr, c.code, c.prefix)
+			}
+		}
+	}
+}
+
 // A dry run's table says so on every row, as kubectl's "(server dry
 // run)": what apply --dry-run and uninstall --dry-run print is not taken
 // for changes made. A real apply's rows do not.

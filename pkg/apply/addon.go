@@ -222,14 +222,15 @@ func (a *Addon) validate() error {
 		return fmt.Errorf("%w: add-on %s holds no object (to remove it, uninstall it)", ErrInvalid, a.Name)
 	}
 	for i, o := range a.Objects {
+		// The caller names the add-on (Apply: "apply NAME: ").
 		if o == nil {
-			return fmt.Errorf("%w: add-on %s: object %d is nil", ErrInvalid, a.Name, i)
+			return fmt.Errorf("%w: object %d is nil", ErrInvalid, i)
 		}
 		if err := checkObject(o); err != nil {
-			return fmt.Errorf("add-on %s: %w", a.Name, err)
+			return err
 		}
 		if err := checkApplyPolicy(o); err != nil {
-			return fmt.Errorf("add-on %s: %w", a.Name, err)
+			return err
 		}
 	}
 	return nil

@@ -137,8 +137,14 @@ func (o Options) report(addon, stage string, changes []Change) {
 // takes its pending inventory back: the cluster is as it was, with no
 // record of an add-on that was never installed.
 func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, error) {
+	// An error says which add-on, and whether anything was to change.
+	verb := "apply"
+	if opts.DryRun {
+		verb = "dry-run of"
+	}
 	if err := a.validate(); err != nil {
-		return nil, err
+		// Sanitized: the name may be the invalid part.
+		return nil, fmt.Errorf("%s %s: %w", verb, safetree.Sanitize(a.Name), err)
 	}
 	// Named before the plan sets namespaces and labels: what the caller
 	// gave, which an apply of the same gives again.
@@ -150,11 +156,6 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		}
 	}
 	a.Objects = deepCopy(a.Objects)
-	// An error says which add-on, and whether anything was to change.
-	verb := "apply"
-	if opts.DryRun {
-		verb = "dry-run of"
-	}
 	p, err := c.makePlan(ctx, &a, opts.Force)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
