@@ -426,6 +426,12 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 1 || len(st) != 2 || st[0].Phase != apply.PhaseInvalid || st[0].Error == "" {
 		t.Errorf("status --json: exit %d, %v: %s", code, err, out)
 	}
+	// The invalid one has no time it was updated: none is printed, not
+	// "0001-01-01T00:00:00Z", which a reader sorting by it took as one.
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 2 || rows[0]["updated"] != nil || rows[1]["updated"] == nil {
+		t.Errorf("status --json: the invalid add-on has an update time, or the valid one none (%v):\n%s", err, out)
+	}
 	out, _, code = cc.run(t, "__complete", "uninstall", "--inventory-namespace", ns, "")
 	if code != 0 || !strings.Contains(out, "broken\n") || !strings.Contains(out, "good\n") {
 		t.Errorf("completion: exit %d:\n%s", code, out)

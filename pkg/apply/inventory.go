@@ -118,9 +118,12 @@ type Record struct {
 	// Namespace is the namespace the add-on's namespaced objects that
 	// name none were given (ClientOptions.Namespace): an upgrade that
 	// names none keeps it.
-	Namespace string    `json:"namespace,omitempty"`
-	Phase     string    `json:"phase"`
-	Updated   time.Time `json:"updated"`
+	Namespace string `json:"namespace,omitempty"`
+	Phase     string `json:"phase"`
+	// Updated is when the inventory was last written; zero (and left
+	// out of the JSON) for an inventory that does not decode
+	// (PhaseInvalid), whose time is unknown.
+	Updated time.Time `json:"updated,omitzero"`
 }
 
 // InventoryEntry is one object: ID is "<namespace>_<name>_<group>_<kind>"
