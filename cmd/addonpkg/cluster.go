@@ -332,6 +332,7 @@ func newUninstallCmd(a *app) *cobra.Command {
 		cf                            clusterFlags
 		setFile                       string
 		asJSON, dryRun, pruneNonEmpty bool
+		ignoreNotFound                bool
 	)
 	cmd := &cobra.Command{
 		Use:     "uninstall [NAME...] [-f addons.yaml]",
@@ -346,11 +347,13 @@ finish.
 
 Several NAMEs are uninstalled in the order given; with -f, the members of
 an add-on set in reverse dependsOn order, each before those it depends on.
-A NAME that is not installed is reported and passed over (exit 1); any
+A NAME that is not installed is reported and passed over (exit 1, or 0
+with --ignore-not-found, as kubectl delete and helm uninstall take it); any
 other failure stops there, and the add-ons after it stay installed.`,
 		Example: `  addonpkg uninstall metrics-server
   addonpkg uninstall metrics-server --dry-run
   addonpkg uninstall coredns metrics-server
+  addonpkg uninstall metrics-server --ignore-not-found
   addonpkg uninstall -f examples/addon-set/addons.yaml`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cf.installedNames(0),
@@ -362,7 +365,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 				return &usageError{cmd: cmd, msg: "want a NAME (or -f addons.yaml)"}
 			}
 			opts := apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)}
-			return a.uninstall(cmd.Context(), &cf, args, setFile, opts, asJSON)
+			return a.uninstall(cmd.Context(), &cf, args, setFile, opts, asJSON, ignoreNotFound)
 		},
 	}
 	cf.add(cmd)
@@ -372,6 +375,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 	f.Var((*deleteDryRunValue)(&dryRun), "dry-run", "say what would be deleted and delete nothing (also as kubectl delete: none, server or client)")
 	f.Lookup("dry-run").NoOptDefVal = "true"
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
+	f.BoolVar(&ignoreNotFound, "ignore-not-found", false, "pass over an add-on that is not installed without an error (exit 0), as kubectl delete --ignore-not-found")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")
 	return cmd
@@ -379,7 +383,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 
 // uninstall removes the add-ons names, or the members of the set
 // declared in setFile, and prints what it did, also before a failure.
-func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, setFile string, opts apply.UninstallOptions, asJSON bool) error {
+func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, setFile string, opts apply.UninstallOptions, asJSON, ignoreNotFound bool) error {
 	if setFile != "" {
 		set, err := addonset.Load(ctx, setFile)
 		if err != nil {
@@ -394,11 +398,18 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 		return err
 	}
 	sets, err := c.UninstallAll(ctx, names, opts)
+	if ignoreNotFound {
+		err = withoutNotInstalled(err)
+	}
 	switch {
 	case asJSON && setFile == "" && len(names) == 1:
-		// One NAME prints one change set, as before sets could be named.
+		// One NAME prints one change set, as before sets could be named:
+		// an empty one for a NAME not installed and passed over.
 		if len(sets) == 1 {
 			return errors.Join(a.printJSON(sets[0]), err)
+		}
+		if err == nil {
+			return a.printJSON(&apply.ChangeSet{Addon: names[0], DryRun: opts.DryRun})
 		}
 		return err
 	case asJSON:
@@ -413,6 +424,19 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 		}
 	}
 	return err
+}
+
+// withoutNotInstalled is err, UninstallAll's, without the add-ons it
+// passed over for they are not installed: nil when those were all.
+func withoutNotInstalled(err error) error {
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) {
+		if errors.Is(err, apply.ErrNotInstalled) {
+			return nil
+		}
+		return err
+	}
+	return errors.Join(slices.DeleteFunc(slices.Clone(joined.Unwrap()), func(e error) bool { return errors.Is(e, apply.ErrNotInstalled) })...)
 }
 
 func newStatusCmd(a *app) *cobra.Command {

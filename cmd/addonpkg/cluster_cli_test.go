@@ -825,6 +825,41 @@ func TestCLIInvalidAddonWording(t *testing.T) {
 	}
 }
 
+// uninstall --ignore-not-found passes over a NAME that is not installed
+// with exit 0 and nothing on stdout or stderr, as kubectl delete
+// --ignore-not-found (a teardown script run twice); --json of one such
+// NAME is an empty change set. The others are still uninstalled, and any
+// other failure (forbidden) still exits 1.
+func TestCLIUninstallIgnoreNotFound(t *testing.T) {
+	cc := newClusterCLI(t)
+	dir := filepath.Join(cc.tmp, "cli-ignore")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-ignore, namespace: default}\ndata: {k: v}\n"), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	if out, stderr, code := cc.run(t, "uninstall", "cli-ignore-absent"); code != 1 || out != "" || !strings.Contains(stderr, "not installed") {
+		t.Errorf("uninstall of a NAME not installed: exit %d, stdout %q, stderr %q; want exit 1 naming it", code, out, stderr)
+	}
+	out, stderr, code := cc.run(t, "uninstall", "cli-ignore-absent", "--ignore-not-found")
+	if code != 0 || out != "" || stderr != "" {
+		t.Errorf("uninstall --ignore-not-found of a NAME not installed: exit %d, stdout %q, stderr %q; want exit 0, silent", code, out, stderr)
+	}
+	out, stderr, code = cc.run(t, "uninstall", "cli-ignore-absent", "--ignore-not-found", "--json")
+	var cs apply.ChangeSet
+	if err := json.Unmarshal([]byte(out), &cs); code != 0 || err != nil || cs.Addon != "cli-ignore-absent" || strings.TrimSpace(out) == "null" || !strings.Contains(out, `"changes": []`) {
+		t.Errorf("uninstall --ignore-not-found --json: exit %d, %v, stdout %q, stderr %q; want an empty change set", code, err, out, stderr)
+	}
+	_, stderr, code = runKube(t, nil, []string{"KUBECONFIG=" + cc.env.RestrictedKubeconfig}, cc.bin, "uninstall", "cli-ignore", "--ignore-not-found")
+	if code != 1 || !strings.Contains(stderr, "forbidden") {
+		t.Errorf("uninstall --ignore-not-found, forbidden: exit %d, stderr %q; want exit 1", code, stderr)
+	}
+	out, stderr, code = cc.run(t, "uninstall", "cli-ignore-absent", "cli-ignore", "--ignore-not-found")
+	if code != 0 || stderr != "" || !strings.Contains(out, "cli-ignore  deleted  ConfigMap/default/cli-ignore") {
+		t.Errorf("uninstall --ignore-not-found of one absent and one installed: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+}
+
 // A dry run's table says so on every row, as kubectl's "(server dry
 // run)": what apply --dry-run and uninstall --dry-run print is not taken
 // for changes made. A real apply's rows do not.
