@@ -566,8 +566,8 @@ func (a *app) printChangeSets(sets []*apply.ChangeSet, several, diffs bool) erro
 	if !slices.ContainsFunc(sets, func(cs *apply.ChangeSet) bool { return len(cs.Changes) > 0 }) {
 		return nil
 	}
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	var t strings.Builder
+	w := tabwriter.NewWriter(&t, 0, 4, 2, ' ', 0)
 	if several {
 		fmt.Fprintln(w, "ADDON\tACTION\tOBJECT\tREASON")
 	} else {
@@ -588,6 +588,12 @@ func (a *app) printChangeSets(sets []*apply.ChangeSet, several, diffs bool) erro
 		}
 	}
 	_ = w.Flush()
+	// A row with no reason ends in the padding of the object's cell:
+	// trimmed, as a line piped to diff or grep '$' must not end in spaces.
+	var b strings.Builder
+	for line := range strings.Lines(t.String()) {
+		b.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
 	for _, cs := range sets {
 		for _, c := range cs.Changes {
 			if diffs && c.Diff != "" {
