@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
 // The positional-argument validators of the commands, declared on each
@@ -102,12 +104,22 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 
 // flagError turns cobra's flag errors into usage errors. kubectl's,
 // helm's and flux's -o json is this CLI's --json: a command that prints
-// JSON says so when -o or --output is unknown to it.
+// JSON says so when -o or --output is unknown to it. helm's -n and -A
+// (a release lives in a namespace) are unknown to status and uninstall,
+// whose add-ons are named cluster-wide: they say where the inventories
+// are instead.
 func flagError(cmd *cobra.Command, err error) error {
 	ue := &usageError{cmd: cmd, msg: err.Error()}
 	var ne *pflag.NotExistError
-	if errors.As(err, &ne) && slices.Contains([]string{"o", "output"}, ne.GetSpecifiedName()) && cmd.Flags().Lookup("json") != nil {
+	if !errors.As(err, &ne) {
+		return ue
+	}
+	name, f := ne.GetSpecifiedName(), cmd.Flags()
+	switch {
+	case slices.Contains([]string{"o", "output"}, name) && f.Lookup("json") != nil:
 		ue.msg += " (addonpkg prints JSON with --json, not -o json)"
+	case slices.Contains([]string{"n", "namespace", "A", "all-namespaces"}, name) && f.Lookup("namespace") == nil && f.Lookup("inventory-namespace") != nil:
+		ue.msg += " (an add-on is named cluster-wide, not in a namespace: its inventory is in --inventory-namespace, default " + apply.DefaultInventoryNamespace + ")"
 	}
 	return ue
 }

@@ -399,3 +399,28 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 		}
 	}
 }
+
+// helm's -n and -A (a release lives in a namespace) are unknown to status
+// and uninstall, whose add-ons are named cluster-wide: the error says
+// where the inventories are. apply and diff take -n (for the objects),
+// and a command that talks to no cluster says nothing more.
+func TestNamespaceFlagSaysWhereInventoriesAre(t *testing.T) {
+	const hint = "(an add-on is named cluster-wide, not in a namespace: its inventory is in --inventory-namespace, default kube-system)"
+	for _, c := range []struct {
+		args []string
+		hint bool
+	}{
+		{[]string{"uninstall", "x", "-n", "monitoring"}, true},
+		{[]string{"status", "-A"}, true},
+		{[]string{"status", "--namespace=monitoring"}, true},
+		{[]string{"status", "--all-namespaces"}, true},
+		{[]string{"apply", "./x", "-A"}, false},
+		{[]string{"lock", "-n", "x"}, false},
+	} {
+		r := cliRun(t, c.args...)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if r.code != 1 || r.stdout != "" || strings.HasSuffix(first, hint) != c.hint || !strings.Contains(r.stderr, "Usage: addonpkg "+c.args[0]) {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, the usage line, hint %v", c.args, r.code, r.stderr, c.hint)
+		}
+	}
+}
