@@ -200,7 +200,9 @@ tool's ApplySet (kubectl apply --applyset), or an object another controller
 applies from its own source (Flux, Timoni, kapp, Argo CD) is refused unless
 --force.
 
-The add-on is named --name, else as its config says. Without --name, an
+The add-on is named --name, else as its config says (for a folder or a
+file of manifests, its base name without extension: ./v2/coredns and
+./coredns.yaml are both "coredns"). Without --name, an
 add-on from another origin than the installed add-on of that name (another
 registry repository or mirror, folder, download URL, git repository or
 subdirectory; a new tag, digest or commit of the same is the same origin) is
