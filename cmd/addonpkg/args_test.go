@@ -424,3 +424,19 @@ func TestNamespaceFlagSaysWhereInventoriesAre(t *testing.T) {
 		}
 	}
 }
+
+// ls alone, as a helm user lists releases, says it lists a registry
+// repository's tags and which commands list the installed add-ons and
+// the local store; ls with its REGISTRY/REPO says nothing more.
+func TestLsAloneSaysWhichCommandLists(t *testing.T) {
+	cliNewHome(t)
+	r := cliRun(t, "ls")
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if r.code != 1 || r.stdout != "" || len(lines) != 3 || lines[0] != "addonpkg: ls: missing argument REGISTRY/REPO" ||
+		!strings.Contains(lines[1], "addonpkg status") || !strings.Contains(lines[1], "addonpkg images") || !strings.HasPrefix(lines[2], "Usage: addonpkg ls") {
+		t.Errorf("ls: exit %d, stdout %q, stderr %q; want exit 1, the missing argument, the other lists, the usage line", r.code, r.stdout, r.stderr)
+	}
+	if r := cliRun(t, "ls", "a", "b"); r.code != 1 || strings.Contains(r.stderr, "addonpkg status") {
+		t.Errorf("ls a b: exit %d, stderr %q; want exit 1 without the other lists", r.code, r.stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -241,13 +242,25 @@ original registries need not be reachable.`,
 	return cmd
 }
 
+// lsArgs takes one REGISTRY/REPO, as crane ls does; to ls alone (helm
+// ls lists the releases installed, and addonpkg list the local store) it
+// says which commands list what.
+func lsArgs(cmd *cobra.Command, args []string) error {
+	err := exactArgs("REGISTRY/REPO")(cmd, args)
+	var ue *usageError
+	if len(args) == 0 && errors.As(err, &ue) {
+		ue.extra = append(ue.extra, "ls lists a registry repository's tags; the add-ons installed in a cluster: addonpkg status; the local store: addonpkg images")
+	}
+	return err
+}
+
 func newLsCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "ls REGISTRY/REPO",
 		Short:   "List a repository's tags, semver-sorted",
 		Example: `  addonpkg ls registry.example.com/addons/coredns`,
-		Args:    exactArgs("REGISTRY/REPO"),
+		Args:    lsArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := repositoryArg(cmd, args[0], false)
 			if err != nil {
