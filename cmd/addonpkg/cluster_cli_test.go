@@ -642,7 +642,8 @@ func TestCLIOwnershipConflictNamesForce(t *testing.T) {
 }
 
 // A change to a field the server does not let change names the flag
-// that recreates the object; a second run with it succeeds.
+// that recreates the object (diff --cluster: apply's); a second run with
+// it succeeds.
 func TestCLIImmutableNamesRecreate(t *testing.T) {
 	cc := newClusterCLI(t)
 	dir := filepath.Join(cc.tmp, "frozen")
@@ -656,6 +657,11 @@ func TestCLIImmutableNamesRecreate(t *testing.T) {
 	_, stderr, code := cc.run(t, "apply", dir, "--name", "frozen")
 	if code != 1 || !strings.Contains(stderr, "(--recreate deletes and creates it again)") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("apply of a change to an immutable ConfigMap: exit %d, stderr %q", code, stderr)
+	}
+	// diff --cluster, which has no --recreate, names apply's.
+	_, stderr, code = cc.run(t, "diff", "--cluster", dir, "--name", "frozen")
+	if code != 2 || !strings.HasSuffix(stderr, "(apply refuses it too; apply --recreate deletes and creates it again)\n") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("diff --cluster of a change to an immutable ConfigMap: exit %d, stderr %q", code, stderr)
 	}
 	if out, stderr, code := cc.run(t, "apply", dir, "--name", "frozen", "--recreate"); code != 0 || !strings.Contains(out, "recreated  ConfigMap/default/cli-frozen") {
 		t.Errorf("apply --recreate: exit %d: %s\n%s", code, stderr, out)

@@ -87,8 +87,13 @@ func flagHint(cmd *cobra.Command, err error) string {
 			return fmt.Sprintf(" (pass --name %s to replace it from the new source, or another --name to install beside it)", nce.Addon)
 		}
 	case errors.Is(err, apply.ErrImmutable):
-		if has("recreate") {
+		switch {
+		case has("recreate"):
 			return " (--recreate deletes and creates it again)"
+		case cmd != nil && cmd.Name() == "diff":
+			// diff --cluster asks what apply would do: apply refuses
+			// too, unless told to recreate.
+			return " (apply refuses it too; apply --recreate deletes and creates it again)"
 		}
 	case errors.Is(err, publish.ErrPlatformsBase):
 		if has("platform") {
