@@ -829,6 +829,13 @@ func TestCLIInvalidAddonWording(t *testing.T) {
 			}
 		}
 	}
+	// An add-on of no object is named once ("add-on NAME: invalid
+	// add-on: add-on NAME holds no object" named it twice).
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte("# nothing yet\n"), 0o644))
+	out, stderr, code := cc.run(t, "apply", dir)
+	if code != 1 || out != "" || stderr != "addonpkg: apply cli-invalid: invalid add-on: it holds no object (to remove the add-on, uninstall it)\n" {
+		t.Errorf("apply of no object: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 }
 
 // uninstall --ignore-not-found passes over a NAME that is not installed

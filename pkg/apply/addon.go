@@ -219,7 +219,7 @@ func (a *Addon) validate() error {
 	if len(a.Objects) == 0 {
 		// As kubectl apply refuses "no objects passed to apply": an
 		// upgrade to nothing would prune everything the add-on owns.
-		return fmt.Errorf("%w: add-on %s holds no object (to remove it, uninstall it)", ErrInvalid, a.Name)
+		return fmt.Errorf("%w: it holds no object (to remove the add-on, uninstall it)", ErrInvalid)
 	}
 	for i, o := range a.Objects {
 		// The caller names the add-on (Apply: "apply NAME: ").
