@@ -346,6 +346,7 @@ func TestWordFlagsRefusedAsBadFlags(t *testing.T) {
 		{[]string{"apply", "./x", "--dry-run=client"}, 1, `addonpkg: apply: invalid argument "client" for "--dry-run" flag: want none or server`},
 		{[]string{"apply", "./x", "--pull=sometimes"}, 1, `addonpkg: apply: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
 		{[]string{"diff", "./x", "./y", "--pull", "sometimes"}, 2, `addonpkg: diff: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
+		{[]string{"unpack", "x:1", "--pull", "sometimes"}, 1, `addonpkg: unpack: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
 	} {
 		r := cliRun(t, c.args...)
 		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
