@@ -24,8 +24,9 @@ type Readiness string
 // list of ObjectStatus.
 const (
 	// InProgress: the object exists (and, in Client.Status, is the
-	// add-on's) but has not reached its desired state yet (a Deployment whose replicas are not available, a
-	// Job not complete, a CRD not established). Waiting longer may help.
+	// add-on's) but has not reached its desired state yet (a Deployment
+	// whose replicas are not available, a Job not complete, a CRD not
+	// established). Waiting longer may help.
 	InProgress Readiness = "InProgress"
 	// Failed: kstatus says the object reached a state it will not leave by
 	// itself (a Job that failed, a CRD whose names are taken). A wait
