@@ -836,6 +836,18 @@ func TestCLIInvalidAddonWording(t *testing.T) {
 	if code != 1 || out != "" || stderr != "addonpkg: apply cli-invalid: invalid add-on: it holds no object (to remove the add-on, uninstall it)\n" {
 		t.Errorf("apply of no object: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
+	// A name taken from a folder that is no DNS label names the flag
+	// that gives another; with it, the apply goes on.
+	odd := filepath.Join(cc.tmp, "Cli_Invalid")
+	must(t, os.MkdirAll(odd, 0o755))
+	must(t, os.WriteFile(filepath.Join(odd, "objects.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-invalid-name, namespace: default}\n"), 0o644))
+	out, stderr, code = cc.run(t, "apply", odd, "--dry-run")
+	if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, `addonpkg: dry-run of Cli_Invalid: invalid add-on: add-on name "Cli_Invalid": `) || !strings.HasSuffix(stderr, " (name it with --name)\n") {
+		t.Errorf("apply of a folder whose name is no DNS label: exit %d, stdout %q, stderr %q; want one line naming --name", code, out, stderr)
+	}
+	if _, stderr, code := cc.run(t, "apply", odd, "--dry-run", "--name", "cli-invalid-name"); code != 0 {
+		t.Errorf("apply --name of that folder: exit %d, stderr %q", code, stderr)
+	}
 }
 
 // uninstall --ignore-not-found passes over a NAME that is not installed

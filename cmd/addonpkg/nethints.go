@@ -29,6 +29,7 @@ func flagHint(cmd *cobra.Command, err error) string {
 		le  *safetree.LimitError
 		oe  *apply.OwnershipError
 		nce *apply.NameClaimError
+		ne  *apply.NameError
 	)
 	switch {
 	case errors.As(err, &le) && le.Which != "":
@@ -79,6 +80,10 @@ func flagHint(cmd *cobra.Command, err error) string {
 			return hint + ")"
 		case has("force"):
 			return " (--force adopts " + them + ")"
+		}
+	case errors.As(err, &ne):
+		if has("name") {
+			return " (name it with --name)"
 		}
 	case errors.As(err, &nce):
 		// The config's name was taken (no --name): an explicit name is

@@ -214,7 +214,7 @@ var serverWritten = []string{"resourceVersion", "uid", "managedFields", "deletio
 
 func (a *Addon) validate() error {
 	if errs := validation.IsDNS1123Label(a.Name); len(errs) > 0 {
-		return fmt.Errorf("%w: add-on name %q: %s", ErrInvalid, a.Name, strings.Join(errs, "; "))
+		return &NameError{Name: a.Name, Reasons: errs}
 	}
 	if len(a.Objects) == 0 {
 		// As kubectl apply refuses "no objects passed to apply": an

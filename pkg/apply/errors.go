@@ -138,6 +138,23 @@ func plural(n int, one, many string) string {
 // Is makes an OwnershipError match ErrConflict.
 func (e *OwnershipError) Is(target error) bool { return target == ErrConflict }
 
+// NameError is an add-on name that is not a DNS label (lowercase
+// letters, digits and '-', at most 63 characters), which the inventory
+// Secret's name and the owner label must be: a name taken from a file
+// or folder ("coredns.yaml", "My_Addon") often is not. It matches
+// ErrInvalid.
+type NameError struct {
+	Name    string
+	Reasons []string // what the DNS label rules say of it
+}
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("%s: add-on name %q: %s", ErrInvalid, safetree.Sanitize(e.Name), strings.Join(e.Reasons, "; "))
+}
+
+// Is makes a NameError match ErrInvalid.
+func (e *NameError) Is(target error) bool { return target == ErrInvalid }
+
 // NameClaimError is an add-on whose name is the one its own config
 // claims (Addon.NameFromConfig) while the add-on installed under that
 // name came from another origin (reference.Origin): applying it would
