@@ -116,12 +116,9 @@ func (a *app) store() (*layout.Store, error) {
 }
 
 // sourceOptions are the options of every command that reads a SOURCE.
+// pull is a word --pull took (addPullFlag refuses the others as it
+// parses), or one of the source.Pull constants.
 func (a *app) sourceOptions(pull string) (source.Options, error) {
-	switch pull {
-	case source.PullMissing, source.PullAlways, source.PullNever:
-	default:
-		return source.Options{}, fmt.Errorf("--pull %q: want missing, always or never", pull)
-	}
 	st, err := a.store()
 	if err != nil {
 		return source.Options{}, err
