@@ -515,12 +515,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		}
 		if res != nil {
 			changes := p.recreated(res, opts)
-			p.skipped(res, changes, func(pl *planned) bool {
-				// Unread, it is taken for another's: the inventory lists
-				// no other add-on's object.
-				live, err := c.getMeta(ctx, pl.obj)
-				return err == nil && live != nil && c.owns(p.addon.Name, live.Labels)
-			})
+			p.skipped(res, changes, func(pl *planned) bool { return c.ownsNow(ctx, p, pl) })
 			cs.Changes = append(cs.Changes, changes...)
 		}
 		if err != nil {

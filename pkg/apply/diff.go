@@ -70,7 +70,9 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 			}
 			ch.Action = Action(entry.Action)
 			if ch.Action == Skipped {
-				pl.unrecorded = true
+				// Made since the plan was read (ssa returns no live object
+				// of a skipped one): by this add-on, or by someone else.
+				pl.unrecorded = !c.ownsNow(ctx, p, pl)
 				ch.Reason = pl.ifNotPresentReason()
 			}
 			if ch.Action == Created && pl.live != nil && pl.mayRecreate(opts) {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -95,4 +96,13 @@ func (p *plan) skipped(res *ssa.ChangeSet, changes []Change, ours func(*planned)
 		}
 		changes[i].Reason = pl.ifNotPresentReason()
 	}
+}
+
+// ownsNow says whether pl's object, read now, is the add-on's: an
+// IfNotPresent object ssa skipped that the plan found absent was made
+// since, by another apply of this add-on or by someone else. Unread, it
+// is taken for another's: the inventory lists no other add-on's object.
+func (c *Client) ownsNow(ctx context.Context, p *plan, pl *planned) bool {
+	live, err := c.getMeta(ctx, pl.obj)
+	return err == nil && live != nil && c.owns(p.addon.Name, live.Labels)
 }
