@@ -151,3 +151,26 @@ func Path(image string) (string, error) {
 	}
 	return r.Context().RepositoryStr(), nil
 }
+
+// tagPattern is the OCI distribution spec's tag grammar.
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// IsTag reports whether s is a tag by the OCI distribution spec's
+// grammar (a letter, digit or "_", then up to 127 of those, "." and
+// "-").
+func IsTag(s string) bool { return tagPattern.MatchString(s) }
+
+// SplitPath splits PATH[:TAG|@DIGEST], the path and name of an OCI
+// layout or archive (oci:DIR:1.0, oci-archive:FILE@sha256:...), into the
+// path and the tag or digest ("" when it names neither). A colon inside
+// the path is kept when what follows it is not a tag, so "C:/x" or "a::"
+// stay paths.
+func SplitPath(s string) (p, name string) {
+	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
+		return s[:i], s[i+1:]
+	}
+	if i := strings.LastIndex(s, ":"); i >= 0 && IsTag(s[i+1:]) {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
