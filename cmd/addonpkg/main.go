@@ -13,11 +13,13 @@ import (
 )
 
 func main() {
+	stderr := os.Stderr
+	routeProcessOutput(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first Ctrl-C cancels ctx: the command cleans up and exits 130.
 	// From then on the default applies, so a second one stops at once.
 	go func() { <-ctx.Done(); stop() }()
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
 	stop()
 	os.Exit(code)
 }
