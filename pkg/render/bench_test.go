@@ -164,3 +164,33 @@ func BenchmarkSplitDocuments(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderKustomizeDeprecated measures render.Render of an overlay
+// and its base, 200 ConfigMaps, whose kustomizations use deprecated
+// fields (bases, commonLabels, patchesStrategicMerge): kustomize's run
+// plus the warnings about them.
+func BenchmarkRenderKustomizeDeprecated(b *testing.B) {
+	const n = 200
+	files := map[string]string{
+		"kustomization.yaml":      "bases:\n- base\ncommonLabels:\n  app: x\n",
+		"base/kustomization.yaml": "resources:\n- cms.yaml\npatchesStrategicMerge:\n- p.yaml\n",
+		"base/p.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm0\ndata:\n  k: v\n",
+	}
+	var cms bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&cms, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\ndata:\n  a: %q\n", i, benchdata.Words[i%len(benchdata.Words)])
+	}
+	files["base/cms.yaml"] = cms.String()
+	fsys := tree(files)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := render.Render(ctx, fsys, render.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Documents) != n || len(res.Warnings) != 3 {
+			b.Fatalf("%d documents, %d warnings, want %d and 3", len(res.Documents), len(res.Warnings), n)
+		}
+	}
+}

@@ -15,17 +15,22 @@
 // kustomize library compiled in (kustomize itself names the program's
 // version, "(devel)" for most, which the API server refuses).
 //
-// Renders of kustomize trees run one at a time. kustomize prints its
-// deprecation warnings to os.Stderr and logs to the standard logger;
-// they come back as Result.Warnings instead. For a tree whose
-// kustomizations may print (deprecated fields such as commonLabels,
-// vars, sortOptions, remote resources allowed) that means swapping
-// os.Stderr and the standard logger, the process's own, while kustomize
-// runs: lines other goroutines write meanwhile land in the warnings.
-// Other trees run with both left alone.
+// Renders of kustomize trees run one at a time (kustomize keeps global
+// state of its own). A render touches no process global: not os.Stderr,
+// not the standard logger, not the environment or working directory.
+// Result.Warnings names each deprecated field of the kustomizations
+// kustomize read, in kustomize's words (types.Kustomization's
+// CheckDeprecatedFields), worked out by the render itself. kustomize
+// also prints those words, unconditionally, on os.Stderr when it loads
+// such a kustomization, and logs a few things through the standard
+// logger (vars defined and never used, a "git::" remote): those go
+// wherever the program points os.Stderr and the standard logger, as for
+// any program that runs kustomize, and are not in Result.Warnings. A
+// program that wants its stderr clean of them points both elsewhere
+// once, when it starts, as addonpkg's command does; swapping them around
+// each render would take other goroutines' lines and race.
 //
 // kustomize takes no context. A render whose context ends while
 // kustomize runs returns the context's error at once; kustomize finishes
-// on its own goroutine (holding the one-at-a-time lock, and the swapped
-// output if it had it, until then).
+// on its own goroutine (holding the one-at-a-time lock until then).
 package render

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
@@ -28,8 +27,7 @@ var kustomizeMu sync.Mutex
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
 	maxKeys := safetree.Limits{MaxMappingKeys: opts.MaxMappingKeys}.WithDefaults().MaxMappingKeys
-	prints, err := checkKustomizations(fsys, opts.AllowRemote, maxKeys)
-	if err != nil {
+	if err := checkKustomizations(fsys, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
 	if err := checkManifestFiles(fsys, maxKeys, opts.AllowRemote); err != nil {
@@ -50,7 +48,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.docs, o.warnings, o.err = runKustomize(fsys, opts.AllowRemote || prints)
+		o.docs, o.warnings, o.err = runKustomize(fsys)
 		done <- o
 	}()
 	select {
@@ -62,9 +60,9 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 }
 
 // runKustomize runs kustomize over the checked tree, one render at a
-// time, and turns its resources into documents; capture says kustomize
-// may print, so its output is captured as warnings.
-func runKustomize(fsys fs.FS, capture bool) (docs []Document, warnings []string, err error) {
+// time, and turns its resources into documents. The warnings are the
+// deprecated fields of the kustomizations it read (kustomizeWarnings).
+func runKustomize(fsys fs.FS) (docs []Document, warnings []string, err error) {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
 	defer func() {
@@ -74,29 +72,17 @@ func runKustomize(fsys fs.FS, capture bool) (docs []Document, warnings []string,
 	}()
 	// Reorder "unspecified" is what `kustomize build` does: the
 	// kustomization's sortOptions when it has them, else the legacy
-	// order (the apply order of this package).
+	// order (the apply order of this package). It is also the one
+	// setting under which kustomize does not log that sortOptions
+	// overrides its option.
 	kopts := krusty.MakeDefaultOptions()
 	kopts.Reorder = krusty.ReorderOptionUnspecified
-	k := krusty.MakeKustomizer(kopts)
-	var (
-		read   []string
-		resMap resmap.ResMap
-	)
-	tree := treeFS{fsys: fsys, kustomizations: &read}
-	run := func() (err error) {
-		resMap, err = k.Run(tree, "/")
-		return err
-	}
-	var printed []string
-	if capture {
-		printed, err = captureOutput(run)
-	} else {
-		err = run()
-	}
-	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read, printed)
+	var read []string
+	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{fsys: fsys, kustomizations: &read}, "/")
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}
+	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read)
 	if err := fixManagedBy(resMap); err != nil {
 		return nil, nil, err
 	}
@@ -137,10 +123,8 @@ func rootKustomization(fsys fs.FS) string {
 // a Helm chart, or (unless allowRemote) names a remote resource or a path
 // outside the tree; the configurations of builtin transformers and
 // generators in other files are checkManifestFiles's (builtinConfigsIn).
-// prints says whether kustomize may print while it renders one of them
-// (kustomizationPrints).
-func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool, err error) {
-	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !isKustomization(name) {
 			return err
 		}
@@ -148,7 +132,6 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 		if err != nil {
 			return err
 		}
-		prints = prints || kustomizationPrints(b)
 		node, err := yaml.Parse(string(b))
 		if err != nil {
 			return &Error{File: name, Line: yamlErrorLine(err, lineCount(b)), Err: fmt.Errorf("%w: %s", ErrInvalid, trimYAMLError(err))}
@@ -158,7 +141,6 @@ func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) (prints bool
 		}
 		return checkGenerators(fsys, name, node, maxKeys)
 	})
-	return prints, err
 }
 
 // builtinConfigsIn refuses a remote location in the configuration of

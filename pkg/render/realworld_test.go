@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -255,18 +259,47 @@ func TestRenderKustomizeWarnings(t *testing.T) {
 	}
 }
 
-// os.Stderr and the standard logger are the whole process's: a render of
-// a kustomization kustomize prints nothing for leaves them alone, so what
-// the caller's other goroutines log meanwhile reaches the caller's log,
-// not the render's warnings. (One with a deprecated field is captured,
-// TestRenderKustomizeWarnings.)
+// os.Stderr and the standard logger are the whole process's: renders
+// leave both alone, whatever their trees, so what the caller's other
+// goroutines write meanwhile reaches the caller's log and stderr, never a
+// render's warnings, and nothing races on them (run with -race: a render
+// that swapped os.Stderr raced with the caller's Fprintln). A tree with
+// deprecated fields gets its warnings all the same, and kustomize's own
+// line for each reaches os.Stderr, where kustomize prints it.
 func TestRenderKustomizeLeavesProcessOutput(t *testing.T) {
-	var buf strings.Builder
+	var logged strings.Builder
 	var mu sync.Mutex
 	out, flags := log.Writer(), log.Flags()
-	log.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
+	log.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logged.Write(p) }))
 	log.SetFlags(0)
 	defer func() { log.SetOutput(out); log.SetFlags(flags) }()
+	// The test owns the process: its stderr goes to a file it reads back.
+	stderrFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderrFile.Close()
+	stderr := os.Stderr
+	os.Stderr = stderrFile
+	defer func() { os.Stderr = stderr }()
+
+	trees := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"no deprecated field", map[string]string{"kustomization.yaml": "resources:\n- a.yaml\nlabels:\n- pairs:\n    app: x\n", "a.yaml": cm("a", "")}, nil},
+		{"deprecated fields", map[string]string{
+			"kustomization.yaml":      "bases:\n- base\ncommonLabels:\n  app: x\nsortOptions:\n  order: legacy\n",
+			"base/kustomization.yaml": "resources:\n- a.yaml\npatchesStrategicMerge:\n- p.yaml\n",
+			"base/a.yaml":             cm("a", ""),
+			"base/p.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+		}, []string{
+			"kustomization.yaml: 'bases' is deprecated. Please use 'resources' instead. Run 'kustomize edit fix' to update your Kustomization automatically.",
+			"kustomization.yaml: 'commonLabels' is deprecated. Please use 'labels' instead. Run 'kustomize edit fix' to update your Kustomization automatically.",
+			"base/kustomization.yaml: 'patchesStrategicMerge' is deprecated. Please use 'patches' instead. Run 'kustomize edit fix' to update your Kustomization automatically.",
+		}},
+	}
 
 	stop := make(chan struct{})
 	written := make(chan int)
@@ -279,25 +312,49 @@ func TestRenderKustomizeLeavesProcessOutput(t *testing.T) {
 				return
 			default:
 				log.Printf("caller line %d", n)
+				fmt.Fprintf(os.Stderr, "caller stderr %d\n", n)
 				n++
 			}
 		}
 	}()
-	files := map[string]string{"kustomization.yaml": "resources:\n- a.yaml\nlabels:\n- pairs:\n    app: x\n", "a.yaml": cm("a", "")}
-	for range 20 {
-		res, err := renderTree(t, files)
-		if err != nil || len(res.Warnings) != 0 {
-			close(stop)
-			<-written
-			t.Fatalf("render: %v; %d warnings, the first %q (the caller's own log lines, taken by a swapped logger?)", err, len(res.Warnings), append(res.Warnings, "")[0])
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for _, tr := range trees {
+		for range 4 {
+			wg.Go(func() {
+				for range 5 {
+					res, err := renderTree(t, tr.files)
+					if err != nil {
+						errs <- fmt.Sprintf("%s: %v", tr.name, err)
+						return
+					}
+					if !slices.Equal(res.Warnings, tr.want) {
+						errs <- fmt.Sprintf("%s: %d warnings, the first %q, want\n%s (the caller's own lines, taken by a swapped os.Stderr or logger?)",
+							tr.name, len(res.Warnings), append(res.Warnings, "")[0], strings.Join(tr.want, "\n"))
+						return
+					}
+				}
+			})
 		}
 	}
+	wg.Wait()
 	close(stop)
 	n := <-written
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if got := strings.Count(buf.String(), "caller line "); got != n {
+	if got := strings.Count(logged.String(), "caller line "); got != n {
 		t.Errorf("the caller logged %d lines during the renders and %d reached its log", n, got)
+	}
+	b, err := os.ReadFile(stderrFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), "caller stderr "); got != n {
+		t.Errorf("the caller wrote %d lines to os.Stderr during the renders and %d reached it", n, got)
 	}
 }
 
