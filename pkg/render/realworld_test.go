@@ -234,8 +234,9 @@ func TestRenderNamesKustomizationBelowPlainRoot(t *testing.T) {
 	}
 }
 
-// kustomize's deprecation warnings are returned, named with their
-// kustomization, instead of being printed.
+// kustomize's deprecation warnings are returned, in its words, named
+// with their kustomization (kustomize prints its own copy on os.Stderr,
+// which a render leaves alone: TestRenderKustomizeLeavesProcessOutput).
 func TestRenderKustomizeWarnings(t *testing.T) {
 	res, err := renderTree(t, map[string]string{
 		"kustomization.yaml":      "resources:\n- base\ncommonLabels:\n  app: x\n",
