@@ -13,13 +13,13 @@ import (
 )
 
 func main() {
-	stderr := os.Stderr
-	routeProcessOutput(stderr)
+	root, a := newRoot(os.Stdin, os.Stdout, os.Stderr)
+	routeProcessOutput(a)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first Ctrl-C cancels ctx: the command cleans up and exits 130.
 	// From then on the default applies, so a second one stops at once.
 	go func() { <-ctx.Done(); stop() }()
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, stderr)
+	code := execute(ctx, root, a, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

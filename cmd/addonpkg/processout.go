@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"log"
 	"os"
 )
@@ -20,29 +19,30 @@ import (
 //
 // routeProcessOutput does this once, from main, before the command runs
 // any goroutine that could write; the command's own output goes to
-// stderr, the process's standard error as it was.
-func routeProcessOutput(stderr io.Writer) {
+// a.stderr, the process's standard error as it was, and the logger's
+// lines are a's warnings (so --quiet silences them, as it does the
+// render's own).
+func routeProcessOutput(a *app) {
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
 		os.Stderr = null
 	}
 	log.SetFlags(0)
 	log.SetPrefix("")
-	log.SetOutput(logWarnings{stderr})
+	log.SetOutput(logWarnings{a})
 }
 
-// logWarnings prints what is written to it as addonpkg: warning: lines.
-// The standard logger writes one message at a time, under its lock.
-type logWarnings struct{ w io.Writer }
+// logWarnings passes the standard logger's lines to the command's
+// warnings, one each. The logger writes one message at a time, under its
+// lock.
+type logWarnings struct{ a *app }
 
 func (l logWarnings) Write(p []byte) (int, error) {
-	var b bytes.Buffer
+	var lines []string
 	for line := range bytes.Lines(p) {
 		if s := bytes.TrimSpace(line); len(s) > 0 {
-			b.WriteString("addonpkg: warning: " + oneLine(string(s)) + "\n")
+			lines = append(lines, string(s))
 		}
 	}
-	if _, err := l.w.Write(b.Bytes()); err != nil {
-		return 0, err
-	}
+	l.a.warn(lines)
 	return len(p), nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +34,23 @@ vars:
 		"addonpkg: warning: kustomization.yaml: 'vars' is deprecated. Please use 'replacements' instead. [EXPERIMENTAL] Run 'kustomize edit fix' to update your Kustomization automatically.\n"
 	if r.code != 0 || r.stderr != want {
 		t.Errorf("unpack: exit %d, stderr\n%q\nwant\n%q", r.code, r.stderr, want)
+	}
+}
+
+// The standard logger's lines are the command's warnings: one line each,
+// made printable, and none with --quiet, as the render's own warnings.
+func TestLogLinesAreWarnings(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		var stderr strings.Builder
+		a := &app{stderr: &stderr, quiet: quiet}
+		l := log.New(logWarnings{a}, "", 0)
+		l.Print("well-defined vars that were never replaced: X\x1b[2J\nsecond")
+		want := "addonpkg: warning: well-defined vars that were never replaced: X?[2J\naddonpkg: warning: second\n"
+		if quiet {
+			want = ""
+		}
+		if stderr.String() != want {
+			t.Errorf("quiet %v: stderr %q, want %q", quiet, stderr.String(), want)
+		}
 	}
 }
