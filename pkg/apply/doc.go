@@ -199,7 +199,8 @@
 // SelfSubjectAccessReview per verb and resource, whether the credentials
 // may do what the plan needs: get and patch every object, create those
 // that do not exist, delete those pruned (and recreated), get, create or
-// update the inventory. Where a verb is refused on a resource it is asked
+// update the inventory. An object the apply leaves as it is (an
+// IfNotPresent one that exists) needs get alone. Where a verb is refused on a resource it is asked
 // again for each object's name, so a grant by name (RBAC resourceNames,
 // as the in-cluster example's for the inventory) suffices. A
 // *PreflightError lists every missing permission and nothing is changed.

@@ -18,7 +18,10 @@ import (
 // for every object (server-side apply is a patch), create for those that
 // do not exist yet, delete for those it may recreate and for those it
 // prunes, and what the inventory needs. Each is of the object's name but
-// create, which RBAC cannot grant by name.
+// create, which RBAC cannot grant by name. An object the apply leaves as
+// it is (an IfNotPresent one that exists) is only read: asking patch of
+// it refused an installer whose role grants create alone for a Secret
+// it makes once.
 func (p *plan) permissions(c *Client, opts Options) []Permission {
 	set := map[Permission]bool{}
 	add := func(verb, group, resource, ns, name string) {
@@ -27,6 +30,9 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 	for _, pl := range p.objects {
 		g, r, ns, n := pl.resource.Group, pl.resource.Resource, pl.obj.GetNamespace(), pl.obj.GetName()
 		add("get", g, r, ns, n)
+		if pl.leftAsIs() {
+			continue // ssa reads it and skips it: no patch, create or delete
+		}
 		add("patch", g, r, ns, n)
 		if pl.live == nil {
 			add("create", g, r, ns, "")
