@@ -334,7 +334,7 @@ func newUninstallCmd(a *app) *cobra.Command {
 		cf                            clusterFlags
 		setFile                       string
 		asJSON, dryRun, pruneNonEmpty bool
-		ignoreNotFound                bool
+		ignoreNotFound, wait          bool
 	)
 	cmd := &cobra.Command{
 		Use:     "uninstall [NAME...] [-f addons.yaml]",
@@ -342,7 +342,9 @@ func newUninstallCmd(a *app) *cobra.Command {
 		Short:   "Remove installed add-ons: every object of each inventory, then the inventory",
 		Long: `Uninstall deletes every object the add-on's inventory lists that carries its
 owner label, in reverse apply order, waits until they are gone, and then
-deletes the inventory. Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` are
+deletes the inventory. With --wait=false, as kubectl delete --wait=false, it
+returns once the deletions are asked for: an object a finalizer holds is
+left terminating, the API server's to finish, and the inventory is deleted. Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` are
 left, and so are CRDs and Namespaces that still hold other objects (unless
 --prune-non-empty): the inventory keeps those, so a later uninstall can
 finish.
@@ -356,6 +358,7 @@ other failure stops there, and the add-ons after it stay installed.`,
   addonpkg uninstall metrics-server --dry-run
   addonpkg uninstall coredns metrics-server
   addonpkg uninstall metrics-server --ignore-not-found
+  addonpkg uninstall metrics-server --wait=false
   addonpkg uninstall -f examples/addon-set/addons.yaml`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cf.installedNames(0),
@@ -366,7 +369,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 			case setFile == "" && len(args) == 0:
 				return &usageError{cmd: cmd, msg: "want a NAME (or -f addons.yaml)"}
 			}
-			opts := apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)}
+			opts := apply.UninstallOptions{DryRun: dryRun, Timeout: cf.waitTimeout, NoWait: !wait, PruneNonEmpty: pruneNonEmpty, Progress: a.progress(cf.waitTimeout)}
 			return a.uninstall(cmd.Context(), &cf, args, setFile, opts, asJSON, ignoreNotFound)
 		},
 	}
@@ -377,6 +380,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 	f.Var((*deleteDryRunValue)(&dryRun), "dry-run", "say what would be deleted and delete nothing (also as kubectl delete: none, server or client)")
 	f.Lookup("dry-run").NoOptDefVal = "true"
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
+	f.BoolVar(&wait, "wait", true, "wait until the deleted objects are gone; --wait=false returns once their deletion is asked for (as kubectl delete --wait=false)")
 	f.BoolVar(&ignoreNotFound, "ignore-not-found", false, "pass over an add-on that is not installed without an error (exit 0), as kubectl delete --ignore-not-found")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")

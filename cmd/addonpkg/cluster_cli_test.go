@@ -1103,3 +1103,38 @@ func TestCLIApplyIfNotPresent(t *testing.T) {
 		t.Errorf("apply with a typo in the policy: exit %d, stdout %q, stderr %q; want exit 1 and one line naming the object", code, out, stderr)
 	}
 }
+
+// TestCLIUninstallNoWait: uninstall --wait=false returns once the
+// deletions are asked for, as kubectl delete --wait=false: a ConfigMap a
+// finalizer holds is left terminating, exit 0, the inventory gone, no
+// "waiting" line; uninstall waited for it until --wait-timeout, and
+// failed.
+func TestCLIUninstallNoWait(t *testing.T) {
+	cc := newClusterCLI(t)
+	name := "cli-nowait"
+	dir := filepath.Join(cc.tmp, name)
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+"-held, namespace: default, finalizers: [example.com/never]}\n"), 0o644))
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
+	t.Cleanup(func() {
+		_, _ = typed.CoreV1().ConfigMaps("default").Patch(context.Background(), name+"-held", "application/merge-patch+json",
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", name); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := cc.run(t, "uninstall", name, "--wait=false", "--wait-timeout", "1m")
+	if code != 0 || !strings.Contains(out, "ConfigMap/default/"+name+"-held") || !strings.Contains(out, "deleted") || strings.Contains(stderr, "waiting") {
+		t.Fatalf("uninstall --wait=false: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	cm, err := typed.CoreV1().ConfigMaps("default").Get(context.Background(), name+"-held", metav1.GetOptions{})
+	if err != nil || cm.DeletionTimestamp == nil {
+		t.Errorf("the held ConfigMap: %v, want it terminating", err)
+	}
+	if _, err := typed.CoreV1().Secrets("kube-system").Get(context.Background(), apply.InventoryName(name), metav1.GetOptions{}); err == nil {
+		t.Error("uninstall --wait=false left the inventory")
+	}
+	if _, stderr, code := cc.run(t, "uninstall", name, "--wait=maybe"); code != 1 || !strings.Contains(stderr, "--wait") {
+		t.Errorf("uninstall --wait=maybe: exit %d, stderr %q, want a flag error (exit 1)", code, stderr)
+	}
+}

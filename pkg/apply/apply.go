@@ -222,7 +222,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	from := len(cs.Changes)
 	applied := cs.Changes[:from:from]
 	if !opts.NoPrune {
-		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts)
+		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts, true)
 		cs.Changes = append(cs.Changes, changes...)
 		if err != nil {
 			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.keepRecord(ctx, inv, sec, writes, err))

@@ -22,13 +22,14 @@ import (
 )
 
 // prune deletes doomed objects in reverse apply order, only those that
-// carry addon's owner label, and waits until they are gone. It keeps an
+// carry addon's owner label, and, when wait, waits until they are gone
+// (reporting the "deleting" stage before). It keeps an
 // object annotated AnnotationPrune=PruneDisabled, and (unless
 // PruneNonEmpty) a CRD or Namespace that still holds objects other than
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty). ds comes in
 // reverse apply order (sortDoomed), the order its changes are listed in.
-func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options) (changes []Change, retained []InventoryEntry, err error) {
+func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Options, wait bool) (changes []Change, retained []InventoryEntry, err error) {
 	going := c.pruneGoing(addon, ds)
 	// The changes are listed in ds's order, as a dry-run lists them: an
 	// object kept where it stands, a deletion where ssa's result is.
@@ -82,6 +83,9 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	changes = inOrder(listed, res)
 	if err != nil {
 		return changes, retained, wrap(err)
+	}
+	if !wait {
+		return changes, retained, nil
 	}
 	if res != nil {
 		opts.report(addon, "deleting", changesOf(res))

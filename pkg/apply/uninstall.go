@@ -24,17 +24,25 @@ type UninstallOptions struct {
 	DryRun bool
 	// Timeout bounds the wait for the deletions; 0: DefaultTimeout.
 	Timeout time.Duration
+	// NoWait returns once the deletions are asked for, as kubectl delete
+	// --wait=false does, without waiting until the objects are gone (a
+	// finalizer may hold one for long): the inventory is deleted all the
+	// same, for what is being deleted is on its way, the API server's to
+	// finish. Of several add-ons (UninstallAll), none waits for the one
+	// before it. By default Uninstall waits.
+	NoWait bool
 	// PruneNonEmpty deletes CRDs and Namespaces that still hold other
 	// objects; by default they are kept and stay in the inventory.
 	PruneNonEmpty bool
 	// Progress, when set, is told of the "deleting" stage (Stage), before
-	// the wait for the deleted objects to be gone.
+	// the wait for the deleted objects to be gone (not with NoWait: there
+	// is no wait).
 	Progress func(Stage)
 }
 
 // Uninstall deletes every object of the add-on's inventory that carries
-// its owner label, in reverse apply order, waits until they are gone, and
-// then deletes the inventory. Objects annotated AnnotationPrune=
+// its owner label, in reverse apply order, waits until they are gone
+// (unless NoWait), and then deletes the inventory. Objects annotated AnnotationPrune=
 // PruneDisabled are left; CRDs and Namespaces that still hold objects are
 // left (unless PruneNonEmpty) and the inventory keeps them, so a later
 // Uninstall can finish. ErrNotInstalled when there is no inventory.
@@ -101,7 +109,7 @@ func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptio
 	if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
 		return nil, fmt.Errorf("uninstall %s: %w", name, err)
 	}
-	changes, retained, err := c.prune(ctx, name, ds, Options{Timeout: opts.Timeout, PruneNonEmpty: opts.PruneNonEmpty, Progress: opts.Progress})
+	changes, retained, err := c.prune(ctx, name, ds, Options{Timeout: opts.Timeout, PruneNonEmpty: opts.PruneNonEmpty, Progress: opts.Progress}, !opts.NoWait)
 	cs.Changes = changes
 	if err != nil {
 		return cs, fmt.Errorf("uninstall %s: %w", name, err)

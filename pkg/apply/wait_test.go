@@ -269,3 +269,49 @@ func TestHeldByNamesNamespaceFinalizer(t *testing.T) {
 		t.Errorf("HeldBy(configmap without finalizers) = %q, want nothing", got)
 	}
 }
+
+// With NoWait, as kubectl delete --wait=false, an uninstall returns once
+// the deletions are asked for: an object a finalizer holds is left
+// Terminating, the server's to finish, and the inventory is gone; no
+// "deleting" stage announces a wait that does not come. It waited the
+// whole timeout, and failed.
+func TestUninstallNoWait(t *testing.T) {
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-held, namespace: default, finalizers: [example.com/never]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-free, namespace: default}
+`)
+	k.mustApply(t, a, apply.Options{})
+	t.Cleanup(func() {
+		_, _ = k.typed.CoreV1().ConfigMaps("default").Patch(context.Background(), k.prefix+"-held", types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	var stages []apply.Stage
+	start := time.Now()
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{NoWait: true, Timeout: time.Minute,
+		Progress: func(st apply.Stage) { stages = append(stages, st) }})
+	if err != nil {
+		t.Fatalf("uninstall without waiting: %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("uninstall without waiting took %s", d)
+	}
+	if n := cs.Count(apply.Deleted); n != 2 {
+		t.Errorf("deleted %d, want 2:\n%s", n, cs)
+	}
+	if len(stages) != 0 {
+		t.Errorf("progress %+v, want no stage: there is no wait", stages)
+	}
+	held, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix+"-held", metav1.GetOptions{})
+	if err != nil || held.DeletionTimestamp == nil {
+		t.Errorf("the held ConfigMap: %v, want it terminating", err)
+	}
+	if k.inventory(t, a.Name) != nil {
+		t.Error("uninstall without waiting left the inventory")
+	}
+}
