@@ -216,7 +216,10 @@ admin or a controller fills in): skipped, with the reason, never dry-run or
 recreated. The inventory records it while it is the add-on's, so uninstall
 deletes it unless it is annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + `. One already
 there that is not the add-on's (nobody's, or another add-on's with --force)
-is neither adopted nor recorded. Another value of ` + apply.AnnotationApply + ` is refused.
+is neither adopted nor recorded. One annotated ` + apply.AnnotationApply + "=" + apply.ApplyIgnore + `
+(or kustomize.toolkit.fluxcd.io/ssa=Ignore), in the add-on or in the
+cluster, is left alone: neither created nor changed, waited for or recorded,
+and prune and uninstall keep it. Another value of ` + apply.AnnotationApply + ` is refused.
 
 An add-on that declares values for its installer (.addonvalues) gets them
 from --set and --values, and is refused before any change when a required

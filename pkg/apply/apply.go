@@ -64,7 +64,7 @@ type Options struct {
 	// server refuses as immutable (AnnotationRecreate does it for one);
 	// never a CRD, a Namespace or a ClusterRole: deleting the first two
 	// deletes what they hold; nor an AnnotationApply=ApplyIfNotPresent
-	// object, which is never changed.
+	// or ApplyIgnore object, which is never changed.
 	Recreate bool
 	// TakeOver lists the field-manager prefixes whose fields are taken
 	// over; nil: DefaultTakeOver; empty (non-nil): none.
@@ -465,6 +465,7 @@ func (c *Client) applyOptions(opts Options) ssa.ApplyOptions {
 	ao.Force = opts.Recreate
 	ao.ForceSelector = map[string]string{AnnotationRecreate: RecreateEnabled}
 	ao.IfNotPresentSelector = ifNotPresentSelector
+	ao.ExclusionSelector = ignoreSelector
 	ao.WaitInterval = c.opts.PollInterval
 	ao.WaitTimeout = opts.timeout()
 	// Roles in a stage of their own, before RoleBindings: binding a role
@@ -604,9 +605,9 @@ func (c *Client) dryRunBeforeChange(ctx context.Context, p *plan, opts Options, 
 	g.SetLimit(c.opts.Concurrency)
 	for _, pl := range p.objects {
 		role := isRole(pl.obj) && !recreatableOnly
-		// An IfNotPresent object that exists is not applied: nothing
-		// the server would refuse of it is ever sent.
-		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || (pl.live == nil && !role) || pl.crdPending || pl.nsPending || pl.leftAsIs() {
+		// An IfNotPresent object that exists, or an ignored one, is not
+		// applied: nothing the server would refuse of it is ever sent.
+		if _, ownCRD := crds[pl.obj.GroupVersionKind().GroupKind()]; ownCRD || (pl.live == nil && !role) || pl.crdPending || pl.nsPending || pl.leftAsIs() || pl.ignored() {
 			continue
 		}
 		recreate := pl.mayRecreate(opts)
@@ -645,9 +646,9 @@ func (c *Client) dryRunBeforeChange(ctx context.Context, p *plan, opts Options, 
 // invalid), not only an immutable one. An add-on's annotation on a
 // Namespace it adopted deleted the namespace and what it held. Nor an
 // IfNotPresent object: one that exists is never changed, so never
-// deleted to be changed.
+// deleted to be changed; nor an ignored one, never changed at all.
 func (pl *planned) mayRecreate(opts Options) bool {
-	if isDefinition(pl.obj) || ifNotPresentBy(pl.obj) != "" {
+	if isDefinition(pl.obj) || ifNotPresentBy(pl.obj) != "" || pl.ignored() {
 		return false
 	}
 	return opts.Recreate || pl.obj.GetAnnotations()[AnnotationRecreate] == RecreateEnabled ||

@@ -23,7 +23,7 @@ const (
 	// Skipped: left alone; Change.Reason says why (a keep annotation, a
 	// Namespace or CRD that still holds objects, an object without this
 	// add-on's owner label, an AnnotationApply=ApplyIfNotPresent object
-	// that exists).
+	// that exists, an ignored one: AnnotationApply=ApplyIgnore).
 	Skipped Action = "skipped"
 	// Unvalidated (dry-run and Diff only): the server could not check the
 	// object because its CRD or Namespace is part of this add-on and not

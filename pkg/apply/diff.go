@@ -45,6 +45,8 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 	for _, pl := range p.objects {
 		ch := Change{Object: describe(pl.obj), ID: pl.entry.ID, Version: pl.obj.GetAPIVersion()}
 		switch {
+		case pl.ignored():
+			ch.Action, ch.Reason = Skipped, pl.ignoreReason()
 		case pl.leftAsIs():
 			// Before the pending cases: a custom resource may exist in
 			// another version than its CRD's new one.
@@ -60,7 +62,7 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 		default:
 			// As the apply's options: an IfNotPresent object made since
 			// the plan was read is skipped alike.
-			o := ssa.DiffOptions{IfNotPresentSelector: ifNotPresentSelector}
+			o := ssa.DiffOptions{IfNotPresentSelector: ifNotPresentSelector, Exclusions: ignoreSelector}
 			if pl.mayRecreate(opts) { // a definition never is
 				o.Force, o.ForceSelector = opts.Recreate, map[string]string{AnnotationRecreate: RecreateEnabled}
 			}
@@ -69,7 +71,10 @@ func (c *Client) diff(ctx context.Context, p *plan, opts Options) (*ChangeSet, e
 				return cs, wrap(err)
 			}
 			ch.Action = Action(entry.Action)
-			if ch.Action == Skipped {
+			switch {
+			case ch.Action == Skipped && ifNotPresentBy(pl.obj) == "":
+				ch.Reason = ignoredSinceReason
+			case ch.Action == Skipped:
 				// Made since the plan was read (ssa returns no live object
 				// of a skipped one): by this add-on, or by someone else.
 				pl.unrecorded = !c.ownsNow(ctx, p, pl)

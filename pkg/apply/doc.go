@@ -112,8 +112,9 @@
 // An object annotated AnnotationApply=ApplyIfNotPresent
 // ("addonpkg.io/apply: IfNotPresent"; as ssa reads it, a label too), or
 // carrying Flux's "kustomize.toolkit.fluxcd.io/ssa: IfNotPresent" (any
-// case, as Flux reads it; Flux's other values are Flux's, and such an
-// object is applied as any other), is created when it is absent and
+// case, as Flux reads it; of Flux's other values Ignore is honoured, see
+// below, and Merge and Override are Flux's: such an object is applied
+// as any other), is created when it is absent and
 // never changed once it is there (ssa.ApplyOptions.IfNotPresentSelector):
 // a Secret or a ConfigMap that a controller or an admin fills in after
 // the install. It is the add-on's word, read from the object applied,
@@ -133,8 +134,27 @@
 // after the plan was read) is left as it is: neither adopted (no
 // label is written) nor recorded, so no prune or uninstall of this
 // add-on deletes it. A value of AnnotationApply other than
-// ApplyIfNotPresent exactly ("ifnotpresent") is ErrInvalid, naming the
-// object, before any request.
+// ApplyIfNotPresent or ApplyIgnore exactly ("ifnotpresent") is
+// ErrInvalid, naming the object, before any request.
+//
+// # Ignore
+//
+// An object annotated AnnotationApply=ApplyIgnore ("addonpkg.io/apply:
+// Ignore"), or Flux's "kustomize.toolkit.fluxcd.io/ssa: Ignore" (any
+// case), as a label or an annotation, on the add-on's object or on the
+// one in the cluster, is left alone, as Flux's kustomize-controller
+// leaves it (ssa.ApplyOptions.ExclusionSelector): not created when
+// absent, not changed when there, Skipped with the Reason by Apply, Diff
+// and a dry-run, never dry-run, recreated or waited for, and only read
+// (get) by the pre-flight. Nothing is written to it, so the ownership
+// checks pass it by, another add-on's or controller's too. It is not
+// recorded in the inventory, as Flux drops what it skips from its own:
+// one an earlier apply made leaves the inventory and is not pruned, so
+// no later prune or uninstall deletes it (it keeps the labels that apply
+// wrote). One in the cluster that carries the key is kept by prune and
+// uninstall too, as AnnotationPrune keeps it: an admin who marks an
+// installed object so has taken it over. Flux's
+// "kustomize.toolkit.fluxcd.io/reconcile: disabled" is not read.
 //
 // # Inventory
 //
@@ -173,8 +193,10 @@
 // deleted in reverse apply order, only when they carry the add-on's
 // LabelAddon and its ApplySet's part-of label (an add-on of one name may
 // be installed under two inventory namespaces: each deletes only its
-// own), and waited for until gone. AnnotationPrune=PruneDisabled
-// keeps one. A CRD or Namespace that still holds objects (other than
+// own), and waited for until gone (UninstallOptions.NoWait: not waited
+// for). AnnotationPrune=PruneDisabled keeps one, and so does Flux's
+// kustomize.toolkit.fluxcd.io/prune: disabled, and an Ignore key on the
+// object in the cluster (above); the pre-flight asks only to read it. A CRD or Namespace that still holds objects (other than
 // those being deleted, what the cluster's controllers made for them and
 // delete with them (objects whose owner references lead to them),
 // Endpoints, which EndpointSlices mirror, Leases, which controllers'
@@ -200,7 +222,8 @@
 // may do what the plan needs: get and patch every object, create those
 // that do not exist, delete those pruned (and recreated), get, create or
 // update the inventory. An object the apply leaves as it is (an
-// IfNotPresent one that exists) needs get alone. Where a verb is refused on a resource it is asked
+// IfNotPresent one that exists, an ignored one), and one prune keeps,
+// needs get alone. Where a verb is refused on a resource it is asked
 // again for each object's name, so a grant by name (RBAC resourceNames,
 // as the in-cluster example's for the inventory) suffices. A
 // *PreflightError lists every missing permission and nothing is changed.

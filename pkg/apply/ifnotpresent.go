@@ -12,14 +12,15 @@ import (
 )
 
 // fluxSSAAnnotation is Flux's per-object apply policy; of its values
-// (Merge, IfNotPresent, Ignore, Override) addonpkg honours IfNotPresent,
-// so that an add-on authored for Flux keeps that meaning. The others are
-// Flux's to read: addonpkg applies such an object as any other.
+// (Merge, IfNotPresent, Ignore, Override) addonpkg honours IfNotPresent
+// and Ignore, so that an add-on authored for Flux keeps their meaning.
+// The others are Flux's to read: addonpkg applies such an object as any
+// other.
 const fluxSSAAnnotation = "kustomize.toolkit.fluxcd.io/ssa"
 
-// ifNotPresentKeys are the keys that make an object IfNotPresent, ours
+// applyPolicyKeys are the keys that give an object an apply policy, ours
 // first, so a reason names ours when an object carries both.
-var ifNotPresentKeys = []string{AnnotationApply, fluxSSAAnnotation}
+var applyPolicyKeys = []string{AnnotationApply, fluxSSAAnnotation}
 
 // ifNotPresentSelector is ssa's IfNotPresentSelector (apply and diff):
 // ssa skips an object that exists and whose applied form matches one
@@ -29,12 +30,20 @@ var ifNotPresentKeys = []string{AnnotationApply, fluxSSAAnnotation}
 // only widens Flux's, as Flux reads it.
 var ifNotPresentSelector = map[string]string{AnnotationApply: ApplyIfNotPresent, fluxSSAAnnotation: ApplyIfNotPresent}
 
+// ignoreSelector is ssa's ExclusionSelector (apply) and Exclusions
+// (diff), as Flux's kustomize-controller passes its ssa: Ignore: ssa
+// neither creates nor changes an object when the applied form or the
+// one in the cluster matches one pair, read as ifNotPresentSelector is.
+// Prune and uninstall keep an object in the cluster that matches
+// (pruneExclusions): the add-on has let go of it.
+var ignoreSelector = map[string]string{AnnotationApply: ApplyIgnore, fluxSSAAnnotation: ApplyIgnore}
+
 // ifNotPresentBy is the key that makes o IfNotPresent ("" when none),
 // read as ssa reads ifNotPresentSelector, pair by pair: what this
 // package decides of an object (no pre-change dry-run, no recreate, its
 // place in the inventory) must be what ssa does with it.
 func ifNotPresentBy(o *unstructured.Unstructured) string {
-	for _, k := range ifNotPresentKeys {
+	for _, k := range applyPolicyKeys {
 		if utils.AnyInMetadata(o, map[string]string{k: ifNotPresentSelector[k]}) {
 			return k
 		}
@@ -42,19 +51,65 @@ func ifNotPresentBy(o *unstructured.Unstructured) string {
 	return ""
 }
 
+// ignoredBy is the key that makes ssa leave pl's object alone
+// (ignoreSelector), on the add-on's object or, when the plan read it, on
+// the one in the cluster (inCluster); "" when none. Read as ssa reads
+// it, pair by pair, so that the plan (no dry-run, no recreate, no wait,
+// no record, get alone in the pre-flight) is what ssa does.
+func (pl *planned) ignoredBy() (key string, inCluster bool) {
+	var live *unstructured.Unstructured
+	if pl.live != nil {
+		live = &unstructured.Unstructured{}
+		live.SetLabels(pl.live.Labels)
+		live.SetAnnotations(pl.live.Annotations)
+	}
+	for _, k := range applyPolicyKeys {
+		sel := map[string]string{k: ignoreSelector[k]}
+		if utils.AnyInMetadata(pl.obj, sel) {
+			return k, false
+		}
+		if live != nil && utils.AnyInMetadata(live, sel) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// ignored says whether the apply leaves pl's object alone (ignoredBy).
+func (pl *planned) ignored() bool {
+	k, _ := pl.ignoredBy()
+	return k != ""
+}
+
+// ignoreReason is the Reason of the Skipped change of pl, ignored.
+func (pl *planned) ignoreReason() string {
+	k, inCluster := pl.ignoredBy()
+	where := "the add-on's object carries"
+	if inCluster {
+		where = "the object in the cluster carries"
+	}
+	return "left alone: " + where + " " + k + ": " + ApplyIgnore + ", so it is neither created nor changed, waited for or recorded in the inventory"
+}
+
+// ignoredSinceReason is the Reason of a change ssa reported Skipped for
+// an object the plan did not find ignored nor IfNotPresent: the object
+// in the cluster was given an Ignore key since the plan read it.
+const ignoredSinceReason = "left alone: the object in the cluster carries " + AnnotationApply + " or " + fluxSSAAnnotation + ": " + ApplyIgnore + " (given since the plan was read)"
+
 // checkApplyPolicy refuses a value of AnnotationApply, as an annotation
-// or a label (ssa reads both), other than ApplyIfNotPresent: ssa matches
-// any case, but a value that is not ours exactly ("ifnotpresent",
-// "Always") is a mistake to say, not a policy to guess. Flux's annotation
-// is not checked: its other values are Flux's.
+// or a label (ssa reads both), other than ApplyIfNotPresent or
+// ApplyIgnore: ssa matches any case, but a value that is not ours
+// exactly ("ifnotpresent", "Always") is a mistake to say, not a policy
+// to guess. Flux's annotation is not checked: its other values are
+// Flux's.
 func checkApplyPolicy(o *unstructured.Unstructured) error {
 	for _, m := range []struct {
 		what string
 		kv   map[string]string
 	}{{"annotation", o.GetAnnotations()}, {"label", o.GetLabels()}} {
-		if v, ok := m.kv[AnnotationApply]; ok && v != ApplyIfNotPresent {
-			return fmt.Errorf("%w: object %s: %s %s: %q is not a value it takes (%s, exactly)",
-				ErrInvalid, describe(o), m.what, AnnotationApply, safetree.SanitizeN(v, 60), ApplyIfNotPresent)
+		if v, ok := m.kv[AnnotationApply]; ok && v != ApplyIfNotPresent && v != ApplyIgnore {
+			return fmt.Errorf("%w: object %s: %s %s: %q is not a value it takes (%s or %s, exactly)",
+				ErrInvalid, describe(o), m.what, AnnotationApply, safetree.SanitizeN(v, 60), ApplyIfNotPresent, ApplyIgnore)
 		}
 	}
 	return nil
@@ -64,7 +119,7 @@ func checkApplyPolicy(o *unstructured.Unstructured) error {
 // cluster: it is IfNotPresent and it was there when the plan was read.
 // ssa skips it; no dry-run, recreate or take-over touches it.
 func (pl *planned) leftAsIs() bool {
-	return pl.live != nil && ifNotPresentBy(pl.obj) != ""
+	return pl.live != nil && ifNotPresentBy(pl.obj) != "" && !pl.ignored()
 }
 
 // ifNotPresentReason is the Reason of the Skipped change of pl, left as
@@ -78,17 +133,24 @@ func (pl *planned) ifNotPresentReason() string {
 }
 
 // skipped gives the changes of res that ssa reported Skipped (the
-// IfNotPresent objects it found in the cluster) their reason. One the
-// plan found absent was made since: unless ours says it is this
-// add-on's (another apply of it at the same time made it), the
-// inventory does not record it.
+// ignored objects, and the IfNotPresent ones it found in the cluster)
+// their reason. An IfNotPresent one the plan found absent was made
+// since: unless ours says it is this add-on's (another apply of it at
+// the same time made it), the inventory does not record it.
 func (p *plan) skipped(res *ssa.ChangeSet, changes []Change, ours func(*planned) bool) {
 	for i, ch := range changes {
 		if ch.Action != Skipped {
 			continue
 		}
 		pl := p.find(res.Entries[i].ObjMetadata)
-		if pl == nil || ifNotPresentBy(pl.obj) == "" {
+		switch {
+		case pl == nil:
+			continue
+		case pl.ignored():
+			changes[i].Reason = pl.ignoreReason()
+			continue
+		case ifNotPresentBy(pl.obj) == "":
+			changes[i].Reason = ignoredSinceReason
 			continue
 		}
 		if pl.live == nil {

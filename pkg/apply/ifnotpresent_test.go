@@ -339,7 +339,7 @@ metadata: {name: only-b, namespace: NS}
 	}
 }
 
-// A value of addonpkg.io/apply that is not IfNotPresent exactly (a typo
+// A value of addonpkg.io/apply that is not IfNotPresent or Ignore exactly (a typo
 // ssa would read, as it reads any case; another word; as a label too) is
 // refused before any request, in one line naming the object. Flux's
 // annotation with its other values (Merge) is Flux's: accepted.
@@ -360,6 +360,7 @@ func TestApplyPolicyInvalidValueRefusedBeforeAnyRequest(t *testing.T) {
 		"  annotations: {addonpkg.io/apply: Always}\n",
 		"  annotations: {addonpkg.io/apply: \"\"}\n",
 		"  labels: {addonpkg.io/apply: ifNotPresent}\n",
+		"  annotations: {addonpkg.io/apply: ignore}\n",
 	} {
 		objs, err := apply.DecodeObjects([]byte(cm + meta))
 		if err != nil {
@@ -382,6 +383,12 @@ func TestApplyPolicyInvalidValueRefusedBeforeAnyRequest(t *testing.T) {
 	}
 	if _, err := c.Apply(t.Context(), apply.Addon{Name: "dns", Objects: objs}, apply.Options{}); errors.Is(err, apply.ErrInvalid) {
 		t.Errorf("valid policies refused: %v", err)
+	}
+	if objs, err = apply.DecodeObjects([]byte(cm + "  labels: {addonpkg.io/apply: Ignore}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(t.Context(), apply.Addon{Name: "dns", Objects: objs}, apply.Options{}); errors.Is(err, apply.ErrInvalid) {
+		t.Errorf("Ignore refused: %v", err)
 	}
 }
 

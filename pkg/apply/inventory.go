@@ -38,7 +38,9 @@ const (
 	// AnnotationPrune set to PruneDisabled on an object (in the add-on or
 	// in the cluster) keeps it when prune or uninstall would delete it;
 	// as Flux reads its own, a label does too, and the value's case does
-	// not matter.
+	// not matter. Flux's kustomize.toolkit.fluxcd.io/prune: disabled, and
+	// AnnotationApply=ApplyIgnore (or Flux's ssa: Ignore) on the object in
+	// the cluster, keep it alike.
 	AnnotationPrune = labelDomain + "/prune"
 	PruneDisabled   = "disabled"
 	// AnnotationWait set to WaitDisabled on an object excludes it from
@@ -56,10 +58,15 @@ const (
 	// it is there (a Secret or a ConfigMap that a controller or an admin
 	// fills in after the install), as Flux's
 	// kustomize.toolkit.fluxcd.io/ssa: IfNotPresent, which an object may
-	// carry instead, does. As ssa reads it, a label does too. Any other
-	// value is refused (ErrInvalid), not guessed at.
+	// carry instead, does. As ssa reads it, a label does too. Set to
+	// ApplyIgnore (as Flux's kustomize.toolkit.fluxcd.io/ssa: Ignore), on
+	// the object of the add-on or on the one in the cluster, Apply leaves
+	// the object alone: it neither creates nor changes it, waits for it or
+	// records it in the inventory, and prune and uninstall keep it. Any
+	// other value is refused (ErrInvalid), not guessed at.
 	AnnotationApply   = labelDomain + "/apply"
 	ApplyIfNotPresent = "IfNotPresent"
+	ApplyIgnore       = "Ignore"
 
 	// The ApplySet labels and annotations of KEP-3659, so that kubectl
 	// sees which objects an add-on owns: the inventory Secret is the

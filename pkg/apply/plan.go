@@ -40,9 +40,10 @@ type planned struct {
 	// nsPending: its namespace is created by this add-on.
 	nsPending bool
 	// unrecorded: an IfNotPresent object that exists and is not this
-	// add-on's (forced past another's, or nobody's): it is left as it is
-	// and the inventory does not record it, so that neither prune nor
-	// uninstall, nor a later apply, takes it for this add-on's.
+	// add-on's (forced past another's, or nobody's), or an ignored one:
+	// it is left as it is and the inventory does not record it, so that
+	// neither prune nor uninstall, nor a later apply, takes it for this
+	// add-on's.
 	unrecorded bool
 }
 
@@ -356,7 +357,8 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	var ownedSet string              // the ApplySet of owned's object
 	foreign := map[string][]string{} // another ApplySet: its members' namespaces
 	for _, pl := range p.objects {
-		if pl.live == nil || force {
+		// An ignored object is never written: it is taken from no one.
+		if pl.live == nil || force || pl.ignored() {
 			continue
 		}
 		var e *OwnershipError
@@ -418,9 +420,13 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	}
 	// An IfNotPresent object is recorded only while it is this add-on's:
 	// one in the way that the checks above let through (forced, or
-	// nobody's) stays as it is, and is not adopted by being listed.
+	// nobody's) stays as it is, and is not adopted by being listed. An
+	// ignored one is never recorded, as Flux drops what it skips from its
+	// inventory: one an earlier apply made leaves the inventory (it is
+	// not pruned either: the add-on still holds it), so no prune or
+	// uninstall deletes what the add-on let go of.
 	for _, pl := range p.objects {
-		pl.unrecorded = pl.leftAsIs() && !c.owns(a.Name, pl.live.GetLabels())
+		pl.unrecorded = pl.ignored() || (pl.leftAsIs() && !c.owns(a.Name, pl.live.GetLabels()))
 	}
 
 	// What the previous inventory holds and the new set does not. An

@@ -19,9 +19,9 @@ import (
 // do not exist yet, delete for those it may recreate and for those it
 // prunes, and what the inventory needs. Each is of the object's name but
 // create, which RBAC cannot grant by name. An object the apply leaves as
-// it is (an IfNotPresent one that exists) is only read: asking patch of
-// it refused an installer whose role grants create alone for a Secret
-// it makes once.
+// it is (an IfNotPresent one that exists, an ignored one) is only read:
+// asking patch of it refused an installer whose role grants create alone
+// for a Secret it makes once. So is one prune keeps (pruneVerb).
 func (p *plan) permissions(c *Client, opts Options) []Permission {
 	set := map[Permission]bool{}
 	add := func(verb, group, resource, ns, name string) {
@@ -30,7 +30,7 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 	for _, pl := range p.objects {
 		g, r, ns, n := pl.resource.Group, pl.resource.Resource, pl.obj.GetNamespace(), pl.obj.GetName()
 		add("get", g, r, ns, n)
-		if pl.leftAsIs() {
+		if pl.leftAsIs() || pl.ignored() {
 			continue // ssa reads it and skips it: no patch, create or delete
 		}
 		add("patch", g, r, ns, n)
@@ -65,10 +65,12 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 
 // pruneVerb is the verb prune needs for d: delete, or patch for a
 // Namespace it lets go of instead (doomed.letGo), or get alone for one
-// it keeps as it is, not knowing whether it holds inventories
-// (doomed.unlisted).
+// it keeps as it is: kept by an annotation (pruneKeptBy), or not known
+// to hold inventories or not (doomed.unlisted).
 func pruneVerb(d *doomed) string {
 	switch {
+	case pruneKeptBy(d.live) != "":
+		return "get"
 	case d.letGo:
 		return "patch"
 	case d.unlisted != "":

@@ -205,7 +205,7 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 	case !c.owns(addon, d.live.GetLabels()):
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
 	case pruneDisabled(d.live):
-		ch.Reason = "kept: " + AnnotationPrune + "=" + PruneDisabled
+		ch.Reason = "kept: " + pruneKeptBy(d.live)
 	case isSystemNamespace(d.live):
 		ch.Reason = "kept: the API server makes namespace " + d.live.GetName() + " itself; the add-on lets go of it (its labels and fields come off)"
 	case d.letGo:
@@ -546,16 +546,42 @@ func (c *Client) letGo(ctx context.Context, addon string, obj *unstructured.Unst
 	return false, fmt.Errorf("let go of %s: %w: it changed each time it was read", describe(obj), ErrConflict)
 }
 
+// fluxPruneAnnotation is Flux's garbage-collection policy: an object of
+// an add-on authored for Flux that says disabled (a Namespace, a PVC it
+// protects) is kept, as Flux keeps it.
+const fluxPruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
+
 // pruneExclusions keep an object from ssa's delete: it reads them as
 // labels and as annotations, in any case (strings.EqualFold), as Flux
-// reads its own kustomize.toolkit.fluxcd.io/prune.
-var pruneExclusions = map[string]string{AnnotationPrune: PruneDisabled}
+// reads its own kustomize.toolkit.fluxcd.io/prune. Besides the prune
+// keys, an object in the cluster that the apply leaves alone
+// (ignoreSelector) is kept: its add-on has let go of it.
+var pruneExclusions = map[string]string{
+	AnnotationPrune: PruneDisabled, fluxPruneAnnotation: PruneDisabled,
+	AnnotationApply: ApplyIgnore, fluxSSAAnnotation: ApplyIgnore,
+}
+
+// pruneKeys are pruneExclusions' keys, ours first, so a reason names
+// ours when an object carries both.
+var pruneKeys = []string{AnnotationPrune, fluxPruneAnnotation, AnnotationApply, fluxSSAAnnotation}
+
+// pruneKeptBy is "KEY=VALUE" of the pair of pruneExclusions that keeps
+// o as ssa's delete keeps it, "" when none: what prune reports and waits
+// for must be what ssa does, or it waits for an object ssa kept to be
+// gone until the timeout.
+func pruneKeptBy(o *unstructured.Unstructured) string {
+	for _, k := range pruneKeys {
+		if utils.AnyInMetadata(o, map[string]string{k: pruneExclusions[k]}) {
+			return k + "=" + pruneExclusions[k]
+		}
+	}
+	return ""
+}
 
 // pruneDisabled reports whether o is kept as ssa's delete keeps it
-// (pruneExclusions): what prune reports and waits for must be what ssa
-// does, or it waits for an object ssa kept to be gone until the timeout.
+// (pruneKeptBy).
 func pruneDisabled(o *unstructured.Unstructured) bool {
-	return utils.AnyInMetadata(o, pruneExclusions)
+	return pruneKeptBy(o) != ""
 }
 
 func hasVerb(verbs []string, v string) bool {

@@ -18,8 +18,9 @@ import (
 )
 
 // wait waits with kstatus until every object (but those annotated
-// AnnotationWait=WaitDisabled) is Current, stopping early when one is
-// Failed; its *WaitError names the objects that are not ready.
+// AnnotationWait=WaitDisabled, and the ignored ones) is Current,
+// stopping early when one is Failed; its *WaitError names the objects
+// that are not ready.
 func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration) error {
 	var waited []*planned
 	for _, pl := range ps {
@@ -32,10 +33,15 @@ func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration)
 
 // waitAll is wait without the opt-out: what later stages need (CRDs
 // established, Namespaces active) is waited for whatever the annotation.
+// Not an ignored object: the apply did not make it, and may never see
+// it ready (or there at all), as Flux leaves what it skips out of its
+// health checks.
 func (c *Client) waitAll(ctx context.Context, ps []*planned, timeout time.Duration) error {
 	var objs []*unstructured.Unstructured
 	for _, pl := range ps {
-		objs = append(objs, pl.obj)
+		if !pl.ignored() {
+			objs = append(objs, pl.obj)
+		}
 	}
 	if len(objs) == 0 {
 		return nil
