@@ -556,14 +556,15 @@ const fluxPruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
 // reads its own kustomize.toolkit.fluxcd.io/prune. Besides the prune
 // keys, an object in the cluster that the apply leaves alone
 // (ignoreSelector) is kept: its add-on has let go of it.
-var pruneExclusions = map[string]string{
-	AnnotationPrune: PruneDisabled, fluxPruneAnnotation: PruneDisabled,
-	AnnotationApply: ApplyIgnore, fluxSSAAnnotation: ApplyIgnore,
-}
+var pruneExclusions = func() map[string]string {
+	m := map[string]string{AnnotationPrune: PruneDisabled, fluxPruneAnnotation: PruneDisabled}
+	maps.Copy(m, ignoreSelector)
+	return m
+}()
 
 // pruneKeys are pruneExclusions' keys, ours first, so a reason names
 // ours when an object carries both.
-var pruneKeys = []string{AnnotationPrune, fluxPruneAnnotation, AnnotationApply, fluxSSAAnnotation}
+var pruneKeys = append([]string{AnnotationPrune, fluxPruneAnnotation}, applyPolicyKeys...)
 
 // pruneKeptBy is "KEY=VALUE" of the pair of pruneExclusions that keeps
 // o as ssa's delete keeps it, "" when none: what prune reports and waits
