@@ -347,10 +347,14 @@ func newUninstallCmd(a *app) *cobra.Command {
 owner label, in reverse apply order, waits until they are gone, and then
 deletes the inventory. With --wait=false, as kubectl delete --wait=false, it
 returns once the deletions are asked for: an object a finalizer holds is
-left terminating, the API server's to finish, and the inventory is deleted. Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` are
-left, and so are CRDs and Namespaces that still hold other objects (unless
---prune-non-empty): the inventory keeps those, so a later uninstall can
-finish.
+left terminating, the API server's to finish, and the inventory is deleted.
+
+Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` (or Flux's
+kustomize.toolkit.fluxcd.io/prune=disabled), or in the cluster
+` + apply.AnnotationApply + "=" + apply.ApplyIgnore + ` (or Flux's kustomize.toolkit.fluxcd.io/ssa=Ignore),
+are left, and so are CRDs and Namespaces that still hold other objects
+(unless --prune-non-empty): the inventory keeps those, so a later uninstall
+can finish.
 
 Several NAMEs are uninstalled in the order given; with -f, the members of
 an add-on set in reverse dependsOn order, each before those it depends on.
