@@ -75,6 +75,12 @@ func (pl *planned) ignoredBy() (key string, inCluster bool) {
 	return "", false
 }
 
+// ignoredInAddon says whether the add-on's object o is one ssa never
+// creates nor changes (ignoreSelector), whatever the cluster holds.
+func ignoredInAddon(o *unstructured.Unstructured) bool {
+	return utils.AnyInMetadata(o, ignoreSelector)
+}
+
 // ignored says whether the apply leaves pl's object alone (ignoredBy).
 func (pl *planned) ignored() bool {
 	k, _ := pl.ignoredBy()

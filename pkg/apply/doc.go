@@ -153,7 +153,10 @@
 // no later prune or uninstall deletes it (it keeps the labels that apply
 // wrote). One in the cluster that carries the key is kept by prune and
 // uninstall too, as AnnotationPrune keeps it: an admin who marks an
-// installed object so has taken it over. Flux's
+// installed object so has taken it over. An ignored Namespace or CRD of
+// the add-on makes nothing for the others: an object in that Namespace,
+// or of that kind, needs the cluster to have it, and is refused before
+// any change (ErrInvalid) when it does not. Flux's
 // "kustomize.toolkit.fluxcd.io/reconcile: disabled" is not read.
 //
 // # Inventory

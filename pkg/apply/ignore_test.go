@@ -249,3 +249,46 @@ metadata:
 		}
 	}
 }
+
+// An ignored Namespace or CRD of the add-on makes nothing for the other
+// objects: one in that Namespace, or of that kind, is refused before any
+// change (ErrInvalid, naming what is missing), as though the add-on did
+// not hold them. They were taken for pending, and the apply failed in
+// its stage, after the stages before had changed the cluster.
+func TestIgnoredNamespaceOrCRDDefinesNothing(t *testing.T) {
+	k := newCluster(t)
+	for name, objs := range map[string]string{
+		"does not exist, and the add-on does not create it": `
+apiVersion: v1
+kind: Namespace
+metadata: {name: NS, annotations: {kustomize.toolkit.fluxcd.io/ssa: Ignore}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: NS}
+`,
+		"no CustomResourceDefinition of the add-on defines it": `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.GROUP, annotations: {addonpkg.io/apply: Ignore}}
+spec:
+  group: GROUP
+  names: {kind: Gizmo, listKind: GizmoList, plural: gizmos, singular: gizmo}
+  scope: Cluster
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+---
+apiVersion: GROUP/v1
+kind: Gizmo
+metadata: {name: g1}
+`,
+	} {
+		_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "1", objs), apply.Options{})
+		if !errors.Is(err, apply.ErrInvalid) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want ErrInvalid saying so", name, err)
+		}
+		if k.inventory(t, k.prefix) != nil {
+			t.Errorf("%s: the refused apply wrote an inventory", name)
+		}
+	}
+}

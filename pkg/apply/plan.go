@@ -95,10 +95,13 @@ type crdKind struct {
 	served []string
 }
 
+// addonCRDs is what the add-on's CRDs define, by kind; not an ignored
+// one's (ignoredInAddon): the apply never makes it, so what the cluster
+// serves is all its kind's objects have.
 func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
 	out := map[schema.GroupKind]crdKind{}
 	for _, o := range objs {
-		if o.GetKind() != "CustomResourceDefinition" || !strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/") {
+		if o.GetKind() != "CustomResourceDefinition" || !strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/") || ignoredInAddon(o) {
 			continue
 		}
 		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
@@ -243,9 +246,9 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	p.setID = c.setID(a.Name)
 	p.namespace = c.namespaceFor(p.prev)
 	crds := addonCRDs(a.Objects)
-	addonNS := map[string]bool{}
+	addonNS := map[string]bool{} // not an ignored one: the apply never makes it
 	for _, o := range a.Objects {
-		if o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" {
+		if o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" && !ignoredInAddon(o) {
 			addonNS[o.GetName()] = true
 		}
 	}
