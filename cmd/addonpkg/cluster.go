@@ -217,7 +217,7 @@ recreated. The inventory records it while it is the add-on's, so uninstall
 deletes it unless it is annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + `. One already
 there that is not the add-on's (nobody's, or another add-on's with --force)
 is neither adopted nor recorded. One annotated ` + apply.AnnotationApply + "=" + apply.ApplyIgnore + `
-(or kustomize.toolkit.fluxcd.io/ssa=Ignore), in the add-on or in the
+(or Flux's kustomize.toolkit.fluxcd.io/ssa=Ignore or reconcile=disabled), in the add-on or in the
 cluster, is left alone: neither created nor changed, waited for or recorded,
 and prune and uninstall keep it. Another value of ` + apply.AnnotationApply + ` is refused.
 
@@ -351,8 +351,8 @@ left terminating, the API server's to finish, and the inventory is deleted.
 
 Objects annotated ` + apply.AnnotationPrune + "=" + apply.PruneDisabled + ` (or Flux's
 kustomize.toolkit.fluxcd.io/prune=disabled), or in the cluster
-` + apply.AnnotationApply + "=" + apply.ApplyIgnore + ` (or Flux's kustomize.toolkit.fluxcd.io/ssa=Ignore),
-are left, and so are CRDs and Namespaces that still hold other objects
+` + apply.AnnotationApply + "=" + apply.ApplyIgnore + ` (or Flux's kustomize.toolkit.fluxcd.io/ssa=Ignore
+or reconcile=disabled), are left, and so are CRDs and Namespaces that still hold other objects
 (unless --prune-non-empty): the inventory keeps those, so a later uninstall
 can finish.
 

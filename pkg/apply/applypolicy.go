@@ -36,7 +36,21 @@ var ifNotPresentSelector = map[string]string{AnnotationApply: ApplyIfNotPresent,
 // one in the cluster matches one pair, read as ifNotPresentSelector is.
 // Prune and uninstall keep an object in the cluster that matches
 // (pruneExclusions): the add-on has let go of it.
-var ignoreSelector = map[string]string{AnnotationApply: ApplyIgnore, fluxSSAAnnotation: ApplyIgnore}
+//
+// Flux's older kustomize.toolkit.fluxcd.io/reconcile: disabled means the
+// same to kustomize-controller (it passes both to ssa), so it does here.
+var ignoreSelector = map[string]string{AnnotationApply: ApplyIgnore, fluxSSAAnnotation: ApplyIgnore, fluxReconcileAnnotation: fluxReconcileDisabled}
+
+// fluxReconcileAnnotation=fluxReconcileDisabled is Flux's first way to
+// say "leave this object alone", kept beside ssa: Ignore.
+const (
+	fluxReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
+	fluxReconcileDisabled   = "disabled"
+)
+
+// ignoreKeys are ignoreSelector's keys, ours first, so a reason names
+// ours when an object carries more than one.
+var ignoreKeys = []string{AnnotationApply, fluxSSAAnnotation, fluxReconcileAnnotation}
 
 // ifNotPresentBy is the key that makes o IfNotPresent ("" when none),
 // read as ssa reads ifNotPresentSelector, pair by pair: what this
@@ -63,7 +77,7 @@ func (pl *planned) ignoredBy() (key string, inCluster bool) {
 		live.SetLabels(pl.live.Labels)
 		live.SetAnnotations(pl.live.Annotations)
 	}
-	for _, k := range applyPolicyKeys {
+	for _, k := range ignoreKeys {
 		sel := map[string]string{k: ignoreSelector[k]}
 		if utils.AnyInMetadata(pl.obj, sel) {
 			return k, false
@@ -94,13 +108,14 @@ func (pl *planned) ignoreReason() string {
 	if inCluster {
 		where = "the object in the cluster carries"
 	}
-	return "left alone: " + where + " " + k + ": " + ApplyIgnore + ", so it is neither created nor changed, waited for or recorded in the inventory"
+	return "left alone: " + where + " " + k + ": " + ignoreSelector[k] + ", so it is neither created nor changed, waited for or recorded in the inventory"
 }
 
 // ignoredSinceReason is the Reason of a change ssa reported Skipped for
 // an object the plan did not find ignored nor IfNotPresent: the object
 // in the cluster was given an Ignore key since the plan read it.
-const ignoredSinceReason = "left alone: the object in the cluster carries " + AnnotationApply + " or " + fluxSSAAnnotation + ": " + ApplyIgnore + " (given since the plan was read)"
+const ignoredSinceReason = "left alone: the object in the cluster carries " + AnnotationApply + " or " + fluxSSAAnnotation + ": " + ApplyIgnore +
+	" (or " + fluxReconcileAnnotation + ": " + fluxReconcileDisabled + "), given since the plan was read"
 
 // checkApplyPolicy refuses a value of AnnotationApply, as an annotation
 // or a label (ssa reads both), other than ApplyIfNotPresent or

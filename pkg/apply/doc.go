@@ -156,8 +156,9 @@
 // installed object so has taken it over. An ignored Namespace or CRD of
 // the add-on makes nothing for the others: an object in that Namespace,
 // or of that kind, needs the cluster to have it, and is refused before
-// any change (ErrInvalid) when it does not. Flux's
-// "kustomize.toolkit.fluxcd.io/reconcile: disabled" is not read.
+// any change (ErrInvalid) when it does not. Flux's older
+// "kustomize.toolkit.fluxcd.io/reconcile: disabled" means the same, as
+// kustomize-controller reads it.
 //
 // # Inventory
 //

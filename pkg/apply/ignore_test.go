@@ -18,7 +18,8 @@ import (
 
 // ignoreAddon holds, in a namespace that exists, a ConfigMap the add-on
 // ignores (ours), a Secret it ignores (Flux's annotation, in the case
-// Flux also reads), and two plain ConfigMaps, handsoff (whose object in
+// Flux also reads), a ConfigMap Flux's older reconcile: disabled pauses,
+// and two plain ConfigMaps, handsoff (whose object in
 // the cluster an admin marks ignored) and plain. Version 2 drops late.
 const ignoreAddon = `
 apiVersion: v1
@@ -36,6 +37,14 @@ metadata:
   namespace: NS
   annotations: {kustomize.toolkit.fluxcd.io/ssa: ignore}
 stringData: {v: "VERSION"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: paused
+  namespace: NS
+  annotations: {kustomize.toolkit.fluxcd.io/reconcile: disabled}
+data: {v: "VERSION"}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -80,6 +89,7 @@ func TestIgnoreLeavesObjectsAlone(t *testing.T) {
 	version := func(v string, extra string) apply.Addon {
 		return k.addon(t, k.prefix, v, strings.ReplaceAll(ignoreAddon+extra, "VERSION", v))
 	}
+	paused := "ConfigMap/" + k.prefix + "/paused"
 	never, theirs, handsoff, late := "ConfigMap/"+k.prefix+"/never", "Secret/"+k.prefix+"/theirs", "ConfigMap/"+k.prefix+"/handsoff", "ConfigMap/"+k.prefix+"/late"
 	skippedIgnored := func(what string, cs *apply.ChangeSet, objs ...string) {
 		t.Helper()
@@ -97,9 +107,14 @@ func TestIgnoreLeavesObjectsAlone(t *testing.T) {
 			t.Fatalf("install (dry-run %v): %v", dry, err)
 		}
 		skippedIgnored(fmt.Sprintf("install (dry-run %v)", dry), cs, never, theirs)
+		if c := change(cs, paused); c.Action != apply.Skipped || !strings.Contains(c.Reason, "kustomize.toolkit.fluxcd.io/reconcile: disabled") {
+			t.Errorf("install (dry-run %v): %s %s %q, want skipped for reconcile: disabled", dry, paused, c.Action, c.Reason)
+		}
 	}
-	if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "never", metav1.GetOptions{}); err == nil {
-		t.Error("the ignored ConfigMap was created")
+	for _, name := range []string{"never", "paused"} {
+		if _, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, name, metav1.GetOptions{}); err == nil {
+			t.Errorf("the ignored ConfigMap %s was created", name)
+		}
 	}
 	sec, err := k.typed.CoreV1().Secrets(k.prefix).Get(k.ctx, "theirs", metav1.GetOptions{})
 	if err != nil || string(sec.Data["v"]) != "theirs" || sec.Labels[apply.LabelAddon] != "other" {

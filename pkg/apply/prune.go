@@ -564,7 +564,7 @@ var pruneExclusions = func() map[string]string {
 
 // pruneKeys are pruneExclusions' keys, ours first, so a reason names
 // ours when an object carries both.
-var pruneKeys = append([]string{AnnotationPrune, fluxPruneAnnotation}, applyPolicyKeys...)
+var pruneKeys = append([]string{AnnotationPrune, fluxPruneAnnotation}, ignoreKeys...)
 
 // pruneKeptBy is "KEY=VALUE" of the pair of pruneExclusions that keeps
 // o as ssa's delete keeps it, "" when none: what prune reports and waits
