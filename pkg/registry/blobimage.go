@@ -2,13 +2,20 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/internal/verify"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // OpenVerified is Open with the body checked as it is read: against the
@@ -108,13 +115,18 @@ type blobImage struct {
 	verified bool
 }
 
+// wrap reads l through Blobs: a foreign (non-distributable) layer too,
+// whose descriptor names urls where it lives. go-containerregistry's own
+// layer fetches those when the registry lacks the blob, so an image chose
+// the hosts addonpkg connected to (spec/addon-v1.md 9.2: readers do not
+// fetch from urls unless the user allows it); Blobs reads the registry
+// only, and a foreign layer it lacks is a *ForeignLayerError.
 func (i *blobImage) wrap(l v1.Layer) v1.Layer {
-	if d, err := partial.Descriptor(l); err == nil && len(d.URLs) > 0 {
-		// A foreign layer lives at its URLs, which go-containerregistry's
-		// layer tries: keep it.
-		return l
+	bl := &blobLayer{Layer: l, ctx: i.ctx, blobs: i.blobs, verified: i.verified}
+	if d, err := partial.Descriptor(l); err == nil {
+		bl.urls = d.URLs
 	}
-	return &blobLayer{Layer: l, ctx: i.ctx, blobs: i.blobs, verified: i.verified}
+	return bl
 }
 
 func (i *blobImage) LayerByDigest(h v1.Hash) (v1.Layer, error) {
@@ -158,6 +170,7 @@ type blobLayer struct {
 	ctx      context.Context
 	blobs    *Blobs
 	verified bool
+	urls     []string // a foreign layer's, never fetched
 }
 
 func (l *blobLayer) Compressed() (io.ReadCloser, error) {
@@ -169,8 +182,41 @@ func (l *blobLayer) Compressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	var rc io.ReadCloser
 	if l.verified {
-		return l.blobs.OpenVerified(l.ctx, d, size)
+		rc, err = l.blobs.OpenVerified(l.ctx, d, size)
+	} else {
+		rc, err = l.blobs.Open(l.ctx, d, size)
 	}
-	return l.blobs.Open(l.ctx, d, size)
+	var te *transport.Error
+	if err != nil && len(l.urls) > 0 && errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+		return nil, &ForeignLayerError{Digest: d, URLs: l.urls, Err: err}
+	}
+	return rc, err
+}
+
+// ErrForeignLayer matches every *ForeignLayerError.
+var ErrForeignLayer = errors.New("foreign layer not in the registry")
+
+// ForeignLayerError is a foreign (non-distributable) layer whose blob the
+// registry does not hold. Its descriptor names urls where it lives, which
+// addonpkg does not fetch: an image does not choose the hosts addonpkg
+// connects to. It matches ErrForeignLayer and errdef.ErrNotFound.
+type ForeignLayerError struct {
+	Digest v1.Hash
+	URLs   []string
+	// Err is the registry's answer.
+	Err error
+}
+
+func (e *ForeignLayerError) Error() string {
+	return fmt.Sprintf("a foreign layer the registry does not hold: addonpkg does not fetch layers from the urls their descriptors name (%s); push the image with its foreign layers (crane copy --allow-nondistributable-artifacts)",
+		safetree.Sanitize(strings.Join(e.URLs, ", ")))
+}
+
+func (e *ForeignLayerError) Unwrap() error { return e.Err }
+
+// Is matches ErrForeignLayer and errdef.ErrNotFound.
+func (e *ForeignLayerError) Is(target error) bool {
+	return target == ErrForeignLayer || target == errdef.ErrNotFound
 }

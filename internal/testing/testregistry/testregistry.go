@@ -102,6 +102,11 @@ type Options struct {
 	// DeleteEnabled sets storage.delete.enabled, without which the registry
 	// answers every DELETE with 405 Unsupported.
 	DeleteEnabled bool
+	// ForeignURLs are regular expressions of the urls that the foreign
+	// (non-distributable) layers of a manifest may name
+	// (validation.manifests.urls.allow). Without one, the registry refuses
+	// every manifest that has such a layer.
+	ForeignURLs []string
 }
 
 // Registry describes a running registry started by Start. All fields are
@@ -288,6 +293,7 @@ func Start(t testing.TB, opts Options) *Registry {
 			tlsCert:       tlsCert,
 			tlsKey:        tlsKey,
 			htpasswd:      htpasswd,
+			foreignURLs:   opts.ForeignURLs,
 		})
 		cfgPath := filepath.Join(base, "config.yml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
@@ -363,6 +369,7 @@ type configParams struct {
 	deleteEnabled         bool
 	tlsCert, tlsKey       string // both "" for plain HTTP
 	htpasswd              string // "" for no auth
+	foreignURLs           []string
 }
 
 // configYAML renders the registry configuration. It is written by hand
@@ -394,6 +401,12 @@ func configYAML(p configParams) string {
 	}
 	if p.htpasswd != "" {
 		fmt.Fprintf(&b, "auth:\n  htpasswd:\n    realm: %s\n    path: %s\n", yamlQuote("testregistry"), yamlQuote(p.htpasswd))
+	}
+	if len(p.foreignURLs) > 0 {
+		b.WriteString("validation:\n  manifests:\n    urls:\n      allow:\n")
+		for _, u := range p.foreignURLs {
+			fmt.Fprintf(&b, "        - %s\n", yamlQuote(u))
+		}
 	}
 	return b.String()
 }
