@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,4 +110,55 @@ func TestOrasPushedAddonMinimalConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrasAttachedReferrerIsNotTheAddon: `oras attach` puts an SBOM (or
+// any file) beside an add-on, as a manifest whose layer is titled like an
+// ORAS artifact's and whose subject is the add-on. Pulled by its digest
+// as if it were the add-on, it unpacked as an ORAS artifact holding
+// sbom.spdx.json (-o wrote it; the render failed on "missing Resource
+// metadata"). It is a referrer (spec/addon-v1.md 10, rule 8): refused in
+// one line naming the add-on it refers to, nothing written; inspect
+// names it for what it is; the add-on itself still reads.
+func TestOrasAttachedReferrerIsNotTheAddon(t *testing.T) {
+	oras := needTool(t, "oras")
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	dir := example(t, "coredns")
+	ref := r.Host + "/third-party/coredns:1.11.3"
+	orasPushAddon(t, oras, filepath.Dir(dir), ref, `{"name":"coredns","version":"1.11.3"}`, "coredns/")
+	addon := strings.TrimSpace(c.tool("", oras, "resolve", "--plain-http", ref).stdout)
+
+	work := writeTree(t, t.TempDir(), map[string]string{"sbom.spdx.json": `{"spdxVersion":"SPDX-2.3","name":"coredns"}`})
+	c.tool(work, oras, "attach", "--plain-http", "--artifact-type", "application/spdx+json", ref, "sbom.spdx.json")
+	var found struct {
+		Referrers []struct {
+			Digest string `json:"digest"`
+		} `json:"referrers"`
+	}
+	if err := json.Unmarshal([]byte(c.tool("", oras, "discover", "--plain-http", "--format", "json", ref).stdout), &found); err != nil || len(found.Referrers) != 1 {
+		t.Fatalf("oras discover: %+v, %v; want the one referrer attached", found, err)
+	}
+	referrer := r.Host + "/third-party/coredns@" + found.Referrers[0].Digest
+
+	out := filepath.Join(t.TempDir(), "out")
+	line := mustFailOneLine(t, c.run("unpack", referrer, "-o", out))
+	for _, want := range []string{"referrer", "application/spdx+json", addon} {
+		if !strings.Contains(line, want) {
+			t.Errorf("unpack of the referrer: %q does not say %q", line, want)
+		}
+	}
+	if _, err := os.Lstat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused unpack left %s: %v", out, err)
+	}
+	mustFailOneLine(t, c.run("unpack", referrer))
+	var in inspectOutput
+	c.okJSON(&in, "inspect", referrer, "--json")
+	if in.Form != "referrer" {
+		t.Errorf("inspect --json of the referrer: form %q, want referrer", in.Form)
+	}
+	got := filepath.Join(t.TempDir(), "addon")
+	c.ok("unpack", ref, "-o", got)
+	assertSameTree(t, got, dir)
 }

@@ -170,3 +170,23 @@ func warnLevel(b []byte) []byte {
 	copy(out[i:], "level: warn")
 	return out
 }
+
+// orasAttached is the manifest `oras attach --artifact-type
+// application/spdx+json LAYOUT@DEMO sbom.spdx.json` writes (oras 1.3):
+// the empty config, the file as one layer titled with its name, and the
+// demo artifact, in the same layout, as its subject. The tag v1 names the
+// referrer, as if it were the add-on.
+func orasAttached() output {
+	bs := blobs{}
+	subject := putArtifact(bs, artifactOpts{tree: demo}, at(gz, demo))
+	sbom := bs.put("application/vnd.oci.image.layer.v1.tar", []byte(`{"spdxVersion":"SPDX-2.3","name":"demo"}`))
+	sbom.Annotations = map[string]string{"org.opencontainers.image.title": "sbom.spdx.json"}
+	m := manifest{
+		SchemaVersion: 2, MediaType: mtOCIManifest, ArtifactType: "application/spdx+json",
+		Config:      bs.put("application/vnd.oci.empty.v1+json", []byte("{}")),
+		Layers:      []descriptor{sbom},
+		Subject:     &subject,
+		Annotations: map[string]string{"org.opencontainers.image.created": "1970-01-01T00:00:00Z"},
+	}
+	return output{layout: layoutFiles(bs, bs.put(mtOCIManifest, mustJSON(m)))}
+}

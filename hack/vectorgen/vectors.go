@@ -190,5 +190,7 @@ func all() []vector {
 			input: nestedIndexes, want: refuse(conformance.ReasonUnsupportedType)},
 		{name: "refuse-no-platform", pins: "9.1", about: "an index with linux/arm64 and linux/s390x entries only, read for linux/amd64",
 			input: foreignPlatforms, want: refuse(conformance.ReasonNoPlatform)},
+		{name: "refuse-oras-referrer", pins: "10", about: "what oras attach makes of an SBOM: titled layers like an ORAS artifact's, and a subject, the demo add-on",
+			input: orasAttached, want: refuse(conformance.ReasonUnsupportedType)},
 	}
 }

@@ -241,12 +241,17 @@ const (
 	FormAttestation Form = "attestation"
 	// FormImageLock is an image lock (spec/image-lock-v1.md).
 	FormImageLock Form = "image-lock"
+	// FormReferrer is any other manifest with a subject that no form
+	// takes: what `oras attach` makes (an SBOM, a scan report), shaped
+	// like an ORAS artifact but about another manifest (ClassifyManifest).
+	FormReferrer Form = "referrer"
 )
 
 // IsReferrer says whether f is the form of something that refers to an
-// add-on (a signature, an attestation or an image lock), not an add-on.
+// add-on (a signature, an attestation, an image lock or another
+// referrer), not an add-on.
 func IsReferrer(f Form) bool {
-	return f == FormSignature || f == FormAttestation || f == FormImageLock
+	return f == FormSignature || f == FormAttestation || f == FormImageLock || f == FormReferrer
 }
 
 // Layer is the part of a layer descriptor that classification needs.

@@ -1,8 +1,10 @@
 package mediatypes_test
 
 import (
+	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -101,6 +103,39 @@ func TestStandardMediaTypesMatchGGCR(t *testing.T) {
 	} {
 		if string(c.ours) != string(c.ggcr) {
 			t.Errorf("%q, go-containerregistry says %q", c.ours, c.ggcr)
+		}
+	}
+}
+
+// A subject makes a manifest that no form takes a referrer (spec 10,
+// rules 7 and 8): `oras attach` writes titled layers, as `oras push`
+// does, with the manifest it is about as subject. The add-on forms
+// ignore a subject (spec 5).
+func TestClassifyManifestSubject(t *testing.T) {
+	subject := &v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}, Size: 1}
+	titled := v1.Descriptor{MediaType: types.OCIUncompressedLayer, Annotations: map[string]string{mediatypes.AnnotationTitle: "sbom.spdx.json"}}
+	for _, tc := range []struct {
+		name   string
+		m      v1.Manifest
+		labels map[string]string
+		want   mediatypes.Form
+	}{
+		{"oras attach", v1.Manifest{ArtifactType: "application/spdx+json", Config: v1.Descriptor{MediaType: mediatypes.OCIEmpty}, Layers: []v1.Descriptor{titled}}, nil, mediatypes.FormReferrer},
+		{"oras push", v1.Manifest{ArtifactType: "application/spdx+json", Config: v1.Descriptor{MediaType: mediatypes.OCIEmpty}, Layers: []v1.Descriptor{titled}}, nil, mediatypes.FormORAS},
+		{"unknown layers", v1.Manifest{Config: v1.Descriptor{MediaType: "application/x"}, Layers: []v1.Descriptor{{MediaType: "application/y"}}}, nil, mediatypes.FormReferrer},
+		{"artifact form", v1.Manifest{ArtifactType: string(mediatypes.AddonConfig), Config: v1.Descriptor{MediaType: mediatypes.AddonConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.AddonContentGzip}}}, nil, mediatypes.FormArtifact},
+		{"image form", v1.Manifest{Config: v1.Descriptor{MediaType: mediatypes.OCIConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.OCILayerGzip}}}, nil, mediatypes.FormImage},
+		{"signature", v1.Manifest{Config: v1.Descriptor{MediaType: mediatypes.OCIConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.CosignSimpleSigning}}}, nil, mediatypes.FormSignature},
+	} {
+		m := tc.m
+		if tc.name != "oras push" {
+			m.Subject = subject
+		}
+		if got := mediatypes.ClassifyManifest(&m, tc.labels); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+		if mediatypes.IsReferrer(tc.want) != (tc.want == mediatypes.FormReferrer || tc.want == mediatypes.FormSignature) {
+			t.Errorf("%s: IsReferrer(%s) = %t", tc.name, tc.want, mediatypes.IsReferrer(tc.want))
 		}
 	}
 }

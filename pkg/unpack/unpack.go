@@ -349,6 +349,11 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 			return nil, err
 		}
 	default:
+		if mediatypes.IsReferrer(form) && m.Subject != nil {
+			// Pulled by its digest, as if it were the add-on: name what
+			// it refers to.
+			return nil, fmt.Errorf("%w: not an add-on but a %s%s of the manifest %s: unpack that one", ErrUnsupported, form, artifactTypeNote(m), m.Subject.Digest)
+		}
 		if mediatypes.IsReferrer(form) {
 			return nil, fmt.Errorf("%w: not an add-on but a %s (what refers to one)", ErrUnsupported, form)
 		}
@@ -398,6 +403,15 @@ func (a *Addon) finish(fsys *filetree.FS, content string, form mediatypes.Form, 
 	}
 	a.Identity = id.String()
 	return a.loadConfig(form, rawCfg, ic, m, repo, log)
+}
+
+// artifactTypeNote is " (artifactType T)" for a manifest that states
+// one, else "".
+func artifactTypeNote(m *v1.Manifest) string {
+	if m.ArtifactType == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (artifactType %q)", sanitize(m.ArtifactType))
 }
 
 // contentDir picks the image form's content directory, "" if invalid.
