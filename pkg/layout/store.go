@@ -555,6 +555,10 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 				return d, nil
 			}
 		}
+		if d, ok := s.nested(idx, h); ok {
+			d.Annotations = nil
+			return d, nil
+		}
 		return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
 	}
 	name = entryName(idx, name)
@@ -564,6 +568,44 @@ func (s *Store) Resolve(name string) (v1.Descriptor, error) {
 		}
 	}
 	return v1.Descriptor{}, fmt.Errorf("%s: %w in store", name, errdef.ErrNotFound)
+}
+
+// nested finds the manifest h below the indexes that idx names: one
+// platform's image of a multi-platform index, which skopeo copy --all,
+// docker buildx --output type=oci and docker save (since Docker 25)
+// write with only the index in index.json, as a registry holds it and
+// serves any of its manifests by digest. The walk is bounded as every
+// walk of an index graph (safetree.MaxIndexDepth levels, each index read
+// once, at most safetree.MaxIndexManifests); an index that does not read
+// is passed over, as it holds nothing that could be found.
+func (s *Store) nested(idx *v1.IndexManifest, h v1.Hash) (v1.Descriptor, bool) {
+	level := slices.Clone(idx.Manifests)
+	seen := map[v1.Hash]bool{}
+	for depth := 0; depth <= safetree.MaxIndexDepth && len(level) > 0; depth++ {
+		var next []v1.Descriptor
+		for _, d := range level {
+			if !mediatypes.IsIndex(mediatypes.MediaType(d.MediaType)) || seen[d.Digest] || len(seen) >= safetree.MaxIndexManifests {
+				continue
+			}
+			seen[d.Digest] = true
+			child, err := s.Index(d)
+			if err != nil {
+				continue
+			}
+			im, err := child.IndexManifest()
+			if err != nil {
+				continue
+			}
+			for _, c := range im.Manifests {
+				if c.Digest == h {
+					return c, true
+				}
+			}
+			next = append(next, im.Manifests...)
+		}
+		level = next
+	}
+	return v1.Descriptor{}, false
 }
 
 // entryName is the ref name of idx that name stands for: name itself,
