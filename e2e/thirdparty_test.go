@@ -162,3 +162,26 @@ func TestOrasAttachedReferrerIsNotTheAddon(t *testing.T) {
 	c.ok("unpack", ref, "-o", got)
 	assertSameTree(t, got, dir)
 }
+
+// TestOrasPushedAddonWithoutContentType: spec/addon-v1.md 5.1 pushes the
+// tree as coredns/:application/vnd.cncf.addon.content.v1.tar+gzip. With
+// the media type left off, oras gives the directory its own
+// (application/vnd.oci.image.layer.v1.tar+gzip), and the artifactType
+// still says add-on: refused in one line naming the layer and its type
+// ("layer 1 of a artifact artifact has..." before).
+func TestOrasPushedAddonWithoutContentType(t *testing.T) {
+	oras := needTool(t, "oras")
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	dir := example(t, "coredns")
+	cfg := filepath.Join(writeTree(t, t.TempDir(), map[string]string{"cfg.json": `{"name":"coredns"}`}), "cfg.json")
+	ref := r.Host + "/third-party/coredns:untyped"
+	c.tool(filepath.Dir(dir), oras, "push", "--plain-http", ref,
+		"--artifact-type", "application/vnd.cncf.addon.config.v1+json",
+		"--config", cfg+":application/vnd.cncf.addon.config.v1+json", "coredns/")
+	line := mustFailOneLine(t, c.run("unpack", ref))
+	if want := `layer 1 of an add-on artifact has media type "application/vnd.oci.image.layer.v1.tar+gzip"`; !strings.Contains(line, want) {
+		t.Errorf("unpack: %q, want it to say %s", line, want)
+	}
+}

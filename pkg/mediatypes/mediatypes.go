@@ -39,6 +39,10 @@ const (
 	CosignSimpleSigning MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	// DSSEEnvelope is the layer of an in-toto attestation (cosign attest).
 	DSSEEnvelope MediaType = "application/vnd.dsse.envelope.v1+json"
+	// InToto is a layer of BuildKit's attestation manifest (docker buildx
+	// build puts one beside each image it pushes): an unsigned in-toto
+	// statement, provenance or an SBOM.
+	InToto MediaType = "application/vnd.in-toto+json"
 )
 
 // Standard OCI media types that readers meet: image-spec's own constants
@@ -237,7 +241,8 @@ const (
 const (
 	// FormSignature is a cosign signature (tag sha256-HEX.sig).
 	FormSignature Form = "signature"
-	// FormAttestation is a cosign attestation (tag sha256-HEX.att).
+	// FormAttestation is a cosign attestation (tag sha256-HEX.att), or
+	// BuildKit's attestation manifest.
 	FormAttestation Form = "attestation"
 	// FormImageLock is an image lock (spec/image-lock-v1.md).
 	FormImageLock Form = "image-lock"
@@ -305,7 +310,7 @@ func Classify(configType, artifactType MediaType, layers []Layer, labels map[str
 		return FormImageLock
 	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == CosignSimpleSigning }):
 		return FormSignature
-	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == DSSEEnvelope }):
+	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == DSSEEnvelope || l.MediaType == InToto }):
 		return FormAttestation
 	}
 	return FormUnknown

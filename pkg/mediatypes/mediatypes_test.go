@@ -43,6 +43,9 @@ func TestClassify(t *testing.T) {
 		{"image config, foreign layer, titled", mediatypes.OCIConfig, "", titled, nil, mediatypes.FormORAS},
 		{"cosign signature", mediatypes.OCIConfig, "", l(mediatypes.CosignSimpleSigning, mediatypes.CosignSimpleSigning), nil, mediatypes.FormSignature},
 		{"cosign attestation", mediatypes.OCIConfig, "", l(mediatypes.DSSEEnvelope), nil, mediatypes.FormAttestation},
+		// BuildKit's attestation manifest, reached by its digest (spec 9.1
+		// keeps it out of platform selection).
+		{"buildkit attestation", mediatypes.OCIConfig, "", l(mediatypes.InToto, mediatypes.InToto), nil, mediatypes.FormAttestation},
 		{"image lock", mediatypes.OCIEmpty, mediatypes.ImagesLock, l(mediatypes.ImagesLock), nil, mediatypes.FormImageLock},
 		{"signature layer beside an image layer", mediatypes.OCIConfig, "", l(mediatypes.CosignSimpleSigning, mediatypes.OCILayerGzip), nil, mediatypes.FormUnknown},
 		{"nothing", "application/x", "", l("application/y"), nil, mediatypes.FormUnknown},

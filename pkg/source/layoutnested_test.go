@@ -82,9 +82,12 @@ func TestLayoutManifestBelowAnIndex(t *testing.T) {
 
 	// The attestation is found, and refused for what it is; a digest the
 	// layout does not hold is still not found.
-	_, err = source.Resolve(ctx, "oci:"+dir+"@"+attDigest.String(), source.Options{}, unpack.Options{})
+	attRef := "oci:" + dir + "@" + attDigest.String()
+	_, err = source.Resolve(ctx, attRef, source.Options{}, unpack.Options{})
 	if !errors.Is(err, unpack.ErrUnsupported) {
 		t.Errorf("the attestation manifest by digest: %v, want unpack.ErrUnsupported", err)
+	} else {
+		checkOneLine(t, err, attRef, "not an add-on but an attestation")
 	}
 	missing := "oci:" + dir + "@sha256:" + strings.Repeat("0", 64)
 	if _, err := source.Resolve(ctx, missing, source.Options{}, unpack.Options{}); !errors.Is(err, errdef.ErrNotFound) {

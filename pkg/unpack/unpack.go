@@ -332,7 +332,7 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		for i, l := range m.Layers {
 			mt := mediatypes.MediaType(l.MediaType)
 			if !mediatypes.IsAddonContent(mt) && mt != mediatypes.FluxContentGzip {
-				return nil, fmt.Errorf("%w: layer %d of a %s artifact has media type %q", ErrUnsupported, i+1, form, l.MediaType)
+				return nil, fmt.Errorf("%w: layer %d of %s has media type %q, not a content layer's", ErrUnsupported, i+1, formName(form), l.MediaType)
 			}
 			layers = append(layers, layerSource{index: i + 1, desc: l})
 		}
@@ -352,10 +352,10 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		if mediatypes.IsReferrer(form) && m.Subject != nil {
 			// Pulled by its digest, as if it were the add-on: name what
 			// it refers to.
-			return nil, fmt.Errorf("%w: not an add-on but a %s%s of the manifest %s: unpack that one", ErrUnsupported, form, artifactTypeNote(m), m.Subject.Digest)
+			return nil, fmt.Errorf("%w: not an add-on but %s%s of the manifest %s: unpack that one", ErrUnsupported, formName(form), artifactTypeNote(m), m.Subject.Digest)
 		}
 		if mediatypes.IsReferrer(form) {
-			return nil, fmt.Errorf("%w: not an add-on but a %s (what refers to one)", ErrUnsupported, form)
+			return nil, fmt.Errorf("%w: not an add-on but %s (what refers to one)", ErrUnsupported, formName(form))
 		}
 		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
 	}
@@ -403,6 +403,21 @@ func (a *Addon) finish(fsys *filetree.FS, content string, form mediatypes.Form, 
 	}
 	a.Identity = id.String()
 	return a.loadConfig(form, rawCfg, ic, m, repo, log)
+}
+
+// formName names a form in a sentence, with its article.
+func formName(f mediatypes.Form) string {
+	switch f {
+	case mediatypes.FormArtifact:
+		return "an add-on artifact"
+	case mediatypes.FormFlux:
+		return "a Flux artifact"
+	case mediatypes.FormAttestation:
+		return "an attestation"
+	case mediatypes.FormImageLock:
+		return "an image lock"
+	}
+	return "a " + string(f)
 }
 
 // artifactTypeNote is " (artifactType T)" for a manifest that states
