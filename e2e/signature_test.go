@@ -425,3 +425,26 @@ func TestCosignP384Keys(t *testing.T) {
 		}
 	}
 }
+
+// TestCosignSBOMTagNamesTheAddon: `cosign attach sbom` puts an SBOM at the
+// tag sha256-HEX.sbom beside the add-on, a manifest of no form (its layer
+// is text/spdx+json). Unpacked by that tag, as if it were the add-on, it
+// was refused as "not an add-on (config ..., artifactType \"\")" alone;
+// the refusal now names the manifest the tag hangs on, to unpack instead.
+func TestCosignSBOMTagNamesTheAddon(t *testing.T) {
+	cosign := needTool(t, "cosign")
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	ref := r.Host + "/addons/coredns:1"
+	built := c.build(example(t, "coredns"), "-t", ref)
+	sbom := filepath.Join(writeTree(t, t.TempDir(), map[string]string{"sbom.spdx.json": `{"spdxVersion":"SPDX-2.3","name":"coredns"}`}), "sbom.spdx.json")
+	if res := c.withEnv("", cosignEnv(t), cosign, "attach", "sbom", "--allow-http-registry", "--sbom", sbom, "--type", "spdx", r.Host+"/addons/coredns@"+built.Digest); res.code != 0 {
+		t.Fatalf("cosign attach sbom:\n%s", res)
+	}
+	tag := r.Host + "/addons/coredns:sha256-" + strings.TrimPrefix(built.Digest, "sha256:") + ".sbom"
+	line := mustFailOneLine(t, c.run("unpack", tag))
+	if !strings.Contains(line, "the manifest "+built.Digest) {
+		t.Errorf("unpack of the SBOM's tag: %q does not name the add-on %s", line, built.Digest)
+	}
+}

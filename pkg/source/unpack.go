@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -78,6 +79,11 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		err = retry.Do(ctx, unpackOnce)
 	} else {
 		err = unpackOnce()
+	}
+	if hex, ok := reference.Attachment(ref.Name); ok && errors.Is(err, unpack.ErrUnsupported) {
+		// cosign's sha256-HEX.sig, .att, .sbom tags (an SBOM's layer is
+		// of no form at all): the add-on is the manifest they hang on.
+		return nil, fmt.Errorf("%s: %w; the tag names what hangs on the manifest sha256:%s: unpack that one", ref, err, hex)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
