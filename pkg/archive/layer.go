@@ -225,22 +225,10 @@ func ParseCompression(s string) (mediatypes.Compression, error) {
 	return "", fmt.Errorf("unknown compression %q (want gzip, zstd or none)", s)
 }
 
-var (
-	gzipMagic = []byte{0x1f, 0x8b}
-	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-)
-
 // Detect tells a stream's compression from its first bytes; anything that
-// is neither gzip nor zstd is taken as an uncompressed tar.
-func Detect(head []byte) mediatypes.Compression {
-	switch {
-	case bytes.HasPrefix(head, gzipMagic):
-		return mediatypes.Gzip
-	case bytes.HasPrefix(head, zstdMagic):
-		return mediatypes.Zstd
-	}
-	return mediatypes.None
-}
+// is neither gzip nor zstd is taken as an uncompressed tar
+// (mediatypes.DetectCompression).
+func Detect(head []byte) mediatypes.Compression { return mediatypes.DetectCompression(head) }
 
 // Decompress returns the tar stream inside r. The magic bytes decide, so a
 // mislabelled layer still reads; want is only what the media type claims.

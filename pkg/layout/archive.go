@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
 
 // maxArchiveEntries bounds the entries an oci-archive may hold.
@@ -28,12 +29,37 @@ type tarIndex struct {
 
 type section struct{ off, size int64 }
 
+// ErrCompressedArchive marks an oci-archive or a docker-archive that is a
+// compressed tar (docker save | gzip > FILE.tar.gz, which docker load
+// reads): archives are read in place, blobs at their offsets, so they
+// must be uncompressed.
+var ErrCompressedArchive = errors.New("compressed archive")
+
+// CheckUncompressed refuses the archive file r whose first bytes are
+// gzip's or zstd's (mediatypes.DetectCompression) with
+// ErrCompressedArchive, saying what to run on file.
+func CheckUncompressed(r io.ReaderAt, file string) error {
+	head := make([]byte, 4)
+	n, _ := r.ReadAt(head, 0)
+	switch c := mediatypes.DetectCompression(head[:n]); c {
+	case mediatypes.Gzip, mediatypes.Zstd:
+		tool := map[mediatypes.Compression]string{mediatypes.Gzip: "gunzip", mediatypes.Zstd: "unzstd"}[c]
+		return fmt.Errorf("%w: it is a %s-compressed tar, and an archive is read uncompressed, in place: decompress it first (%s -k %s)",
+			ErrCompressedArchive, c, tool, file)
+	}
+	return nil
+}
+
 // OpenArchive opens an oci-archive (a tar of an OCI image layout)
 // read-only. The tar is indexed once; blobs are read from it directly.
 func OpenArchive(file string) (*Store, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("open oci-archive %s: %w", file, errors.Unwrap(err))
+	}
+	if err := CheckUncompressed(f, file); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("oci-archive %s: %w", file, err)
 	}
 	idx := &tarIndex{f: f, files: map[string]section{}}
 	cr := &offsetReader{r: f}

@@ -1,6 +1,7 @@
 package mediatypes
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -187,6 +188,19 @@ func LayerCompression(mt MediaType) Compression {
 		return None
 	}
 	return Unknown
+}
+
+// DetectCompression tells a stream's compression from its first bytes
+// (spec/addon-v1.md 9.3): 1F 8B is gzip, 28 B5 2F FD zstd, anything else
+// an uncompressed tar.
+func DetectCompression(head []byte) Compression {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return Gzip
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return Zstd
+	}
+	return None
 }
 
 // ContentLayer returns the artifact form's content layer media type for c.

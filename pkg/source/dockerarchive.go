@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -120,6 +121,9 @@ func checkDockerArchive(file string, maxLayers int, unnamed bool) error {
 		return err
 	}
 	defer f.Close()
+	if err := layout.CheckUncompressed(f, file); err != nil {
+		return err
+	}
 	entries, err := scanDockerArchive(f)
 	if err != nil {
 		return err
