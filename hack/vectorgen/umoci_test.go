@@ -27,6 +27,7 @@ var umociDiffers = map[string]string{
 // umociRefuses are the vectors umoci does not read at all, and why.
 var umociRefuses = map[string]string{
 	"image-docker-schema2":          "umoci reads OCI images only",
+	"image-docker-uncompressed":     "umoci reads OCI images only",
 	"image-media-type-contradicted": "umoci decodes by media type, not by magic bytes (spec 9.3)",
 	"image-zstd":                    "this umoci has no zstd layers",
 }

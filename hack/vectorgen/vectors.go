@@ -62,6 +62,8 @@ func all() []vector {
 			input: image(imageOpts{}, under(none, demo)), want: expectOK("image", demo)},
 		{name: "image-docker-schema2", pins: "4.1", about: "the image form as a Docker schema 2 image (Docker manifest, config and layer media types)",
 			input: image(imageOpts{docker: true}, layer{entries: prefixed("addon", demo), comp: gz, mediaType: mtDockerLayer}), want: expectOK("image", demo)},
+		{name: "image-docker-uncompressed", pins: "9.3", about: "a Docker schema 2 image with an uncompressed layer (application/vnd.docker.image.rootfs.diff.tar, as BuildKit writes compression=uncompressed without OCI media types)",
+			input: image(imageOpts{docker: true}, layer{entries: prefixed("addon", demo), comp: none, mediaType: "application/vnd.docker.image.rootfs.diff.tar"}), want: expectOK("image", demo)},
 		{name: "image-docker-archive", pins: "4.1", about: "the image form in a docker-archive (docker save) file",
 			input: dockerSaved, want: expectOK("image", demo)},
 		{name: "image-media-type-contradicted", pins: "9.3", about: "a layer typed +gzip whose bytes are an uncompressed tar: decoded by its magic bytes",

@@ -73,6 +73,10 @@ const (
 	DockerList      MediaType = "application/vnd.docker.distribution.manifest.list.v2+json"
 	DockerConfig    MediaType = "application/vnd.docker.container.image.v1+json"
 	DockerLayerGzip MediaType = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+	// DockerLayerTar is an uncompressed Docker layer: BuildKit writes it
+	// for compression=uncompressed without OCI media types (containerd's
+	// MediaTypeDockerSchema2Layer).
+	DockerLayerTar  MediaType = "application/vnd.docker.image.rootfs.diff.tar"
 	DockerLayerZstd MediaType = "application/vnd.docker.image.rootfs.diff.tar.zstd"
 	DockerForeignGz MediaType = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
 	FluxConfig      MediaType = "application/vnd.cncf.flux.config.v1+json"
@@ -168,7 +172,7 @@ func IsAddonContent(mt MediaType) bool {
 func IsImageLayer(mt MediaType) bool {
 	switch mt {
 	case OCILayerTar, OCILayerGzip, OCILayerZstd, OCINondistTar, OCINondistGzip, OCINondistZstd,
-		DockerLayerGzip, DockerLayerZstd, DockerForeignGz:
+		DockerLayerGzip, DockerLayerZstd, DockerLayerTar, DockerForeignGz:
 		return true
 	}
 	return false
