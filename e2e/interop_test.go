@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"os/exec"
@@ -270,4 +274,50 @@ func TestSkopeoRelocate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSkopeoEncryptedImageForm: skopeo copy --encryption-key encrypts each
+// layer (ocicrypt, media type ...tar+gzip+encrypted). addonpkg holds no
+// keys: the image is refused in one line naming the encrypted layer and
+// how to decrypt it ("not an add-on (config ..., artifactType \"\")"
+// before), and reads once skopeo decrypted it.
+func TestSkopeoEncryptedImageForm(t *testing.T) {
+	skopeo := needTool(t, "skopeo")
+	t.Parallel()
+	r := startRegistry(t, testregistry.Plain)
+	c := newCLI(t)
+	dir := example(t, "coredns")
+	ref := r.Host + "/addons/coredns:1"
+	c.build(dir, "-t", "coredns:1")
+	c.ok("push", "coredns:1", ref)
+
+	keys := t.TempDir()
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, keys, map[string]string{
+		"pub.pem":  string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+		"priv.pem": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(priv)})),
+	})
+	encrypted := r.Host + "/addons/coredns:encrypted"
+	c.tool("", skopeo, "copy", "--src-tls-verify=false", "--dest-tls-verify=false",
+		"--encryption-key", "jwe:"+filepath.Join(keys, "pub.pem"), "docker://"+ref, "docker://"+encrypted)
+	line := mustFailOneLine(t, c.run("unpack", encrypted))
+	for _, want := range []string{"+encrypted", "skopeo copy --decryption-key"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("unpack of the encrypted image: %q does not say %q", line, want)
+		}
+	}
+
+	decrypted := r.Host + "/addons/coredns:decrypted"
+	c.tool("", skopeo, "copy", "--src-tls-verify=false", "--dest-tls-verify=false",
+		"--decryption-key", filepath.Join(keys, "priv.pem"), "docker://"+encrypted, "docker://"+decrypted)
+	out := filepath.Join(t.TempDir(), "out")
+	c.ok("unpack", decrypted, "-o", out)
+	assertSameTree(t, out, dir)
 }

@@ -437,7 +437,8 @@ func TestCosignSBOMTagNamesTheAddon(t *testing.T) {
 	r := startRegistry(t, testregistry.Plain)
 	c := newCLI(t)
 	ref := r.Host + "/addons/coredns:1"
-	built := c.build(example(t, "coredns"), "-t", ref)
+	built := c.build(example(t, "coredns"), "-t", "coredns:1")
+	c.ok("push", "coredns:1", ref)
 	sbom := filepath.Join(writeTree(t, t.TempDir(), map[string]string{"sbom.spdx.json": `{"spdxVersion":"SPDX-2.3","name":"coredns"}`}), "sbom.spdx.json")
 	if res := c.withEnv("", cosignEnv(t), cosign, "attach", "sbom", "--allow-http-registry", "--sbom", sbom, "--type", "spdx", r.Host+"/addons/coredns@"+built.Digest); res.code != 0 {
 		t.Fatalf("cosign attach sbom:\n%s", res)

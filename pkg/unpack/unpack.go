@@ -357,6 +357,14 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Addon, error) {
 		if mediatypes.IsReferrer(form) {
 			return nil, fmt.Errorf("%w: not an add-on but %s (what refers to one)", ErrUnsupported, formName(form))
 		}
+		if isImageConfig {
+			// An image, but for a layer: name it.
+			for i, l := range m.Layers {
+				if mt := mediatypes.MediaType(l.MediaType); !mediatypes.IsImageLayer(mt) {
+					return nil, fmt.Errorf("%w: not an add-on: layer %d of the image has media type %q, no image layer's%s", ErrUnsupported, i+1, sanitize(string(mt)), layerHint(mt))
+				}
+			}
+		}
 		return nil, fmt.Errorf("%w: not an add-on (config %q, artifactType %q)", ErrUnsupported, m.Config.MediaType, m.ArtifactType)
 	}
 	if len(layers) == 0 {
@@ -403,6 +411,17 @@ func (a *Addon) finish(fsys *filetree.FS, content string, form mediatypes.Form, 
 	}
 	a.Identity = id.String()
 	return a.loadConfig(form, rawCfg, ic, m, repo, log)
+}
+
+// layerHint says what to do about a layer media type that is no image
+// layer's, when there is something to do.
+func layerHint(mt mediatypes.MediaType) string {
+	if strings.HasSuffix(string(mt), "+encrypted") {
+		// ocicrypt's, from skopeo copy --encryption-key or nerdctl image
+		// encrypt: addonpkg holds no keys.
+		return ": the layer is encrypted; decrypt the image first (skopeo copy --decryption-key)"
+	}
+	return ""
 }
 
 // formName names a form in a sentence, with its article.
