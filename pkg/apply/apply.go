@@ -47,8 +47,9 @@ type Options struct {
 	// fails. An object annotated AnnotationWait=WaitDisabled is not
 	// waited for.
 	Wait bool
-	// Timeout bounds each wait (CRDs established, readiness, deletions);
-	// 0: DefaultTimeout.
+	// Timeout bounds each wait (CRDs established, and served by the API
+	// server's discovery as they define, readiness, deletions); 0:
+	// DefaultTimeout.
 	Timeout time.Duration
 	// NoPrune keeps the objects an earlier apply made that the add-on no
 	// longer holds; by default they are deleted.
@@ -536,13 +537,6 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 	if err := run("", defs, false, defOpts); err != nil {
 		return err
 	}
-	// A changed CRD may serve other versions than the mapper learned.
-	for _, ch := range cs.Changes[from:] {
-		if ch.Action != Unchanged && strings.HasSuffix(ch.ID, "_apiextensions.k8s.io_CustomResourceDefinition") {
-			c.mapper.Reset()
-			break
-		}
-	}
 	var defPlanned []*planned
 	for _, pl := range p.objects {
 		if isDefinition(pl.obj) {
@@ -550,6 +544,21 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		}
 	}
 	if err := c.waitAll(ctx, defPlanned, opts.timeout()); err != nil {
+		return err
+	}
+	// A CRD created or changed may serve other versions than the mapper
+	// learned. (One left as it is, IfNotPresent, serves what it did.)
+	changed := map[string]bool{}
+	for _, ch := range cs.Changes[from:] {
+		changed[ch.ID] = ch.Action == Created || ch.Action == Configured
+	}
+	var crds []*planned
+	for _, pl := range defPlanned {
+		if _, _, ok := crdKindOf(pl.obj); ok && changed[pl.entry.ID] {
+			crds = append(crds, pl)
+		}
+	}
+	if err := c.waitDiscovered(ctx, crds, opts.timeout()); err != nil {
 		return err
 	}
 	opts.stageDone("definitions", cs, from)

@@ -51,8 +51,10 @@
 // "addonpkg", after a server-side dry-run; only objects that differ are
 // patched, so applying an add-on twice bumps no resourceVersion. The
 // stages: CustomResourceDefinitions, Namespaces and ClusterRoles, waited
-// for (CRDs Established) before anything else, the REST mapper
-// discovering the new kinds; then *Class kinds (waited for); then Roles;
+// for (CRDs Established, and each CRD created or changed until the API
+// server's discovery, which follows it asynchronously, serves the
+// versions it serves and none it lists as not served) before anything
+// else, the REST mapper discovering the new kinds; then *Class kinds (waited for); then Roles;
 // then everything else (ServiceAccounts, RoleBindings, ConfigMaps,
 // Services, workloads, custom resources, in ssa's kind order); then
 // Mutating- and ValidatingWebhookConfigurations, after the rest is ready

@@ -84,12 +84,68 @@ metadata: {name: kept, namespace: NS}
 func TestUpgradeThatStopsServingACRDVersionPrunes(t *testing.T) {
 	k := newCluster(t)
 	k.mustApply(t, k.addon(t, k.prefix, "1", widgetsV1alpha1), apply.Options{Wait: true, Timeout: time.Minute})
-
 	fresh, err := apply.New(k.env.Admin, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := fresh.Apply(k.ctx, k.addon(t, k.prefix, "2", widgetsV1), apply.Options{Wait: true, Timeout: time.Minute})
+	k.upgradeWidgetsToV1(t, fresh)
+}
+
+// The same upgrade, through an API server whose discovery lags behind
+// the CRD's change, as a loaded one's does (its discovery documents are
+// remade after the CRD is written, asynchronously: tens of milliseconds
+// on an idle machine, more under load). The client that looked at
+// discovery right after the CRD changed learned the old versions again:
+// the readiness wait read Widget kept in v1alpha1, which is no longer
+// served, so the wait saw it NotFound until it timed out (the error it
+// then gave was its last read's, as often as not client-go's "client rate
+// limiter Wait returned an error: rate: Wait(n=1) would exceed context
+// deadline"), and prune took the 404 of deleting Widget dropped in
+// v1alpha1 for its being gone. Apply now waits until discovery serves
+// what the changed CRD does before it looks.
+func TestUpgradeThatStopsServingACRDVersionWhileDiscoveryLags(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", widgetsV1alpha1), apply.Options{Wait: true, Timeout: time.Minute})
+	// 3 s: longer than any lag seen here, so that the client cannot
+	// step past it by chance; the wait is bounded by Options.Timeout.
+	lag := k.laggingDiscovery(t, "widgets."+k.prefix+".example.com", 3*time.Second)
+	k.upgradeWidgetsToV1(t, k.faultyClient(t, lag))
+}
+
+// Discovery that never catches up with the CRD's change is a timeout of
+// the definitions' wait, bounded by Options.Timeout, naming the CRD:
+// nothing of the custom resources is applied through a version the API
+// server no longer serves.
+func TestDiscoveryBehindTheCRDIsATimeout(t *testing.T) {
+	k := newCluster(t)
+	k.mustApply(t, k.addon(t, k.prefix, "1", widgetsV1alpha1), apply.Options{Wait: true, Timeout: time.Minute})
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(context.Background(), k.prefix, apply.UninstallOptions{Timeout: time.Minute})
+	})
+	lagging := k.faultyClient(t, k.laggingDiscovery(t, "widgets."+k.prefix+".example.com", time.Hour))
+	start := time.Now()
+	_, err := lagging.Apply(k.ctx, k.addon(t, k.prefix, "2", widgetsV1), apply.Options{Timeout: 2 * time.Second})
+	var we *apply.WaitError
+	if !errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) || len(we.Statuses) != 1 {
+		t.Fatalf("apply while discovery serves the CRD's old versions: %v, want a *WaitError naming the CRD, matching ErrTimeout", err)
+	}
+	if st := we.Statuses[0]; st.Kind != "CustomResourceDefinition" || st.Name != "widgets."+k.prefix+".example.com" || st.Status != apply.InProgress || !strings.Contains(st.Message, "version v1 ") {
+		t.Errorf("the CRD's status: %+v, want InProgress, saying discovery does not serve v1", st)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the apply took %s with a timeout of 2s", d)
+	}
+	v1 := schema.GroupVersionResource{Group: k.prefix + ".example.com", Version: "v1", Resource: "widgets"}
+	if !k.exists(t, v1, k.prefix, "dropped") {
+		t.Error("the apply that timed out pruned Widget dropped")
+	}
+}
+
+// upgradeWidgetsToV1 upgrades the add-on of widgetsV1alpha1 to widgetsV1
+// through c and checks the prune, the inventory and the uninstall.
+func (k *cluster) upgradeWidgetsToV1(t *testing.T, c *apply.Client) {
+	t.Helper()
+	cs, err := c.Apply(k.ctx, k.addon(t, k.prefix, "2", widgetsV1), apply.Options{Wait: true, Timeout: time.Minute})
 	if err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
@@ -105,7 +161,7 @@ func TestUpgradeThatStopsServingACRDVersionPrunes(t *testing.T) {
 			t.Errorf("inventory records Widget kept as %s, want v1", e.Version)
 		}
 	}
-	if _, err := fresh.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
+	if _, err := c.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -378,4 +379,91 @@ func TestPreflightAsksNamesConcurrently(t *testing.T) {
 	if most < 4 {
 		t.Errorf("at most %d reviews were asked at a time, want several", most)
 	}
+}
+
+// laggingDiscovery is a fault that answers discovery (GET /api, /apis and
+// a group's or version's document) as the API server did before the CRD
+// named crd was last written, for lag after that write, as a loaded API
+// server does: it remakes its discovery documents after a CRD changes,
+// asynchronously. Other requests, and discovery outside the lag, go to
+// the API server; each discovery answer is kept for the next lag.
+func (k *cluster) laggingDiscovery(t *testing.T, crd string, lag time.Duration) fault {
+	t.Helper()
+	upstream, err := url.Parse(k.env.Admin.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := rest.TransportFor(k.env.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status      int
+		contentType string
+		body        []byte
+	}
+	var (
+		mu           sync.Mutex
+		last, frozen map[string]answer // by path and Accept
+		until        time.Time
+	)
+	last = map[string]answer{}
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet && r.URL.Query().Get("dryRun") == "" && r.URL.Path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+crd {
+			mu.Lock()
+			frozen, until = maps.Clone(last), time.Now().Add(lag)
+			mu.Unlock()
+			return false
+		}
+		if !isDiscovery(r) {
+			return false
+		}
+		key := r.URL.Path + " " + r.Header.Get("Accept")
+		mu.Lock()
+		a, stale := frozen[key]
+		stale = stale && time.Now().Before(until)
+		mu.Unlock()
+		if !stale {
+			req := r.Clone(r.Context())
+			req.RequestURI, req.Host = "", ""
+			req.URL.Scheme, req.URL.Host = upstream.Scheme, upstream.Host
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return true
+			}
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+			resp.Body.Close()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return true
+			}
+			a = answer{resp.StatusCode, resp.Header.Get("Content-Type"), body}
+			if a.status == http.StatusOK {
+				mu.Lock()
+				last[key] = a
+				mu.Unlock()
+			}
+		}
+		w.Header().Set("Content-Type", a.contentType)
+		w.WriteHeader(a.status)
+		w.Write(a.body)
+		return true
+	}
+}
+
+// isDiscovery says whether r asks for a discovery document: /api,
+// /api/VERSION, /apis, /apis/GROUP or /apis/GROUP/VERSION.
+func isDiscovery(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
 }

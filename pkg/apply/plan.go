@@ -91,8 +91,8 @@ type crdKind struct {
 	namespaced bool
 	// served are the versions the definition serves, in its order; nil
 	// for a definition without spec.versions, which the API server's
-	// validation answers for.
-	served []string
+	// validation answers for. unserved are those it lists as not served.
+	served, unserved []string
 }
 
 // addonCRDs is what the add-on's CRDs define, by kind; not an ignored
@@ -101,28 +101,43 @@ type crdKind struct {
 func addonCRDs(objs []*unstructured.Unstructured) map[schema.GroupKind]crdKind {
 	out := map[schema.GroupKind]crdKind{}
 	for _, o := range objs {
-		if o.GetKind() != "CustomResourceDefinition" || !strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/") || ignoredInAddon(o) {
+		if ignoredInAddon(o) {
 			continue
 		}
-		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
-		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
-		ck := crdKind{crd: o.GetName(), plural: plural, namespaced: scope == "Namespaced"}
-		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
-		if len(versions) > 0 {
-			ck.served = []string{}
+		if gk, ck, ok := crdKindOf(o); ok {
+			out[gk] = ck
 		}
-		for _, v := range versions {
-			v, _ := v.(map[string]any)
-			name, _, _ := unstructured.NestedString(v, "name")
-			if served, _, _ := unstructured.NestedBool(v, "served"); served && name != "" {
-				ck.served = append(ck.served, name)
-			}
-		}
-		out[schema.GroupKind{Group: group, Kind: kind}] = ck
 	}
 	return out
+}
+
+// crdKindOf is the kind o defines; ok is false when o is no CRD.
+func crdKindOf(o *unstructured.Unstructured) (gk schema.GroupKind, ck crdKind, ok bool) {
+	if o.GetKind() != "CustomResourceDefinition" || !strings.HasPrefix(o.GetAPIVersion(), "apiextensions.k8s.io/") {
+		return gk, ck, false
+	}
+	group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+	plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+	scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+	ck = crdKind{crd: o.GetName(), plural: plural, namespaced: scope == "Namespaced"}
+	versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+	if len(versions) > 0 {
+		ck.served = []string{}
+	}
+	for _, v := range versions {
+		v, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(v, "name")
+		if name == "" {
+			continue
+		}
+		if served, _, _ := unstructured.NestedBool(v, "served"); served {
+			ck.served = append(ck.served, name)
+		} else {
+			ck.unserved = append(ck.unserved, name)
+		}
+	}
+	return schema.GroupKind{Group: group, Kind: kind}, ck, true
 }
 
 // namespaceFor is the namespace an apply gives the namespaced objects

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -197,4 +199,72 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 		return fmt.Errorf("wait for deletion: %w", ctx.Err())
 	}
 	return we
+}
+
+// waitDiscovered resets the mapper once the API server's discovery
+// serves what the CRDs crds define (created or changed by this apply):
+// for each one's kind, every version its spec serves, and none it lists
+// as not served. The API server remakes its discovery documents after a
+// CRD is written, asynchronously (tens of milliseconds on an idle
+// machine, more on a loaded one), while the CRD stays Established: a
+// mapper reset at once could learn the versions of before again. The
+// readiness wait then read a custom resource in a version no longer
+// served and saw it NotFound until it timed out, and prune took the
+// 404 of deleting one in that version for its being gone. The wait is
+// bounded by timeout, as the CRDs' establishment is; the mapper is reset
+// once when discovery already agrees, as it was before.
+func (c *Client) waitDiscovered(ctx context.Context, crds []*planned, timeout time.Duration) error {
+	if len(crds) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var behind []ObjectStatus
+	err := wait.PollUntilContextCancel(wctx, c.opts.PollInterval, true, func(context.Context) (bool, error) {
+		c.mapper.Reset()
+		behind = behind[:0]
+		for _, pl := range crds {
+			if why := c.discoveryBehind(pl.obj); why != "" {
+				behind = append(behind, statusOf(pl.obj, InProgress, why))
+			}
+		}
+		return len(behind) == 0, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("wait: %w", ctx.Err())
+	}
+	we := &WaitError{Op: "readiness", TimedOut: true, Err: err}
+	for _, st := range behind {
+		we.add(st, st.String())
+	}
+	return we
+}
+
+// discoveryBehind says how the mapper's view of the kind crd defines
+// (discovery's, as it was when the mapper was last reset) differs from
+// crd's spec; "" when it does not.
+func (c *Client) discoveryBehind(crd *unstructured.Unstructured) string {
+	gk, ck, _ := crdKindOf(crd)
+	ms, err := c.mapper.RESTMappings(gk)
+	if err != nil && !meta.IsNoMatchError(err) {
+		return "discover its kind: " + oneLine(err.Error())
+	}
+	var discovered []string
+	for _, m := range ms {
+		discovered = append(discovered, m.GroupVersionKind.Version)
+	}
+	for _, v := range ck.served {
+		if !slices.Contains(discovered, v) {
+			return fmt.Sprintf("the API server's discovery does not serve version %s of %s yet (it serves %s)", v, safetree.Sanitize(gk.String()), orNone(discovered))
+		}
+	}
+	for _, v := range ck.unserved {
+		if slices.Contains(discovered, v) {
+			return fmt.Sprintf("the API server's discovery still serves version %s of %s, which the definition no longer serves", v, safetree.Sanitize(gk.String()))
+		}
+	}
+	return ""
 }
