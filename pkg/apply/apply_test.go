@@ -60,7 +60,7 @@ func newCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	prefix := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(prefix) > 40 {
@@ -68,6 +68,31 @@ func newCluster(t *testing.T) *cluster {
 	}
 	prefix = strings.TrimRight(prefix, "-")
 	return &cluster{env: env, admin: c, typed: kubeenv.Clientset(t, env.Admin), dyn: dyn, ctx: ctx, prefix: prefix}
+}
+
+// testTimeout bounds the context of a test (newCluster) or of a subtest
+// (sub). It is a backstop only: each request is bounded already (a
+// minute, apply.New's rest.Config timeout) and so is each wait
+// (Options.Timeout), so a hang ends without it; its failure mode is a
+// slow machine's spurious "context deadline exceeded" (or, as a deadline
+// passes, client-go's "client rate limiter Wait returned an error").
+// prometheus-operator's subtest, the longest, took 32 s on a quiet
+// machine and 93 s under load 14 on two cores; ten minutes leaves a
+// margin of six over that, well inside go test's -timeout.
+const testTimeout = 10 * time.Minute
+
+// sub is k for the subtest t, with a context of its own, so that a test
+// of many subtests (upstream's add-ons installed one after another)
+// gives each the whole of testTimeout: when they shared the test's
+// context (3 minutes then), TestRealAddonsInstallAndUninstall used 112 s
+// of it under load, and a slower machine ran out.
+func (k *cluster) sub(t *testing.T) *cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	s := *k
+	s.ctx = ctx
+	return &s
 }
 
 // stream is an add-on's YAML with NS and GROUP replaced.

@@ -95,6 +95,7 @@ func TestRealAddonsInstallAndUninstall(t *testing.T) {
 		{"guestbook", "kdp-guestbook/examples/guestbook-operator/channels/packages/guestbook/0.1.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			k := k.sub(t)
 			a := k.realAddon(t, tc.name, tc.dir)
 			if tc.name == "prometheus-operator" {
 				// The peer's known failure, asserted: client-side apply
@@ -113,6 +114,7 @@ func TestRealAddonsInstallAndUninstall(t *testing.T) {
 		})
 	}
 	t.Run("uninstall metrics-server", func(t *testing.T) {
+		k := k.sub(t)
 		k.uninstallAll(t, k.realAddon(t, "metrics-server", "metrics-server/manifests/base"))
 	})
 }

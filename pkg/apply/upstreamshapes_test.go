@@ -67,7 +67,7 @@ func TestUpstreamShapesInstallAndUninstall(t *testing.T) {
 		{name: "kyverno", dir: "kyverno", between: (*cluster).playKyverno},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := k
+			k := k.sub(t)
 			if tc.namespace != "" {
 				k = k.inNamespace(t, tc.namespace)
 			}
