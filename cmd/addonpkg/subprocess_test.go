@@ -20,7 +20,16 @@ var (
 // binary builds addonpkg once for tests that need a real process (peak
 // memory, peers reading what it writes).
 // TestMain removes the binary that binary built, once every test ran.
+//
+// It points klog where the command does first: the tests run the command
+// in this process (run), whose first run sets klog's logger, which klog
+// lets be set only while nothing logs, and the shared API server's
+// namespace finalizer (kubeenv.Shared) logs through client-go from a
+// goroutine of its own. A cluster test before the first in-process run
+// (-run picking them, -shuffle) made that first run a data race, which
+// fails the test under -race.
 func TestMain(m *testing.M) {
+	routeKlog()
 	code := m.Run()
 	kubeenv.StopShared()
 	if binPath != "" {
