@@ -130,6 +130,16 @@ func TestCLIApplyWhereKubectlFails(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("unpack: exit %d: %s", code, stderr)
 	}
+	home := t.TempDir()
+	t.Cleanup(func() {
+		// What kubectl made before it failed (the Namespace, the CRD, the
+		// ConfigMap) goes: left, the CRD made kubectl's apply succeed when
+		// the test ran again (-count=2).
+		cmd := exec.Command(kubectl, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
+		cmd.Env = append(append(os.Environ(), "HOME="+home), cliEnv...)
+		cmd.Stdin = strings.NewReader(stream)
+		_ = cmd.Run()
+	})
 	out, stderr, code := runKube(t, []byte(stream), cliEnv, kubectl, "apply", "-f", "-")
 	if code == 0 {
 		t.Fatalf("kubectl apply -f - installed a CRD and its custom resource in one pass:\n%s", out)
@@ -398,7 +408,13 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 	if _, err := typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = typed.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		// No namespace controller runs here (kubeenv): what a namespace
+		// holds outlives it, and a run again (-count=2) found the
+		// inventories there when it made the namespace anew.
+		_ = typed.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		_ = typed.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	})
 	dir := filepath.Join(cc.tmp, "good")
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-corrupt-good, namespace: default}\ndata: {v: \"1\"}\n"), 0o644))
