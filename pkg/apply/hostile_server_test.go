@@ -398,9 +398,9 @@ func (k *cluster) laggingDiscovery(t *testing.T, crd string, lag time.Duration) 
 		t.Fatal(err)
 	}
 	type answer struct {
-		status      int
-		contentType string
-		body        []byte
+		status int
+		header http.Header
+		body   []byte
 	}
 	var (
 		mu           sync.Mutex
@@ -438,14 +438,18 @@ func (k *cluster) laggingDiscovery(t *testing.T, crd string, lag time.Duration) 
 				http.Error(w, err.Error(), http.StatusBadGateway)
 				return true
 			}
-			a = answer{resp.StatusCode, resp.Header.Get("Content-Type"), body}
+			a = answer{resp.StatusCode, resp.Header, body}
 			if a.status == http.StatusOK {
 				mu.Lock()
 				last[key] = a
 				mu.Unlock()
 			}
 		}
-		w.Header().Set("Content-Type", a.contentType)
+		for _, h := range []string{"Content-Type", "Content-Encoding"} {
+			if v := a.header.Get(h); v != "" {
+				w.Header().Set(h, v)
+			}
+		}
 		w.WriteHeader(a.status)
 		w.Write(a.body)
 		return true
