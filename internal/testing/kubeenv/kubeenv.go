@@ -37,6 +37,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -122,14 +123,41 @@ func find(env, cached, name string) string {
 	return p
 }
 
+// startAttempts is how many times Start tries, each time on new ports:
+// freePorts closes its listeners before etcd and kube-apiserver bind the
+// ports, seconds later for kube-apiserver (three RSA keys are made in
+// between), and meanwhile another process may take one (any outgoing
+// connection takes an ephemeral port, and other test packages start
+// servers at the same time). testregistry retries the same way.
+const startAttempts = 3
+
+// errPortTaken: etcd or kube-apiserver exited because its port was
+// taken.
+var errPortTaken = errors.New("port taken")
+
+// pickPorts is freePorts; a test hands out a taken port through it.
+var pickPorts = freePorts
+
 // Start starts etcd and kube-apiserver on free ports and waits until
-// /readyz answers ok (about 6 s). It does not need a *testing.T, so
-// TestMain can call it.
+// /readyz answers ok (about 6 s); a port taken before a server bound it
+// is tried again on new ones. It does not need a *testing.T, so TestMain
+// can call it.
 func Start(ctx context.Context) (*Env, error) {
 	apiBin, etcdBin, ok := Binaries()
 	if !ok {
 		return nil, ErrMissingBinary
 	}
+	var err error
+	for range startAttempts {
+		var e *Env
+		if e, err = startOnce(ctx, apiBin, etcdBin); !errors.Is(err, errPortTaken) {
+			return e, err
+		}
+	}
+	return nil, err
+}
+
+func startOnce(ctx context.Context, apiBin, etcdBin string) (*Env, error) {
 	dir, err := os.MkdirTemp("", "kubeenv-")
 	if err != nil {
 		return nil, fmt.Errorf("create kubeenv dir: %w", err)
@@ -143,7 +171,7 @@ func Start(ctx context.Context) (*Env, error) {
 }
 
 func (e *Env) start(ctx context.Context, apiBin, etcdBin string) error {
-	ports, err := freePorts(3)
+	ports, err := pickPorts(3)
 	if err != nil {
 		return err
 	}
@@ -254,7 +282,12 @@ func (e *Env) waitReady(ctx context.Context, ca []byte, token string) error {
 			p    *child.Process
 		}{{"etcd", e.etcd}, {"kube-apiserver", e.apiserver}} {
 			if c.p.Exited() {
-				return fmt.Errorf("%s exited: %v: %s", c.name, c.p.Wait(), c.p.Tail(outputTail))
+				err := fmt.Errorf("%s exited: %v: %s", c.name, c.p.Wait(), c.p.Tail(outputTail))
+				// Their words for it (Go's net package's, in both).
+				if strings.Contains(c.p.Output(), "address already in use") {
+					err = fmt.Errorf("%w: %w", errPortTaken, err)
+				}
+				return err
 			}
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"/readyz", nil)
