@@ -77,8 +77,9 @@ func newCluster(t *testing.T) *cluster {
 // slow machine's spurious "context deadline exceeded" (or, as a deadline
 // passes, client-go's "client rate limiter Wait returned an error").
 // prometheus-operator's subtest, the longest, took 32 s on a quiet
-// machine and 93 s under load 14 on two cores; ten minutes leaves a
-// margin of six over that, well inside go test's -timeout.
+// machine, 93 s under load 14 on two cores, and 249 s with the CLI's
+// cluster tests running beside it (load 16); ten minutes leaves a margin
+// of more than two over the worst, well inside go test's -timeout.
 const testTimeout = 10 * time.Minute
 
 // sub is k for the subtest t, with a context of its own, so that a test
