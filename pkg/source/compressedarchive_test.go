@@ -12,7 +12,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -30,14 +29,7 @@ import (
 // readable; the same archive uncompressed reads.
 func TestCompressedArchiveRefusedSayingWhatToRun(t *testing.T) {
 	ctx := context.Background()
-	fsys, err := folder.LoadDir(exampleDir(t, "coredns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := build.Build(ctx, fsys, build.Options{Name: "coredns", Format: pack.FormatImage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
 	dir := t.TempDir()
 	for _, kind := range []string{"docker-archive", "oci-archive"} {
 		plain := filepath.Join(dir, kind+".tar")

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
@@ -31,14 +30,7 @@ import (
 // written or normalized) and oci-archive: (with or without the tag).
 func TestDockerSaveOCIArchive(t *testing.T) {
 	ctx := context.Background()
-	fsys, err := folder.LoadDir(exampleDir(t, "coredns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := build.Build(ctx, fsys, build.Options{Name: "coredns", Format: pack.FormatImage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
 	dir := t.TempDir()
 	ly := filepath.Join(dir, "layout")
 	ref, err := source.Parse("oci:" + ly + ":latest")
@@ -167,14 +159,7 @@ func TestDockerArchiveSeveralImages(t *testing.T) {
 	ctx := context.Background()
 	var imgs []v1.Image
 	for _, ex := range []string{"coredns", "metrics-server"} {
-		fsys, err := folder.LoadDir(exampleDir(t, ex))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := build.Build(ctx, fsys, build.Options{Name: ex, Format: pack.FormatImage})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := buildExample(t, build.Options{Name: ex, Format: pack.FormatImage})
 		imgs = append(imgs, res.Image)
 	}
 	a, err := name.NewTag("example.com/addons/coredns:1")

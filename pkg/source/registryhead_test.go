@@ -12,7 +12,6 @@ import (
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/addonpkg/addonpkg/pkg/build"
-	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -45,14 +44,7 @@ func TestRegistryWithoutDigestOnHead(t *testing.T) {
 	srv := httptest.NewServer(noDigestOnHead{ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))})
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	fsys, err := folder.LoadDir(exampleDir(t, "coredns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := build.Build(ctx, fsys, build.Options{Name: "coredns"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := buildExample(t, build.Options{Name: "coredns"})
 	src := host + "/addons/coredns:1"
 	pinned := host + "/addons/coredns@" + res.Digest.String()
 	dst, err := source.Parse(src)

@@ -40,6 +40,20 @@ func exampleDir(t testing.TB, name string) string {
 	return d
 }
 
+// buildExample builds examples/NAME (opts.Name) with opts.
+func buildExample(t testing.TB, opts build.Options) *build.Result {
+	t.Helper()
+	fsys, err := folder.LoadDir(exampleDir(t, opts.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build.Build(context.Background(), fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // oneFileFolder is a folder holding only dir's file name: what a source
 // naming that one file (coredns.yaml, without the .addonvalues beside
 // it) is the same tree as.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/errdef"
-	"github.com/addonpkg/addonpkg/pkg/folder"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/registry"
@@ -33,14 +32,7 @@ func TestShortNameStaysLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := folder.LoadDir(exampleDir(t, "coredns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := build.Build(context.Background(), fsys, build.Options{Name: "coredns", Version: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := buildExample(t, build.Options{Name: "coredns", Version: "1"})
 	if _, err := st.WriteImage(context.Background(), res.Image, nil, "coredns:1.11", "coredns:1.12", "registry.example.com/addons/coredns:2", "metrics-server:1"); err != nil {
 		t.Fatal(err)
 	}
