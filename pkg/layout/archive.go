@@ -2,6 +2,7 @@ package layout
 
 import (
 	"archive/tar"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // maxArchiveEntries bounds the entries an oci-archive may hold.
@@ -29,36 +34,97 @@ type tarIndex struct {
 
 type section struct{ off, size int64 }
 
-// ErrCompressedArchive marks an oci-archive or a docker-archive that is a
-// compressed tar (docker save | gzip > FILE.tar.gz, which docker load
-// reads): archives are read in place, blobs at their offsets, so they
-// must be uncompressed.
-var ErrCompressedArchive = errors.New("compressed archive")
-
-// CheckUncompressed refuses the archive file r whose first bytes are
-// gzip's or zstd's (mediatypes.DetectCompression) with
-// ErrCompressedArchive, saying what to run on file.
-func CheckUncompressed(r io.ReaderAt, file string) error {
-	head := make([]byte, 4)
-	n, _ := r.ReadAt(head, 0)
-	switch c := mediatypes.DetectCompression(head[:n]); c {
-	case mediatypes.Gzip, mediatypes.Zstd:
-		tool := map[mediatypes.Compression]string{mediatypes.Gzip: "gunzip", mediatypes.Zstd: "unzstd"}[c]
-		return fmt.Errorf("%w: it is a %s-compressed tar, and an archive is read uncompressed, in place: decompress it first (%s -k %s)",
-			ErrCompressedArchive, c, tool, file)
+// OpenArchiveFile opens an archive (an oci-archive or a docker-archive)
+// to be read in place, blobs at their offsets. A compressed one (docker
+// save | gzip > FILE.tar.gz, which docker load and skopeo read; gzip or
+// zstd, by its first bytes: mediatypes.DetectCompression) is first
+// decompressed into an unnamed temporary file, at most max bytes (a
+// *safetree.LimitError of safetree.LimitImageBytes beyond), which is
+// gone once f is closed or the process ends. compressed says it was.
+func OpenArchiveFile(file string, max int64) (f *os.File, compressed bool, err error) {
+	f, err = os.Open(file)
+	if err != nil {
+		return nil, false, err
 	}
-	return nil
+	head := make([]byte, 4)
+	n, _ := f.ReadAt(head, 0)
+	c := mediatypes.DetectCompression(head[:n])
+	if c != mediatypes.Gzip && c != mediatypes.Zstd {
+		return f, false, nil
+	}
+	defer f.Close()
+	tmp, err := decompressArchive(f, c, max)
+	return tmp, true, err
 }
 
-// OpenArchive opens an oci-archive (a tar of an OCI image layout)
-// read-only. The tar is indexed once; blobs are read from it directly.
-func OpenArchive(file string) (*Store, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("open oci-archive %s: %w", file, errors.Unwrap(err))
+// decompressArchive writes r, compressed with c, into an unnamed
+// temporary file, at most max bytes, and returns it at its start.
+func decompressArchive(r io.Reader, c mediatypes.Compression, max int64) (*os.File, error) {
+	var zr io.Reader
+	switch c {
+	case mediatypes.Gzip:
+		gz, err := gzip.NewReader(bufio.NewReader(r))
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %w", ErrCorruptArchive, err)
+		}
+		defer gz.Close()
+		zr = gz
+	default:
+		zd, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, fmt.Errorf("%w: zstd: %w", ErrCorruptArchive, err)
+		}
+		defer zd.Close()
+		zr = zd
 	}
-	if err := CheckUncompressed(f, file); err != nil {
-		f.Close()
+	tmp, err := os.CreateTemp("", "addonpkg-archive-*")
+	if err != nil {
+		return nil, err
+	}
+	// Unlinked at once: the bytes live as long as the file is open.
+	os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(corruptOnError{zr, c}, max+1))
+	if err == nil && n > max {
+		err = &safetree.LimitError{Name: "decompressed archive size", Limit: max, Which: safetree.LimitImageBytes}
+	}
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// corruptOnError marks the errors of reading a decompressor (not those of
+// writing its output) ErrCorruptArchive.
+type corruptOnError struct {
+	r io.Reader
+	c mediatypes.Compression
+}
+
+func (r corruptOnError) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %s: %w", ErrCorruptArchive, r.c, err)
+	}
+	return n, err
+}
+
+// ErrCorruptArchive marks a compressed archive whose compressed stream
+// does not decompress.
+var ErrCorruptArchive = errors.New("corrupt compressed archive")
+
+// OpenArchive opens an oci-archive (a tar of an OCI image layout)
+// read-only. The tar is indexed once; blobs are read from it directly
+// (from its decompressed copy when it is compressed: OpenArchiveFile).
+func OpenArchive(file string) (*Store, error) {
+	f, _, err := OpenArchiveFile(file, safetree.DefaultMaxImageBytes)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("open oci-archive %s: %w", file, pe.Err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("oci-archive %s: %w", file, err)
 	}
 	idx := &tarIndex{f: f, files: map[string]section{}}

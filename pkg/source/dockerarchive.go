@@ -76,18 +76,51 @@ func (dockerArchiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*
 		}
 		tag = &t
 	}
-	if err := checkDockerArchive(ref.Path, opts.MaxLayers, tag == nil); err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	img, err := tarball.ImageFromPath(ref.Path, tag)
+	f, compressed, err := layout.OpenArchiveFile(ref.Path, safetree.DefaultMaxImageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	a, err := openDockerArchive(f, compressed, ref, tag, opts.MaxLayers)
+	if err != nil || a.closer == nil {
+		f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}
+
+// openDockerArchive reads the image of the archive f, ref's file or,
+// compressed, its decompressed copy. The copy is read through f, which
+// the artifact then keeps until closed (closer); ref's own file is opened
+// again by path for each read, as go-containerregistry's tarball reader
+// does, and f is the caller's to close.
+func openDockerArchive(f *os.File, compressed bool, ref Ref, tag *name.Tag, maxLayers int) (*Artifact, error) {
+	if err := checkDockerArchive(f, maxLayers, tag == nil); err != nil {
+		return nil, err
+	}
+	img, err := tarball.ImageFromPath(ref.Path, tag)
+	if compressed {
+		st, serr := f.Stat()
+		if serr != nil {
+			return nil, serr
+		}
+		img, err = tarball.Image(func() (io.ReadCloser, error) {
+			return io.NopCloser(io.NewSectionReader(f, 0, st.Size())), nil
+		}, tag)
+	}
+	if err != nil {
+		return nil, err
 	}
 	d, err := img.Digest()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
+		return nil, err
 	}
-	return &Artifact{Ref: ref, Image: img, Digest: d}, nil
+	a := &Artifact{Ref: ref, Image: img, Digest: d}
+	if compressed {
+		a.closer = f.Close
+	}
+	return a, nil
 }
 
 func (dockerArchiveLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
@@ -115,15 +148,7 @@ func (dockerArchiveLocation) Repository(a *Artifact) string { return namedReposi
 // caps, and there are at most maxLayers layers per image. Unless named
 // (a REFERENCE picks the image), it must hold exactly one image: the
 // tarball reader's own refusal names its API, not the images to pick from.
-func checkDockerArchive(file string, maxLayers int, unnamed bool) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := layout.CheckUncompressed(f, file); err != nil {
-		return err
-	}
+func checkDockerArchive(f *os.File, maxLayers int, unnamed bool) error {
 	entries, err := scanDockerArchive(f)
 	if err != nil {
 		return err

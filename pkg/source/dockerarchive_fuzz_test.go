@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -44,7 +45,15 @@ func FuzzDockerArchive(f *testing.F) {
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := checkDockerArchive(file, 16, true)
+		af, _, err := layout.OpenArchiveFile(file, 1<<20)
+		if err != nil {
+			if !errors.Is(err, layout.ErrCorruptArchive) && !errors.Is(err, safetree.ErrLimit) {
+				t.Fatalf("untyped refusal of a compressed archive: %v", err)
+			}
+			return
+		}
+		err = checkDockerArchive(af, 16, true)
+		af.Close()
 		if err != nil {
 			if !errors.Is(err, ErrBadArchive) && !errors.Is(err, safetree.ErrLimit) && !errors.Is(err, ErrBadSource) {
 				t.Fatalf("untyped refusal: %v", err)
