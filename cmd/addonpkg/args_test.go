@@ -356,6 +356,46 @@ func TestWordFlagsRefusedAsBadFlags(t *testing.T) {
 	}
 }
 
+// Every flag value the command line can tell is wrong is refused as the
+// flag is parsed, as --pull's and a duration's are: one line naming the
+// command, the flag and what it wants, then the usage line, exit 1 (diff:
+// 2). --set X, --label X, build --format and --compression, push --format,
+// --platform and render --strategy were refused only when the command ran,
+// as a bare line without the command or the usage line.
+func TestFlagValuesRefusedAsParsed(t *testing.T) {
+	cliNewHome(t)
+	const set = "want NAME=VALUE, NAME a letter or '_', then letters, digits or '_'"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"unpack", "x:1", "--set", "DNS_SERVER_IP"}, 1, `addonpkg: unpack: invalid argument "DNS_SERVER_IP" for "--set" flag: ` + set},
+		{[]string{"unpack", "x:1", "--set", "1X=a"}, 1, `addonpkg: unpack: invalid argument "1X=a" for "--set" flag: ` + set},
+		{[]string{"apply", "./x", "--set", "X"}, 1, `addonpkg: apply: invalid argument "X" for "--set" flag: ` + set},
+		{[]string{"diff", "./x", "./y", "--set", "X"}, 2, `addonpkg: diff: invalid argument "X" for "--set" flag: ` + set},
+		{[]string{"build", "./x", "--label", "team"}, 1, `addonpkg: build: invalid argument "team" for "--label" flag: want KEY=VALUE`},
+		{[]string{"build", "./x", "--annotation", "=v"}, 1, `addonpkg: build: invalid argument "=v" for "--annotation" flag: want KEY=VALUE`},
+		{[]string{"build", "./x", "--format", "oci"}, 1, `addonpkg: build: invalid argument "oci" for "--format" flag: want image or artifact`},
+		{[]string{"build", "./x", "--compression", "lz4"}, 1, `addonpkg: build: invalid argument "lz4" for "--compression" flag: want gzip, zstd or none`},
+		{[]string{"push", "x:1", "localhost:5000/x:1", "--format", "image"}, 1, `addonpkg: push: invalid argument "image" for "--format" flag: want keep or auto`},
+		{[]string{"unpack", "x:1", "--platform", "linux/arm/v7/x"}, 1, `addonpkg: unpack: invalid argument "linux/arm/v7/x" for "--platform" flag: want os/arch[/variant], such as linux/amd64 or linux/arm/v7`},
+		{[]string{"render", "--strategy", "Always"}, 1, `addonpkg: render: invalid argument "Always" for "--strategy" flag: want ApplyOnce or Reconcile`},
+	} {
+		r := cliRun(t, c.args...)
+		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		if r.code != c.code || r.stdout != "" || len(lines) != 2 || lines[0] != c.want || !strings.HasPrefix(lines[1], "Usage: addonpkg "+c.args[0]) {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit %d, %q and the usage line", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+	// What the flags take still works.
+	out := cliMust(t, "unpack", cliExampleDir("coredns"), "--set", "DNS_SERVER_IP=10.96.0.10", "--set", "DNS_DOMAIN=a=b,c", "--platform", "")
+	if !strings.Contains(out, "10.96.0.10") || !strings.Contains(out, "a=b,c") {
+		t.Errorf("unpack --set: the values are not in the stream:\n%s", out)
+	}
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "x:1", "--label", "a=b=c", "--label", "d=", "--annotation", "e=f", "--format", "artifact", "--compression", "zstd")
+}
+
 // unpack --list prints sizes right-aligned and names after them, left-
 // aligned: a long name does not push the others to the right.
 func TestUnpackListAlignsNamesLeft(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/build"
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/publish"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -84,15 +85,15 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&bf.tags, "tag", "t", nil, "name in the local store, NAME[:TAG] or REGISTRY/REPO[:TAG] (repeatable)")
-	f.StringVar(&bf.format, "format", "image", "add-on form: image or artifact")
+	addEnumFlag(cmd, &bf.format, "format", string(pack.FormatImage), "add-on form: image or artifact", string(pack.FormatImage), string(pack.FormatArtifact))
 	f.StringVar(&bf.opts.Name, "name", "", "add-on name (default: the directory's name)")
 	f.StringVar(&bf.opts.Version, "version", "", "add-on version")
 	f.StringVar(&bf.opts.Description, "description", "", "one-line description")
-	f.StringArrayVar(&bf.labels, "label", nil, "image config label k=v (repeatable)")
-	f.StringArrayVar(&bf.annotations, "annotation", nil, "manifest annotation k=v (repeatable)")
+	addCheckedArray(cmd, &bf.labels, "label", "image config label k=v (repeatable)", checkKeyValue)
+	addCheckedArray(cmd, &bf.annotations, "annotation", "manifest annotation k=v (repeatable)", checkKeyValue)
 	f.StringVar(&bf.opts.Source, "source", "", "source URL (default: the git remote of PATH)")
 	f.StringVar(&bf.opts.Revision, "revision", "", "source revision (default: the last git commit that changed PATH, when PATH has no changes)")
-	f.StringVar(&bf.compression, "compression", "gzip", "layer compression: gzip, zstd or none")
+	addEnumFlag(cmd, &bf.compression, "compression", string(mediatypes.Gzip), "layer compression: gzip, zstd or none", string(mediatypes.Gzip), string(mediatypes.Zstd), string(mediatypes.None))
 	f.StringArrayVar(&bf.outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&bf.opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&bf.opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
@@ -104,8 +105,6 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f.BoolVar(&bf.layered, "layered", false, "with --base of an artifact: keep the base's layers and add one (default: one layer of the patched tree; Flux and oras read only single-layer artifacts)")
 	bf.fetch.add(cmd)
 	a.addRegistryFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("image", "artifact"))
-	_ = cmd.RegisterFlagCompletionFunc("compression", fixedCompletion("gzip", "zstd", "none"))
 }
 
 // options parses the flags for a build of path. Which flags go together

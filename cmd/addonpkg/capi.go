@@ -26,7 +26,7 @@ func (c *crsFlags) add(cmd *cobra.Command) {
 	// pflag prints an empty map's default as "[]": there is none.
 	f.Lookup("cluster-selector").DefValue = ""
 	f.StringVar(&c.opts.Namespace, "namespace", "", "with --cluster-resource-set: the namespace of its objects and of the Clusters it selects (default: kubectl's)")
-	f.StringVar(&c.strategy, "strategy", string(capi.ApplyOnce), "with --cluster-resource-set: "+string(capi.ApplyOnce)+" (create each object once) or "+string(capi.Reconcile)+" (apply again when the set changes)")
+	addEnumFlag(cmd, &c.strategy, "strategy", string(capi.ApplyOnce), "with --cluster-resource-set: "+string(capi.ApplyOnce)+" (create each object once) or "+string(capi.Reconcile)+" (apply again when the set changes)", string(capi.ApplyOnce), string(capi.Reconcile))
 }
 
 // check refuses, before anything is fetched, options that exclude each

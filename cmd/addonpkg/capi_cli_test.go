@@ -96,7 +96,6 @@ func TestRenderClusterResourceSet(t *testing.T) {
 		{"no selector", []string{"--cluster-resource-set", "fleet"}, "needs --cluster-selector"},
 		{"with -o", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "-o", filepath.Join(dir, "out")}, "redirect stdout"},
 		{"with --json", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "--json"}, "exclude each other"},
-		{"bad strategy", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "--strategy", "Always"}, `strategy "Always"`},
 		{"bad name", []string{"--cluster-resource-set", "Fleet", "--cluster-selector", "a=b"}, `name "Fleet"`},
 		{"bad selector", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b c"}, `a="b c"`},
 	} {

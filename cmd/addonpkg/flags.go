@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -57,6 +59,87 @@ func (e *enumValue) Set(s string) error {
 	return nil
 }
 
+// checkedArray is a repeatable string flag (pflag's stringArray: one
+// value a time, commas kept) whose every value check accepts or refuses
+// as the flag is parsed, so that a malformed --set X or --label X is a
+// usage error with the usage line, as a bad duration is, not a bare
+// message from the command's run.
+type checkedArray struct {
+	v     *[]string
+	check func(string) error
+}
+
+// addCheckedArray adds the repeatable flag --name, each value checked.
+func addCheckedArray(cmd *cobra.Command, v *[]string, name, help string, check func(string) error) {
+	cmd.Flags().Var(&checkedArray{v: v, check: check}, name, help)
+}
+
+// String is "" when no value was given, so that help prints no
+// "(default [])".
+func (c *checkedArray) String() string {
+	if len(*c.v) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(*c.v, ",") + "]"
+}
+
+// Type is pflag's for a repeatable string: help and completion treat
+// the flag as stringArray's.
+func (c *checkedArray) Type() string { return "stringArray" }
+
+func (c *checkedArray) Set(s string) error {
+	if err := c.check(s); err != nil {
+		return err
+	}
+	*c.v = append(*c.v, s)
+	return nil
+}
+
+// checkKeyValue accepts KEY=VALUE with a KEY (--label, --annotation).
+func checkKeyValue(s string) error {
+	if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+		return errors.New("want KEY=VALUE")
+	}
+	return nil
+}
+
+// checkAssignment accepts what values.ParseAssignment does (--set).
+func checkAssignment(s string) error {
+	if _, _, err := values.ParseAssignment(s); err != nil {
+		return errors.New("want NAME=VALUE, NAME a letter or '_', then letters, digits or '_'")
+	}
+	return nil
+}
+
+// checkedString is a string flag whose value check accepts or refuses
+// as the flag is parsed (--platform).
+type checkedString struct {
+	v     *string
+	check func(string) error
+}
+
+func (c *checkedString) String() string { return *c.v }
+func (c *checkedString) Type() string   { return "string" }
+func (c *checkedString) Set(s string) error {
+	if err := c.check(s); err != nil {
+		return err
+	}
+	*c.v = s
+	return nil
+}
+
+// checkPlatform accepts os/arch[/variant] as an index names it, and ""
+// (the running platform).
+func checkPlatform(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := v1.ParsePlatform(s); err != nil {
+		return errors.New("want os/arch[/variant], such as linux/amd64 or linux/arm/v7")
+	}
+	return nil
+}
+
 // addPlatformFlag adds --platform, the image picked from an index;
 // fromEnv makes $ADDON_PLATFORM its default.
 func addPlatformFlag(cmd *cobra.Command, v *string, fromEnv bool) {
@@ -64,7 +147,8 @@ func addPlatformFlag(cmd *cobra.Command, v *string, fromEnv bool) {
 	if fromEnv {
 		help, def = help+" (default $ADDON_PLATFORM)", os.Getenv("ADDON_PLATFORM")
 	}
-	cmd.Flags().StringVar(v, "platform", def, help)
+	*v = def
+	cmd.Flags().Var(&checkedString{v: v, check: checkPlatform}, "platform", help)
 	_ = cmd.RegisterFlagCompletionFunc("platform", fixedCompletion("linux/amd64", "linux/arm64", "linux/arm/v7", "linux/ppc64le", "linux/s390x"))
 }
 
@@ -82,7 +166,7 @@ type renderFlags struct {
 func (r *renderFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&r.allowRemote, "allow-remote", false, "let a kustomization load remote resources")
-	f.StringArrayVar(&r.set, "set", nil, "fill the add-on's value NAME, as it declares in its .addonvalues (repeatable): --set NAME=VALUE")
+	addCheckedArray(cmd, &r.set, "set", "fill the add-on's value NAME, as it declares in its .addonvalues (repeatable): --set NAME=VALUE", checkAssignment)
 	f.StringArrayVar(&r.files, "values", nil, "fill the add-on's values from a YAML file of NAME: VALUE lines (repeatable; --set wins)")
 	addMappingKeysLimit(cmd, &r.maxKeys)
 }

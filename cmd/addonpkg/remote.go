@@ -93,9 +93,6 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 			if err != nil {
 				return err
 			}
-			if _, err := transfer.ParsePushFormat(format); err != nil {
-				return err
-			}
 			if format == transfer.FormatAuto {
 				return a.pushAuto(cmd, src, dst, asJSON)
 			}
@@ -103,11 +100,10 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 		},
 	}
 	addJSONFlag(cmd, &asJSON, "reference, digest, size and media type")
-	cmd.Flags().StringVar(&format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form")
+	addEnumFlag(cmd, &format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form", transfer.FormatKeep, transfer.FormatAuto)
 	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
 	addReferrersFlag(cmd)
 	a.addRegistryFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(transfer.FormatKeep, transfer.FormatAuto))
 	return cmd
 }
 
