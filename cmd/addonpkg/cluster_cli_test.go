@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -345,10 +346,14 @@ func TestCLIDiffCluster(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "-  key: one") || !strings.Contains(out, "+  key: two") || strings.Contains(out, "unchanged") {
 		t.Errorf("diff --cluster of a changed ConfigMap: exit %d, stderr %q:\n%s", code, stderr, out)
 	}
-	// --json lists every object, the unchanged too.
+	// --json lists every object, the unchanged too, in the document diff
+	// A B --json prints (a, equal, changes), which is also the change set
+	// apply --dry-run=server --json prints (addon, dryRun, changes).
 	out, stderr, code = cc.run(t, "diff", "--cluster", dir, "--json")
 	var cs apply.ChangeSet
-	if err := json.Unmarshal([]byte(out), &cs); code != 1 || err != nil || len(cs.Changes) != 4 {
+	var doc lcDiffJSON
+	if err := errors.Join(json.Unmarshal([]byte(out), &cs), json.Unmarshal([]byte(out), &doc)); code != 1 || err != nil || len(cs.Changes) != 4 ||
+		cs.Addon != "cli-diff" || !cs.DryRun || doc.A != dir || doc.B != "" || doc.Equal == nil || *doc.Equal || cs.Count(apply.Configured) != 1 || cs.Count(apply.Unchanged) != 3 {
 		t.Errorf("diff --cluster --json of a changed ConfigMap: exit %d, %v, stderr %q:\n%s", code, err, stderr, out)
 	}
 	if _, _, code = cc.run(t, "diff", "--cluster"); code != 2 {

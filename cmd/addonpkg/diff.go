@@ -5,21 +5,60 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonpkg/addonpkg/internal/diff"
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
-// diffOutput is what diff --json prints.
+// diffOutput is what diff --json prints, with and without --cluster, so
+// that one reader takes both: the arguments, whether they are equal (exit
+// 0), and one apply.Change per object, as apply --dry-run=server --json
+// lists them (diff --cluster's is that change set, with a and equal
+// added). Two add-ons differ as applying B over A would change them:
+// what only B renders is created, what only A renders deleted, what both
+// render differently configured.
 type diffOutput struct {
-	A     string `json:"a"`
-	B     string `json:"b"`
-	Equal bool   `json:"equal"`
-	*diff.Report
+	A       string         `json:"a"`
+	B       string         `json:"b,omitempty"`
+	Addon   string         `json:"addon,omitempty"`
+	DryRun  bool           `json:"dryRun,omitempty"`
+	Equal   bool           `json:"equal"`
+	Changes []apply.Change `json:"changes"`
+}
+
+// reportChanges lists a diff of two add-ons as changes: created in B's
+// order, configured in B's order, deleted in A's order. A change that
+// was not compared line by line (over a limit) has the reason instead of
+// a diff.
+func reportChanges(r *diff.Report) []apply.Change {
+	out := make([]apply.Change, 0, len(r.Added)+len(r.Changed)+len(r.Removed))
+	for _, o := range r.Added {
+		out = append(out, objectChange(o, apply.Created))
+	}
+	for _, c := range r.Changed {
+		ch := objectChange(c.Object, apply.Configured)
+		ch.Diff, ch.Reason = c.UnifiedDiff, c.Summary
+		out = append(out, ch)
+	}
+	for _, o := range r.Removed {
+		out = append(out, objectChange(o, apply.Deleted))
+	}
+	return out
+}
+
+// objectChange is the change act of o, named as apply names it: its
+// subject and its inventory ID (cli-utils' ObjMetadata, the names exact).
+func objectChange(o addon.Object, act apply.Action) apply.Change {
+	gv, _ := schema.ParseGroupVersion(o.APIVersion) // a rendered object's: it parsed
+	id := object.ObjMetadata{Namespace: o.Namespace, Name: o.Name, GroupKind: schema.GroupKind{Group: gv.Group, Kind: o.Kind}}
+	return apply.Change{Object: o.Subject(), ID: id.String(), Version: o.APIVersion, Action: act}
 }
 
 func newDiffCmd(a *app) *cobra.Command {
@@ -50,6 +89,20 @@ kubectl diff does. Objects whose CRD or Namespace the add-on brings are
 reported as not validated by the server yet, not as created. Objects apply
 would leave unchanged are not listed (--json lists them), and an add-on
 apply would not change prints "no differences".
+
+--json prints one document for both: "a" and "b" (the arguments as given;
+--cluster has no "b" but "addon", the installed add-on's name, and
+"dryRun": true, as apply --dry-run=server --json), "equal" (true exactly
+when the exit status is 0) and "changes", one per object as apply lists
+them: "object" (Kind/namespace/name, control characters replaced), "id"
+(namespace_name_group_kind, the names exact), "version", "action",
+"reason" and "diff". Two add-ons differ as applying B over A would change
+them: "created" (only B renders it), "configured" (both do, differently;
+"diff" is its unified diff, or "reason" says why it was not compared line
+by line) and "deleted" (only A renders it), in that order. --cluster also
+lists "unchanged", "skipped", "recreated" and "unvalidated" objects, with
+a diff of each it would create or delete. (diff A B --json printed
+"added", "removed" and "changed" lists before this shape was shared.)
 
 Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
 any error (a bad argument or flag, a source that cannot be read or rendered,
@@ -89,7 +142,7 @@ interrupted.`,
 		},
 	}
 	f := cmd.Flags()
-	addJSONFlag(cmd, &asJSON, "the added, removed and changed objects")
+	addJSONFlag(cmd, &asJSON, "each object's change (created, configured, deleted; --cluster: unchanged too)")
 	src.add(a, cmd)
 	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
@@ -116,7 +169,7 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJS
 	}
 	var err error
 	if asJSON {
-		err = a.printJSON(diffOutput{A: srcA, B: srcB, Equal: rep.Equal(), Report: rep})
+		err = a.printJSON(diffOutput{A: srcA, B: srcB, Equal: rep.Equal(), Changes: reportChanges(rep)})
 	} else {
 		err = rep.WriteText(a.stdout)
 	}
@@ -140,7 +193,12 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string,
 	if err != nil {
 		return err
 	}
-	if err := a.printClusterDiff(cs, asJSON); err != nil {
+	if asJSON {
+		err = a.printJSON(diffOutput{A: s, Addon: cs.Addon, DryRun: cs.DryRun, Equal: !cs.Changed(), Changes: append([]apply.Change{}, cs.Changes...)})
+	} else {
+		err = a.printClusterDiff(cs)
+	}
+	if err != nil {
 		return err
 	}
 	if cs.Changed() {
@@ -149,14 +207,11 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string,
 	return nil
 }
 
-// printClusterDiff prints what apply would do: with --json every object,
-// the unchanged too; the table only those apply would not leave as they
-// are, as kubectl diff prints only what differs, and "no differences"
-// when there is none, as diff A B says it.
-func (a *app) printClusterDiff(cs *apply.ChangeSet, asJSON bool) error {
-	if asJSON {
-		return a.printJSON(cs)
-	}
+// printClusterDiff prints what apply would do: the table only those
+// objects apply would not leave as they are, as kubectl diff prints only
+// what differs, and "no differences" when there is none, as diff A B says
+// it (--json lists every object, the unchanged too).
+func (a *app) printClusterDiff(cs *apply.ChangeSet) error {
 	shown := *cs
 	shown.Changes = slices.DeleteFunc(slices.Clone(cs.Changes), func(c apply.Change) bool { return c.Action == apply.Unchanged })
 	if len(shown.Changes) == 0 {

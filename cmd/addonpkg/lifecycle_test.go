@@ -18,6 +18,7 @@ import (
 	"github.com/addonpkg/addonpkg/internal/doctor"
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 	"github.com/addonpkg/addonpkg/pkg/addon"
+	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -112,18 +113,17 @@ func lcMetricsServerVersions(t *testing.T) (v1, v2 string) {
 	return v1, v2
 }
 
+// lcDiffJSON is diff --json's document, with and without --cluster (the
+// diff command's help describes it).
 type lcDiffJSON struct {
-	A, B    string
-	Equal   bool
-	Added   []addon.Object
-	Removed []addon.Object
-	Changed []struct {
-		Object addon.Object
-		Diff   string
-	}
+	A, B, Addon string
+	DryRun      bool
+	Equal       *bool
+	Changes     []apply.Change
 }
 
-// checkMetricsServerDiff checks diff A B reports exactly the three edits.
+// checkMetricsServerDiff checks diff A B reports exactly the three edits,
+// as the changes applying B over A makes.
 func checkMetricsServerDiff(t *testing.T, a, b string, extra ...string) {
 	t.Helper()
 	r := lcRun(append([]string{"diff", a, b, "--json"}, extra...)...)
@@ -134,19 +134,24 @@ func checkMetricsServerDiff(t *testing.T, a, b string, extra ...string) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
-	if got.Equal || got.A != a || got.B != b {
-		t.Errorf("equal %v, a %s, b %s", got.Equal, got.A, got.B)
+	if got.Equal == nil || *got.Equal || got.A != a || got.B != b || got.Addon != "" || got.DryRun {
+		t.Errorf("equal %v, a %s, b %s, addon %q, dryRun %v", got.Equal, got.A, got.B, got.Addon, got.DryRun)
 	}
-	if len(got.Added) != 1 || got.Added[0].String() != "v1/ConfigMap kube-system/metrics-server-extra" {
-		t.Errorf("added %v", got.Added)
+	want := []apply.Change{
+		{Object: "ConfigMap/kube-system/metrics-server-extra", ID: "kube-system_metrics-server-extra__ConfigMap", Version: "v1", Action: apply.Created},
+		{Object: "Deployment/kube-system/metrics-server", ID: "kube-system_metrics-server_apps_Deployment", Version: "apps/v1", Action: apply.Configured},
+		{Object: "APIService/v1beta1.metrics.k8s.io", ID: "_v1beta1.metrics.k8s.io_apiregistration.k8s.io_APIService", Version: "apiregistration.k8s.io/v1", Action: apply.Deleted},
 	}
-	if len(got.Removed) != 1 || got.Removed[0].String() != "apiregistration.k8s.io/v1/APIService v1beta1.metrics.k8s.io" {
-		t.Errorf("removed %v", got.Removed)
+	if len(got.Changes) != len(want) {
+		t.Fatalf("changes %+v, want %+v", got.Changes, want)
 	}
-	if len(got.Changed) != 1 || got.Changed[0].Object.String() != "apps/v1/Deployment kube-system/metrics-server" {
-		t.Fatalf("changed %v", got.Changed)
+	d := got.Changes[1].Diff
+	got.Changes[1].Diff = ""
+	for i := range want {
+		if got.Changes[i] != want[i] {
+			t.Errorf("change %d: %+v, want %+v", i, got.Changes[i], want[i])
+		}
 	}
-	d := got.Changed[0].Diff
 	for _, s := range []string{
 		"--- a/apps/v1/Deployment kube-system/metrics-server\n+++ b/apps/v1/Deployment kube-system/metrics-server\n@@ ",
 		"\n-        - --metric-resolution=15s\n+        - --metric-resolution=30s\n",
@@ -464,5 +469,30 @@ func TestRegistryTransportPrefixes(t *testing.T) {
 		if !strings.Contains(out, "kind: Deployment") {
 			t.Errorf("unpack %s: %q, want the add-on's objects", src, out)
 		}
+	}
+}
+
+// diff --json names an object as apply does: "object" with control
+// characters replaced, "id" with the names exact (JSON escapes them), so
+// that a name with terminal escapes neither reaches a terminal through
+// jq -r .object nor is lost.
+func TestDiffJSONKeepsNamesExact(t *testing.T) {
+	lcHome(t)
+	cm := func(name, v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: ns\ndata:\n  k: " + v + "\n"
+	}
+	a, b := t.TempDir(), t.TempDir()
+	must(t, os.WriteFile(filepath.Join(a, "cm.yaml"), []byte(cm(`"x\e[2J"`, "old")), 0o644))
+	must(t, os.WriteFile(filepath.Join(b, "cm.yaml"), []byte(cm(`"x\e[2J"`, "new")), 0o644))
+	r := lcRun("diff", a+"/", b+"/", "--json")
+	var got lcDiffJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 1 || err != nil || len(got.Changes) != 1 {
+		t.Fatalf("exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if c := got.Changes[0]; c.Object != "ConfigMap/ns/x?[2J" || c.ID != "ns_x\x1b[2J__ConfigMap" || c.Action != apply.Configured {
+		t.Errorf("change %+v, want the subject sanitized and the id exact", c)
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("the JSON carries a raw escape: %q", r.stdout)
 	}
 }

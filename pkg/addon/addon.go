@@ -89,6 +89,16 @@ func (o Object) String() string {
 	return fmt.Sprintf("%s/%s %s/%s", o.APIVersion, o.Kind, o.Namespace, o.Name)
 }
 
+// Subject is Kind/namespace/name (Kind/name when cluster-scoped), control
+// characters replaced (safetree.Sanitize): how Flux's ssa names an object
+// in a change set, and how a change of apply, uninstall and diff names it.
+func (o Object) Subject() string {
+	if o.Namespace == "" {
+		return safetree.Sanitize(o.Kind) + "/" + safetree.Sanitize(o.Name)
+	}
+	return safetree.Sanitize(o.Kind) + "/" + safetree.Sanitize(o.Namespace) + "/" + safetree.Sanitize(o.Name)
+}
+
 // Marshal encodes c as compact, deterministic JSON.
 func (c *Config) Marshal() ([]byte, error) { return json.Marshal(c) }
 
