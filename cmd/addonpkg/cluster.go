@@ -231,7 +231,13 @@ refused), in dependsOn order, each waited for until ready before the next,
 each with its own inventory and the values: its entry gives.
 
 --dry-run=server asks the server what would change and changes nothing;
---diff prints what would change as unified diffs (Secrets masked).`,
+--diff prints what would change as unified diffs (Secrets masked).
+
+On a terminal each stage is a line on stderr. Elsewhere (a pipe, a CI log)
+only a wait that lasts is: "still waiting for N objects to be ready" each
+tenth of --wait-timeout (at least a second and at most 30 seconds apart),
+then "N objects ready after 47s"; a quick apply prints nothing there.
+--quiet prints neither.`,
 		Example: `  addonpkg apply registry.example.com/addons/metrics-server:0.7
   addonpkg apply ./examples/gateway-api-crds --context kind-dev
   addonpkg apply ./examples/metrics-server -n monitoring
@@ -522,10 +528,17 @@ func clusterAddon(ctx context.Context, a *app, s, name string, r reading) (apply
 	return out, nil
 }
 
-// progress reports each stage of an apply on a terminal, one line each.
+// progress reports each stage of an apply on a terminal, one line each;
+// elsewhere (a CI log) only a wait that lasts, as waitLog says it, which
+// the command's end stops (execute).
 func (a *app) progress(waitTimeout time.Duration) func(apply.Stage) {
-	if a.quiet || !isTerminal(a.stderr) {
+	if a.quiet {
 		return nil
+	}
+	if !isTerminal(a.stderr) {
+		l := newWaitLog(a.stderr, waitTimeout)
+		a.waitLogs = append(a.waitLogs, l)
+		return l.report
 	}
 	return func(st apply.Stage) {
 		switch {

@@ -630,6 +630,16 @@ spec:
 			t.Errorf("apply %v with a wait that times out: exit %d, stderr %q, stdout:\n%s\nwant 1, the --wait-timeout hint, and the changes on stdout", args, code, stderr, out)
 		}
 	}
+	// stderr is a pipe here, as in CI: the wait says it still waits, a
+	// line each tenth of its timeout (a second at the least), then the
+	// error; no carriage return, nothing after the error. It was silent.
+	_, stderr, code := cc.run(t, "apply", dir, "--name", "waits", "--wait-timeout", "4s")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	still := regexp.MustCompile(`^addonpkg: waits: still waiting for 2 objects to be ready \(\ds of 4s\)$`)
+	if code != 1 || len(lines) < 3 || !still.MatchString(lines[0]) || !still.MatchString(lines[1]) || strings.Contains(stderr, "\r") ||
+		!strings.Contains(lines[len(lines)-1], "(raise it with --wait-timeout)") || strings.Contains(lines[len(lines)-1], "still waiting") {
+		t.Errorf("apply whose wait times out, stderr a pipe: exit %d, stderr:\n%s\nwant lines while it waits, then the error", code, stderr)
+	}
 	cc.run(t, "uninstall", "waits", "--prune-non-empty", "--wait-timeout", "2s")
 }
 

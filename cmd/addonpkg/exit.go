@@ -167,6 +167,9 @@ func execute(ctx context.Context, root *cobra.Command, a *app, args []string) in
 	a.args = args
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	for _, l := range a.waitLogs {
+		l.end() // a failed wait's ticker: its error comes next
+	}
 	if out, ok := a.stdout.(*stdoutWriter); ok && err == nil {
 		err = out.err
 	}

@@ -116,10 +116,11 @@ func TestBlobBarsNotOnDumbTerminal(t *testing.T) {
 }
 
 // An apply's stages are one line each on a terminal, counted by action,
-// empty stages left out; piped or --quiet, nothing.
+// empty stages left out; piped, only a wait that lasts (waitLog, which
+// the command's end stops); --quiet, nothing.
 func TestApplyProgressLines(t *testing.T) {
-	if (&app{stderr: &bytes.Buffer{}}).progress(time.Minute) != nil {
-		t.Error("apply progress on a pipe")
+	if piped := (&app{stderr: &bytes.Buffer{}}); piped.progress(time.Minute) == nil || len(piped.waitLogs) != 1 {
+		t.Error("no wait log on a pipe")
 	}
 	master, slave := openPTY(t)
 	if (&app{stderr: slave, quiet: true}).progress(time.Minute) != nil {

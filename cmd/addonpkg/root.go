@@ -26,8 +26,9 @@ type app struct {
 	reg            registry.Options
 	quiet          bool
 	verbose        bool
-	maxLayers      int      // --max-layers of the commands that read images
-	args           []string // the command line, without the program's name
+	maxLayers      int        // --max-layers of the commands that read images
+	args           []string   // the command line, without the program's name
+	waitLogs       []*waitLog // the waits of progress, ended when the command is
 }
 
 // newRootCmd is the command tree.
