@@ -177,7 +177,8 @@ func (r Ref) String() string {
 //
 //   - a prefix names the kind: oci:, oci-archive:, docker-archive:,
 //     docker:// and oci:// (a registry), https:// and http:// (a
-//     download), git+ (a git repository), file:// (a local path);
+//     download), git+ (a git repository), file:// (a local path); a URL
+//     of any other scheme (ftp://, s3://) is refused (ErrBadSource);
 //   - ./x, ../x, /x, . and .. are local paths;
 //   - a name ending in .yaml, .yml or .json, with no :TAG or @DIGEST, is
 //     a local manifest file (coredns.yaml, dir/coredns.yaml);

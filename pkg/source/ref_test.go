@@ -156,3 +156,27 @@ func TestParseIsPure(t *testing.T) {
 		t.Errorf(`Parse("-") = %v, want ErrBadSource saying standard input is not a source`, err)
 	}
 }
+
+// A URL whose scheme no location takes is refused by its text, as
+// ErrBadSource naming the scheme: s3://bucket/x and ftp://host/x were
+// registry references whose "hosts", s3 and ftp, were looked up in DNS.
+func TestParseRefusesUnknownSchemes(t *testing.T) {
+	for _, s := range []string{"ftp://example.com/x.yaml", "s3://bucket/addons/coredns", "foo://bar/baz:1", "HTTPS+x://h/p"} {
+		if ref, err := source.Parse(s); !errors.Is(err, source.ErrBadSource) || !strings.Contains(err.Error(), "no SOURCE has the scheme") {
+			t.Errorf("Parse(%q) = %s %q, %v; want ErrBadSource naming the scheme", s, ref.Kind, ref.Name, err)
+		}
+	}
+	// What the schemes the locations take, and what is no URL, still are.
+	for s, kind := range map[string]source.Kind{
+		"docker://localhost:5000/x:1": source.KindRegistry,
+		"oci://localhost:5000/x:1":    source.KindRegistry,
+		"file:///tmp/x":               source.KindDir,
+		"git+file:///tmp/repo.git":    source.KindGit,
+		"https://example.com/x.yaml":  source.KindHTTP,
+		"a b://c":                     source.KindDir,
+	} {
+		if ref, err := source.Parse(s); err != nil || ref.Kind != kind {
+			t.Errorf("Parse(%q) = %s, %v; want %s", s, ref.Kind, err, kind)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -138,6 +139,12 @@ func (o Options) check() error {
 // Parse): a manifest file, a registry reference (its first component is
 // a host), a name in the local store, or else a path.
 func parseByLook(s string) (Ref, error) {
+	// A URL whose scheme no location takes (ftp://, s3://) is refused by
+	// its scheme: go-containerregistry's lax parse read s3://bucket/x as
+	// a registry reference whose host, "s3", was then looked up in DNS.
+	if scheme, _, ok := strings.Cut(s, "://"); ok && schemeRE.MatchString(scheme) {
+		return Ref{}, fmt.Errorf("%w: %q: no SOURCE has the scheme %s:// (these do: https://, http://, git+https://, git+ssh://, git+http://, git+file://, docker://, oci:// and file://)", ErrBadSource, s, scheme)
+	}
 	// A manifest file (coredns.yaml) is a file, not a store name, though
 	// it would parse as one; a tag or digest makes it a name again.
 	if isManifestName(s) {
@@ -157,6 +164,9 @@ func parseByLook(s string) (Ref, error) {
 	}
 	return Ref{Kind: KindStore, Name: reference.WithDefaultTag(s)}, nil
 }
+
+// schemeRE is a URL scheme (RFC 3986 section 3.1).
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // isManifestName reports whether s ends like a manifest file and names
 // no tag or digest (coredns:v1.yaml is a tag).
