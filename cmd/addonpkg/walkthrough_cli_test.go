@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,24 @@ func TestUnknownSchemeRefused(t *testing.T) {
 		want := `: no SOURCE has the scheme ` + strings.SplitN(args[len(args)-1], ":", 2)[0] + `:// (`
 		if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "resolve") {
 			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+}
+
+// A tag or digest an OCI layout lacks is said so, with the tags it has,
+// as a registry's missing tag is: it was "oci:DIR:9: 9: not found in
+// store", naming a store the user never gave.
+func TestLayoutMissingTagNamesItsTags(t *testing.T) {
+	cliNewHome(t)
+	dir := filepath.Join(t.TempDir(), "layout")
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1", "--output", "oci:"+dir+":1.11")
+	digest := "sha256:" + strings.Repeat("0", 64)
+	for src, want := range map[string]string{
+		"oci:" + dir + ":9":         "addonpkg: oci:" + dir + ":9: tag 9 not found in the layout; its tags: 1.11\n",
+		"oci:" + dir + "@" + digest: "addonpkg: oci:" + dir + "@" + digest + ": digest " + digest + " not found in the layout; its tags: 1.11\n",
+	} {
+		if r := cliRun(t, "unpack", src); r.code != 1 || r.stderr != want {
+			t.Errorf("unpack %s: exit %d, stderr %q; want 1 and %q", src, r.code, r.stderr, want)
 		}
 	}
 }

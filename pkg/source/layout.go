@@ -16,6 +16,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/reference"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // layoutLocation is an OCI image layout directory: oci:DIR[:TAG|@DIGEST].
@@ -190,11 +191,38 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 		var err error
 		if d, err = st.Resolve(ref.Name); err != nil {
 			if d, err = resolveTagOfName(st, ref.Name, err); err != nil {
+				if errors.Is(err, errdef.ErrNotFound) {
+					err = notInLayout(st, ref.Name)
+				}
 				return nil, fmt.Errorf("%s: %w", ref, err)
 			}
 		}
 	}
 	return fromStore(st, ref, d, closer)
+}
+
+// notInLayout is the error for a tag or digest a layout lacks: it names
+// the tags the layout has, as a registry's missing tag names those there
+// (the store's own "not found in store" said nothing of a layout).
+func notInLayout(st *layout.Store, name string) error {
+	what := "tag " + safetree.Sanitize(name)
+	if strings.Contains(name, "@") || strings.HasPrefix(name, "sha256:") {
+		what = "digest " + safetree.Sanitize(name)
+	}
+	entries, _ := st.Descriptors() // it was read a moment ago
+	var tags []string
+	for _, e := range entries {
+		if n := e.Annotations[mediatypes.AnnotationRefName]; n != "" {
+			tags = append(tags, safetree.Sanitize(n))
+		}
+	}
+	switch {
+	case len(tags) == 0:
+		return fmt.Errorf("%s %w: the layout has no tags", what, errdef.ErrNotFound)
+	case len(tags) > 10:
+		tags = append(tags[:10], "...")
+	}
+	return fmt.Errorf("%s %w in the layout; its tags: %s", what, errdef.ErrNotFound, strings.Join(tags, ", "))
 }
 
 // resolveTagOfName finds TAG in a layout whose ref names are store names
