@@ -102,8 +102,6 @@ func TestSetCommands(t *testing.T) {
 		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml", 1},
 		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file", 1},
 		{"render into a full dir", []string{"render", "-f", cliSet, "-o", out}, "not empty", 1},
-		{"concurrency", []string{"render", "-f", cliSet, "--concurrency", "0"}, "--concurrency 0", 1},
-		{"mirror without --to", []string{"mirror", "-f", cliSet}, "--to is required", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cliRun(t, c.args...)

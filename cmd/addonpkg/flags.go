@@ -289,6 +289,21 @@ func (v *retriesValue) Set(s string) error {
 	return nil
 }
 
+// countValue is a count of at least 1 (--concurrency): 0 or less is
+// refused as the flag is parsed, not when the command runs.
+type countValue int
+
+func (v *countValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *countValue) Type() string   { return "int" }
+func (v *countValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a number, at least 1")
+	}
+	*v = countValue(n)
+	return nil
+}
+
 // deleteDryRunValue is uninstall's --dry-run: a bool (--dry-run alone is
 // true) that also takes kubectl delete's words, so that the
 // --dry-run=server written for apply and kubectl is not refused with

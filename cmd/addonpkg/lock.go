@@ -18,16 +18,14 @@ type setFlags struct {
 
 func (f *setFlags) add(a *app, cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.file, "file", "f", "addons.yaml", "the add-on set's declaration")
-	cmd.Flags().IntVar(&f.concurrency, "concurrency", addonset.DefaultConcurrency, "members fetched at once")
+	f.concurrency = addonset.DefaultConcurrency
+	cmd.Flags().Var((*countValue)(&f.concurrency), "concurrency", "members fetched at once")
 	f.fetch.add(cmd)
 	a.addRegistryFlags(cmd)
 }
 
 // load reads the declaration and the options every set command shares.
 func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Options, error) {
-	if f.concurrency < 1 {
-		return nil, addonset.Options{}, fmt.Errorf("--concurrency %d: want at least 1", f.concurrency)
-	}
 	s, err := addonset.Load(cmd.Context(), f.file)
 	if err != nil {
 		return nil, addonset.Options{}, err

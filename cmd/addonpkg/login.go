@@ -41,7 +41,7 @@ from stdin with --password-stdin; it is never taken on the command line.`,
 			switch {
 			case passwordStdin:
 				if user == "" {
-					return fmt.Errorf("--username is required with --password-stdin")
+					return &usageError{cmd: cmd, msg: "--username is required with --password-stdin"}
 				}
 				if pw, err = readPassword(a.stdin); err != nil {
 					return err

@@ -37,7 +37,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
-				return fmt.Errorf("--to is required: REGISTRY/PREFIX or oci-archive:FILE")
+				return &usageError{cmd: cmd, msg: "--to is required: REGISTRY/PREFIX or oci-archive:FILE"}
 			}
 			s, opts, err := sf.load(a, cmd)
 			if err != nil {

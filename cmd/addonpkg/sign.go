@@ -62,7 +62,7 @@ It prints REF@sha256:... on stdout.`,
 		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
-				return fmt.Errorf("--key is required: a private key file (cosign generate-key-pair)")
+				return &usageError{cmd: cmd, msg: "--key is required: a private key file (cosign generate-key-pair)"}
 			}
 			signer, err := signature.LoadPrivateKeyFile(key)
 			if err != nil {
@@ -105,7 +105,7 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 		Args: exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(keys) == 0 {
-				return fmt.Errorf("--key is required: a public key file (cosign.pub)")
+				return &usageError{cmd: cmd, msg: "--key is required: a public key file (cosign.pub)"}
 			}
 			v, err := signature.LoadKeyVerifier(keys...)
 			if err != nil {

@@ -43,3 +43,30 @@ func TestLayoutMissingTagNamesItsTags(t *testing.T) {
 		}
 	}
 }
+
+// A flag a command cannot run without, and a count below 1, are usage
+// errors as an unknown flag is: the command, the flag, what it wants,
+// then the usage line, exit 1 (lock --check: 2). They were a bare line
+// ("addonpkg: --key is required: ...", "--concurrency 0: want at least
+// 1"), unlike every other mistake in a command line.
+func TestRequiredFlagsAndCountsAreUsageErrors(t *testing.T) {
+	cliNewHome(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sign", "x:1"}, 1, "addonpkg: sign: --key is required: a private key file (cosign generate-key-pair)"},
+		{[]string{"verify", "x:1"}, 1, "addonpkg: verify: --key is required: a public key file (cosign.pub)"},
+		{[]string{"mirror", "-f", "addons.yaml"}, 1, "addonpkg: mirror: --to is required: REGISTRY/PREFIX or oci-archive:FILE"},
+		{[]string{"login", "localhost:5000", "--password-stdin"}, 1, "addonpkg: login: --username is required with --password-stdin"},
+		{[]string{"render", "--concurrency", "0"}, 1, `addonpkg: render: invalid argument "0" for "--concurrency" flag: want a number, at least 1`},
+		{[]string{"lock", "--concurrency", "-2", "--check"}, 2, `addonpkg: lock: invalid argument "-2" for "--concurrency" flag: want a number, at least 1`},
+	} {
+		r := cliRun(t, c.args...)
+		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		if r.code != c.code || r.stdout != "" || len(lines) != 2 || lines[0] != c.want || !strings.HasPrefix(lines[1], "Usage: addonpkg "+c.args[0]) {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit %d, %q and the usage line", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+}
