@@ -206,7 +206,7 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 // (the store's own "not found in store" said nothing of a layout).
 func notInLayout(st *layout.Store, name string) error {
 	what := "tag " + safetree.Sanitize(name)
-	if strings.Contains(name, "@") || strings.HasPrefix(name, "sha256:") {
+	if _, err := v1.NewHash(name); err == nil || reference.Tag(name) == "" {
 		what = "digest " + safetree.Sanitize(name)
 	}
 	entries, _ := st.Descriptors() // it was read a moment ago
