@@ -67,15 +67,19 @@ func sourceNames(a *app, n int) cobra.CompletionFunc {
 }
 
 // completeNames offers the store's names not given yet for the first n
-// arguments, with directive; past them, nothing. A store that cannot be
-// read is an error where only its names could do, and leaves the shell's
-// completion of files where a path does as well.
+// arguments, with directive; past them, nothing. The tags named after a
+// digest (a signature's sha256-HEX.sig, an SBOM's) are offered only to a
+// word that begins like one, as images lists them only with --all: they
+// crowded out the add-ons (unpack cor<TAB> offered coredns:1.11 and its
+// signature). A store that cannot be read is an error where only its
+// names could do, and leaves the shell's completion of files where a
+// path does as well.
 func completeNames(a *app, n int, directive cobra.ShellCompDirective) cobra.CompletionFunc {
 	failed := cobra.ShellCompDirectiveError
 	if directive == cobra.ShellCompDirectiveDefault {
 		failed = directive
 	}
-	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, args []string, word string) ([]string, cobra.ShellCompDirective) {
 		if n >= 0 && len(args) >= n {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -88,7 +92,13 @@ func completeNames(a *app, n int, directive cobra.ShellCompDirective) cobra.Comp
 			return nil, failed
 		}
 		var names []string
+		_, v := reference.Split(word)
+		tag := strings.TrimPrefix(v, ":")
+		attachments := tag != "" && (strings.HasPrefix("sha256-", tag) || strings.HasPrefix(tag, "sha256-"))
 		for _, e := range entries {
+			if _, attached := reference.Attachment(e.Name); attached && !attachments {
+				continue
+			}
 			if !slices.Contains(args, e.Name) {
 				names = append(names, e.Name)
 			}

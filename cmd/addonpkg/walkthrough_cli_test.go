@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,28 @@ func TestRequiredFlagsAndCountsAreUsageErrors(t *testing.T) {
 		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 		if r.code != c.code || r.stdout != "" || len(lines) != 2 || lines[0] != c.want || !strings.HasPrefix(lines[1], "Usage: addonpkg "+c.args[0]) {
 			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want exit %d, %q and the usage line", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+}
+
+// Completion offers the store's add-ons, not the tags named after a
+// digest that hang on them (a signature, an SBOM), unless the word begins
+// like one, as images lists them only with --all: unpack cor<TAB> offered
+// coredns:1 and coredns:sha256-HEX.sig.
+func TestCompletionLeavesOutAttachmentTags(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	sig := "coredns:sha256-" + strings.Repeat("a", 64) + ".sig"
+	cliMust(t, "tag", "coredns:1", sig)
+	for word, want := range map[string][]string{
+		"cor":        {"coredns:1", ":0"},
+		"coredns:":   {"coredns:1", ":0"},
+		"coredns:s":  {"coredns:1", sig, ":0"},
+		"coredns:sh": {"coredns:1", sig, ":0"},
+	} {
+		out := cliMust(t, "__complete", "unpack", word)
+		if got := strings.Fields(out)[:len(want)]; !slices.Equal(got, want) || strings.Count(out, "sha256-") != strings.Count(strings.Join(want, " "), "sha256-") {
+			t.Errorf("__complete unpack %q:\n%s\nwant %q", word, out, want)
 		}
 	}
 }
