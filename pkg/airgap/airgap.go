@@ -337,7 +337,10 @@ func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pendi
 			mirror = r.Context().RegistryStr()
 		}
 	}
-	lock := &imagelock.Lock{Mirror: mirror, Images: []imagelock.Image{}}
+	// The lock as it is written (Encode sets the media type too), so
+	// that Result.Lock, which copy --with-images --json prints, is the
+	// document: it had "mediaType": "".
+	lock := &imagelock.Lock{MediaType: mediatypes.ImagesLock, Mirror: mirror, Images: []imagelock.Image{}}
 	for _, p := range todo {
 		im, n, err := copyImage(ctx, p, to, mirror, opts)
 		if err != nil {

@@ -189,6 +189,10 @@ func TestCopyAcrossTheGap(t *testing.T) {
 			if len(res.Lock.Images) != 2 {
 				t.Fatalf("lock = %+v", res.Lock)
 			}
+			// Result.Lock is the document written, media type and all.
+			if err := res.Lock.Validate(); err != nil {
+				t.Errorf("the result's lock is not the lock document: %v", err)
+			}
 			for _, im := range res.Lock.Images {
 				if want[im.Image] != im.Digest {
 					t.Errorf("lock entry %+v, want digest %s", im, want[im.Image])
