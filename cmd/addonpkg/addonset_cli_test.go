@@ -52,6 +52,9 @@ func TestSetCommands(t *testing.T) {
 		{[]string{"--check=yes", "--bogus"}, `invalid argument "yes" for "--check"`, 2},
 		{[]string{"--bogus", "--check", "--check=false"}, "unknown flag: --bogus", 1},
 		{[]string{"--bogus", "-o", "--check"}, "unknown flag: --bogus", 1},
+		// Flags that disagree, member names without --update, likewise.
+		{[]string{"--check", "--update"}, "--check and --update exclude each other", 2},
+		{[]string{"coredns"}, `member names are for --update (got ["coredns"])`, 1},
 	} {
 		args := append([]string{"lock", "-f", cliSet}, c.args...)
 		if r := cliRun(t, args...); r.code != c.code || !strings.HasPrefix(r.stderr, "addonpkg: lock: "+c.want) || !strings.Contains(r.stderr, "\nUsage: ") {
@@ -94,10 +97,8 @@ func TestSetCommands(t *testing.T) {
 		want string
 		code int
 	}{
-		{"names without --update", []string{"lock", "-f", cliSet, "-o", lockFile, "coredns"}, "member names are for --update", 1},
 		{"update unknown", []string{"lock", "-f", cliSet, "-o", lockFile, "--update", "nope"}, `unknown member "nope"`, 1},
 		{"check without lock", []string{"lock", "-f", cliSet, "-o", filepath.Join(tmp, "none.lock"), "--check"}, "no lock file: run 'addonpkg lock -f " + cliSet + " -o " + filepath.Join(tmp, "none.lock") + "'", 1},
-		{"check and update", []string{"lock", "-f", cliSet, "--check", "--update"}, "exclude each other", 2},
 		{"check of a missing declaration", []string{"lock", "-f", filepath.Join(tmp, "nope.yaml"), "--check"}, "nope.yaml", 2},
 		{"missing declaration", []string{"render", "-f", filepath.Join(tmp, "nope.yaml")}, "nope.yaml", 1},
 		{"missing --lock", []string{"render", "-f", cliSet, "--lock", filepath.Join(tmp, "none.lock")}, "no such file", 1},

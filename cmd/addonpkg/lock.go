@@ -84,7 +84,7 @@ cannot be reached), as diff does.`,
   addonpkg lock -f addons.yaml --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := lockFlagsAgree(args, update, check); err != nil {
+			if err := lockFlagsAgree(cmd, args, update, check); err != nil {
 				return err
 			}
 			s, opts, err := sf.load(a, cmd)
@@ -126,13 +126,13 @@ func checkExit(err error) error {
 }
 
 // lockFlagsAgree refuses member names without --update, and --check with
-// --update.
-func lockFlagsAgree(args []string, update, check bool) error {
+// --update: usage errors, with the usage line, as a bad flag is.
+func lockFlagsAgree(cmd *cobra.Command, args []string, update, check bool) error {
 	if len(args) > 0 && !update {
-		return fmt.Errorf("member names are for --update (got %q)", args)
+		return &usageError{cmd: cmd, msg: fmt.Sprintf("member names are for --update (got %q)", args)}
 	}
 	if check && update {
-		return fmt.Errorf("--check and --update exclude each other")
+		return &usageError{cmd: cmd, msg: "--check and --update exclude each other"}
 	}
 	return nil
 }
