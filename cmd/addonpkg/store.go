@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/addonpkg/addonpkg/internal/inspect"
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/reference"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -123,7 +124,11 @@ func newTagCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("invalid name %w", err)
 			}
-			d, err := st.Tag(reference.WithDefaultTag(args[0]), dst)
+			src := reference.WithDefaultTag(args[0])
+			d, err := st.Tag(src, dst)
+			if errors.Is(err, errdef.ErrNotFound) {
+				return source.NotInStore(st, src)
+			}
 			if err != nil {
 				return err
 			}
@@ -147,7 +152,11 @@ func newRmCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, n := range args {
-				if err := st.Untag(reference.WithDefaultTag(n)); err != nil {
+				err := st.Untag(reference.WithDefaultTag(n))
+				if errors.Is(err, errdef.ErrNotFound) {
+					return source.NotInStore(st, reference.WithDefaultTag(n))
+				}
+				if err != nil {
 					return err
 				}
 				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(reference.WithDefaultTag(n)))

@@ -93,3 +93,20 @@ func TestCompletionLeavesOutAttachmentTags(t *testing.T) {
 		}
 	}
 }
+
+// tag and rm of a name the store lacks say so as unpack does, with the
+// closest names, and without unpack's word of Docker Hub (they read
+// nothing but the store): it was "coredns:1.1: not found in store".
+func TestTagAndRmOfAMissingNameSuggest(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
+	want := "addonpkg: coredns:1.1: not in the local store; did you mean coredns:1.11?\n"
+	for _, args := range [][]string{{"tag", "coredns:1.1", "x:1"}, {"rm", "coredns:1.1"}} {
+		if r := cliRun(t, args...); r.code != 1 || r.stdout != "" || r.stderr != want {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want 1 and %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	if r := cliRun(t, "unpack", "coredns:1.1"); !strings.Contains(r.stderr, "for Docker Hub write docker.io/library/coredns:1.1") {
+		t.Errorf("unpack coredns:1.1: %q; want the Docker Hub hint still", r.stderr)
+	}
+}

@@ -42,6 +42,9 @@ type NotInStoreError struct {
 	// PullNever says Name is a registry reference that the pull policy
 	// PullNever kept from being pulled.
 	PullNever bool
+	// StoreOnly says Name was given where only a store name can be (tag,
+	// rm): no registry could have been meant, so no word of Docker Hub.
+	StoreOnly bool
 }
 
 func (e *NotInStoreError) Error() string {
@@ -49,7 +52,7 @@ func (e *NotInStoreError) Error() string {
 	if e.PullNever {
 		msg += " (and the pull policy is never)"
 	}
-	if !reference.HasRegistry(e.Name) {
+	if !reference.HasRegistry(e.Name) && !e.StoreOnly {
 		// Only a short name could have been meant for Docker Hub.
 		msg += fmt.Sprintf(" (a name without a registry host is a local name; for Docker Hub write %s)", reference.DockerHub(e.Name))
 	}
@@ -71,15 +74,11 @@ func (e *NotInStoreError) Is(target error) bool {
 	return target == ErrNotInStore || target == errdef.ErrNotFound
 }
 
-func notInStore(st *layout.Store, name string) error {
-	e := &NotInStoreError{Name: name}
-	// The name as written: Parse added ":latest" to one without a tag.
-	for _, p := range []string{strings.TrimSuffix(name, ":"+reference.DefaultTag), name} {
-		if fi, err := os.Stat(p); err == nil {
-			e.Path, e.PathIsDir = p, fi.IsDir()
-			break
-		}
-	}
+// NotInStore is the error of name, which st does not hold, with the
+// closest names st does hold: what a command that names the store's own
+// entries (tag, rm) says of one it lacks, as Open says it of a SOURCE.
+func NotInStore(st *layout.Store, name string) *NotInStoreError {
+	e := &NotInStoreError{Name: name, StoreOnly: true}
 	entries, err := st.List()
 	if err != nil {
 		return e // the suggestions are a courtesy
@@ -89,5 +88,18 @@ func notInStore(st *layout.Store, name string) error {
 		names = append(names, en.Name)
 	}
 	e.Closest = reference.Closest(name, names)
+	return e
+}
+
+func notInStore(st *layout.Store, name string) error {
+	e := NotInStore(st, name)
+	e.StoreOnly = false
+	// The name as written: Parse added ":latest" to one without a tag.
+	for _, p := range []string{strings.TrimSuffix(name, ":"+reference.DefaultTag), name} {
+		if fi, err := os.Stat(p); err == nil {
+			e.Path, e.PathIsDir = p, fi.IsDir()
+			break
+		}
+	}
 	return e
 }
