@@ -287,14 +287,14 @@ func TestCLITagRmGC(t *testing.T) {
 	if want := []string{"coredns:1.11", "other:latest", "registry.example.com/addons/coredns:1.11"}; !slices.Equal(names, want) {
 		t.Errorf("names %q, want %q", names, want)
 	}
-	cliCheckError(t, cliRun(t, "tag", "nosuch:1", "x:1"), "nosuch:1", "not found")
+	cliCheckError(t, cliRun(t, "tag", "nosuch:1", "x:1"), "nosuch:1", "not in the local store")
 
 	before := cliBlobNames(t, home)
 	if len(before) != 3 {
 		t.Errorf("%d blobs, want 3 (manifest, config, layer)", len(before))
 	}
 	cliMust(t, "rm", "coredns:1.11", "other")
-	cliCheckError(t, cliRun(t, "rm", "coredns:1.11"), "coredns:1.11", "not found")
+	cliCheckError(t, cliRun(t, "rm", "coredns:1.11"), "coredns:1.11", "not in the local store")
 	// One name still uses the blobs: gc keeps them.
 	r := cliRun(t, "gc")
 	if r.code != 0 || !strings.Contains(r.stderr, "removed 0 files") {
