@@ -240,12 +240,9 @@ func (a *Addon) validate() error {
 // object, as kubectl and Flux print objects. The names are an add-on's,
 // so they are sanitized: one line, no terminal escapes.
 func describe(u *unstructured.Unstructured) string {
-	kind := safetree.Sanitize(u.GetKind())
+	kind := u.GetKind()
 	if kind == "" {
 		kind = "(no kind)"
 	}
-	if ns := u.GetNamespace(); ns != "" {
-		return kind + "/" + safetree.Sanitize(ns) + "/" + safetree.Sanitize(u.GetName())
-	}
-	return kind + "/" + safetree.Sanitize(u.GetName())
+	return describeMeta(kind, u.GetNamespace(), u.GetName())
 }

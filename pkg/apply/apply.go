@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -712,8 +713,5 @@ func changesOf(res *ssa.ChangeSet) []Change {
 // anyone's (a Role's name is any path segment, escapes included, and
 // prune names what a Namespace holds), so they are sanitized too.
 func describeMeta(kind, ns, name string) string {
-	if ns != "" {
-		return safetree.Sanitize(kind) + "/" + safetree.Sanitize(ns) + "/" + safetree.Sanitize(name)
-	}
-	return safetree.Sanitize(kind) + "/" + safetree.Sanitize(name)
+	return addon.Object{Kind: kind, Namespace: ns, Name: name}.Subject()
 }
