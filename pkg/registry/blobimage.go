@@ -210,8 +210,8 @@ type ForeignLayerError struct {
 }
 
 func (e *ForeignLayerError) Error() string {
-	return fmt.Sprintf("a foreign layer the registry does not hold: addonpkg does not fetch layers from the urls their descriptors name (%s); push the image with its foreign layers (crane copy --allow-nondistributable-artifacts)",
-		safetree.Sanitize(strings.Join(e.URLs, ", ")))
+	return fmt.Sprintf("layer %s: a foreign layer the registry does not hold: addonpkg does not fetch layers from the urls their descriptors name (%s); push the image with its foreign layers (crane copy --allow-nondistributable-artifacts)",
+		e.Digest, safetree.Sanitize(strings.Join(e.URLs, ", ")))
 }
 
 func (e *ForeignLayerError) Unwrap() error { return e.Err }

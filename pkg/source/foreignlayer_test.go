@@ -88,7 +88,7 @@ func TestForeignLayerNeverFetchedFromItsURLs(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Digest != fd {
 				t.Errorf("error %v does not name the foreign layer %s", err, fd)
 			}
-			checkOneLine(t, err, lacking, "foreign layer", url)
+			checkOneLine(t, err, lacking, "foreign layer", url, fd.String())
 			if _, err := os.Lstat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a refused unpack left %s: %v", out, err)
 			}
