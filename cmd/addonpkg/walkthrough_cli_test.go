@@ -94,14 +94,16 @@ func TestCompletionLeavesOutAttachmentTags(t *testing.T) {
 	}
 }
 
-// tag and rm of a name the store lacks say so as unpack does, with the
+// tag, rm and push of a name the store lacks say so as unpack does, with the
 // closest names, and without unpack's word of Docker Hub (they read
 // nothing but the store): it was "coredns:1.1: not found in store".
 func TestTagAndRmOfAMissingNameSuggest(t *testing.T) {
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
 	want := "addonpkg: coredns:1.1: not in the local store; did you mean coredns:1.11?\n"
-	for _, args := range [][]string{{"tag", "coredns:1.1", "x:1"}, {"rm", "coredns:1.1"}} {
+	// push reads its source from the store alone, and so does --pull
+	// never: Docker Hub's spelling would not be pulled either.
+	for _, args := range [][]string{{"tag", "coredns:1.1", "x:1"}, {"rm", "coredns:1.1"}, {"push", "coredns:1.1", "127.0.0.1:1/x:1"}, {"unpack", "--pull", "never", "coredns:1.1"}} {
 		if r := cliRun(t, args...); r.code != 1 || r.stdout != "" || r.stderr != want {
 			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr %q; want 1 and %q", args, r.code, r.stdout, r.stderr, want)
 		}

@@ -42,8 +42,9 @@ type NotInStoreError struct {
 	// PullNever says Name is a registry reference that the pull policy
 	// PullNever kept from being pulled.
 	PullNever bool
-	// StoreOnly says Name was given where only a store name can be (tag,
-	// rm): no registry could have been meant, so no word of Docker Hub.
+	// StoreOnly says Name was given where only the store is read (tag,
+	// rm, push's source, the pull policy PullNever): no registry could
+	// have been meant, so no word of Docker Hub.
 	StoreOnly bool
 }
 
@@ -91,9 +92,9 @@ func NotInStore(st *layout.Store, name string) *NotInStoreError {
 	return e
 }
 
-func notInStore(st *layout.Store, name string) error {
+func notInStore(st *layout.Store, name string, storeOnly bool) error {
 	e := NotInStore(st, name)
-	e.StoreOnly = false
+	e.StoreOnly = storeOnly
 	// The name as written: Parse added ":latest" to one without a tag.
 	for _, p := range []string{strings.TrimSuffix(name, ":"+reference.DefaultTag), name} {
 		if fi, err := os.Stat(p); err == nil {

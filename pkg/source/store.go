@@ -67,7 +67,9 @@ func (storeLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact
 	if !errors.Is(err, errdef.ErrNotFound) {
 		return nil, err
 	}
-	return nil, notInStore(st, ref.Name)
+	// Under PullNever (push's source, --pull never) a registry is not
+	// reached either, so Docker Hub's spelling is no way out.
+	return nil, notInStore(st, ref.Name, opts.Pull == PullNever)
 }
 
 func (storeLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
