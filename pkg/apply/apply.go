@@ -248,11 +248,12 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 
 	if opts.Wait {
-		opts.report(a.Name, "waiting", applied)
+		waited := changesOfPlanned(applied, waitedFor(p.objects))
+		opts.report(a.Name, "waiting", waited)
 		if err := c.wait(ctx, p.objects, opts.timeout()); err != nil {
 			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 		}
-		opts.report(a.Name, "ready", applied)
+		opts.report(a.Name, "ready", waited)
 	}
 	return cs, nil
 }

@@ -24,13 +24,34 @@ import (
 // stopping early when one is Failed; its *WaitError names the objects
 // that are not ready.
 func (c *Client) wait(ctx context.Context, ps []*planned, timeout time.Duration) error {
+	return c.waitAll(ctx, waitedFor(ps), timeout)
+}
+
+// waitedFor are the objects of ps that wait waits for.
+func waitedFor(ps []*planned) []*planned {
 	var waited []*planned
 	for _, pl := range ps {
-		if pl.obj.GetAnnotations()[AnnotationWait] != WaitDisabled {
+		if pl.obj.GetAnnotations()[AnnotationWait] != WaitDisabled && !pl.ignored() {
 			waited = append(waited, pl)
 		}
 	}
-	return c.waitAll(ctx, waited, timeout)
+	return waited
+}
+
+// changesOfPlanned are the changes of cs that are ps's objects', in cs's
+// order.
+func changesOfPlanned(cs []Change, ps []*planned) []Change {
+	ids := map[string]bool{}
+	for _, pl := range ps {
+		ids[pl.entry.ID] = true
+	}
+	var out []Change
+	for _, ch := range cs {
+		if ids[ch.ID] {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // waitAll is wait without the opt-out: what later stages need (CRDs

@@ -74,8 +74,21 @@ func TestWaitForReadiness(t *testing.T) {
 	k.playControllers(ctx, "web", "migrate")
 	a := k.addon(t, k.prefix, "1", workloads)
 	start := time.Now()
-	if _, err := k.admin.Apply(k.ctx, a, apply.Options{Wait: true, Timeout: time.Minute}); err != nil {
+	waiting := map[string][]string{}
+	progress := func(st apply.Stage) {
+		for _, ch := range st.Changes {
+			waiting[st.Name] = append(waiting[st.Name], ch.Object)
+		}
+	}
+	if _, err := k.admin.Apply(k.ctx, a, apply.Options{Wait: true, Timeout: time.Minute, Progress: progress}); err != nil {
 		t.Fatalf("apply with wait: %v", err)
+	}
+	// The waiting and ready stages list the objects waited for, not the
+	// one that opts out (they listed every object applied).
+	for _, stage := range []string{"waiting", "ready"} {
+		if got := waiting[stage]; len(got) != 3 || slices.Contains(got, "Deployment/"+k.prefix+"/ignored") {
+			t.Errorf("stage %s lists %v, want the Namespace, the Deployment web and the Job migrate", stage, got)
+		}
 	}
 	st, err := k.admin.Status(k.ctx, a.Name)
 	if err != nil {
