@@ -99,3 +99,48 @@ func compressFile(t *testing.T, src, dst string, compress func(io.Writer) io.Wri
 		t.Fatal(err)
 	}
 }
+
+// A docker-archive's checks (entry sizes, layer count, one image) are
+// made on the file as Open opened it, and its blobs are read from that
+// same open file, compressed or not: a file replaced at its path after
+// Open (another writer, or a swap between check and read) changes
+// nothing of what the artifact reads. The uncompressed one was opened
+// again by path for each read.
+func TestDockerArchiveReadsTheFileItChecked(t *testing.T) {
+	ctx := context.Background()
+	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
+	file := filepath.Join(t.TempDir(), "addon.tar")
+	ref, err := source.Parse("docker-archive:" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, ref, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := source.Open(ctx, ref, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("not the archive that was checked"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layers, err := a.Image.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatalf("layer %d after the file was replaced: %v", i, err)
+		}
+		_, err = io.Copy(io.Discard, rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("layer %d after the file was replaced: %v", i, err)
+		}
+	}
+}

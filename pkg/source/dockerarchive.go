@@ -76,39 +76,34 @@ func (dockerArchiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*
 		}
 		tag = &t
 	}
-	f, compressed, err := layout.OpenArchiveFile(ref.Path, safetree.DefaultMaxImageBytes)
+	f, _, err := layout.OpenArchiveFile(ref.Path, safetree.DefaultMaxImageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	a, err := openDockerArchive(f, compressed, ref, tag, opts.MaxLayers)
-	if err != nil || a.closer == nil {
-		f.Close()
-	}
+	a, err := openDockerArchive(f, ref, tag, opts.MaxLayers)
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	return a, nil
 }
 
-// openDockerArchive reads the image of the archive f, ref's file or,
-// compressed, its decompressed copy. The copy is read through f, which
-// the artifact then keeps until closed (closer); ref's own file is opened
-// again by path for each read, as go-containerregistry's tarball reader
-// does, and f is the caller's to close.
-func openDockerArchive(f *os.File, compressed bool, ref Ref, tag *name.Tag, maxLayers int) (*Artifact, error) {
+// openDockerArchive reads the image of the archive f: ref's file or, when
+// it is compressed, its decompressed copy. Its blobs are read through f,
+// the file checkDockerArchive checked (never ref's path opened again,
+// which another file may have taken since), so the artifact keeps f
+// until closed (closer).
+func openDockerArchive(f *os.File, ref Ref, tag *name.Tag, maxLayers int) (*Artifact, error) {
 	if err := checkDockerArchive(f, maxLayers, tag == nil); err != nil {
 		return nil, err
 	}
-	img, err := tarball.ImageFromPath(ref.Path, tag)
-	if compressed {
-		st, serr := f.Stat()
-		if serr != nil {
-			return nil, serr
-		}
-		img, err = tarball.Image(func() (io.ReadCloser, error) {
-			return io.NopCloser(io.NewSectionReader(f, 0, st.Size())), nil
-		}, tag)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
+	img, err := tarball.Image(func() (io.ReadCloser, error) {
+		return io.NopCloser(io.NewSectionReader(f, 0, st.Size())), nil
+	}, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +111,7 @@ func openDockerArchive(f *os.File, compressed bool, ref Ref, tag *name.Tag, maxL
 	if err != nil {
 		return nil, err
 	}
-	a := &Artifact{Ref: ref, Image: img, Digest: d}
-	if compressed {
-		a.closer = f.Close
-	}
-	return a, nil
+	return &Artifact{Ref: ref, Image: img, Digest: d, closer: f.Close}, nil
 }
 
 func (dockerArchiveLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Options) (string, error) {
