@@ -79,7 +79,7 @@ func decompressArchive(r io.Reader, c mediatypes.Compression, max int64) (*os.Fi
 	}
 	tmp, err := os.CreateTemp("", "addonpkg-archive-*")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("decompress into a temporary file: %w", err)
 	}
 	// Unlinked at once: the bytes live as long as the file is open.
 	os.Remove(tmp.Name())
@@ -92,6 +92,9 @@ func decompressArchive(r io.Reader, c mediatypes.Compression, max int64) (*os.Fi
 	}
 	if err != nil {
 		tmp.Close()
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp.Name() {
+			err = fmt.Errorf("decompress into a temporary file: %w", err)
+		}
 		return nil, err
 	}
 	return tmp, nil
@@ -121,7 +124,10 @@ var ErrCorruptArchive = errors.New("corrupt compressed archive")
 // (from its decompressed copy when it is compressed: OpenArchiveFile).
 func OpenArchive(file string) (*Store, error) {
 	f, _, err := OpenArchiveFile(file, safetree.DefaultMaxImageBytes)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+	// The archive's own open error is said naming it once; any other
+	// path error (the temporary file's: TMPDIR missing or full) keeps
+	// its path, or a missing TMPDIR reads as a missing archive.
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" && pe.Path == file {
 		return nil, fmt.Errorf("open oci-archive %s: %w", file, pe.Err)
 	}
 	if err != nil {

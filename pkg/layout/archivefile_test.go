@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,27 @@ func TestOpenArchiveFile(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in the temporary directory after the refusal: %v", left)
+	}
+}
+
+// A compressed oci-archive that cannot be decompressed because the
+// temporary directory fails is an error of that directory, not of the
+// archive: it was "open oci-archive FILE: no such file or directory",
+// the archive taken for missing.
+func TestOpenArchiveTempDirErrorNamesTheTempDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	t.Setenv("TMPDIR", missing)
+	file := filepath.Join(t.TempDir(), "a.tar.gz")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("addon"))
+	zw.Close()
+	if err := os.WriteFile(file, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := layout.OpenArchive(file)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || filepath.Dir(pe.Path) != missing {
+		t.Fatalf("OpenArchive(%s) with TMPDIR %s missing: %v, want the temporary directory's *fs.PathError", file, missing, err)
 	}
 }
