@@ -23,8 +23,9 @@ import (
 
 // prune deletes doomed objects in reverse apply order, only those that
 // carry addon's owner label, and, when wait, waits until they are gone
-// (reporting the "deleting" stage before). It keeps an
-// object annotated AnnotationPrune=PruneDisabled, and (unless
+// (reporting the "deleting" stage before). It keeps an object that
+// pruneExclusions keep (pruneKeptBy: AnnotationPrune=PruneDisabled,
+// Flux's prune: disabled, an Ignore key), and (unless
 // PruneNonEmpty) a CRD or Namespace that still holds objects other than
 // those being deleted; retained lists the entries to keep in the
 // inventory (the non-empty ones, to be pruned once empty). ds comes in

@@ -42,10 +42,13 @@ type UninstallOptions struct {
 
 // Uninstall deletes every object of the add-on's inventory that carries
 // its owner label, in reverse apply order, waits until they are gone
-// (unless NoWait), and then deletes the inventory. Objects annotated AnnotationPrune=
-// PruneDisabled are left; CRDs and Namespaces that still hold objects are
-// left (unless PruneNonEmpty) and the inventory keeps them, so a later
-// Uninstall can finish. ErrNotInstalled when there is no inventory.
+// (unless NoWait), and then deletes the inventory. Objects that prune
+// keeps are left: AnnotationPrune=PruneDisabled or Flux's
+// kustomize.toolkit.fluxcd.io/prune: disabled, or, on the object in the
+// cluster, an Ignore key (AnnotationApply=ApplyIgnore, Flux's ssa: Ignore
+// or reconcile: disabled). CRDs and Namespaces that still hold objects
+// are left (unless PruneNonEmpty) and the inventory keeps them, so a
+// later Uninstall can finish. ErrNotInstalled when there is no inventory.
 func (c *Client) Uninstall(ctx context.Context, name string, opts UninstallOptions) (*ChangeSet, error) {
 	inv, sec, err := c.readInventory(ctx, name)
 	if err != nil {
