@@ -121,9 +121,17 @@ var ErrCorruptArchive = errors.New("corrupt compressed archive")
 
 // OpenArchive opens an oci-archive (a tar of an OCI image layout)
 // read-only. The tar is indexed once; blobs are read from it directly
-// (from its decompressed copy when it is compressed: OpenArchiveFile).
+// (from its decompressed copy when it is compressed: OpenArchiveFile,
+// at most safetree.DefaultMaxImageBytes).
 func OpenArchive(file string) (*Store, error) {
-	f, _, err := OpenArchiveFile(file, safetree.DefaultMaxImageBytes)
+	return OpenArchiveLimit(file, safetree.DefaultMaxImageBytes)
+}
+
+// OpenArchiveLimit is OpenArchive with the decompressed copy of a
+// compressed archive bounded by maxBytes (the unpack's
+// safetree.Limits.MaxImageBytes, whose LimitID its refusal carries).
+func OpenArchiveLimit(file string, maxBytes int64) (*Store, error) {
+	f, _, err := OpenArchiveFile(file, maxBytes)
 	// The archive's own open error is said naming it once; any other
 	// path error (the temporary file's: TMPDIR missing or full) keeps
 	// its path, or a missing TMPDIR reads as a missing archive.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Handles are the layouts and archives one operation has opened, shared
@@ -100,8 +102,14 @@ func (h *Handles) Own(st *Store) *Store {
 // OpenArchive is OpenArchive, shared: the caller must not Close the
 // Store (Handles.Close does), unless h is nil.
 func (h *Handles) OpenArchive(file string) (*Store, error) {
+	return h.OpenArchiveLimit(file, safetree.DefaultMaxImageBytes)
+}
+
+// OpenArchiveLimit is OpenArchiveLimit, shared as OpenArchive is. An
+// archive already open is returned as it is, whatever maxBytes.
+func (h *Handles) OpenArchiveLimit(file string, maxBytes int64) (*Store, error) {
 	if h == nil {
-		return OpenArchive(file)
+		return OpenArchiveLimit(file, maxBytes)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -109,7 +117,7 @@ func (h *Handles) OpenArchive(file string) (*Store, error) {
 	if st, ok := h.archives[k]; ok {
 		return st, nil
 	}
-	st, err := OpenArchive(file)
+	st, err := OpenArchiveLimit(file, maxBytes)
 	if err != nil {
 		return nil, err
 	}

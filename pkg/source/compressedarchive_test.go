@@ -14,6 +14,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/build"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/pack"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
@@ -141,6 +142,39 @@ func TestDockerArchiveReadsTheFileItChecked(t *testing.T) {
 		rc.Close()
 		if err != nil {
 			t.Fatalf("layer %d after the file was replaced: %v", i, err)
+		}
+	}
+}
+
+// The decompressed copy of a compressed archive is bounded by the
+// unpack's own image-bytes limit (unpack.Options.Limits.MaxImageBytes,
+// --max-image-bytes), as a downloaded archive's is: its LimitError says
+// LimitImageBytes, so a command names that flag, which must then move
+// it. It was bounded by the default whatever the limit.
+func TestCompressedArchiveBoundByImageBytesLimit(t *testing.T) {
+	ctx := context.Background()
+	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
+	dir := t.TempDir()
+	for _, kind := range []string{"docker-archive", "oci-archive"} {
+		plain := filepath.Join(dir, kind+".tar")
+		dst, err := source.Parse(kind + ":" + plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		file := plain + ".gz"
+		compressFile(t, plain, file, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
+		ref, err := source.Parse(kind + ":" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const max = 1024 // less than the archive's tar headers alone
+		_, err = source.Unpack(ctx, ref, source.Options{}, unpack.Options{Limits: safetree.Limits{MaxImageBytes: max}})
+		var le *safetree.LimitError
+		if !errors.As(err, &le) || le.Which != safetree.LimitImageBytes || le.Name != "decompressed archive size" || le.Limit != max {
+			t.Errorf("%s with MaxImageBytes %d: %v (%+v), want the decompressed archive's LimitError of %d", file, max, err, le, max)
 		}
 	}
 }

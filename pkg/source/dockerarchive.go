@@ -76,7 +76,7 @@ func (dockerArchiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*
 		}
 		tag = &t
 	}
-	f, _, err := layout.OpenArchiveFile(ref.Path, safetree.DefaultMaxImageBytes)
+	f, _, err := layout.OpenArchiveFile(ref.Path, opts.imageBytes())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}

@@ -70,7 +70,7 @@ func (archiveLocation) Format(r Ref) string         { return formatInLayout(r) }
 func (archiveLocation) Open(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	ref = resplit(ref)
 	h := layout.HandlesFrom(ctx)
-	st, err := h.OpenArchive(ref.Path)
+	st, err := h.OpenArchiveLimit(ref.Path, opts.imageBytes())
 	if err != nil {
 		return nil, err
 	}

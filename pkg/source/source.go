@@ -241,6 +241,10 @@ type Options struct {
 	// a token from $ADDONPKG_GIT_TOKEN (user $ADDONPKG_GIT_USER, default
 	// x-access-token), before the netrc file.
 	Netrc string
+	// maxImageBytes bounds the decompressed copy of a compressed
+	// oci-archive or docker-archive: Unpack's unpack.Options.Limits
+	// MaxImageBytes; 0 means safetree.DefaultMaxImageBytes.
+	maxImageBytes int64
 	// Locations are the kinds of SOURCE beyond the core ones (the store,
 	// registries, oci:, oci-archive:, docker-archive: and local paths):
 	// git.Location and https.Location of pkg/source/git and
@@ -252,6 +256,13 @@ type Options struct {
 
 // DefaultTimeout is the default of Options.Timeout and ConnectTimeout.
 const DefaultTimeout = 60 * time.Second
+
+func (o Options) imageBytes() int64 {
+	if o.maxImageBytes > 0 {
+		return o.maxImageBytes
+	}
+	return safetree.DefaultMaxImageBytes
+}
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {

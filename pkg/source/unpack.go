@@ -49,6 +49,8 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		ad.Source = recorded(ref, ad.Pinned, opts)
 		return ad, nil
 	}
+	// A compressed archive's decompressed copy is image bytes too.
+	opts.maxImageBytes = uopts.Limits.MaxImageBytes
 	a, err := Open(ctx, ref, opts)
 	if err != nil {
 		return nil, err
