@@ -228,12 +228,12 @@ func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured
 // as not served. The API server remakes its discovery documents after a
 // CRD is written, asynchronously (tens of milliseconds on an idle
 // machine, more on a loaded one), while the CRD stays Established: a
-// mapper reset at once could learn the versions of before again. The
-// readiness wait then read a custom resource in a version no longer
-// served and saw it NotFound until it timed out, and prune took the
-// 404 of deleting one in that version for its being gone. The wait is
-// bounded by timeout, as the CRDs' establishment is; the mapper is reset
-// once when discovery already agrees, as it was before.
+// mapper reset at once could learn the versions of before again, and
+// then the readiness wait would read a custom resource in a version no
+// longer served and see it NotFound until it timed out, and prune would
+// take the 404 of deleting one in that version for its being gone. The
+// wait is bounded by timeout, as the CRDs' establishment is; when
+// discovery already agrees, the mapper is reset once and no more.
 func (c *Client) waitDiscovered(ctx context.Context, crds []*planned, timeout time.Duration) error {
 	if len(crds) == 0 {
 		return nil
