@@ -38,10 +38,10 @@ type section struct{ off, size int64 }
 // to be read in place, blobs at their offsets. A compressed one (docker
 // save | gzip > FILE.tar.gz, which docker load and skopeo read; gzip or
 // zstd, by its first bytes: mediatypes.DetectCompression) is first
-// decompressed into an unnamed temporary file, at most max bytes (a
+// decompressed into an unnamed temporary file, at most maxBytes (a
 // *safetree.LimitError of safetree.LimitImageBytes beyond), which is
 // gone once f is closed or the process ends. compressed says it was.
-func OpenArchiveFile(file string, max int64) (f *os.File, compressed bool, err error) {
+func OpenArchiveFile(file string, maxBytes int64) (f *os.File, compressed bool, err error) {
 	f, err = os.Open(file)
 	if err != nil {
 		return nil, false, err
@@ -53,13 +53,13 @@ func OpenArchiveFile(file string, max int64) (f *os.File, compressed bool, err e
 		return f, false, nil
 	}
 	defer f.Close()
-	tmp, err := decompressArchive(f, c, max)
+	tmp, err := decompressArchive(f, c, maxBytes)
 	return tmp, true, err
 }
 
 // decompressArchive writes r, compressed with c, into an unnamed
-// temporary file, at most max bytes, and returns it at its start.
-func decompressArchive(r io.Reader, c mediatypes.Compression, max int64) (*os.File, error) {
+// temporary file, at most maxBytes, and returns it at its start.
+func decompressArchive(r io.Reader, c mediatypes.Compression, maxBytes int64) (*os.File, error) {
 	var zr io.Reader
 	switch c {
 	case mediatypes.Gzip:
@@ -83,9 +83,9 @@ func decompressArchive(r io.Reader, c mediatypes.Compression, max int64) (*os.Fi
 	}
 	// Unlinked at once: the bytes live as long as the file is open.
 	os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(corruptOnError{zr, c}, max+1))
-	if err == nil && n > max {
-		err = &safetree.LimitError{Name: "decompressed archive size", Limit: max, Which: safetree.LimitImageBytes}
+	n, err := io.Copy(tmp, io.LimitReader(corruptOnError{zr, c}, maxBytes+1))
+	if err == nil && n > maxBytes {
+		err = &safetree.LimitError{Name: "decompressed archive size", Limit: maxBytes, Which: safetree.LimitImageBytes}
 	}
 	if err == nil {
 		_, err = tmp.Seek(0, io.SeekStart)
