@@ -548,6 +548,8 @@ func (a *app) progress(waitTimeout time.Duration) func(apply.Stage) {
 			a.infof("addonpkg: %s: %s ready", st.Addon, objects(len(st.Changes)))
 		case st.Name == "deleting":
 			a.infof("addonpkg: %s: deleted %s, waiting up to %s for them to be gone", st.Addon, objects(len(st.Changes)), waitTimeout)
+		case st.Name == "gone":
+			a.infof("addonpkg: %s: %s gone", st.Addon, objects(len(st.Changes)))
 		case len(st.Changes) > 0:
 			a.infof("addonpkg: %s: %s: %s", st.Addon, st.Name, countActions(st.Changes))
 		}

@@ -138,12 +138,14 @@ func TestApplyProgressLines(t *testing.T) {
 	report(apply.Stage{Addon: "dns", Name: "waiting", Changes: []apply.Change{created, unchanged, created}})
 	report(apply.Stage{Addon: "dns", Name: "ready", Changes: []apply.Change{created}})
 	report(apply.Stage{Addon: "dns", Name: "deleting", Changes: []apply.Change{created, created}})
+	report(apply.Stage{Addon: "dns", Name: "gone", Changes: []apply.Change{created, created}})
 	slave.Close()
 	got, _ := io.ReadAll(master)
 	want := "addonpkg: dns: resources: 2 created, 1 unchanged\r\n" +
 		"addonpkg: dns: waiting up to 1m0s for 3 objects to be ready\r\n" +
 		"addonpkg: dns: 1 object ready\r\n" +
-		"addonpkg: dns: deleted 2 objects, waiting up to 1m0s for them to be gone\r\n"
+		"addonpkg: dns: deleted 2 objects, waiting up to 1m0s for them to be gone\r\n" +
+		"addonpkg: dns: 2 objects gone\r\n"
 	if string(got) != want {
 		t.Errorf("terminal shows %q, want %q", got, want)
 	}

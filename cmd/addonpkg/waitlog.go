@@ -38,7 +38,8 @@ func newWaitLog(w io.Writer, timeout time.Duration) *waitLog {
 }
 
 // report is an apply.Options.Progress: "waiting" and "deleting" start a
-// wait, "ready" ends one saying so, any other stage ends one silently.
+// wait, "ready" and "gone" end one saying so, any other stage ends one
+// silently.
 func (l *waitLog) report(st apply.Stage) {
 	switch st.Name {
 	case "waiting":
@@ -48,6 +49,10 @@ func (l *waitLog) report(st apply.Stage) {
 	case "ready":
 		if l.end() {
 			l.line("addonpkg: %s: %s ready after %s", st.Addon, objects(len(st.Changes)), l.elapsed())
+		}
+	case "gone":
+		if l.end() {
+			l.line("addonpkg: %s: %s gone after %s", st.Addon, objects(len(st.Changes)), l.elapsed())
 		}
 	default:
 		l.end()

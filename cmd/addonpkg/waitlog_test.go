@@ -54,6 +54,25 @@ func TestWaitLogInALog(t *testing.T) {
 		}
 	})
 
+	// An uninstall's wait says when its objects are gone: the next
+	// add-on's work (or nothing) came after it, and its ticker went on
+	// saying "still waiting" for objects long gone.
+	t.Run("gone", func(t *testing.T) {
+		l, b := newLog()
+		l.report(apply.Stage{Addon: "web", Name: "deleting", Changes: changes})
+		time.Sleep(3 * l.interval)
+		l.report(apply.Stage{Addon: "web", Name: "gone", Changes: changes})
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if !regexp.MustCompile(`^addonpkg: web: 2 objects gone after \d+s$`).MatchString(lines[len(lines)-1]) {
+			t.Fatalf("a deletion's wait printed %q; want a last line saying they are gone", b.String())
+		}
+		n := b.Len()
+		time.Sleep(3 * l.interval)
+		if b.Len() != n {
+			t.Errorf("a wait over printed on: %q", b.String())
+		}
+	})
+
 	t.Run("ended", func(t *testing.T) {
 		l, b := newLog()
 		l.report(apply.Stage{Addon: "web", Name: "deleting", Changes: changes[:1]})

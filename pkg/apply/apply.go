@@ -84,10 +84,12 @@ type Stage struct {
 	// established), "resources", "webhooks", "pruned" and, with
 	// Options.Wait, "waiting" (before the wait) and "ready" (after it).
 	// A prune or an uninstall that deleted objects reports "deleting"
-	// before it waits for them to be gone.
+	// before it waits for them to be gone, and "gone" once they are (not
+	// when the wait fails: its error says so), so that a caller that
+	// reports the wait as it lasts knows when it ended.
 	Name string
 	// Changes are the stage's changes; for waiting and ready, those of
-	// the objects waited for; for deleting, the deletions.
+	// the objects waited for; for deleting and gone, the deletions.
 	Changes []Change
 }
 

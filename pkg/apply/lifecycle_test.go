@@ -209,8 +209,8 @@ func TestUninstallRemovesExactlyTheInventory(t *testing.T) {
 	if n := cs.Count(apply.Deleted); n != 4 {
 		t.Errorf("deleted %d, want 4:\n%s", n, cs)
 	}
-	if len(stages) != 1 || stages[0].Name != "deleting" || stages[0].Addon != a.Name || len(stages[0].Changes) != 4 {
-		t.Errorf("progress %+v, want one deleting stage of the 4 deletions, before the wait", stages)
+	if len(stages) != 2 || stages[0].Name != "deleting" || stages[1].Name != "gone" || stages[0].Addon != a.Name || stages[1].Addon != a.Name || len(stages[0].Changes) != 4 || len(stages[1].Changes) != 4 {
+		t.Errorf("progress %+v, want the deleting stage of the 4 deletions before the wait, and gone after it", stages)
 	}
 	if k.exists(t, gvrNamespace, "", k.prefix) || k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") {
 		t.Errorf("uninstall left the Namespace or the CRD:\n%s", cs)

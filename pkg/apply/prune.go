@@ -23,7 +23,7 @@ import (
 
 // prune deletes doomed objects in reverse apply order, only those that
 // carry addon's owner label, and, when wait, waits until they are gone
-// (reporting the "deleting" stage before). It keeps an object that
+// (reporting the "deleting" stage before and "gone" after). It keeps an object that
 // pruneExclusions keep (pruneKeptBy: AnnotationPrune=PruneDisabled,
 // Flux's prune: disabled, an Ignore key), and (unless
 // PruneNonEmpty) a CRD or Namespace that still holds objects other than
@@ -93,6 +93,9 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	}
 	if err := c.waitGone(ctx, del, opts.timeout()); err != nil {
 		return changes, retained, err
+	}
+	if res != nil {
+		opts.report(addon, "gone", changesOf(res))
 	}
 	return changes, retained, nil
 }

@@ -35,8 +35,8 @@ type UninstallOptions struct {
 	// objects; by default they are kept and stay in the inventory.
 	PruneNonEmpty bool
 	// Progress, when set, is told of the "deleting" stage (Stage), before
-	// the wait for the deleted objects to be gone (not with NoWait: there
-	// is no wait).
+	// the wait for the deleted objects to be gone, and of "gone" after it
+	// (neither with NoWait: there is no wait).
 	Progress func(Stage)
 }
 
