@@ -70,9 +70,9 @@ func sourceNames(a *app, n int) cobra.CompletionFunc {
 // completeNames offers the store's names not given yet for the first n
 // arguments, with directive; past them, nothing. The tags named after a
 // digest (a signature's sha256-HEX.sig, an SBOM's) are offered only to a
-// word that begins like one, as images lists them only with --all: they
-// crowded out the add-ons (unpack cor<TAB> offered coredns:1.11 and its
-// signature). A store that cannot be read is an error where only its
+// word that begins like one, as images lists them only with --all: else
+// they would crowd out the add-ons (unpack cor<TAB> would offer
+// coredns:1.11 and its signature). A store that cannot be read is an error where only its
 // names could do, and leaves the shell's completion of files where a
 // path does as well.
 func completeNames(a *app, n int, directive cobra.ShellCompDirective) cobra.CompletionFunc {

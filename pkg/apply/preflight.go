@@ -20,8 +20,8 @@ import (
 // prunes, and what the inventory needs. Each is of the object's name but
 // create, which RBAC cannot grant by name. An object the apply leaves as
 // it is (an IfNotPresent one that exists, an ignored one) is only read:
-// asking patch of it refused an installer whose role grants create alone
-// for a Secret it makes once. So is one prune keeps (pruneVerb).
+// asking patch of it would refuse an installer whose role grants create
+// alone for a Secret it makes once. So is one prune keeps (pruneVerb).
 func (p *plan) permissions(c *Client, opts Options) []Permission {
 	set := map[Permission]bool{}
 	add := func(verb, group, resource, ns, name string) {
