@@ -155,7 +155,7 @@ func OpenArchiveLimit(file string, maxBytes int64) (*Store, error) {
 		}
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("oci-archive %s: %w (not an uncompressed tar?)", file, err)
+			return nil, fmt.Errorf("oci-archive %s: %w (not a tar, nor a gzip- or zstd-compressed one?)", file, err)
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			continue
