@@ -230,26 +230,27 @@ func ParseCompression(s string) (mediatypes.Compression, error) {
 // (mediatypes.DetectCompression).
 func Detect(head []byte) mediatypes.Compression { return mediatypes.DetectCompression(head) }
 
-// Decompress returns the tar stream inside r. The magic bytes decide, so a
-// mislabelled layer still reads; want is only what the media type claims.
+// Decompress returns the tar stream inside r (a layer, an archive). The
+// magic bytes decide, so a mislabelled layer still reads; want is only
+// what the media type claims.
 func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(4)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read layer: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	switch Detect(head) {
 	case mediatypes.Gzip:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("open gzip layer: %w", err)
+			return nil, fmt.Errorf("open gzip stream: %w", err)
 		}
 		return zr, nil
 	case mediatypes.Zstd:
 		// A small window cap keeps a hostile frame from claiming memory.
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderLowmem(true))
 		if err != nil {
-			return nil, fmt.Errorf("open zstd layer: %w", err)
+			return nil, fmt.Errorf("open zstd stream: %w", err)
 		}
 		return zr.IOReadCloser(), nil
 	}

@@ -2,7 +2,6 @@ package layout
 
 import (
 	"archive/tar"
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/addonpkg/addonpkg/internal/atomicfile"
+	"github.com/addonpkg/addonpkg/pkg/archive"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -60,23 +57,11 @@ func OpenArchiveFile(file string, maxBytes int64) (f *os.File, compressed bool, 
 // decompressArchive writes r, compressed with c, into an unnamed
 // temporary file, at most maxBytes, and returns it at its start.
 func decompressArchive(r io.Reader, c mediatypes.Compression, maxBytes int64) (*os.File, error) {
-	var zr io.Reader
-	switch c {
-	case mediatypes.Gzip:
-		gz, err := gzip.NewReader(bufio.NewReader(r))
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %w", ErrCorruptArchive, err)
-		}
-		defer gz.Close()
-		zr = gz
-	default:
-		zd, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			return nil, fmt.Errorf("%w: zstd: %w", ErrCorruptArchive, err)
-		}
-		defer zd.Close()
-		zr = zd
+	zr, err := archive.Decompress(r, c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorruptArchive, err)
 	}
+	defer zr.Close()
 	tmp, err := os.CreateTemp("", "addonpkg-archive-*")
 	if err != nil {
 		return nil, fmt.Errorf("decompress into a temporary file: %w", err)

@@ -205,10 +205,10 @@ func openInLayout(st *layout.Store, ref Ref, closer func() error) (*Artifact, er
 // the tags the layout has, as a registry's missing tag names those there
 // (the store's own "not found in store" said nothing of a layout).
 func notInLayout(st *layout.Store, name string) error {
-	// A ref name by the tag grammar is a tag, capitals too (V2 is no
-	// repository name, so reference.Tag has none for it).
+	// A digest is what reference.SplitPath split at "@sha256:", as
+	// formatInLayout writes it back; any other name is a tag.
 	what := "tag " + safetree.Sanitize(name)
-	if _, err := v1.NewHash(name); err == nil || (!reference.IsTag(name) && reference.Tag(name) == "") {
+	if strings.HasPrefix(name, "sha256:") {
 		what = "digest " + safetree.Sanitize(name)
 	}
 	entries, _ := st.Descriptors() // it was read a moment ago
