@@ -16,7 +16,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -34,13 +33,7 @@ func TestCompressedArchiveReadsAsUncompressed(t *testing.T) {
 	dir := t.TempDir()
 	for _, kind := range []string{"docker-archive", "oci-archive"} {
 		plain := filepath.Join(dir, kind+".tar")
-		dst, err := source.Parse(kind + ":" + plain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		writeBuilt(t, kind+":"+plain, res)
 		want, err := source.Resolve(ctx, kind+":"+plain, source.Options{}, unpack.Options{})
 		if err != nil {
 			t.Fatalf("%s uncompressed: %v", kind, err)
@@ -111,13 +104,7 @@ func TestDockerArchiveReadsTheFileItChecked(t *testing.T) {
 	ctx := context.Background()
 	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
 	file := filepath.Join(t.TempDir(), "addon.tar")
-	ref, err := source.Parse("docker-archive:" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, ref, transfer.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	ref := writeBuilt(t, "docker-archive:"+file, res)
 	a, err := source.Open(ctx, ref, source.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +144,7 @@ func TestCompressedArchiveBoundByImageBytesLimit(t *testing.T) {
 	dir := t.TempDir()
 	for _, kind := range []string{"docker-archive", "oci-archive"} {
 		plain := filepath.Join(dir, kind+".tar")
-		dst, err := source.Parse(kind + ":" + plain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		writeBuilt(t, kind+":"+plain, res)
 		file := plain + ".gz"
 		compressFile(t, plain, file, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 		ref, err := source.Parse(kind + ":" + file)

@@ -11,7 +11,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/pack"
 	"github.com/addonpkg/addonpkg/pkg/source"
-	"github.com/addonpkg/addonpkg/pkg/transfer"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -23,13 +22,7 @@ func TestLayoutMissingTagIsCalledATag(t *testing.T) {
 	ctx := context.Background()
 	res := buildExample(t, build.Options{Name: "coredns", Format: pack.FormatImage})
 	dir := filepath.Join(t.TempDir(), "layout")
-	dst, err := source.Parse("oci:" + dir + ":1.11")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	writeBuilt(t, "oci:"+dir+":1.11", res)
 	for _, tag := range []string{"V2", "9", "Release_1"} {
 		_, err := source.Resolve(ctx, "oci:"+dir+":"+tag, source.Options{}, unpack.Options{})
 		if !errors.Is(err, errdef.ErrNotFound) || !strings.Contains(err.Error(), "tag "+tag+" not found in the layout; its tags: 1.11") {

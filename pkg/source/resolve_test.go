@@ -54,6 +54,20 @@ func buildExample(t testing.TB, opts build.Options) *build.Result {
 	return res
 }
 
+// writeBuilt writes the built add-on res to the source s (oci:DIR:TAG,
+// docker-archive:FILE...) and returns s parsed.
+func writeBuilt(t testing.TB, s string, res *build.Result) source.Ref {
+	t.Helper()
+	dst, err := source.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transfer.Write(context.Background(), &source.Artifact{Image: res.Image, Digest: res.Digest}, dst, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
 // oneFileFolder is a folder holding only dir's file name: what a source
 // naming that one file (coredns.yaml, without the .addonvalues beside
 // it) is the same tree as.
