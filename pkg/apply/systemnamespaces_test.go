@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
@@ -219,36 +218,19 @@ func TestUninstallKeepsANamespaceWhoseSecretsItCannotList(t *testing.T) {
 	a := k.addon(t, k.prefix, "1", "apiVersion: v1\nkind: Namespace\nmetadata: {name: NS}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\n")
 	k.mustApply(t, a, apply.Options{Timeout: 20 * time.Second})
 	user := "nolist-" + k.prefix
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+	as := k.asUser(t, user, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps"}, Verbs: []string{"get", "list", "patch", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "delete"}},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}},
-	}}
-	if _, err := k.typed.RbacV1().ClusterRoles().Create(k.ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := k.typed.RbacV1().ClusterRoleBindings().Create(k.ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: user, APIGroup: "rbac.authorization.k8s.io"}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
-		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
-		_, _ = k.admin.Uninstall(ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
 	})
-	cfg := rest.CopyConfig(k.env.Admin)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	as, err := apply.New(cfg, apply.ClientOptions{PollInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() {
+		_, _ = k.admin.Uninstall(context.Background(), a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
+	})
 	// RBAC takes effect through the authorizer's cache: retry briefly.
-	var cs *apply.ChangeSet
+	var (
+		cs  *apply.ChangeSet
+		err error
+	)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		cs, err = as.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
 		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
