@@ -152,14 +152,15 @@ func newRmCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, n := range args {
-				err := st.Untag(reference.WithDefaultTag(n))
+				n = reference.WithDefaultTag(n)
+				err := st.Untag(n)
 				if errors.Is(err, errdef.ErrNotFound) {
-					return source.NotInStore(st, reference.WithDefaultTag(n))
+					return source.NotInStore(st, n)
 				}
 				if err != nil {
 					return err
 				}
-				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(reference.WithDefaultTag(n)))
+				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(n))
 			}
 			return nil
 		},
