@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonpkg/addonpkg/internal/diff"
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/source"
@@ -40,25 +37,17 @@ type diffOutput struct {
 func reportChanges(r *diff.Report) []apply.Change {
 	out := make([]apply.Change, 0, len(r.Added)+len(r.Changed)+len(r.Removed))
 	for _, o := range r.Added {
-		out = append(out, objectChange(o, apply.Created))
+		out = append(out, apply.ObjectChange(o, apply.Created))
 	}
 	for _, c := range r.Changed {
-		ch := objectChange(c.Object, apply.Configured)
+		ch := apply.ObjectChange(c.Object, apply.Configured)
 		ch.Diff, ch.Reason = c.UnifiedDiff, c.Summary
 		out = append(out, ch)
 	}
 	for _, o := range r.Removed {
-		out = append(out, objectChange(o, apply.Deleted))
+		out = append(out, apply.ObjectChange(o, apply.Deleted))
 	}
 	return out
-}
-
-// objectChange is the change act of o, named as apply names it: its
-// subject and its inventory ID (cli-utils' ObjMetadata, the names exact).
-func objectChange(o addon.Object, act apply.Action) apply.Change {
-	gv, _ := schema.ParseGroupVersion(o.APIVersion) // a rendered object's: it parsed
-	id := object.ObjMetadata{Namespace: o.Namespace, Name: o.Name, GroupKind: schema.GroupKind{Group: gv.Group, Kind: o.Kind}}
-	return apply.Change{Object: o.Subject(), ID: id.String(), Version: o.APIVersion, Action: act}
 }
 
 func newDiffCmd(a *app) *cobra.Command {

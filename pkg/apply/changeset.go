@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
 )
 
 // Action is what Apply did (or, dry-run, would do) to one object.
@@ -45,6 +50,16 @@ type Change struct {
 	// Diff is a unified diff of the object in the cluster and as it would
 	// be applied (dry-run and Diff only; Secret data masked).
 	Diff string `json:"diff,omitempty"`
+}
+
+// ObjectChange is the Change act of the object o, named as Apply names
+// its objects: Object is its subject, ID its inventory entry's (the names
+// exact). A program that compares add-ons itself (as diff A B does) lists
+// its findings in apply's words with it.
+func ObjectChange(o addon.Object, act Action) Change {
+	gv, _ := schema.ParseGroupVersion(o.APIVersion) // a bad one has no group
+	m := object.ObjMetadata{Namespace: o.Namespace, Name: o.Name, GroupKind: schema.GroupKind{Group: gv.Group, Kind: o.Kind}}
+	return Change{Object: o.Subject(), ID: entryFor(m).ID, Version: o.APIVersion, Action: act}
 }
 
 // ChangeSet is the result of Apply, Diff or Uninstall: one Change per

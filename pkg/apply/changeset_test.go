@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/apply"
 )
 
@@ -28,5 +29,20 @@ func TestChangeSetJSONChangesNeverNull(t *testing.T) {
 	b, err := json.Marshal(&apply.ChangeSet{Addon: "a", Changes: []apply.Change{{Object: "ConfigMap/default/x", ID: "default_x__ConfigMap", Version: "v1", Action: apply.Created}}})
 	if want := `{"addon":"a","changes":[{"object":"ConfigMap/default/x","id":"default_x__ConfigMap","version":"v1","action":"created"}]}`; err != nil || string(b) != want {
 		t.Errorf("%s, %v; want %s", b, err, want)
+	}
+}
+
+// ObjectChange names an object as apply's own changes do: its subject,
+// and the inventory ID with the names exact (a name the subject
+// sanitizes is kept in the ID).
+func TestObjectChange(t *testing.T) {
+	ch := apply.ObjectChange(addon.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "kube-system", Name: "core\x1bdns"}, apply.Created)
+	want := apply.Change{Object: "Deployment/kube-system/core?dns", ID: "kube-system_core\x1bdns_apps_Deployment", Version: "apps/v1", Action: apply.Created}
+	if ch != want {
+		t.Errorf("ObjectChange = %+v, want %+v", ch, want)
+	}
+	cm := apply.ObjectChange(addon.Object{APIVersion: "v1", Kind: "Namespace", Name: "x"}, apply.Deleted)
+	if cm.ID != "_x__Namespace" || cm.Object != "Namespace/x" {
+		t.Errorf("a cluster-scoped core object: %+v", cm)
 	}
 }
