@@ -39,24 +39,18 @@ func addPullFlag(cmd *cobra.Command, v *string) {
 // command, the flag and the words, with the usage line.
 func addEnumFlag(cmd *cobra.Command, v *string, name, def, help string, words ...string) {
 	*v = def
-	cmd.Flags().Var(&enumValue{v: v, words: words}, name, help)
+	cmd.Flags().Var(&checkedString{v: v, check: oneOf(words)}, name, help)
 	_ = cmd.RegisterFlagCompletionFunc(name, fixedCompletion(words...))
 }
 
-// enumValue is a string flag that takes one of a few words.
-type enumValue struct {
-	v     *string
-	words []string
-}
-
-func (e *enumValue) String() string { return *e.v }
-func (e *enumValue) Type() string   { return "string" }
-func (e *enumValue) Set(s string) error {
-	if !slices.Contains(e.words, s) {
-		return fmt.Errorf("want %s or %s", strings.Join(e.words[:len(e.words)-1], ", "), e.words[len(e.words)-1])
+// oneOf accepts one of words.
+func oneOf(words []string) func(string) error {
+	return func(s string) error {
+		if !slices.Contains(words, s) {
+			return fmt.Errorf("want %s or %s", strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
+		}
+		return nil
 	}
-	*e.v = s
-	return nil
 }
 
 // checkedArray is a repeatable string flag (pflag's stringArray: one
@@ -112,7 +106,7 @@ func checkAssignment(s string) error {
 }
 
 // checkedString is a string flag whose value check accepts or refuses
-// as the flag is parsed (--platform).
+// as the flag is parsed (--platform, the word flags).
 type checkedString struct {
 	v     *string
 	check func(string) error
