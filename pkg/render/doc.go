@@ -15,6 +15,10 @@
 // kustomize library compiled in (kustomize itself names the program's
 // version, "(devel)" for most, which the API server refuses).
 //
+// kustomize ends the process (log.Fatal) on a few inputs rather than
+// returning an error: those are refused before it runs
+// (ErrKustomizeFatal), and a panic in it is returned as an error.
+//
 // Renders of kustomize trees run one at a time (kustomize keeps global
 // state of its own). A render touches no process global: not os.Stderr,
 // not the standard logger, not the environment or working directory.

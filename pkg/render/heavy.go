@@ -9,7 +9,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -27,32 +26,28 @@ import (
 //
 // Plain manifests do not go through kustomize and render in linear time.
 
-// checkManifestFiles reads each YAML file of the tree once before
-// kustomize reads it, and refuses one with an alias bomb or a mapping of
-// more than maxKeys keys, or (unless allowRemote) a builtin
-// configuration that names a remote location (builtinConfigsIn).
+// checkManifestFiles reads each file of the tree once before kustomize
+// reads it, and refuses one with an alias bomb or a mapping of more than
+// maxKeys keys, a key kustomize cannot take (checkKeys), or (unless
+// allowRemote) a builtin configuration that names a remote location
+// (builtinConfigsIn). Every file is read, whatever its name: kustomize
+// loads a resource, a patch or a configuration from any file a
+// kustomization names (resources: [cm.txt]), and a check on names that
+// end in .yaml is one that cm.txt passes.
 func checkManifestFiles(fsys fs.FS, maxKeys int, allowRemote bool) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !addon.IsManifestFile(name) && !isKustomization(name) {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
+		if err != nil || d.IsDir() || !isFile(fsys, name, d) {
 			return err
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
 		}
-		if !allowRemote && !isKustomization(name) {
+		kustomization := isKustomization(name)
+		if !allowRemote && !kustomization {
 			if err := builtinConfigsIn(name, b); err != nil {
 				return err
 			}
-		}
-		// A mapping of maxKeys keys takes two bytes a key at the least
-		// ({a,b,...}); without an alias, a smaller file has neither.
-		if info.Size() < int64(2*maxKeys) && !bytes.Contains(b, []byte("*")) {
-			return nil
 		}
 		for _, c := range splitYAML(b) {
 			node, err := parseDocument(c.text)
@@ -60,14 +55,26 @@ func checkManifestFiles(fsys fs.FS, maxKeys int, allowRemote bool) error {
 				return &Error{File: name, Line: c.line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
 			}
 			if err != nil || node == nil {
-				continue // kustomize says what is wrong with it
+				continue // kustomize says what is wrong with it, if it reads it
 			}
 			if keys, line := widestMapping(node.YNode()); keys > maxKeys {
 				return &Error{File: name, Line: c.line + line - 1, Err: tooManyKeys("a mapping", keys, maxKeys)}
 			}
+			if err := checkKeys(name, c.line, node, kustomization); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// isFile tells whether name, of entry d, is a file, or a link to one.
+func isFile(fsys fs.FS, name string, d fs.DirEntry) bool {
+	if d.Type().IsRegular() {
+		return true
+	}
+	st, err := fs.Stat(fsys, name)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // widestMapping is the number of keys of n's largest mapping, and its

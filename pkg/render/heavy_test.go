@@ -53,6 +53,8 @@ func TestKustomizeMappingKeysCapped(t *testing.T) {
 		{"at the cap", map[string]string{"kustomization.yaml": kust(""), "cm.yaml": wideConfigMap(max)}, 0, ""},
 		{"block mapping", map[string]string{"kustomization.yaml": kust(""), "cm.yaml": wideConfigMap(max + 1)}, 6, "cm.yaml"},
 		{"JSON object", map[string]string{"kustomization.yaml": "resources:\n- cm.json\n", "cm.json": flow}, 1, "cm.json"},
+		// kustomize reads a resource whatever its file is named.
+		{"resource not named .yaml", map[string]string{"kustomization.yaml": "resources:\n- cm.txt\n", "cm.txt": wideConfigMap(max + 1)}, 6, "cm.txt"},
 		{"env file", map[string]string{
 			"kustomization.yaml": kust("configMapGenerator:\n- name: gen\n  envs:\n  - big.env\n"),
 			"cm.yaml":            wideConfigMap(1),

@@ -238,6 +238,10 @@ func TestKustomizeBuiltinConfigRemoteRefused(t *testing.T) {
 			"t/kustomization.yaml": "resources:\n- patcher.yaml\n",
 			"t/patcher.yaml":       "# the configuration\n" + patcher,
 		}, "t/patcher.yaml:6: "},
+		{"transformer file not named .yaml", map[string]string{
+			"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- patcher.txt\n",
+			"patcher.txt":        patcher,
+		}, "patcher.txt:5: "},
 		{"generator file", map[string]string{
 			"kustomization.yaml": "generators:\n- gen.yaml\n",
 			"gen.yaml":           "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: g\nfiles:\n- " + srv.URL + "/app.properties\n",
@@ -434,40 +438,44 @@ func TestYAMLBombManifestRefused(t *testing.T) {
 
 // The same in a kustomize tree, where kustomize would expand every alias
 // in memory (9^5 strings take ~135 MB and 3 s, 9^6 1 GB and 22 s, 9^9
-// terabytes), so it must be refused before kustomize runs. Each render
-// runs in a child process with a deadline, so that a regression cannot
-// take the machine's memory down with it.
+// terabytes), so it must be refused before kustomize runs, whatever the
+// file is named: kustomize reads a resource from bomb.txt as from
+// bomb.yaml. Each render runs in a child process with a deadline, so
+// that a regression cannot take the machine's memory down with it.
 func TestYAMLBombKustomizeRefused(t *testing.T) {
 	if lv := os.Getenv("ADDONPKG_TEST_BOMB_LEVELS"); lv != "" {
 		var levels int
 		fmt.Sscan(lv, &levels)
+		file := os.Getenv("ADDONPKG_TEST_BOMB_FILE")
 		start := time.Now()
 		_, err := renderTree(t, map[string]string{
-			"kustomization.yaml": "resources:\n- bomb.yaml\n",
-			"bomb.yaml":          billionLaughs(levels),
+			"kustomization.yaml": "resources:\n- " + file + "\n",
+			file:                 billionLaughs(levels),
 		})
 		if err == nil {
 			t.Fatalf("a kustomize resource whose aliases expand to 9^%d strings was accepted (kustomize expanded it in memory in %v); kubectl refuses it", levels, time.Since(start))
 		}
-		if !strings.HasPrefix(err.Error(), "bomb.yaml:") {
+		if !strings.HasPrefix(err.Error(), file+":") {
 			t.Errorf("error %q does not name the file", err)
 		}
 		return
 	}
-	for _, levels := range []int{5, 9} {
-		t.Run(fmt.Sprintf("9^%d", levels), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestYAMLBombKustomizeRefused$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("ADDONPKG_TEST_BOMB_LEVELS=%d", levels))
-			out, err := cmd.CombinedOutput()
-			if ctx.Err() != nil {
-				t.Fatalf("rendering a kustomize tree with a 9^%d billion-laughs resource still ran after 10s (killed); output:\n%s", levels, out)
-			}
-			if err != nil {
-				t.Fatalf("%v:\n%s", err, out)
-			}
-		})
+	for _, file := range []string{"bomb.yaml", "bomb.txt"} {
+		for _, levels := range []int{5, 9} {
+			t.Run(fmt.Sprintf("%s/9^%d", file, levels), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestYAMLBombKustomizeRefused$", "-test.count=1")
+				cmd.Env = append(os.Environ(), fmt.Sprintf("ADDONPKG_TEST_BOMB_LEVELS=%d", levels), "ADDONPKG_TEST_BOMB_FILE="+file)
+				out, err := cmd.CombinedOutput()
+				if ctx.Err() != nil {
+					t.Fatalf("rendering a kustomize tree with a 9^%d billion-laughs resource still ran after 10s (killed); output:\n%s", levels, out)
+				}
+				if err != nil {
+					t.Fatalf("%v:\n%s", err, out)
+				}
+			})
+		}
 	}
 }
 

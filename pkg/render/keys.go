@@ -1,0 +1,224 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ErrKustomizeFatal marks input on which kustomize would end the process
+// (log.Fatal, which no recover catches) instead of returning an error.
+// Such input is refused before kustomize runs; the error also matches
+// ErrInvalid.
+var ErrKustomizeFatal = errors.New("input on which kustomize exits the process")
+
+// kustomize (sigs.k8s.io/kustomize/api v0.21) calls log.Fatal on two
+// conditions an add-on's YAML can set up, both about mapping keys:
+//
+//   - a generator with behavior: merge folds the data and binaryData of
+//     the object it merges into through kyaml's SetDataMap, which reads a
+//     key that is empty, null (`null:`, `~:`) or not a scalar as "" and
+//     then exits (log.Fatal) when it cannot set a field named "".
+//   - an object whose mapping has a key that is not a string (`80: http`,
+//     `true: x`, a flow mapping as a key) cannot be encoded as JSON,
+//     which kustomize does for every object: where it prints one to
+//     explain an ambiguous name reference (resource.MustYaml) the failure
+//     is a log.Fatal. Elsewhere it is an error, so such an object never
+//     rendered anyway.
+//
+// Where the key ends up after patches and transformers is kustomize's to
+// work out, so the check is on every key kustomize may read into an
+// object: those of each document that looks like an object or a patch
+// (keyDocument), of the kustomizations, and of the patches written in
+// them, and the JSON patch paths that name an empty key ("/data/").
+// A YAML merge key (`<<`) is kustomize's to expand, and allowed.
+
+// checkKeys refuses a key that kustomize cannot take in node, a document
+// of file at line: the whole document for a kustomization, else a
+// document that keyDocument says kustomize may read as an object or a
+// patch. Patches written as text in it are checked too.
+func checkKeys(file string, line int, node *yaml.RNode, kustomization bool) error {
+	if !kustomization && !keyDocument(node.YNode()) {
+		return nil
+	}
+	if err := badKeyIn(file, line, node.YNode()); err != nil {
+		return err
+	}
+	return inlinePatchKeys(file, line, node.YNode())
+}
+
+// keyDocument tells whether kustomize may read doc as an object or a
+// patch: a mapping with an apiVersion or kind (an object, a strategic
+// merge patch, a builtin configuration, a List), or a sequence holding a
+// mapping with an op (a JSON patch). Anything else (an application's
+// configuration file that a generator copies as text) is left alone.
+func keyDocument(doc *yaml.Node) bool {
+	switch doc.Kind {
+	case yaml.MappingNode:
+		return hasKey(doc, "apiVersion") || hasKey(doc, "kind")
+	case yaml.SequenceNode:
+		return slices.ContainsFunc(doc.Content, func(n *yaml.Node) bool { return n.Kind == yaml.MappingNode && hasKey(n, "op") })
+	}
+	return false
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// badKeyIn finds the first key of a mapping in n that kustomize cannot
+// take (keyProblem), or a JSON patch operation's path or from that names
+// an empty key. line is that of n's document in file. Aliases are not
+// followed: what they name is checked where it is written.
+func badKeyIn(file string, line int, n *yaml.Node) error {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.AliasNode {
+			continue
+		}
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if why := keyProblem(k); why != "" {
+					return &Error{File: file, Line: line + k.Line - 1, Err: fmt.Errorf("%w: %w: %s", ErrInvalid, ErrKustomizeFatal, why)}
+				}
+				if (k.Value == "path" || k.Value == "from") && v.Kind == yaml.ScalarNode && hasKey(n, "op") && emptySegment(v.Value) {
+					return &Error{File: file, Line: line + v.Line - 1, Err: fmt.Errorf("%w: %w: JSON patch %s %q names an empty key, which kustomize's generators exit on when they merge data", ErrInvalid, ErrKustomizeFatal, k.Value, v.Value)}
+				}
+			}
+		}
+		stack = append(stack, n.Content...)
+	}
+	return nil
+}
+
+// keyProblem says what is wrong with k as a key of an object, or "".
+func keyProblem(k *yaml.Node) string {
+	switch {
+	case k.Kind == yaml.AliasNode:
+		return fmt.Sprintf("the alias *%s is a key: write the key itself", k.Value)
+	case k.Kind != yaml.ScalarNode:
+		return fmt.Sprintf("a %s is a key (a Kubernetes object's keys are strings): kustomize cannot encode the object", nodeKindName(k.Kind))
+	case k.ShortTag() == yaml.MergeTag:
+		return ""
+	case k.ShortTag() != yaml.NodeTagString:
+		return fmt.Sprintf("key %s is a %s, not a string: quote it (%q); kustomize cannot encode the object, and exits the process when it must print it", keyText(k), k.ShortTag(), k.Value)
+	case k.Value == "":
+		return `the key "" is empty: kustomize exits the process when a generator merges such a key`
+	}
+	return ""
+}
+
+func keyText(k *yaml.Node) string {
+	if k.Value == "" {
+		return "(empty)"
+	}
+	return k.Value
+}
+
+func nodeKindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "sequence"
+	}
+	return "document"
+}
+
+// emptySegment tells whether a JSON pointer names an empty key on its
+// way: "/data/", "/a//b".
+func emptySegment(p string) bool {
+	return p != "" && slices.Contains(strings.Split(p, "/")[1:], "")
+}
+
+// patchFields are the fields of a kustomization, or of a builtin
+// configuration, whose entries may be a patch written as text.
+var patchFields = []string{"patches", "patchesStrategicMerge", "patchesJson6902", "patch"}
+
+// inlinePatchKeys checks the patches written as text in doc, a
+// kustomization or a builtin configuration: the value of a patch field
+// (a PatchTransformer's patch), an entry of patchesStrategicMerge, the
+// patch of an entry of patches or patchesJson6902, and the patches of
+// the configurations written in place in its transformers and
+// generators (inlineConfigs). Each is named by the line of its text.
+func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
+	if doc.Kind != yaml.MappingNode {
+		return nil
+	}
+	var texts []*yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i].Value, doc.Content[i+1]
+		switch {
+		case k == "patch" && v.Kind == yaml.ScalarNode:
+			texts = append(texts, v)
+		case slices.Contains(patchFields, k) && v.Kind == yaml.SequenceNode:
+			for _, e := range v.Content {
+				switch e.Kind {
+				case yaml.ScalarNode:
+					texts = append(texts, e)
+				case yaml.MappingNode:
+					for j := 0; j+1 < len(e.Content); j += 2 {
+						if e.Content[j].Value == "patch" && e.Content[j+1].Kind == yaml.ScalarNode {
+							texts = append(texts, e.Content[j+1])
+						}
+					}
+				}
+			}
+		case slices.Contains(inlineFields, k) && v.Kind == yaml.SequenceNode:
+			for _, e := range v.Content {
+				if e.Kind != yaml.ScalarNode {
+					continue
+				}
+				configs, ok := inlineConfigs(k, e.Value)
+				if !ok {
+					continue
+				}
+				for _, cfg := range configs {
+					at := line + e.Line - 1
+					if err := badKeyIn(file, at, cfg.YNode()); err != nil {
+						return lineOf(err, at)
+					}
+					if err := inlinePatchKeys(file, at, cfg.YNode()); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	for _, t := range texts {
+		at := line + t.Line - 1
+		for _, c := range splitYAML([]byte(t.Value)) {
+			node, err := parseDocument(c.text)
+			if err != nil || node == nil {
+				continue // a path, or text kustomize refuses itself
+			}
+			if node.YNode().Kind == yaml.ScalarNode {
+				continue // a path
+			}
+			if err := badKeyIn(file, at, node.YNode()); err != nil {
+				return lineOf(err, at)
+			}
+		}
+	}
+	return nil
+}
+
+// lineOf names the line of the text of an inline patch or configuration
+// in err: the lines inside the text are not the file's.
+func lineOf(err error, line int) error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return &Error{File: e.File, Line: line, Err: e.Err}
+	}
+	return err
+}

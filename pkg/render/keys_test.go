@@ -1,0 +1,121 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/render"
+)
+
+// mergeCM is a kustomization whose generator merges into the ConfigMap
+// cm of its resources, which is where kustomize reads the data keys of
+// cm with kyaml's SetDataMap.
+const mergeCM = "resources:\n- %s\nconfigMapGenerator:\n- name: cm\n  behavior: merge\n  literals:\n  - a=b\n"
+
+// fatalCases are add-on trees on which kustomize v0.21 ends the process
+// (log.Fatal) instead of returning an error, and where the render must
+// refuse them, naming the file and line.
+var fatalCases = map[string]struct {
+	files map[string]string
+	at    string
+}{
+	"empty data key merged": {map[string]string{
+		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.yaml", 1),
+		"cm.yaml":            configMap + "data:\n  \"\": x\n",
+	}, "cm.yaml:6: "},
+	"empty binaryData key merged": {map[string]string{
+		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.yaml", 1),
+		"cm.yaml":            configMap + "binaryData:\n  '': eA==\n",
+	}, "cm.yaml:6: "},
+	"null data key merged": {map[string]string{
+		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.yaml", 1),
+		"cm.yaml":            configMap + "data:\n  k: v\n  ~: x\n",
+	}, "cm.yaml:7: "},
+	"mapping as a data key merged": {map[string]string{
+		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.yaml", 1),
+		"cm.yaml":            configMap + "data:\n  ? {a: b}\n  : x\n",
+	}, "cm.yaml:6: "},
+	"empty key from an inline JSON patch": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/\n      value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/kustomization.yaml:6: "},
+	"empty key from a JSON patch file": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  path: add.json\n",
+		"base/add.json":           `[{"op": "add", "path": "/data", "value": {"": "x"}}]`,
+		"base/cm.yaml":            configMap,
+	}, "base/add.json:1: "},
+	"empty data key in a resource not named .yaml": {map[string]string{
+		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.txt", 1),
+		"cm.txt":             configMap + "data:\n  \"\": x\n",
+	}, "cm.txt:6: "},
+	// Two ConfigMaps were named cm; the Pod's reference to cm is
+	// ambiguous, and kustomize prints the Pod to say so (MustYaml), which
+	// it cannot with an integer key: it exits.
+	"integer key in an ambiguous name reference": {map[string]string{
+		"kustomization.yaml":   "resources:\n- a\n- b\n- pod.yaml\n",
+		"a/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    name: cm\n  patch: '[{\"op\": \"replace\", \"path\": \"/metadata/name\", \"value\": \"x\"}]'\n",
+		"b/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    name: cm\n  patch: '[{\"op\": \"replace\", \"path\": \"/metadata/name\", \"value\": \"y\"}]'\n",
+		"a/cm.yaml":            configMap,
+		"b/cm.yaml":            configMap,
+		"pod.yaml":             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    ports: x\nspec:\n  x:\n    80: http\n  volumes:\n  - name: v\n    configMap:\n      name: cm\n",
+	}, "pod.yaml:9: "},
+}
+
+// On each of fatalCases kustomize calls log.Fatal, which exits the
+// process, and a library must not let an add-on do that to its caller:
+// the render refuses the input first, with an ErrKustomizeFatal that
+// names the file and line. Each case runs in a child process, so that a
+// regression fails the test instead of ending the test binary.
+func TestKustomizeFatalInputRefused(t *testing.T) {
+	if name := os.Getenv("ADDONPKG_TEST_FATAL_CASE"); name != "" {
+		tc := fatalCases[name]
+		_, err := renderTree(t, tc.files)
+		if !errors.Is(err, render.ErrKustomizeFatal) || !errors.Is(err, render.ErrInvalid) || !strings.HasPrefix(err.Error(), tc.at) {
+			t.Errorf("err = %v, want ErrKustomizeFatal at %s", err, tc.at)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("error of more than one line: %q", err)
+		}
+		return
+	}
+	for name := range fatalCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestKustomizeFatalInputRefused$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "ADDONPKG_TEST_FATAL_CASE="+name)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%v (a log.Fatal in kustomize shows as exit status 1 with its message and no test result):\n%s", err, out)
+			}
+		})
+	}
+}
+
+// Keys that kustomize takes still render: a YAML merge key, a key
+// quoted into a string ("80", "null"), and keys of any type in a file
+// that is no object (an application's configuration that a generator
+// copies as text).
+func TestKustomizeStringKeysRender(t *testing.T) {
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\nconfigMapGenerator:\n- name: app\n  files:\n  - app.yaml\n",
+		"cm.yaml":            configMap + "x: &x\n  k: v\ndata:\n  <<: *x\n  \"80\": http\n  \"null\": x\n",
+		"app.yaml":           "200: ok\n~: none\n? [a, b]\n: pair\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.YAML())
+	for _, want := range []string{`"80": http`, `"null": x`, "k: v", "200: ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stream lacks %q:\n%s", want, out)
+		}
+	}
+}
