@@ -17,7 +17,10 @@
 //
 // kustomize ends the process (log.Fatal) on a few inputs rather than
 // returning an error: those are refused before it runs
-// (ErrKustomizeFatal), and a panic in it is returned as an error.
+// (ErrKustomizeFatal), and a panic in it is returned as an error
+// (ErrKustomizePanic). The OpenAPI schema a kustomization names (its
+// openapi field) is kustomize's package state, which each render resets
+// before and after it runs, so that no add-on renders with another's.
 //
 // Renders of kustomize trees run one at a time (kustomize keeps global
 // state of its own). A render touches no process global: not os.Stderr,

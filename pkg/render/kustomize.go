@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/addon"
@@ -67,9 +68,18 @@ func runKustomize(fsys fs.FS) (docs []Document, warnings []string, err error) {
 	defer kustomizeMu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{File: "kustomization", Err: fmt.Errorf("kustomize panicked: %v", r)}
+			docs, warnings = nil, nil
+			err = &Error{File: rootKustomization(fsys), Err: fmt.Errorf("%w: %v", ErrKustomizePanic, r)}
 		}
 	}()
+	// kustomize keeps the OpenAPI schema a kustomization's openapi field
+	// names in kyaml's package state, and a root kustomization without
+	// the field does not clear it: one add-on's schema (a kind it calls
+	// cluster-scoped) changed how every later add-on in the process
+	// rendered (that kind's objects lost their namespace). Each render
+	// starts from kustomize's builtin schema and leaves it so.
+	openapi.ResetOpenAPI()
+	defer openapi.ResetOpenAPI()
 	// Reorder "unspecified" is what `kustomize build` does: the
 	// kustomization's sortOptions when it has them, else the legacy
 	// order (the apply order of this package). It is also the one

@@ -167,6 +167,12 @@ var ErrInvalid = errors.New("invalid manifest")
 // ErrRemote marks a kustomization that reaches outside the add-on.
 var ErrRemote = errors.New("remote resource refused")
 
+// ErrKustomizePanic marks a render that kustomize ended in a panic (a
+// kustomization's openapi field naming a file that is no OpenAPI
+// schema): the render returns it as an error, named with the root
+// kustomization.
+var ErrKustomizePanic = errors.New("kustomize panicked")
+
 // ErrOutsideRoot marks a kustomization that reads outside the tree.
 var ErrOutsideRoot = errors.New("path outside the add-on root")
 
