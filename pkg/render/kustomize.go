@@ -348,12 +348,20 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 }
 
 // looksRemote tells whether kustomize would treat s as a remote location.
+// A URL without a host is one too: kustomize tries every resource and
+// component as a git repository before it looks in the tree, and runs
+// `git clone` on file:///srv/repo (a repository on the installer's disk)
+// and on git::file:///srv/repo (go-getter's prefix, which it strips),
+// so a directory of the tree named like them was no protection.
 func looksRemote(s string) bool {
 	s = strings.TrimSpace(s)
 	if strings.ContainsAny(s, " \n") {
 		return false
 	}
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return true
+	}
+	if strings.Contains(s, "://") || len(s) >= 5 && strings.EqualFold(s[:5], "git::") {
 		return true
 	}
 	for _, p := range []string{"git@", "github.com/", "gitlab.com/", "bitbucket.org/"} {

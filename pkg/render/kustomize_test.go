@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -132,6 +134,8 @@ func TestKustomizeRemoteRefused(t *testing.T) {
 		"ssh://git@example.com/org/repo.git",
 		"example.com/org/repo.git//dir?ref=main",
 		"gitlab.com/org/repo",
+		"git::https://example.com/org/repo",
+		"GIT::example.com/org/repo",
 	} {
 		for _, field := range []string{"resources", "components"} {
 			t.Run(field+"/"+remote, func(t *testing.T) {
@@ -163,6 +167,51 @@ func TestKustomizeRemoteRefused(t *testing.T) {
 // is not a remote resource: `kustomize build` renders the tree without
 // fetching anything, and so must the add-on. A URL anchored there and
 // named by resources is still refused.
+// kustomize tries each resource and component as a git repository
+// before it looks for it in the tree: file:///srv/repo, with or without
+// go-getter's git:: prefix, ran `git clone` of a repository on the
+// installer's disk, even when the tree held a directory of that name to
+// pass the check that an entry exists. Such a URL is refused as remote,
+// before kustomize runs.
+func TestKustomizeLocalRepositoryRefused(t *testing.T) {
+	repo := t.TempDir()
+	gitRepo(t, repo, map[string]string{
+		"kustomization.yaml": "resources:\n- cm.yaml\n",
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: host\n",
+	})
+	for _, entry := range []string{"file://" + repo, "git::file://" + repo, "file://" + repo + "//?ref=main"} {
+		t.Run(entry, func(t *testing.T) {
+			decoy := path.Clean(strings.SplitN(entry, "?", 2)[0])
+			start := time.Now()
+			_, err := renderTree(t, map[string]string{
+				"kustomization.yaml":          "resources:\n- " + entry + "\n",
+				decoy + "/kustomization.yaml": "resources: []\n",
+			})
+			if !errors.Is(err, render.ErrRemote) || !strings.HasPrefix(err.Error(), "kustomization.yaml:2: ") {
+				t.Errorf("err = %v (after %v), want ErrRemote at kustomization.yaml:2", err, time.Since(start))
+			}
+		})
+	}
+}
+
+// gitRepo makes dir a git repository whose one commit, on main, holds
+// files.
+func gitRepo(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for n, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "files"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", args[0], err, out)
+		}
+	}
+}
+
 func TestKustomizeURLAsTextRenders(t *testing.T) {
 	res, err := renderTree(t, map[string]string{
 		"kustomization.yaml": `resources:
