@@ -14,7 +14,7 @@ import (
 
 func main() {
 	root, a := newRoot(os.Stdin, os.Stdout, os.Stderr)
-	routeProcessOutput(a)
+	routeProcessOutput()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first Ctrl-C cancels ctx: the command cleans up and exits 130.
 	// From then on the default applies, so a second one stops at once.

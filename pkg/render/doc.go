@@ -27,15 +27,20 @@
 // not the standard logger, not the environment or working directory.
 // Result.Warnings names each deprecated field of the kustomizations
 // kustomize read, in kustomize's words (types.Kustomization's
-// CheckDeprecatedFields), worked out by the render itself. kustomize
-// also prints those words, unconditionally, on os.Stderr when it loads
-// such a kustomization, and logs a few things through the standard
-// logger (vars defined and never used, a "git::" remote): those go
-// wherever the program points os.Stderr and the standard logger, as for
-// any program that runs kustomize, and are not in Result.Warnings. A
-// program that wants its stderr clean of them points both elsewhere
-// once, when it starts, as addonpkg's command does; swapping them around
-// each render would take other goroutines' lines and race.
+// CheckDeprecatedFields), and the vars declared that no file it read
+// refers to (kustomize's "well-defined vars that were never replaced"),
+// worked out by the render itself. kustomize also prints the first, on
+// os.Stderr, unconditionally, when it loads such a kustomization, and
+// logs the second and a few rarer things (a label selector's Gt on a
+// label that is no number, a var whose value is no scalar, a var
+// referred to only in fields kustomize does not replace in) through the
+// standard logger: those copies go wherever the program points
+// os.Stderr and the standard logger, as for any program that runs
+// kustomize. A program that wants its stderr clean of them points both
+// elsewhere once, when it starts, as addonpkg's command does; swapping
+// them around each render would take other goroutines' lines and race.
+// A "git::" remote, which kustomize also logs, is refused (ErrRemote)
+// unless remote resources are allowed.
 //
 // kustomize takes no context. A render whose context ends while
 // kustomize runs returns the context's error at once; kustomize finishes

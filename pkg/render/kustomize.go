@@ -61,8 +61,8 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 }
 
 // runKustomize runs kustomize over the checked tree, one render at a
-// time, and turns its resources into documents. The warnings are the
-// deprecated fields of the kustomizations it read (kustomizeWarnings).
+// time, and turns its resources into documents. The warnings are those
+// kustomizeWarnings works out from the files it read.
 func runKustomize(fsys fs.FS) (docs []Document, warnings []string, err error) {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
@@ -87,12 +87,12 @@ func runKustomize(fsys fs.FS) (docs []Document, warnings []string, err error) {
 	// overrides its option.
 	kopts := krusty.MakeDefaultOptions()
 	kopts.Reorder = krusty.ReorderOptionUnspecified
-	var read []string
-	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{fsys: fsys, kustomizations: &read}, "/")
+	var read readFiles
+	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{fsys: fsys, read: &read}, "/")
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}
-	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read)
+	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read.names)
 	if err := fixManagedBy(resMap); err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -23,9 +22,9 @@ var errReadOnly = errors.New("add-on tree is read-only")
 // exists for it.
 type treeFS struct {
 	fsys fs.FS
-	// kustomizations, when not nil, collects the kustomization files
-	// kustomize reads, in order (for the warnings about them).
-	kustomizations *[]string
+	// read, when not nil, collects the files kustomize reads (for the
+	// warnings about them: kustomizeWarnings).
+	read *readFiles
 }
 
 var _ filesys.FileSystem = treeFS{}
@@ -78,8 +77,8 @@ func (t treeFS) ReadDir(p string) ([]string, error) {
 
 func (t treeFS) ReadFile(p string) ([]byte, error) {
 	b, err := fs.ReadFile(t.fsys, rel(p))
-	if err == nil && t.kustomizations != nil && isKustomization(rel(p)) && !slices.Contains(*t.kustomizations, rel(p)) {
-		*t.kustomizations = append(*t.kustomizations, rel(p))
+	if err == nil && t.read != nil {
+		t.read.add(rel(p))
 	}
 	return b, err
 }
@@ -118,6 +117,23 @@ func (t treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
 		info, ierr := d.Info()
 		return walkFn(path.Clean(full), info, ierr)
 	})
+}
+
+// readFiles are the files kustomize read, in the order it first read
+// them.
+type readFiles struct {
+	names []string
+	seen  map[string]bool
+}
+
+func (r *readFiles) add(name string) {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if !r.seen[name] {
+		r.seen[name] = true
+		r.names = append(r.names, name)
+	}
 }
 
 type readOnlyFile struct{ fs.File }

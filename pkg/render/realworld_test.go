@@ -260,6 +260,55 @@ func TestRenderKustomizeWarnings(t *testing.T) {
 	}
 }
 
+// kustomize logs the vars it never replaced through the standard logger,
+// which a render leaves alone; the render works out the same condition
+// and returns it as a warning named with the kustomization that
+// declares the vars. A var that a resource refers to, here from a base,
+// is not named.
+func TestRenderKustomizeUnusedVarsWarning(t *testing.T) {
+	vars := func(names ...string) string {
+		s := "vars:\n"
+		for _, n := range names {
+			s += "- name: " + n + "\n  objref: {kind: ConfigMap, name: a, apiVersion: v1}\n  fieldref: {fieldpath: metadata.name}\n"
+		}
+		return s
+	}
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox\n    args: [\"$(USED)\"]\n"
+	res, err := renderTree(t, map[string]string{
+		"kustomization.yaml":      "resources:\n- a.yaml\n- base\n" + vars("USED", "UNUSED", "ALSO_UNUSED"),
+		"a.yaml":                  cm("a", ""),
+		"base/kustomization.yaml": "resources:\n- pod.yaml\nvars:\n- name: BASE_UNUSED\n  objref: {kind: Pod, name: p, apiVersion: v1}\n",
+		"base/pod.yaml":           pod,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.YAML()), "- a\n") {
+		t.Errorf("USED was not replaced:\n%s", res.YAML())
+	}
+	var got []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "never replaced") {
+			got = append(got, w)
+		}
+	}
+	want := []string{
+		"kustomization.yaml: well-defined vars that were never replaced: UNUSED,ALSO_UNUSED",
+		"base/kustomization.yaml: well-defined vars that were never replaced: BASE_UNUSED",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	res, err = renderTree(t, map[string]string{
+		"kustomization.yaml": "resources:\n- a.yaml\n- pod.yaml\n" + vars("USED"),
+		"a.yaml":             cm("a", ""),
+		"pod.yaml":           pod,
+	})
+	if err != nil || slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "never replaced") }) {
+		t.Errorf("every var used: %q, %v", res.Warnings, err)
+	}
+}
+
 // os.Stderr and the standard logger are the whole process's: renders
 // leave both alone, whatever their trees, so what the caller's other
 // goroutines write meanwhile reaches the caller's log and stderr, never a

@@ -116,9 +116,9 @@ type Result struct {
 	Kind      addon.Kind
 	Documents []Document
 	// Warnings are what the renderer warned about, one line each, for
-	// the caller to show: kustomize's deprecated fields, each named with
-	// its kustomization ("base/kustomization.yaml: 'commonLabels' is
-	// deprecated. ..."), and tokens such as __PILLAR__DNS__SERVER__ that
+	// the caller to show: kustomize's deprecated fields and the vars
+	// never replaced, each named with its kustomization
+	// ("base/kustomization.yaml: 'commonLabels' is deprecated. ..."), and tokens such as __PILLAR__DNS__SERVER__ that
 	// a script was to fill in, named with their file (or, rendered by
 	// kustomize, their object). The stream does not depend on them.
 	Warnings []string
