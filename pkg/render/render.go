@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/unpack"
 )
 
@@ -179,6 +180,16 @@ var ErrOutsideRoot = errors.New("path outside the add-on root")
 // Render renders the tree fsys (or, with opts.Raw, lists its manifests):
 // the one entry point, with Addon for an unpacked add-on.
 func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	// A tree that has links (a directory, os.DirFS) is read through them,
+	// by kustomize and by the splitter alike: a link that leads out of
+	// the tree (cm.yaml -> /etc/passwd, or a generator's file) would put
+	// the installer's files in the stream. safetree judges them, as for
+	// every other reader of untrusted trees.
+	if lfs, ok := fsys.(fs.ReadLinkFS); ok {
+		if err := safetree.CheckLinks(lfs); err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+	}
 	if opts.Raw {
 		return raw(ctx, fsys, opts)
 	}

@@ -1,0 +1,110 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addonpkg/addonpkg/pkg/render"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+)
+
+// A tree read through its links (os.DirFS) must not read the
+// installer's files through a link that leaves it: kustomize's
+// generators and resources, and the plain splitter, read what the link
+// names. The render refuses such a tree with safetree.ErrLinkEscape; a
+// link that stays inside renders.
+func TestRenderRefusesLinksOutOfTheTree(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret.yaml")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(secret, []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: host-secret\nstringData:\n  token: s3cr3t\n"), 0o644))
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		links map[string]string
+	}{
+		{"generator file", map[string]string{"kustomization.yaml": "configMapGenerator:\n- name: x\n  files:\n  - token\n"}, map[string]string{"token": secret}},
+		{"kustomize resource", map[string]string{"kustomization.yaml": "resources:\n- s.yaml\n"}, map[string]string{"s.yaml": secret}},
+		{"plain manifest", map[string]string{"cm.yaml": configMap}, map[string]string{"s.yaml": secret}},
+		{"directory", map[string]string{"kustomization.yaml": "resources:\n- host\n"}, map[string]string{"host": filepath.Dir(secret)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, s := range tc.files {
+				must(os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644))
+			}
+			for n, target := range tc.links {
+				must(os.Symlink(target, filepath.Join(dir, n)))
+			}
+			res, err := render.Render(context.Background(), os.DirFS(dir), render.Options{})
+			if !errors.Is(err, safetree.ErrLinkEscape) {
+				t.Errorf("err = %v, want ErrLinkEscape", err)
+			}
+			if res != nil && strings.Contains(string(res.YAML()), "s3cr3t") {
+				t.Errorf("the stream holds the host's file:\n%s", res.YAML())
+			}
+		})
+	}
+	dir := t.TempDir()
+	must(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- link.yaml\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(configMap), 0o644))
+	must(os.Symlink("cm.yaml", filepath.Join(dir, "link.yaml")))
+	if _, err := render.Render(context.Background(), os.DirFS(dir), render.Options{}); err != nil {
+		t.Errorf("a link inside the tree: %v", err)
+	}
+}
+
+// Other shapes of a hostile kustomization that must end in an error,
+// quickly, without reading outside the tree: a generator naming a host
+// file by absolute path (kustomize reads it inside the tree, where it is
+// not), components, crds and configurations up the tree, a kustomization
+// that includes itself or its parent, and YAML nested beyond go-yaml's
+// depth limit.
+func TestKustomizeHostileShapesRefused(t *testing.T) {
+	host, err := os.ReadFile("/etc/hostname")
+	if err != nil || len(strings.TrimSpace(string(host))) < 6 {
+		host = []byte("root:x:0:0") // /etc/passwd's first line
+	}
+	hostText := strings.TrimSpace(string(host))
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		outside bool // the error is ErrOutsideRoot
+	}{
+		{"generator file by absolute path", map[string]string{"kustomization.yaml": "configMapGenerator:\n- name: x\n  files:\n  - /etc/hostname\n  - /etc/passwd\n"}, false},
+		{"generator env by absolute path", map[string]string{"kustomization.yaml": "configMapGenerator:\n- name: x\n  envs:\n  - /etc/passwd\n"}, false},
+		{"generator file up the tree", map[string]string{"kustomization.yaml": "resources:\n- sub\n", "sub/kustomization.yaml": "configMapGenerator:\n- name: x\n  files:\n  - ../secret.txt\n", "secret.txt": "s"}, false},
+		{"components up the tree", map[string]string{"kustomization.yaml": "resources:\n- sub\n", "sub/kustomization.yaml": "components:\n- ../../c\n"}, true},
+		{"crds up the tree", map[string]string{"kustomization.yaml": "crds:\n- ../crd.yaml\n"}, true},
+		{"configurations by absolute path", map[string]string{"kustomization.yaml": "configurations:\n- /etc/passwd\n"}, true},
+		{"itself", map[string]string{"kustomization.yaml": "resources:\n- .\n"}, false},
+		{"a cycle", map[string]string{"kustomization.yaml": "resources:\n- a\n", "a/kustomization.yaml": "resources:\n- ../b\n", "b/kustomization.yaml": "resources:\n- ../a\n"}, false},
+		{"YAML nested 100,000 deep", map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\n", "cm.yaml": configMap + "data:\n  x: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "\n"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := renderTree(t, tc.files)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if err == nil {
+				t.Fatalf("rendered:\n%s", res.YAML())
+			}
+			if tc.outside && !errors.Is(err, render.ErrOutsideRoot) {
+				t.Errorf("err = %v, want ErrOutsideRoot", err)
+			}
+			if strings.Contains(err.Error(), hostText) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q holds a host file's text or more than one line", err)
+			}
+		})
+	}
+}
