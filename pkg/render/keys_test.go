@@ -119,3 +119,26 @@ func TestKustomizeStringKeysRender(t *testing.T) {
 		}
 	}
 }
+
+// The checks before kustomize runs read untrusted YAML, in files and in
+// the patches written in kustomizations: whatever the text, the render
+// returns (kustomize does not end the process) and a refusal of a key is
+// one line naming the file.
+func FuzzKustomizeKeys(f *testing.F) {
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  \"\": x\n", "")
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  ? [a]\n  : x\n", "")
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n", "- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/\n      value: x\n")
+	f.Add("[{\"op\": \"add\", \"path\": \"/data\", \"value\": {\"\": 1}}]", "- patch: '{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"cm\"}, \"data\": {1: x}}'\n")
+	f.Fuzz(func(t *testing.T, resource, patches string) {
+		kust := strings.Replace(mergeCM, "%s", "cm.yaml", 1)
+		if patches != "" {
+			kust += "patches:\n" + patches
+		}
+		_, err := renderTree(t, map[string]string{"kustomization.yaml": kust, "cm.yaml": resource})
+		if errors.Is(err, render.ErrKustomizeFatal) {
+			if s := err.Error(); strings.Contains(s, "\n") || !strings.HasPrefix(s, "cm.yaml:") && !strings.HasPrefix(s, "kustomization.yaml:") {
+				t.Errorf("refusal %q: want one line naming cm.yaml or kustomization.yaml", s)
+			}
+		}
+	})
+}
