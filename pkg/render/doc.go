@@ -45,5 +45,7 @@
 //
 // kustomize takes no context. A render whose context ends while
 // kustomize runs returns the context's error at once; kustomize finishes
-// on its own goroutine (holding the one-at-a-time lock until then).
+// on its own goroutine (holding the one-at-a-time lock until then). A
+// render whose context ends while it waits for that lock never runs
+// kustomize.
 package render

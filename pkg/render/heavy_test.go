@@ -171,3 +171,53 @@ func TestKustomizeRenderHonoursContext(t *testing.T) {
 		t.Fatal("render did not return when its context ended: it waits for kustomize")
 	}
 }
+
+// Renders of kustomize trees take turns. A render whose context ends
+// while it waits for its turn returns then, and its kustomize never runs
+// once the turn comes: it would hold the turn from the renders still
+// waited for, for nobody.
+func TestKustomizeRenderLeftWhileWaitingDoesNotRun(t *testing.T) {
+	tree := fstest.MapFS{
+		"kustomization.yaml": &fstest.MapFile{Data: []byte("resources:\n- cm.yaml\n")},
+		"cm.yaml":            &fstest.MapFile{Data: []byte(wideConfigMap(2))},
+	}
+	count := blockingFS{fsys: tree, name: "cm.yaml", opens: new(atomic.Int32)}
+	if _, err := render.Render(context.Background(), count, render.Options{Kind: addon.KindKustomize}); err != nil {
+		t.Fatal(err)
+	}
+	// The first render holds the turn: its kustomize blocks reading cm.yaml.
+	first := blockingFS{fsys: tree, name: "cm.yaml", at: count.opens.Load(), opens: new(atomic.Int32), opened: make(chan struct{}), release: make(chan struct{})}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := render.Render(context.Background(), first, render.Options{Kind: addon.KindKustomize})
+		firstDone <- err
+	}()
+	<-first.opened
+	// The second checks its tree, waits for the turn, and is given up.
+	second := blockingFS{fsys: tree, name: "cm.yaml", opens: new(atomic.Int32)}
+	ctx, cancel := context.WithCancel(context.Background())
+	secondDone := make(chan error, 1)
+	go func() {
+		_, err := render.Render(ctx, second, render.Options{Kind: addon.KindKustomize})
+		secondDone <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // its checks take well under a millisecond
+	cancel()
+	if err := <-secondDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("second render: %v, want context.Canceled", err)
+	}
+	opened := second.opens.Load()
+	// The turn goes to the second render's goroutine, which has waited
+	// longest (sync.Mutex hands a mutex waited for over 1ms to the first
+	// waiter), then to a third render, run to its end.
+	close(first.release)
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := render.Render(context.Background(), tree, render.Options{Kind: addon.KindKustomize}); err != nil {
+		t.Fatal(err)
+	}
+	if n := second.opens.Load(); n != opened {
+		t.Errorf("the given-up render's kustomize ran once its turn came: cm.yaml opened %d more times", n-opened)
+	}
+}

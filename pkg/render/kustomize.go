@@ -49,7 +49,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.docs, o.warnings, o.err = runKustomize(fsys)
+		o.docs, o.warnings, o.err = runKustomize(ctx, fsys)
 		done <- o
 	}()
 	select {
@@ -61,11 +61,18 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 }
 
 // runKustomize runs kustomize over the checked tree, one render at a
-// time, and turns its resources into documents. The warnings are those
-// kustomizeWarnings works out from the files it read.
-func runKustomize(fsys fs.FS) (docs []Document, warnings []string, err error) {
+// time, unless ctx ended while it waited for its turn, and turns its
+// resources into documents. The warnings are those kustomizeWarnings
+// works out from the files it read.
+func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []string, err error) {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
+	// A render whose caller left while it waited for the lock (another
+	// render's kustomize running long) does not run kustomize for nobody:
+	// it would hold the lock from the renders still waited for.
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			docs, warnings = nil, nil
