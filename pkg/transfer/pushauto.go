@@ -111,15 +111,6 @@ const (
 	FormatAuto = "auto"
 )
 
-// ParsePushFormat parses the name of a push format.
-func ParsePushFormat(s string) (string, error) {
-	switch s {
-	case FormatKeep, FormatAuto:
-		return s, nil
-	}
-	return "", fmt.Errorf("unknown push format %q (want %q or %q)", s, FormatAuto, FormatKeep)
-}
-
 // A FormProbe knows which registries take the artifact form: it answers
 // from what it learnt before or by asking the registry (doctor.Cache
 // probes once and caches the answer). PushAuto asks it; transfer does not
