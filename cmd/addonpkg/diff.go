@@ -30,10 +30,10 @@ type diffOutput struct {
 	Changes []apply.Change `json:"changes"`
 }
 
-// reportChanges lists a diff of two add-ons as changes: created in B's
-// order, configured in B's order, deleted in A's order. A change that
-// was not compared line by line (over a limit) has the reason instead of
-// a diff.
+// reportChanges lists a diff of two add-ons as changes: created, then
+// configured, then deleted, each in the report's order (diff.Report:
+// by group, kind, namespace and name). A change that was not compared
+// line by line (over a limit) has the reason instead of a diff.
 func reportChanges(r *diff.Report) []apply.Change {
 	out := make([]apply.Change, 0, len(r.Added)+len(r.Changed)+len(r.Removed))
 	for _, o := range r.Added {
@@ -66,7 +66,8 @@ registry reference, oci:DIR, an archive, a folder, an https:// download or a
 git repository) and compares their objects, matched as the API server knows
 them, by group, kind, namespace and name (an object moved from apps/v1beta2 to
 apps/v1 is changed, not removed and added). It prints the objects B adds and
-removes, and a unified diff of the YAML of each object that changed. Formatting alone (comments, quoting,
+removes, and a unified diff of the YAML of each object that changed, each list
+sorted by group, kind, namespace and name. Formatting alone (comments, quoting,
 key order, flow or block style) is no change. The values of a Secret's data and
 stringData are masked ("***", "*** (before)" and "*** (after)" where one
 changed), as kubectl diff masks them.
@@ -88,10 +89,12 @@ them: "object" (Kind/namespace/name, control characters replaced), "id"
 "reason" and "diff". Two add-ons differ as applying B over A would change
 them: "created" (only B renders it), "configured" (both do, differently;
 "diff" is its unified diff, or "reason" says why it was not compared line
-by line) and "deleted" (only A renders it), in that order. --cluster also
+by line) and "deleted" (only A renders it): those three in that order, and within each
+sorted by group, kind, namespace and name, as kubectl diff lists objects,
+so the output does not change when an add-on only reorders its files.
+--cluster lists the objects in the order apply would apply them, and also
 lists "unchanged", "skipped", "recreated" and "unvalidated" objects, with
-a diff of each it would create or delete. (diff A B --json printed
-"added", "removed" and "changed" lists before this shape was shared.)
+a diff of each it would create or delete.
 
 Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
 any error (a bad argument or flag, a source that cannot be read or rendered,

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -494,5 +495,39 @@ func TestDiffJSONKeepsNamesExact(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "\x1b") {
 		t.Errorf("the JSON carries a raw escape: %q", r.stdout)
+	}
+}
+
+// diff A B --json lists created, then configured, then deleted, each
+// sorted by group, kind, namespace and name (the diff command's help), not
+// in the order the add-ons' files hold the objects.
+func TestDiffJSONSorted(t *testing.T) {
+	lcHome(t)
+	obj := func(apiVersion, kind, ns, name, v string) string {
+		return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\ndata:\n  k: " + v + "\n---\n"
+	}
+	a, b := t.TempDir(), t.TempDir()
+	must(t, os.WriteFile(filepath.Join(a, "all.yaml"), []byte(
+		obj("v1", "Secret", "b", "gone", "1")+obj("v1", "ConfigMap", "b", "x", "1")+
+			obj("v1", "ConfigMap", "a", "y", "1")+obj("v1", "ConfigMap", "a", "gone", "1")), 0o644))
+	must(t, os.WriteFile(filepath.Join(b, "all.yaml"), []byte(
+		obj("v1", "Secret", "a", "new", "1")+obj("v1", "ConfigMap", "b", "x", "2")+
+			obj("v1", "ConfigMap", "a", "y", "2")+obj("v1", "ConfigMap", "b", "new", "1")), 0o644))
+	r := lcRun("diff", a+"/", b+"/", "--json")
+	var got lcDiffJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 1 || err != nil {
+		t.Fatalf("exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	var listed []string
+	for _, c := range got.Changes {
+		listed = append(listed, string(c.Action)+" "+c.Object)
+	}
+	want := []string{
+		"created ConfigMap/b/new", "created Secret/a/new",
+		"configured ConfigMap/a/y", "configured ConfigMap/b/x",
+		"deleted ConfigMap/a/gone", "deleted Secret/b/gone",
+	}
+	if !slices.Equal(listed, want) {
+		t.Errorf("changes\n%q\nwant\n%q", listed, want)
 	}
 }

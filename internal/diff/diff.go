@@ -8,6 +8,7 @@ package diff
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,13 +23,19 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
-// Report is what changed from a to b.
+// Report is what changed from a to b. Each list is sorted by group,
+// kind, namespace and name (ordered by their bytes), as kubectl diff
+// lists objects (one file each, named after those, walked in order): a
+// report does not change when an add-on only moves an object to
+// another file or reorders its kustomization's resources, and two
+// reports of the same objects read alike. Objects with the same key
+// (plain manifests may repeat one) keep their order.
 type Report struct {
-	// Added are the objects only b renders, in b's order.
+	// Added are the objects only b renders.
 	Added []addon.Object `json:"added"`
-	// Removed are the objects only a renders, in a's order.
+	// Removed are the objects only a renders.
 	Removed []addon.Object `json:"removed"`
-	// Changed are the objects both render with different content, in b's order.
+	// Changed are the objects both render with different content.
 	Changed []Change `json:"changed"`
 }
 
@@ -80,7 +87,7 @@ func (r *Report) Equal() bool {
 // is compared (parsed and written again with kyaml, comments dropped, the
 // keys of every mapping sorted, quoting and flow styles reset), so a
 // change of formatting alone is no change. The default limits apply (see
-// DiffWith).
+// DiffWith). The report's lists are sorted (Report).
 func Diff(ctx context.Context, a, b *render.Result) *Report {
 	return DiffWith(ctx, a, b, Options{})
 }
@@ -96,11 +103,14 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 	// Two documents with one key (possible in plain manifests) pair up in
 	// order of appearance.
 	pending := map[render.Identity][]render.Document{}
-	for _, d := range docs(a) {
+	docsA, docsB := sortedDocs(a), sortedDocs(b)
+	for _, d := range docsA {
 		k := render.IdentityOf(d.Object)
 		pending[k] = append(pending[k], d)
 	}
-	for _, db := range docs(b) {
+	// In the report's order, so that the limit on the diffs held
+	// summarizes the last objects listed, not some in between.
+	for _, db := range docsB {
 		if ctx.Err() != nil {
 			break
 		}
@@ -150,7 +160,7 @@ func DiffWith(ctx context.Context, a, b *render.Result, opts Options) *Report {
 		held += int64(len(d))
 		r.Changed = append(r.Changed, Change{Object: db.Object, From: from, UnifiedDiff: d})
 	}
-	for _, da := range docs(a) {
+	for _, da := range docsA {
 		ka := render.IdentityOf(da.Object)
 		if list := pending[ka]; len(list) > 0 {
 			r.Removed = append(r.Removed, da.Object)
@@ -298,11 +308,23 @@ func sameValue(x, y *yaml.Node) bool {
 	return x.Tag == y.Tag && x.Value == y.Value
 }
 
-func docs(r *render.Result) []render.Document {
+// sortedDocs are r's documents in the report's order (Report): by group,
+// kind, namespace and name, stable for a key that repeats.
+func sortedDocs(r *render.Result) []render.Document {
 	if r == nil {
 		return nil
 	}
-	return r.Documents
+	out := slices.Clone(r.Documents)
+	slices.SortStableFunc(out, func(x, y render.Document) int {
+		kx, ky := render.IdentityOf(x.Object), render.IdentityOf(y.Object)
+		return cmp.Or(
+			strings.Compare(kx.Group, ky.Group),
+			strings.Compare(kx.Kind, ky.Kind),
+			strings.Compare(kx.Namespace, ky.Namespace),
+			strings.Compare(kx.Name, ky.Name),
+		)
+	})
+	return out
 }
 
 // WriteText prints the report for people: the added, removed and changed

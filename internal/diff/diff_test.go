@@ -377,3 +377,60 @@ func TestDiffNamesWithoutEscapes(t *testing.T) {
 		t.Errorf("the summarized text carries terminal escapes: %q", sb.String())
 	}
 }
+
+// A report lists objects sorted by group, kind, namespace and name,
+// whatever order the add-ons render them in, as kubectl diff lists them;
+// two documents with one key keep their order. The limit on the diffs
+// held is spent in that order too: the objects summarized are the last
+// listed.
+func TestDiffSorted(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name, v string) string {
+		return fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %q\ndata:\n  v: %q\n", apiVersion, kind, name, ns, v)
+	}
+	split := func(docs ...string) *render.Result {
+		d, err := render.SplitDocuments("a.yaml", []byte(strings.Join(docs, "---\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &render.Result{Kind: addon.KindManifests, Documents: d}
+	}
+	a := split(
+		obj("v1", "Secret", "b", "gone", "1"),
+		obj("apps/v1", "Deployment", "a", "z", "1"),
+		obj("v1", "ConfigMap", "b", "x", "1"),
+		obj("v1", "ConfigMap", "a", "y", "1"),
+		obj("v1", "ConfigMap", "", "gone", "1"),
+	)
+	b := split(
+		obj("v1", "Secret", "a", "new", "1"),
+		obj("v1", "ConfigMap", "b", "x", "2"),
+		obj("apps/v1", "Deployment", "a", "z", "2"),
+		obj("v1", "ConfigMap", "a", "y", "2"),
+		obj("v1", "ConfigMap", "a", "dup", "first"),
+		obj("v1", "ConfigMap", "a", "dup", "second"),
+	)
+	keys := func(objs []addon.Object) (out []string) {
+		for _, o := range objs {
+			out = append(out, shown(o))
+		}
+		return out
+	}
+	// A budget for about one diff: the second and third are summarized.
+	r := DiffWith(context.Background(), a, b, Options{Limits: safetree.Limits{MaxDiffBytes: 150}})
+	var changed []string
+	for _, c := range r.Changed {
+		changed = append(changed, shown(c.Object))
+	}
+	want := [][]string{
+		{"v1/ConfigMap a/dup", "v1/ConfigMap a/dup", "v1/Secret a/new"},
+		{"v1/ConfigMap gone", "v1/Secret b/gone"},
+		{"v1/ConfigMap a/y", "v1/ConfigMap b/x", "apps/v1/Deployment a/z"},
+	}
+	got := [][]string{keys(r.Added), keys(r.Removed), changed}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if len(r.Changed) == 3 && (r.Changed[0].UnifiedDiff == "" || r.Changed[1].Summary == "" || r.Changed[2].Summary == "") {
+		t.Errorf("the budget is not spent in the report's order: %+v", r.Changed)
+	}
+}
