@@ -99,7 +99,7 @@ func (c *clusterFlags) client(ctx context.Context, log slog.Handler) (*apply.Cli
 // it says which cluster (a change made in the wrong context is the costly
 // mistake).
 func (a *app) connect(ctx context.Context, cf *clusterFlags) (*apply.Client, error) {
-	c, err := cf.client(ctx, &serverWarnings{a: a, seen: map[string]bool{}})
+	c, err := cf.client(ctx, a.serverWarnings())
 	if err != nil || a.quiet || !isTerminal(a.stderr) {
 		return c, err
 	}
@@ -479,13 +479,17 @@ is not ready follows the table, with its status. With --json, each add-on
 lists those objects twice: "unready", a line each for people, and
 "unreadyObjects", for programs: group, version, kind, namespace, name and
 "status", one of InProgress, Failed, Terminating, NotFound, OwnedByOther
-(with "owner"), NotOwned or Unreadable, with a "message".`,
+(with "owner"), NotOwned or Unreadable, with a "message".
+
+The API server's warnings (an API version it deprecates, which an
+add-on's objects still use) are printed on stderr, once each, as kubectl
+get prints them; --quiet hides them.`,
 		Example: `  addonpkg status
   addonpkg status metrics-server --json`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: cf.installedNames(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client(cmd.Context(), klogLines)
+			c, err := cf.client(cmd.Context(), a.serverWarnings())
 			if err != nil {
 				return err
 			}
@@ -495,6 +499,7 @@ lists those objects twice: "unready", a line each for people, and
 	}
 	cf.add(cmd)
 	addJSONFlag(cmd, &asJSON, "the installed add-ons")
+	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no warnings (the API server's)")
 	return cmd
 }
 
@@ -702,10 +707,16 @@ func writeStatus(a *app, list []apply.Installed, detail bool, ns string) error {
 	return err
 }
 
+// serverWarnings is the log of a client whose API server's warnings the
+// user reads (a command's own client; a completion's says nothing).
+func (a *app) serverWarnings() slog.Handler {
+	return &serverWarnings{a: a, seen: map[string]bool{}}
+}
+
 // serverWarnings prints each warning the API server answers with once
 // (a deprecated API version, a field the schema does not know), as
-// kubectl prints them, and hands the client's other records to klog's
-// lines.
+// kubectl prints them (unless --quiet), and hands the client's other
+// records to klog's lines.
 type serverWarnings struct {
 	a    *app
 	mu   sync.Mutex
