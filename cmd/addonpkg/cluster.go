@@ -87,11 +87,15 @@ func (c *clusterFlags) inventoryNamespace() string {
 
 // client connects to the cluster the flags name; the client's records
 // (the API server's warnings among them) go to log: klogLines sends them
-// where client-go's klog lines go (to stderr with -v, else nowhere).
-func (c *clusterFlags) client(ctx context.Context, log slog.Handler) (*apply.Client, error) {
+// where client-go's klog lines go (to stderr with -v, else nowhere). A
+// kubeconfig's credential plugin writes to the process's stderr
+// (withProcessStderr).
+func (c *clusterFlags) client(ctx context.Context, log slog.Handler) (cl *apply.Client, err error) {
 	opts := c.connect
 	opts.Logger = slog.New(log)
-	return apply.Connect(ctx, opts)
+	// A credential plugin speaks on the stderr the client is made with.
+	withProcessStderr(func() { cl, err = apply.Connect(ctx, opts) })
+	return cl, err
 }
 
 // connect connects to the cluster the flags name for a command that

@@ -23,7 +23,32 @@ import (
 // and before the command runs any goroutine that could write.
 func routeProcessOutput() {
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		os.Stderr = null
+		processStderr, os.Stderr = os.Stderr, null
 	}
 	log.SetOutput(io.Discard)
+}
+
+// processStderr is the process's standard error, where os.Stderr
+// pointed before routeProcessOutput pointed it at the null device; nil
+// until then (and in tests that run the command in process).
+var processStderr *os.File
+
+// withProcessStderr runs f with os.Stderr the process's standard error
+// again. client-go hands a kubeconfig's credential plugin (kubelogin,
+// aws eks get-token, gke-gcloud-auth-plugin) os.Stderr as it is when the
+// client is made, for the plugin's prompts ("open this URL to log in")
+// and its reasons for failing: without them the user reads only "exec:
+// executable aws failed with exit code 255". A command connects after
+// its render has returned, never during one, so kustomize, whose lines
+// the null device is for, is not writing meanwhile; and f runs on the
+// command's goroutine, where nothing else reads os.Stderr.
+func withProcessStderr(f func()) {
+	if processStderr == nil {
+		f()
+		return
+	}
+	null := os.Stderr
+	os.Stderr = processStderr
+	defer func() { os.Stderr = null }()
+	f()
 }

@@ -64,3 +64,37 @@ func TestCLIServerWarningsReachTheUser(t *testing.T) {
 		t.Errorf("uninstall: exit %d, stderr %q; want the API server's warning once", code, stderr)
 	}
 }
+
+// A kubeconfig's credential plugin (kubelogin, aws eks get-token,
+// gke-gcloud-auth-plugin) writes its prompts and its reasons for failing
+// to stderr: client-go hands it os.Stderr, which main points at the null
+// device, so addonpkg gives it the process's standard error while it
+// connects, and the user reads what the plugin says, as with kubectl.
+func TestCLICredentialPluginSpeaks(t *testing.T) {
+	cc := newClusterCLI(t)
+	kubeconfig := filepath.Join(cc.tmp, "exec.kubeconfig")
+	must(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "`+cc.env.URL+`", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      interactiveMode: Never
+      command: sh
+      args: ["-c", "echo 'plugin: token expired: run the login first' >&2; exit 1"]
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`), 0o600))
+	for _, args := range [][]string{{"status"}, {"uninstall", "none"}} {
+		_, stderr, code := cc.run(t, append(args, "--kubeconfig", kubeconfig)...)
+		if code == 0 || !strings.Contains(stderr, "plugin: token expired: run the login first\n") {
+			t.Errorf("%s: exit %d, stderr %q; want the plugin's words", args[0], code, stderr)
+		}
+	}
+}
