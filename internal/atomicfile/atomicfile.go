@@ -1,7 +1,8 @@
 // Package atomicfile writes files all or nothing: a reader, or the file
 // system after a crash, sees the old file or the new one, never a part.
 // Every file addonpkg publishes (archives, lock files, cache reports, the
-// store's index) is written this way.
+// store's index) is written this way; a tree written in a temp folder
+// and renamed into place (pkg/output) is synced whole first (SyncTree).
 //
 // It is also the one home of the rule for where an output may go: every
 // output addonpkg writes (a file with Write, an archive or a layout built

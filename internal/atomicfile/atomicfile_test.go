@@ -103,3 +103,20 @@ func TestCheckParent(t *testing.T) {
 		t.Errorf("CheckParent changed %s: %v", dir, entries)
 	}
 }
+
+// SyncTree syncs a tree of files and folders, and says when it cannot.
+func TestSyncTree(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b", "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.SyncTree(dir); err != nil {
+		t.Errorf("SyncTree: %v", err)
+	}
+	if err := atomicfile.SyncTree(filepath.Join(dir, "missing")); err == nil {
+		t.Error("SyncTree of a missing folder succeeded")
+	}
+}

@@ -2,7 +2,10 @@
 // everything goes into a temp directory, through os.Root, and is moved
 // into place only when complete. The temp directory is beside a target
 // that does not exist yet, and inside one that exists (it must be empty),
-// which is then filled and never replaced.
+// which is then filled and never replaced. The tree is made durable
+// before it is moved into place (atomicfile.SyncTree), and the move
+// after, so that a crash leaves the target without the tree or with all
+// of it, never with empty files.
 package output
 
 import (
@@ -406,10 +409,21 @@ func (w *Writer) Commit(fsys fs.FS) error {
 		err = w.root.RemoveAll(w.spill)
 	}
 	w.finish()
+	// The tree's bytes reach the disk before the rename that publishes
+	// it, and the rename after it: a crash leaves no empty files in dir.
+	if err == nil {
+		err = syncTree(w.tmp)
+	}
 	if err == nil && w.inPlace {
 		err = w.moveIn()
+		if err == nil {
+			err = syncDir(w.dir)
+		}
 	} else if err == nil {
 		err = w.renameIn()
+		if err == nil {
+			err = syncDir(filepath.Dir(w.dir))
+		}
 	}
 	if err != nil {
 		os.RemoveAll(w.tmp)
@@ -418,6 +432,13 @@ func (w *Writer) Commit(fsys fs.FS) error {
 	}
 	return nil
 }
+
+// syncTree and syncDir are atomicfile's: variables so that a test can
+// watch them.
+var (
+	syncTree = atomicfile.SyncTree
+	syncDir  = atomicfile.SyncDir
+)
 
 // Abort drops everything written so far.
 func (w *Writer) Abort() {
