@@ -48,7 +48,7 @@ The tree is validated first: every YAML document must parse and name an
 apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 		Example: `  addonpkg build examples/coredns -t coredns:1.11
   addonpkg build examples/metrics-server --format artifact -t metrics-server:0.7
-  addonpkg build ./addon -t registry.example.com/addons/x:1 --output oci:./layout:1
+  addonpkg build ./addon -t registry.example.com/addons/x:1 -o oci:./layout:1
   kustomize build overlays/prod | addonpkg build - --name prod -t prod:1
   addonpkg build 'git+https://github.com/org/repo.git//deploy?ref=v1.2.0' -t x:1.2.0`,
 		Args: exactArgs("PATH"),
@@ -94,7 +94,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f.StringVar(&bf.opts.Source, "source", "", "source URL (default: the git remote of PATH)")
 	f.StringVar(&bf.opts.Revision, "revision", "", "source revision (default: the last git commit that changed PATH, when PATH has no changes)")
 	addEnumFlag(cmd, &bf.compression, "compression", string(mediatypes.Gzip), "layer compression: gzip, zstd or none", string(mediatypes.Gzip), string(mediatypes.Zstd), string(mediatypes.None))
-	f.StringArrayVar(&bf.outputs, "output", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
+	f.StringArrayVarP(&bf.outputs, "output", "o", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&bf.opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&bf.opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	addMappingKeysLimit(cmd, &bf.opts.MaxMappingKeys)
