@@ -190,6 +190,9 @@ func kubeconfigError(rules *clientcmd.ClientConfigLoadingRules, loader clientcmd
 	switch {
 	case clientcmd.IsEmptyConfig(err) && len(files) == 0:
 		return fmt.Errorf("%w: none found (looked for %s), and not running in a Pod", ErrKubeconfig, strings.Join(looked, ", "))
+	case len(files) == 0 && contextName != "":
+		// No file to name, nor contexts to list.
+		return fmt.Errorf("%w: none found (looked for %s), so no context %q", ErrKubeconfig, strings.Join(looked, ", "), contextName)
 	case clientcmd.IsEmptyConfig(err):
 		return fmt.Errorf("%w %s: no current-context is set, and no context was named", ErrKubeconfig, strings.Join(files, ", "))
 	}

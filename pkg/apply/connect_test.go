@@ -73,6 +73,9 @@ func TestConnect(t *testing.T) {
 		{"missing file", "", apply.ConnectOptions{Kubeconfig: filepath.Join(home, "missing")}, []string{filepath.Join(home, "missing")}},
 		{"none at all", filepath.Join(home, "a") + string(os.PathListSeparator) + filepath.Join(home, "b"), apply.ConnectOptions{},
 			[]string{"none found", filepath.Join(home, "a") + ", " + filepath.Join(home, "b"), "not running in a Pod"}},
+		// Not "kubeconfig : no context "nope" (it has none)".
+		{"none at all, a context named", filepath.Join(home, "a"), apply.ConnectOptions{Context: "nope"},
+			[]string{`kubeconfig: none found (looked for ` + filepath.Join(home, "a") + `), so no context "nope"`}},
 		{"no current context", noContext, apply.ConnectOptions{}, []string{noContext, "no current-context"}},
 	} {
 		t.Setenv("KUBECONFIG", tc.kubeconfigEnv)
