@@ -123,3 +123,39 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	return ue
 }
+
+// rootFlagError is flagError for a flag the root does not know, given
+// before the command (addonpkg --json images, as kubectl takes
+// --context X before get). cobra takes the word after a flag it does not
+// know for the flag's value, finds no command, and the root refuses the
+// flag: the error says to give it after the command, naming the command
+// of args that has it, and points at the help.
+func rootFlagError(root *cobra.Command, err error, args []string) error {
+	ferr := flagError(root, err)
+	var ue *usageError
+	var ne *pflag.NotExistError
+	if !errors.As(ferr, &ue) || !errors.As(err, &ne) {
+		return ferr
+	}
+	name := ne.GetSpecifiedName()
+	for _, arg := range args {
+		c, _, ferr := root.Find([]string{arg})
+		if ferr != nil || c == root || !c.IsAvailableCommand() {
+			continue
+		}
+		if f := c.Flags().Lookup(name); f != nil || (len(name) == 1 && c.Flags().ShorthandLookup(name) != nil) {
+			ue.extra = append(ue.extra, fmt.Sprintf("%s is a flag of %s: give it after the command (addonpkg %s %s ...)", dashes(name), c.Name(), c.Name(), dashes(name)))
+			break
+		}
+	}
+	ue.extra = append(ue.extra, "Run 'addonpkg --help' for the commands.")
+	return ue
+}
+
+// dashes is how the flag named name is written: -x or --name.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}

@@ -77,7 +77,12 @@ container image holding the add-on under /addon) and the artifact form
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate(info.line() + "\n")
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c.HasParent() {
+			return flagError(c, err)
+		}
+		return rootFlagError(c, err, a.args)
+	})
 	root.SetIn(stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(stderr)

@@ -21,3 +21,23 @@ func TestBuildShortOutput(t *testing.T) {
 		t.Errorf("build -o oci:DIR wrote no layout: %v", err)
 	}
 }
+
+// A command's flag given before the command (addonpkg --json images, as
+// kubectl takes --context before get) is refused by the root, for cobra
+// takes the command's name for the flag's value: the error says where
+// the flag goes, and points at the help, as an unknown command does.
+func TestRootUnknownFlagSaysWhereItGoes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json", "images"}, "addonpkg: unknown flag: --json\n--json is a flag of images: give it after the command (addonpkg images --json ...)\nRun 'addonpkg --help' for the commands.\n"},
+		{[]string{"-q", "push", "x"}, "addonpkg: unknown shorthand flag: 'q' in -q\n-q is a flag of push: give it after the command (addonpkg push -q ...)\nRun 'addonpkg --help' for the commands.\n"},
+		{[]string{"--bogus"}, "addonpkg: unknown flag: --bogus\nRun 'addonpkg --help' for the commands.\n"},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != 1 || r.stderr != c.want || r.stdout != "" {
+			t.Errorf("addonpkg %q: exit %d, stdout %q, stderr\n%s\nwant exit 1, stderr\n%s", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+}
