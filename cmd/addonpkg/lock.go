@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,15 @@ func (f *setFlags) add(a *app, cmd *cobra.Command) {
 // load reads the declaration and the options every set command shares.
 func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Options, error) {
 	s, err := addonset.Load(cmd.Context(), f.file)
+	if errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("file") {
+		// The command run bare, where no set is declared: say what it
+		// reads, as a missing argument does, not "open addons.yaml".
+		msg := fmt.Sprintf("no %s here: give the add-on set's declaration with -f FILE", f.file)
+		if cmd.Name() == "render" {
+			msg += " (one add-on renders with addonpkg unpack SOURCE)"
+		}
+		return nil, addonset.Options{}, &usageError{cmd: cmd, msg: msg}
+	}
 	if err != nil {
 		return nil, addonset.Options{}, err
 	}

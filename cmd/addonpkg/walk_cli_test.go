@@ -41,3 +41,28 @@ func TestRootUnknownFlagSaysWhereItGoes(t *testing.T) {
 		}
 	}
 }
+
+// render, lock and mirror run where no addons.yaml is (the commands
+// tried bare) say what they read and how to name it, as a missing
+// argument does, with the usage line; an -f FILE that is missing is the
+// file's own error.
+func TestSetCommandsWithoutDeclaration(t *testing.T) {
+	lcHome(t)
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"render"}, 1, "addonpkg: render: no addons.yaml here: give the add-on set's declaration with -f FILE (one add-on renders with addonpkg unpack SOURCE)\nUsage: addonpkg render "},
+		{[]string{"lock"}, 1, "addonpkg: lock: no addons.yaml here: give the add-on set's declaration with -f FILE\nUsage: addonpkg lock "},
+		{[]string{"lock", "--check"}, 2, "addonpkg: lock: no addons.yaml here"},
+		{[]string{"mirror", "--to", "oci-archive:x.tar"}, 1, "addonpkg: mirror: no addons.yaml here"},
+		{[]string{"render", "-f", "nope.yaml"}, 1, "addonpkg: open nope.yaml: "},
+	} {
+		r := lcRun(c.args...)
+		if r.code != c.code || !strings.HasPrefix(r.stderr, c.want) {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit %d, %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
