@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 // entry is one hand-made tar entry.
@@ -76,6 +77,9 @@ const (
 	gz compression = iota
 	zst
 	none
+	// xzc compresses whole archives (docker save | xz); no layer media
+	// type has it, so a layer in it is refused (spec 9.3).
+	xzc
 )
 
 // compress compresses b deterministically (single-threaded encoders of
@@ -89,6 +93,8 @@ func compress(b []byte, c compression) []byte {
 		zw, err = gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	case zst:
 		zw, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	case xzc:
+		zw, err = xz.NewWriter(&buf)
 	default:
 		return b
 	}

@@ -170,6 +170,8 @@ func all() []vector {
 			input: image(imageOpts{diffIDs: []string{digestOf([]byte("another layer"))}}, under(gz, demo)), want: refuse(conformance.ReasonDigestMismatch)},
 		{name: "refuse-truncated-layer", pins: "9.3", about: "a gzip content layer cut in half (its descriptor describes the cut blob)",
 			input: artifact(artifactOpts{tree: demo}, layer{comp: gz, entries: prefixed("", withDemo(f("big.yaml", strings.Repeat("# padding line\n", 400)))), truncate: true}), want: refuse(conformance.ReasonMalformed)},
+		{name: "refuse-xz-layer", pins: "9.3", about: "a layer typed +gzip whose bytes are xz (docker load reads xz archives, but no layer media type is xz): refused as a layer that does not decode, not read as a tar",
+			input: image(imageOpts{}, layer{entries: prefixed("addon", demo), comp: xzc, mediaType: mtOCILayerGzip}), want: refuse(conformance.ReasonMalformed)},
 		{name: "refuse-entry-limit", pins: "9.5", about: "100,001 tar entries (outside the content directory), over the default limit of 100,000",
 			input: oneLayer(demo, entry{name: "junk", typ: tar.TypeReg, count: 100_001}), want: refuse(conformance.ReasonLimit)},
 		{name: "refuse-spec-version", pins: "12", about: "an artifact whose config says specVersion v2",

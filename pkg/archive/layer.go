@@ -3,6 +3,8 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/klauspost/pgzip"
+	"github.com/ulikunitz/xz"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -232,14 +235,16 @@ func Detect(head []byte) mediatypes.Compression { return mediatypes.DetectCompre
 
 // Decompress returns the tar stream inside r (a layer, an archive). The
 // magic bytes decide, so a mislabelled layer still reads; want is only
-// what the media type claims.
+// what the media type claims. An xz or bzip2 stream is refused
+// (ErrLayerCompression): no layer media type has them, and read as a tar
+// they would fail on a "bad header" that names no cause.
 func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(4)
+	head, err := br.Peek(mediatypes.DetectLen)
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	switch Detect(head) {
+	switch c := Detect(head); c {
 	case mediatypes.Gzip:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -248,11 +253,55 @@ func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error)
 		return zr, nil
 	case mediatypes.Zstd:
 		// A small window cap keeps a hostile frame from claiming memory.
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderLowmem(true))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(MaxDecoderWindow), zstd.WithDecoderLowmem(true))
 		if err != nil {
 			return nil, fmt.Errorf("open zstd stream: %w", err)
 		}
 		return zr.IOReadCloser(), nil
+	case mediatypes.Xz, mediatypes.Bzip2:
+		return nil, fmt.Errorf("%w: the bytes are %s-compressed; a layer is gzip, zstd or an uncompressed tar", ErrLayerCompression, c)
 	}
 	return io.NopCloser(br), nil
+}
+
+// ErrLayerCompression marks a layer compressed in a way that no layer
+// media type allows: xz or bzip2, which compress whole archives
+// (DecompressArchive), never layers.
+var ErrLayerCompression = errors.New("not a layer compression")
+
+// ErrCompressionBounds marks a compressed stream whose decoder would need
+// more memory than allowed: an xz block with a dictionary over MaxDecoderWindow.
+var ErrCompressionBounds = errors.New("compressed stream over the decoder's memory bound")
+
+// DecompressArchive returns the tar stream inside the size bytes of r, an
+// archive (docker save or an oci-archive, compressed or not) and the
+// compression its first bytes name. docker load reads archives
+// compressed with gzip, bzip2, xz or zstd, so DecompressArchive does too:
+// xz and bzip2 are refused only in layers (Decompress). Every block
+// header of an xz archive is checked against MaxDecoderWindow before the
+// decoder allocates a dictionary for it. The caller bounds the output.
+func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Compression, error) {
+	head := make([]byte, mediatypes.DetectLen)
+	n, err := r.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return nil, "", fmt.Errorf("read: %w", err)
+	}
+	c := Detect(head[:n])
+	sr := io.NewSectionReader(r, 0, size)
+	switch c {
+	case mediatypes.Xz:
+		if err := checkXzDicts(r, size, MaxDecoderWindow); err != nil {
+			return nil, c, err
+		}
+		zr, err := xz.NewReader(bufio.NewReaderSize(sr, 64<<10))
+		if err != nil {
+			return nil, c, fmt.Errorf("open xz stream: %w", err)
+		}
+		return io.NopCloser(zr), c, nil
+	case mediatypes.Bzip2:
+		// bzip2 blocks are at most 900 kB: the decoder's memory is bounded.
+		return io.NopCloser(bzip2.NewReader(bufio.NewReaderSize(sr, 64<<10))), c, nil
+	}
+	zr, err := Decompress(sr, c)
+	return zr, c, err
 }

@@ -33,31 +33,36 @@ type section struct{ off, size int64 }
 
 // OpenArchiveFile opens an archive (an oci-archive or a docker-archive)
 // to be read in place, blobs at their offsets. A compressed one (docker
-// save | gzip > FILE.tar.gz, which docker load and skopeo read; gzip or
-// zstd, by its first bytes: mediatypes.DetectCompression) is first
-// decompressed into an unnamed temporary file, at most maxBytes (a
-// *safetree.LimitError of safetree.LimitImageBytes beyond), which is
-// gone once f is closed or the process ends. compressed says it was.
+// save | gzip > FILE.tar.gz, which docker load and skopeo read; gzip,
+// zstd, xz or bzip2, by its first bytes: mediatypes.DetectCompression,
+// as docker load takes all four) is first decompressed into an unnamed
+// temporary file, at most maxBytes (a *safetree.LimitError of
+// safetree.LimitImageBytes beyond), which is gone once f is closed or the
+// process ends. compressed says it was.
 func OpenArchiveFile(file string, maxBytes int64) (f *os.File, compressed bool, err error) {
 	f, err = os.Open(file)
 	if err != nil {
 		return nil, false, err
 	}
-	head := make([]byte, 4)
+	head := make([]byte, mediatypes.DetectLen)
 	n, _ := f.ReadAt(head, 0)
-	c := mediatypes.DetectCompression(head[:n])
-	if c != mediatypes.Gzip && c != mediatypes.Zstd {
+	if mediatypes.DetectCompression(head[:n]) == mediatypes.None {
 		return f, false, nil
 	}
 	defer f.Close()
-	tmp, err := decompressArchive(f, c, maxBytes)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, true, err
+	}
+	tmp, err := decompressArchive(f, st.Size(), maxBytes)
 	return tmp, true, err
 }
 
-// decompressArchive writes r, compressed with c, into an unnamed
-// temporary file, at most maxBytes, and returns it at its start.
-func decompressArchive(r io.Reader, c mediatypes.Compression, maxBytes int64) (*os.File, error) {
-	zr, err := archive.Decompress(r, c)
+// decompressArchive writes the size bytes of r, a compressed archive,
+// into an unnamed temporary file, at most maxBytes, and returns it at its
+// start.
+func decompressArchive(r io.ReaderAt, size, maxBytes int64) (*os.File, error) {
+	zr, c, err := archive.DecompressArchive(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptArchive, err)
 	}
@@ -140,7 +145,7 @@ func OpenArchiveLimit(file string, maxBytes int64) (*Store, error) {
 		}
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("oci-archive %s: %w (not a tar, nor a gzip- or zstd-compressed one?)", file, err)
+			return nil, fmt.Errorf("oci-archive %s: %w (not a tar, nor a gzip-, zstd-, xz- or bzip2-compressed one?)", file, err)
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			continue

@@ -150,6 +150,12 @@ const (
 	Gzip    Compression = "gzip"
 	Zstd    Compression = "zstd"
 	Unknown Compression = ""
+
+	// Xz and Bzip2 compress archives (docker save | xz, which docker
+	// load reads), never layers: the image specification has no such
+	// layer media type, so a layer in them is refused.
+	Xz    Compression = "xz"
+	Bzip2 Compression = "bzip2"
 )
 
 // IsIndex reports whether mt is an OCI index or a Docker manifest list.
@@ -195,17 +201,29 @@ func LayerCompression(mt MediaType) Compression {
 }
 
 // DetectCompression tells a stream's compression from its first bytes
-// (spec/addon-v1.md 9.3): 1F 8B is gzip, 28 B5 2F FD zstd, anything else
-// an uncompressed tar.
+// (spec/addon-v1.md 9.3): 1F 8B is gzip, 28 B5 2F FD zstd, FD 37 7A 58
+// 5A 00 xz, "BZh" with a block size digit and the magic of a first
+// block ("1AY&SY") or of an empty stream bzip2, anything else an
+// uncompressed tar. It needs DetectLen bytes to tell them all. The
+// bzip2 test reads ten bytes, not docker's three, so that a tar whose
+// first entry is named "BZh..." is still a tar.
 func DetectCompression(head []byte) Compression {
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return Gzip
 	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		return Zstd
+	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}):
+		return Xz
+	case len(head) >= DetectLen && bytes.HasPrefix(head, []byte("BZh")) && head[3] >= '1' && head[3] <= '9' &&
+		(bytes.Equal(head[4:10], []byte("1AY&SY")) || bytes.Equal(head[4:10], []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90})):
+		return Bzip2
 	}
 	return None
 }
+
+// DetectLen is how many first bytes DetectCompression needs.
+const DetectLen = 10
 
 // ContentLayer returns the artifact form's content layer media type for c.
 func ContentLayer(c Compression) MediaType {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -20,7 +21,9 @@ import (
 )
 
 // `docker save IMAGE | gzip > addon.tar.gz` is how Docker's docs compress
-// a saved image, and docker load and skopeo read it back, as skopeo reads
+// a saved image, and docker load and skopeo read it back (docker load
+// reads bzip2, xz and zstd too; xz and bzip2 were refused until they
+// were added), as skopeo reads
 // a compressed oci-archive. addonpkg reads an archive in place (a blob at
 // its offset in the tar), so a compressed one is first decompressed into
 // an unnamed temporary file (layout.OpenArchiveFile): it reads as the
@@ -41,6 +44,9 @@ func TestCompressedArchiveReadsAsUncompressed(t *testing.T) {
 		for ext, compress := range map[string]func(io.Writer) io.WriteCloser{
 			".gz":  func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) },
 			".zst": func(w io.Writer) io.WriteCloser { zw, _ := zstd.NewWriter(w); return zw },
+			// docker load reads xz and bzip2 too; written by the real tools.
+			".xz":  func(w io.Writer) io.WriteCloser { return pipeTo(t, w, "xz", "-c", "-T2") },
+			".bz2": func(w io.Writer) io.WriteCloser { return pipeTo(t, w, "bzip2", "-c") },
 		} {
 			file := plain + ext
 			compressFile(t, plain, file, compress)
@@ -70,6 +76,33 @@ func TestCompressedArchiveReadsAsUncompressed(t *testing.T) {
 			checkOneLine(t, err, cut)
 		}
 	}
+}
+
+// pipeTo is a WriteCloser that compresses into w through a real command.
+func pipeTo(t *testing.T, w io.Writer, name string, args ...string) io.WriteCloser {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stdout = w
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return commandInput{in, cmd}
+}
+
+type commandInput struct {
+	io.WriteCloser
+	cmd *exec.Cmd
+}
+
+func (c commandInput) Close() error {
+	if err := c.WriteCloser.Close(); err != nil {
+		return err
+	}
+	return c.cmd.Wait()
 }
 
 // compressFile writes src compressed to dst, as gzip(1) or zstd(1) would.
