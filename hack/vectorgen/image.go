@@ -98,6 +98,10 @@ type layer struct {
 	tamper func([]byte) []byte
 	// truncate, when set, cuts the blob before its descriptor is made.
 	truncate bool
+	// padTo, when set, pads the compressed blob with zeros to a multiple
+	// of padTo bytes before its descriptor is made, as a tool that writes
+	// whole blocks does.
+	padTo int
 }
 
 // blobs is a content-addressed store being filled.
@@ -152,6 +156,9 @@ func putLayer(bs blobs, l layer, t []byte, ann map[string]string) descriptor {
 	blob := compress(t, l.comp)
 	if l.truncate {
 		blob = blob[:len(blob)/2]
+	}
+	if l.padTo > 0 {
+		blob = append(blob, make([]byte, (l.padTo-len(blob)%l.padTo)%l.padTo)...)
 	}
 	mt := l.mediaType
 	if mt == "" {

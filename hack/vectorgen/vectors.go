@@ -68,6 +68,8 @@ func all() []vector {
 			input: dockerSaved, want: expectOK("image", demo)},
 		{name: "image-media-type-contradicted", pins: "9.3", about: "a layer typed +gzip whose bytes are an uncompressed tar: decoded by its magic bytes",
 			input: image(imageOpts{}, layer{entries: prefixed("addon", demo), comp: none, mediaType: mtOCILayerGzip}), want: expectOK("image", demo)},
+		{name: "image-gzip-zero-padding", pins: "9.3", about: "a gzip layer padded with zeros to a 10240-byte record after its stream (the blob's digest and size count the zeros): the zeros end the stream, as for gzip -d",
+			input: image(imageOpts{}, layer{entries: prefixed("addon", demo), comp: gz, padTo: 10240}), want: expectOK("image", demo)},
 		{name: "image-outside-content-ignored", pins: "4.4", about: "entries outside /addon are ignored: not in the tree, not in the identity",
 			input: image(imageOpts{}, layer{comp: gz, entries: append(es(dir("etc/"), file("etc/os-release", "ID=scratch\n"), file("addon.yaml", nsYAML)), prefixed("addon", demo)...)}), want: expectOK("image", demo)},
 		{name: "artifact-gzip", pins: "5", about: "the artifact form: one gzip content layer holding the tree at its root; same identity as image-gzip",

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/ulikunitz/xz/lzma"
 
 	"github.com/addonpkg/addonpkg/pkg/archive"
@@ -184,4 +185,47 @@ func FuzzDecompressArchive(f *testing.F) {
 		io.Copy(io.Discard, io.LimitReader(zr, 1<<20))
 		zr.Close()
 	})
+}
+
+// Zero bytes after the last member of a gzip stream (a tool that pads its
+// output to a block) end the stream, as they do for gzip -d and Python's
+// gzip; Go's gzip reader refused them ("invalid header"). Members still
+// follow one another, and any other trailing byte is still refused, as
+// a gzip.ErrHeader.
+func TestDecompressGzipZeroPadding(t *testing.T) {
+	plain := sampleTar(t)
+	gz := runTool(t, plain, "gzip", "-c", "-n")
+	half := len(plain) / 2
+	twoMembers := append(runTool(t, plain[:half], "gzip", "-c", "-n"), runTool(t, plain[half:], "gzip", "-c", "-n")...)
+	pad := func(b []byte, n int) []byte { return append(bytes.Clone(b), make([]byte, n)...) }
+	read := func(b []byte) ([]byte, error) {
+		zr, err := archive.Decompress(bytes.NewReader(b), mediatypes.Gzip)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		return io.ReadAll(zr)
+	}
+	for name, b := range map[string][]byte{
+		"no padding":                gz,
+		"one zero":                  pad(gz, 1),
+		"to a 10240-byte record":    pad(gz, 10240-len(gz)%10240),
+		"two members, then zeros":   pad(twoMembers, 512),
+		"two members, no padding":   twoMembers,
+		"a megabyte of zero blocks": pad(gz, 1<<20),
+	} {
+		if got, err := read(b); err != nil || !bytes.Equal(got, plain) {
+			t.Errorf("%s: %d bytes, %v; want the %d bytes of the tar", name, len(got), err, len(plain))
+		}
+	}
+	for name, b := range map[string][]byte{
+		"zeros then a byte": append(pad(gz, 100), 1),
+		"text":              append(bytes.Clone(gz), "junk"...),
+		"zeros then a gzip": append(pad(gz, 4), gz...),
+	} {
+		_, err := read(b)
+		if !errors.Is(err, archive.ErrGzipTrailingData) || !errors.Is(err, gzip.ErrHeader) {
+			t.Errorf("%s after the stream: %v, want ErrGzipTrailingData (a gzip.ErrHeader)", name, err)
+		}
+	}
 }

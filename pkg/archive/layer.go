@@ -250,7 +250,8 @@ func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error)
 		if err != nil {
 			return nil, fmt.Errorf("open gzip stream: %w", err)
 		}
-		return zr, nil
+		zr.Multistream(false)
+		return &gzipMembers{br: br, zr: zr}, nil
 	case mediatypes.Zstd:
 		// A small window cap keeps a hostile frame from claiming memory.
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(MaxDecoderWindow), zstd.WithDecoderLowmem(true))
@@ -263,6 +264,80 @@ func Decompress(r io.Reader, want mediatypes.Compression) (io.ReadCloser, error)
 	}
 	return io.NopCloser(br), nil
 }
+
+// gzipMembers reads the members of a gzip stream one after another, as
+// gzip -d does, and ends at zero bytes after the last member: tools that
+// write to block devices pad the compressed stream to a block with zeros,
+// and gzip(1) and Python's gzip read past them silently. Go's gzip reader
+// refuses them ("invalid header"), and so does containerd's applier, which
+// drains the decompressor after the tar. Any other byte after a member is
+// still refused (gzip(1) warns and exits 2). The padding is read, not
+// skipped: a layer's bytes are hashed as they are read, so the zeros
+// count in its digest and size like every other byte.
+type gzipMembers struct {
+	br   *bufio.Reader
+	zr   *gzip.Reader
+	done bool
+}
+
+// ErrGzipTrailingData marks bytes other than zeros after the last member
+// of a gzip stream. It matches gzip.ErrHeader, what it was before.
+var ErrGzipTrailingData error = gzipTrailing{}
+
+type gzipTrailing struct{}
+
+func (gzipTrailing) Error() string {
+	return "gzip: data after the last member that is neither a member nor zero padding"
+}
+func (gzipTrailing) Is(t error) bool { return t == gzip.ErrHeader }
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for !g.done {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if err := g.next(); err != nil {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+	return 0, io.EOF
+}
+
+// next starts the member that follows one that ended, or reads the zero
+// padding to the end.
+func (g *gzipMembers) next() error {
+	head, err := g.br.Peek(2)
+	if len(head) == 0 && err == io.EOF {
+		g.done = true
+		return nil
+	}
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		if err := g.zr.Reset(g.br); err != nil {
+			return err
+		}
+		g.zr.Multistream(false)
+		return nil
+	}
+	for {
+		b, err := g.br.ReadByte()
+		if err == io.EOF {
+			g.done = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if b != 0 {
+			return ErrGzipTrailingData
+		}
+	}
+}
+
+func (g *gzipMembers) Close() error { return g.zr.Close() }
 
 // ErrLayerCompression marks a layer compressed in a way that no layer
 // media type allows: xz or bzip2, which compress whole archives
