@@ -98,6 +98,8 @@ type layer struct {
 	tamper func([]byte) []byte
 	// truncate, when set, cuts the blob before its descriptor is made.
 	truncate bool
+	// annotations go on the layer's descriptor in the manifest.
+	annotations map[string]string
 	// padTo, when set, pads the compressed blob with zeros to a multiple
 	// of padTo bytes before its descriptor is made, as a tool that writes
 	// whole blocks does.
@@ -142,7 +144,7 @@ func putImage(bs blobs, o imageOpts, layers ...layer) descriptor {
 	for _, l := range layers {
 		t := tarOf(l.entries)
 		cfg.RootFS.DiffIDs = append(cfg.RootFS.DiffIDs, digestOf(t))
-		m.Layers = append(m.Layers, putLayer(bs, l, t, nil))
+		m.Layers = append(m.Layers, putLayer(bs, l, t, l.annotations))
 	}
 	if o.diffIDs != nil {
 		cfg.RootFS.DiffIDs = o.diffIDs

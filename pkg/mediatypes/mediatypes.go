@@ -133,6 +133,10 @@ const (
 	// DockerReferenceTypeAttestation is AnnotationDockerReferenceType's
 	// value on an attestation manifest.
 	DockerReferenceTypeAttestation = "attestation-manifest"
+	// AnnotationEstargzTOC is set on the descriptor of an eStargz layer
+	// (the stargz snapshotter's, nerdctl's and ctr-remote's converters)
+	// to the digest of its table of contents.
+	AnnotationEstargzTOC = "containerd.io/snapshot/stargz/toc.digest"
 )
 
 // SpecVersion is the version of the add-on format that this package describes.

@@ -308,7 +308,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	if len(p) > f.limits.MaxPathLength {
 		return &safetree.LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
-	if p == "." || !f.mayMatter(p) {
+	if p == "." || !f.mayMatter(p) || isEstargzMetadata(ls, p) {
 		return nil
 	}
 	e := layerEntry{hdr: hdr, path: p}
@@ -353,6 +353,20 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 		e.sum = sha256.Sum256(e.data)
 	}
 	return r.send(ctx, e)
+}
+
+// isEstargzMetadata reports whether p is one of the entries that eStargz
+// adds at the root of a layer (its table of contents and its prefetch
+// landmarks) in a layer whose descriptor says it is eStargz (spec 4.4).
+// They describe the layer, not the filesystem: the lazy snapshotter
+// never shows them and containers/storage skips them, so the add-on
+// reads the same whether its layer was converted or not.
+func isEstargzMetadata(ls layerSource, p string) bool {
+	switch p {
+	case "stargz.index.json", ".prefetch.landmark", ".no.prefetch.landmark":
+		return ls.desc.Annotations[mediatypes.AnnotationEstargzTOC] != ""
+	}
+	return false
 }
 
 // spillEntry streams a regular file's bytes to the spill directory and
