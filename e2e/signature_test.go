@@ -448,4 +448,11 @@ func TestCosignSBOMTagNamesTheAddon(t *testing.T) {
 	if !strings.Contains(line, "the manifest "+built.Digest) {
 		t.Errorf("unpack of the SBOM's tag: %q does not name the add-on %s", line, built.Digest)
 	}
+	// inspect names it for what it is; it said form "unknown".
+	var in struct {
+		Form string `json:"form"`
+	}
+	if c.okJSON(&in, "inspect", tag, "--json"); in.Form != "sbom" {
+		t.Errorf("inspect %s: form %q, want sbom", tag, in.Form)
+	}
 }

@@ -11,7 +11,7 @@ var forms = map[mediatypes.Form]bool{
 	mediatypes.FormImage: true, mediatypes.FormArtifact: true, mediatypes.FormFlux: true,
 	mediatypes.FormORAS: true, mediatypes.FormOLM: true, mediatypes.FormUnknown: true,
 	mediatypes.FormHelm: true, mediatypes.FormSignature: true, mediatypes.FormAttestation: true,
-	mediatypes.FormImageLock: true,
+	mediatypes.FormImageLock: true, mediatypes.FormSBOM: true,
 }
 
 // FuzzClassify: Classify never panics and always names one of the forms,

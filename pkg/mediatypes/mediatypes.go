@@ -284,6 +284,9 @@ const (
 	// FormAttestation is a cosign attestation (tag sha256-HEX.att), or
 	// BuildKit's attestation manifest.
 	FormAttestation Form = "attestation"
+	// FormSBOM is an SBOM that cosign attached (tag sha256-HEX.sbom):
+	// every layer one of SBOMTypes, no title.
+	FormSBOM Form = "sbom"
 	// FormImageLock is an image lock (spec/image-lock-v1.md).
 	FormImageLock Form = "image-lock"
 	// FormReferrer is any other manifest with a subject that no form
@@ -293,11 +296,23 @@ const (
 )
 
 // IsReferrer says whether f is the form of something that refers to an
-// add-on (a signature, an attestation, an image lock or another
+// add-on (a signature, an attestation, an SBOM, an image lock or another
 // referrer), not an add-on.
 func IsReferrer(f Form) bool {
-	return f == FormSignature || f == FormAttestation || f == FormImageLock || f == FormReferrer
+	return f == FormSignature || f == FormAttestation || f == FormSBOM || f == FormImageLock || f == FormReferrer
 }
+
+// SBOMTypes are the layer media types of an SBOM as `cosign attach sbom`
+// writes it at a sha256-HEX.sbom tag (its --type spdx, spdxjson,
+// cyclonedx, syft, and the names of older cosign releases).
+var SBOMTypes = []MediaType{
+	"text/spdx", "text/spdx+json", "spdx+json", "application/spdx+json", "text/spdx+xml",
+	"application/vnd.cyclonedx", "application/vnd.cyclonedx+json", "application/vnd.cyclonedx+xml",
+	"application/vnd.syft+json",
+}
+
+// IsSBOM reports whether mt is one of SBOMTypes.
+func IsSBOM(mt MediaType) bool { return slices.Contains(SBOMTypes, mt) }
 
 // Layer is the part of a layer descriptor that classification needs.
 type Layer struct {
@@ -352,6 +367,8 @@ func Classify(configType, artifactType MediaType, layers []Layer, labels map[str
 		return FormSignature
 	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return l.MediaType == DSSEEnvelope || l.MediaType == InToto }):
 		return FormAttestation
+	case len(layers) > 0 && allMatch(layers, func(l Layer) bool { return IsSBOM(l.MediaType) }):
+		return FormSBOM
 	}
 	return FormUnknown
 }

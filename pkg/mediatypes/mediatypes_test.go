@@ -48,6 +48,12 @@ func TestClassify(t *testing.T) {
 		// keeps it out of platform selection).
 		{"buildkit attestation", mediatypes.OCIConfig, "", l(mediatypes.InToto, mediatypes.InToto), nil, mediatypes.FormAttestation},
 		{"image lock", mediatypes.OCIEmpty, mediatypes.ImagesLock, l(mediatypes.ImagesLock), nil, mediatypes.FormImageLock},
+		// cosign attach sbom --type spdx|spdxjson|cyclonedx|syft, at sha256-HEX.sbom.
+		{"cosign sbom, spdx", mediatypes.DockerConfig, "", l("text/spdx"), nil, mediatypes.FormSBOM},
+		{"cosign sbom, spdx json", mediatypes.OCIConfig, "", l("spdx+json"), nil, mediatypes.FormSBOM},
+		{"cosign sbom, cyclonedx", mediatypes.OCIConfig, "", l("application/vnd.cyclonedx+json"), nil, mediatypes.FormSBOM},
+		{"cosign sbom, syft", mediatypes.OCIConfig, "", l("application/vnd.syft+json"), nil, mediatypes.FormSBOM},
+		{"sbom layer beside an image layer", mediatypes.OCIConfig, "", l("text/spdx", mediatypes.OCILayerGzip), nil, mediatypes.FormUnknown},
 		{"signature layer beside an image layer", mediatypes.OCIConfig, "", l(mediatypes.CosignSimpleSigning, mediatypes.OCILayerGzip), nil, mediatypes.FormUnknown},
 		{"nothing", "application/x", "", l("application/y"), nil, mediatypes.FormUnknown},
 		{"no layers", "application/x", "", nil, nil, mediatypes.FormUnknown},
@@ -141,6 +147,25 @@ func TestClassifyManifestSubject(t *testing.T) {
 		}
 		if mediatypes.IsReferrer(tc.want) != (tc.want == mediatypes.FormReferrer || tc.want == mediatypes.FormSignature) {
 			t.Errorf("%s: IsReferrer(%s) = %t", tc.name, tc.want, mediatypes.IsReferrer(tc.want))
+		}
+	}
+}
+
+// Every SBOM type cosign attaches classifies as an SBOM, a referrer: the
+// manifest at a sha256-HEX.sbom tag was "unknown". Each of cosign's tags
+// (.sig, .att, .sbom) is a referrer tag.
+func TestCosignSBOMIsAReferrer(t *testing.T) {
+	for _, mt := range mediatypes.SBOMTypes {
+		if got := mediatypes.Classify(mediatypes.OCIConfig, "", []mediatypes.Layer{{MediaType: mt}}, nil); got != mediatypes.FormSBOM {
+			t.Errorf("a layer of %s: %s, want %s", mt, got, mediatypes.FormSBOM)
+		}
+	}
+	if !mediatypes.IsReferrer(mediatypes.FormSBOM) {
+		t.Error("an SBOM is no referrer")
+	}
+	for _, suffix := range []string{".sig", ".att", ".sbom"} {
+		if tag := "sha256-" + strings.Repeat("a", 64) + suffix; !mediatypes.IsReferrerTag(tag) {
+			t.Errorf("%s is no referrer tag", tag)
 		}
 	}
 }

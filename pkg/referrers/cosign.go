@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -16,19 +15,12 @@ import (
 
 // Media types of what cosign stores at its tags: a signature's layers
 // hold simple-signing payloads, an attestation's DSSE envelopes, an
-// SBOM's layers a document in one of the SBOM formats cosign attaches.
+// SBOM's layers a document in one of the SBOM formats cosign attaches
+// (mediatypes.SBOMTypes).
 const (
 	CosignSimpleSigningType = string(mediatypes.CosignSimpleSigning)
 	DSSEEnvelopeType        = string(mediatypes.DSSEEnvelope)
 )
-
-// SBOMTypes are the layer media types of an SBOM at a sha256-HEX.sbom tag
-// (cosign attach sbom: SPDX, CycloneDX, Syft).
-var SBOMTypes = []string{
-	"text/spdx", "text/spdx+json", "spdx+json", "application/spdx+json", "text/spdx+xml",
-	"application/vnd.cyclonedx", "application/vnd.cyclonedx+json", "application/vnd.cyclonedx+xml",
-	"application/vnd.syft+json",
-}
 
 // MaxCosignLayers bounds the layers (signatures) of one manifest read to
 // tell a cosign tag's manifest for what it is; each payload is capped by
@@ -98,7 +90,7 @@ func cosignKind(ctx context.Context, loc Location, d v1.Hash, suffix string, des
 				return fmt.Sprintf("a layer of type %q, not an attestation (%s)", mt, DSSEEnvelopeType), nil
 			}
 		case ".sbom":
-			if !slices.Contains(SBOMTypes, mt) {
+			if !mediatypes.IsSBOM(mediatypes.MediaType(mt)) {
 				return fmt.Sprintf("a layer of type %q, not an SBOM", mt), nil
 			}
 		}

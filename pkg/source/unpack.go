@@ -83,8 +83,9 @@ func Unpack(ctx context.Context, ref Ref, opts Options, uopts unpack.Options) (*
 		err = unpackOnce()
 	}
 	if hex, ok := reference.Attachment(ref.Name); ok && errors.Is(err, unpack.ErrUnsupported) {
-		// cosign's sha256-HEX.sig, .att, .sbom tags (an SBOM's layer is
-		// of no form at all): the add-on is the manifest they hang on.
+		// cosign's sha256-HEX.sig, .att, .sbom tags (a signature, an
+		// attestation, an SBOM, with no subject to name): the add-on is
+		// the manifest they hang on.
 		return nil, fmt.Errorf("%s: %w; the tag names what hangs on the manifest sha256:%s: unpack that one", ref, err, hex)
 	}
 	if err != nil {

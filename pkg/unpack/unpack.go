@@ -435,6 +435,8 @@ func formName(f mediatypes.Form) string {
 		return "an attestation"
 	case mediatypes.FormImageLock:
 		return "an image lock"
+	case mediatypes.FormSBOM:
+		return "an SBOM"
 	}
 	return "a " + string(f)
 }
