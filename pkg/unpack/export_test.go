@@ -1,5 +1,14 @@
 package unpack
 
+import v1 "github.com/google/go-containerregistry/pkg/v1"
+
+// SetHostPlatform lets tests run SelectImage as if on another host.
+func SetHostPlatform(os, arch string) (restore func()) {
+	old := hostPlatform
+	hostPlatform = v1.Platform{OS: os, Architecture: arch}
+	return func() { hostPlatform = old }
+}
+
 // SetReadAheadBudget lets tests make lower layers wait for the merge.
 func SetReadAheadBudget(n int64) (restore func()) {
 	old := readAheadBudget

@@ -169,9 +169,22 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Addon, error)
 // SelectImage picks the image for platform p (nil: the running platform,
 // else the only entry that is not an attestation manifest) from an index,
 // descending into nested indexes.
+//
+// The running platform is Go's runtime.GOOS/GOARCH, not linux/GOARCH as
+// Docker Desktop's Linux VM or go-containerregistry's linux/amd64
+// default would have it (skopeo also takes the host's): on macOS or
+// Windows no entry of a Linux index matches, so an index of one image is
+// read (the usual add-on: its content has no platform) and an index of
+// several is refused naming them, for the user to pick one with
+// --platform, rather than read an image the user did not choose
+// (spec/addon-v1.md 9.1).
 func SelectImage(idx v1.ImageIndex, p *v1.Platform) (v1.Image, error) {
 	return selectImage(idx, p, 0, map[v1.Hash]bool{})
 }
+
+// hostPlatform is the running platform SelectImage matches when asked
+// for none.
+var hostPlatform = v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 
 func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]bool) (v1.Image, error) {
 	if depth > maxIndexDepth {
@@ -193,7 +206,7 @@ func selectImage(idx v1.ImageIndex, p *v1.Platform, depth int, seen map[v1.Hash]
 	want := p
 	explicit := p != nil
 	if want == nil {
-		want = &v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+		want = &hostPlatform
 	}
 	var pick, only *v1.Descriptor
 	var have []string
