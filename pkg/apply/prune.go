@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,7 +77,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	if len(del) == 0 {
 		return inOrder(listed, nil), retained, nil
 	}
-	res, err := c.deleteAll(ctx, del, ssa.DeleteOptions{
+	res, deleted, err := c.deleteAll(ctx, del, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelAddon: addon, LabelApplySetPartOf: c.setID(addon)},
 		Exclusions:        pruneExclusions,
@@ -91,7 +92,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 	if res != nil {
 		opts.report(addon, "deleting", changesOf(res))
 	}
-	if err := c.waitGone(ctx, del, opts.timeout()); err != nil {
+	if err := c.waitGone(ctx, deleted, opts.timeout()); err != nil {
 		return changes, retained, err
 	}
 	if res != nil {
@@ -138,30 +139,40 @@ func inOrder(slots []pruneSlot, res *ssa.ChangeSet) []Change {
 	return out
 }
 
+// A deletion is an object a prune or an uninstall asked the API server
+// to delete: its identity, and the uid of the object deleted. The wait
+// for it to be gone is a wait for that uid, as kubectl wait
+// --for=delete's: an object someone made again under its name since is
+// another object, not the one still going.
+type deletion struct {
+	obj *unstructured.Unstructured
+	uid types.UID
+}
+
 // deleteAll is ssa's DeleteAll, in its order (reverse apply order), with
-// two differences: a delete that finds its object gone already is done,
-// not a failure (ssa reads the object, then deletes it: a Namespace that
-// finished terminating in between answered 404, and the uninstall
-// failed); and the first failure is wrapped, so that errors.Is tells a
-// forbidden delete from an unreachable server, where ssa joins them all
-// into one string.
-func (c *Client) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.DeleteOptions) (*ssa.ChangeSet, error) {
+// three differences: each delete is of the uid it read and checked
+// (deleteOne), and deleted lists those; a delete that finds its object
+// gone already is done, not a failure (ssa reads the object, then
+// deletes it: a Namespace that finished terminating in between answered
+// 404, and the uninstall failed); and the first failure is wrapped, so
+// that errors.Is tells a forbidden delete from an unreachable server,
+// where ssa joins them all into one string.
+func (c *Client) deleteAll(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.DeleteOptions) (*ssa.ChangeSet, []deletion, error) {
 	sort.Sort(sort.Reverse(ssa.SortableUnstructureds(objs)))
 	cs := ssa.NewChangeSet()
 	var (
-		first error
-		msgs  []string
+		deleted []deletion
+		first   error
+		msgs    []string
 	)
 	for _, o := range objs {
-		e, err := c.manager.Delete(ctx, o, opts)
+		e, uid, err := c.deleteOne(ctx, o, opts)
 		if err != nil && c.gone(ctx, o) {
-			err = nil
-			if e != nil {
-				e.Action = ssa.DeletedAction
-			}
+			err, e.Action = nil, ssa.DeletedAction
 		}
-		if e != nil {
-			cs.Add(*e)
+		cs.Add(e)
+		if uid != "" {
+			deleted = append(deleted, deletion{obj: o, uid: uid})
 		}
 		if err != nil {
 			first = cmp.Or(first, err)
@@ -169,10 +180,46 @@ func (c *Client) deleteAll(ctx context.Context, objs []*unstructured.Unstructure
 		}
 	}
 	if first != nil {
-		// ssa's errors say "Kind/ns/name delete failed: ..." already.
-		return cs, fmt.Errorf("%w%s", first, strings.TrimPrefix(strings.Join(msgs, "; "), first.Error()))
+		// The errors say "Kind/ns/name delete failed: ..." already.
+		return cs, deleted, fmt.Errorf("%w%s", first, strings.TrimPrefix(strings.Join(msgs, "; "), first.Error()))
 	}
-	return cs, nil
+	return cs, deleted, nil
+}
+
+// deleteOne is ssa's Delete: it reads o, skips it unless it carries
+// every label of opts.Inclusions and none of opts.Exclusions, and
+// deletes it; but the delete is conditional on the uid read
+// (metav1.Preconditions), so what is deleted is what was checked, not
+// an object made since under its name (whose delete the server refuses
+// as a conflict: it is read and checked again). uid is that of the
+// object deleted, "" when none was (skipped, or gone already).
+func (c *Client) deleteOne(ctx context.Context, o *unstructured.Unstructured, opts ssa.DeleteOptions) (e ssa.ChangeSetEntry, uid types.UID, err error) {
+	e = ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o), GroupVersion: o.GroupVersionKind().Version,
+		Subject: utils.FmtUnstructured(o), Action: ssa.UnknownAction}
+	for range 3 {
+		live, err := c.get(ctx, o)
+		switch {
+		case err != nil:
+			return e, "", fmt.Errorf("%s query failed: %w", e.Subject, err)
+		case live == nil:
+			e.Action = ssa.DeletedAction
+			return e, "", nil
+		case !labels.SelectorFromSet(opts.Inclusions).Matches(labels.Set(live.GetLabels())), utils.AnyInMetadata(live, opts.Exclusions):
+			e.Action = ssa.SkippedAction
+			return e, "", nil
+		}
+		uid := live.GetUID()
+		err = c.kube.Delete(ctx, live, client.PropagationPolicy(opts.PropagationPolicy), client.Preconditions{UID: &uid})
+		if apierrors.IsConflict(err) {
+			continue // another object of its name now: read it again
+		}
+		if err != nil {
+			return e, "", fmt.Errorf("%s delete failed: %w", e.Subject, err)
+		}
+		e.Action = ssa.DeletedAction
+		return e, uid, nil
+	}
+	return e, "", fmt.Errorf("%s delete failed: %w: it was made again under its name each time it was read", e.Subject, ErrConflict)
 }
 
 // gone reports whether o is no longer in the cluster.

@@ -186,29 +186,31 @@ func sanitizedList(items []string) string {
 	return strings.Join(out, ", ")
 }
 
-// waitGone waits until every object is deleted; its *WaitError names
-// those still there, and what holds each.
-func (c *Client) waitGone(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+// waitGone waits until every object deleted is gone: not in the
+// cluster, or another object there under its name (another uid, made
+// since by someone else), which is not waited for and not named. Its
+// *WaitError names those still there, and what holds each.
+func (c *Client) waitGone(ctx context.Context, dels []deletion, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	we := &WaitError{Op: "deletion", TimedOut: true, Err: context.DeadlineExceeded}
-	for _, o := range objs {
+	for _, d := range dels {
 		err := wait.PollUntilContextCancel(ctx, c.opts.PollInterval, true, func(ctx context.Context) (bool, error) {
-			live, err := c.get(ctx, o)
-			return live == nil && err == nil, nil
+			live, err := c.get(ctx, d.obj)
+			return err == nil && (live == nil || live.GetUID() != d.uid), nil
 		})
 		if err != nil {
 			// The deadline passed, maybe on an earlier object: look once
 			// more, so only what is still there is named.
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			live, gerr := c.get(rctx, o)
+			live, gerr := c.get(rctx, d.obj)
 			rcancel()
 			switch {
-			case live != nil:
-				st := statusOf(o, Terminating, heldBy(live))
-				we.add(st, st.goneLine())
 			case gerr != nil:
-				st := statusOf(o, Unreadable, oneLine(gerr.Error()))
+				st := statusOf(d.obj, Unreadable, oneLine(gerr.Error()))
+				we.add(st, st.goneLine())
+			case live != nil && live.GetUID() == d.uid:
+				st := statusOf(d.obj, Terminating, heldBy(live))
 				we.add(st, st.goneLine())
 			}
 		}

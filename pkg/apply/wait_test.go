@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -326,5 +328,65 @@ metadata: {name: NS-free, namespace: default}
 	}
 	if k.inventory(t, a.Name) != nil {
 		t.Error("uninstall without waiting left the inventory")
+	}
+}
+
+// An uninstall waits for the objects it deleted by uid, as kubectl wait
+// --for=delete does, not by name: one someone makes again under the
+// same name while the deleted one terminates is another object, which
+// the uninstall neither waits for nor names. It waited for the new one
+// to go until the timeout, and reported it as still being deleted.
+func TestUninstallWaitsByUID(t *testing.T) {
+	k := newCluster(t)
+	name := k.prefix + "-held"
+	a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-held, namespace: default, finalizers: [example.com/test]}
+`)
+	k.mustApply(t, a, apply.Options{})
+	cms := k.typed.CoreV1().ConfigMaps("default")
+	t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	// Once the deletion is asked for, the finalizer comes off and the
+	// ConfigMap goes; someone makes one of its name, of their own.
+	recreate := func(st apply.Stage) {
+		if st.Name != "deleting" {
+			return
+		}
+		if _, err := cms.Patch(k.ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Errorf("remove the finalizer: %v", err)
+		}
+		for {
+			_, err := cms.Get(k.ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if err != nil {
+				t.Errorf("read the ConfigMap: %v", err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Data: map[string]string{"v": "someone else's"}}
+		if _, err := cms.Create(k.ctx, mine, metav1.CreateOptions{}); err != nil {
+			t.Errorf("make another ConfigMap of its name: %v", err)
+		}
+	}
+	start := time.Now()
+	cs, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 10 * time.Second, Progress: recreate})
+	if err != nil {
+		t.Fatalf("uninstall = %v, want it done once the deleted ConfigMap is gone", err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("uninstall took %s: it waited for the new ConfigMap", d)
+	}
+	if n := cs.Count(apply.Deleted); n != 1 {
+		t.Errorf("deleted %d, want 1:\n%s", n, cs)
+	}
+	if cm, err := cms.Get(k.ctx, name, metav1.GetOptions{}); err != nil || cm.Data["v"] != "someone else's" {
+		t.Errorf("the new ConfigMap: %v %v, want it left alone", cm, err)
+	}
+	if k.inventory(t, a.Name) != nil {
+		t.Error("the uninstall left the inventory")
 	}
 }
