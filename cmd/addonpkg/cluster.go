@@ -280,7 +280,7 @@ then "N objects ready after 47s"; a quick apply prints nothing there.
 	addEnumFlag(cmd, &dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)", "none", "server")
 	f.Lookup("dry-run").NoOptDefVal = "server"
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
-	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete, APIServices available); with -f always")
+	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete, APIServices available) and what prune deleted is gone; with -f always")
 	f.BoolVar(&noPrune, "no-prune", false, "keep the objects an earlier apply made that the add-on no longer holds")
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "let prune delete CRDs and Namespaces that still hold objects")
 	f.BoolVar(&force, "force", false, "adopt objects another add-on, another tool's ApplySet or another controller (Flux, Timoni, kapp, Argo CD) owns")

@@ -1169,3 +1169,34 @@ func TestCLIUninstallNoWait(t *testing.T) {
 		t.Errorf("uninstall --wait=maybe: exit %d, stderr %q, want a flag error (exit 1)", code, stderr)
 	}
 }
+
+// TestCLIApplyNoWaitPrunes: apply --wait=false asks for the deletion of
+// what it prunes and returns, as kubectl apply --prune without --wait: a
+// ConfigMap a finalizer holds is left terminating, exit 0, no "waiting"
+// line. The prune waited for it until --wait-timeout, and failed.
+func TestCLIApplyNoWaitPrunes(t *testing.T) {
+	cc := newClusterCLI(t)
+	name := "cli-nowait-prune"
+	dir := filepath.Join(cc.tmp, name)
+	must(t, os.MkdirAll(dir, 0o755))
+	held := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "-held, namespace: default, finalizers: [example.com/never]}\n"
+	kept := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "-kept, namespace: default}\n"
+	typed := kubernetes.NewForConfigOrDie(cc.env.Admin)
+	t.Cleanup(func() {
+		_, _ = typed.CoreV1().ConfigMaps("default").Patch(context.Background(), name+"-held", "application/merge-patch+json",
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(held+"---\n"+kept), 0o644))
+	if _, stderr, code := cc.run(t, "apply", dir, "--name", name); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(kept), 0o644))
+	out, stderr, code := cc.run(t, "apply", dir, "--name", name, "--wait=false", "--wait-timeout", "1m")
+	if code != 0 || !strings.Contains(out, "ConfigMap/default/"+name+"-held") || !strings.Contains(out, "deleted") || strings.Contains(stderr, "waiting") {
+		t.Fatalf("apply --wait=false that prunes: exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	cm, err := typed.CoreV1().ConfigMaps("default").Get(context.Background(), name+"-held", metav1.GetOptions{})
+	if err != nil || cm.DeletionTimestamp == nil {
+		t.Errorf("the held ConfigMap: %v, want it terminating", err)
+	}
+}

@@ -45,8 +45,14 @@ type Options struct {
 	// Wait waits until every object is ready (kstatus: CRDs established,
 	// Deployments available, Jobs complete, ...; and an APIService
 	// Available, which kstatus does not read) and stops early when one
-	// fails. An object annotated AnnotationWait=WaitDisabled is not
-	// waited for.
+	// fails, and until the objects prune deleted are gone. An object
+	// annotated AnnotationWait=WaitDisabled is not waited for. Without
+	// Wait, prune asks for its deletions and does not wait for them, as
+	// kubectl apply --prune without --wait and Flux's
+	// kustomize-controller (spec.wait) do; a later apply that holds an
+	// object again while it is still being deleted waits for it to be
+	// gone before its first change (what later stages need, CRDs
+	// established, is waited for whatever Wait says).
 	Wait bool
 	// Timeout bounds each wait (CRDs established, and served by the API
 	// server's discovery as they define, readiness, deletions); 0:
@@ -86,7 +92,8 @@ type Stage struct {
 	// A prune or an uninstall that deleted objects reports "deleting"
 	// before it waits for them to be gone, and "gone" once they are (not
 	// when the wait fails: its error says so), so that a caller that
-	// reports the wait as it lasts knows when it ended.
+	// reports the wait as it lasts knows when it ended; an apply's prune
+	// waits, and reports them, only with Options.Wait.
 	Name string
 	// Changes are the stage's changes; for waiting and ready, those of
 	// the objects waited for; for deleting and gone, the deletions.
@@ -160,15 +167,9 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		}
 	}
 	a.Objects = deepCopy(a.Objects)
-	p, err := c.makePlan(ctx, &a, opts.Force)
+	p, err := c.planChecked(ctx, &a, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
-	}
-	if err := c.Preflight(ctx, p.permissions(c, opts)); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
-	}
-	if len(p.unread) > 0 {
-		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, p.unread[0])
 	}
 	p.label()
 	if opts.DryRun {
@@ -226,7 +227,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	from := len(cs.Changes)
 	applied := cs.Changes[:from:from]
 	if !opts.NoPrune {
-		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts, true)
+		changes, retained, err := c.prune(ctx, a.Name, p.prune, opts, opts.Wait)
 		cs.Changes = append(cs.Changes, changes...)
 		if err != nil {
 			return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.keepRecord(ctx, inv, sec, writes, err))
@@ -258,6 +259,53 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		opts.report(a.Name, "ready", waited)
 	}
 	return cs, nil
+}
+
+// planChecked is the plan of a whose permissions the pre-flight
+// granted. Before an apply that changes the cluster, the objects of a
+// that the cluster is deleting (what an earlier apply without
+// Options.Wait pruned, and an add-on version that holds them again
+// applies at once; anyone's delete) are waited for until gone, bounded
+// by Options.Timeout, and the plan is made again: applied while they
+// terminate, a CRD's patch succeeded, its wait for Established never
+// did, and its custom resources, or the objects of a Namespace, were
+// refused, an apply half made; or the apply succeeded, and the objects
+// went right after, still on record. A dry-run does not wait.
+func (c *Client) planChecked(ctx context.Context, a *Addon, opts Options) (*plan, error) {
+	for again := 0; ; again++ {
+		p, err := c.makePlan(ctx, a, opts.Force)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Preflight(ctx, p.permissions(c, opts)); err != nil {
+			return nil, err
+		}
+		if len(p.unread) > 0 {
+			return nil, p.unread[0]
+		}
+		going := p.terminating()
+		// Twice at most: objects deleted again and again (by another
+		// apply or uninstall at once) are the server's to refuse.
+		if opts.DryRun || len(going) == 0 || again == 2 {
+			return p, nil
+		}
+		if err := c.waitGone(ctx, going, opts.timeout()); err != nil {
+			return nil, fmt.Errorf("wait for objects being deleted before applying them again: %w", err)
+		}
+	}
+}
+
+// terminating are the objects of p in the cluster that are being deleted
+// and that the apply would write (all but the ignored ones), with the
+// uid of the one going.
+func (p *plan) terminating() []deletion {
+	var out []deletion
+	for _, pl := range p.objects {
+		if pl.live != nil && pl.live.DeletionTimestamp != nil && !pl.ignored() {
+			out = append(out, deletion{obj: pl.obj, uid: pl.live.UID})
+		}
+	}
+	return out
 }
 
 // unchangedSince checks that an apply which wrote no inventory (it

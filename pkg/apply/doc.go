@@ -199,8 +199,16 @@
 // deleted in reverse apply order, only when they carry the add-on's
 // LabelAddon and its ApplySet's part-of label (an add-on of one name may
 // be installed under two inventory namespaces: each deletes only its
-// own), and waited for until gone (UninstallOptions.NoWait: not waited
-// for). AnnotationPrune=PruneDisabled keeps one, and so does Flux's
+// own), and, by an uninstall (but with UninstallOptions.NoWait) and an
+// apply with Options.Wait, waited for until gone: the uid deleted, as
+// kubectl wait --for=delete waits, so an object someone makes again
+// under its name is not waited for. An apply without Wait asks for the
+// deletions and returns, as kubectl apply --prune without --wait and
+// Flux's kustomize-controller do; an apply that holds again an object
+// still being deleted (a CRD pruned so, that the next version adds
+// back) waits until it is gone, bounded by Options.Timeout, before its
+// first change (else a *WaitError, ErrTimeout, and nothing changed).
+// AnnotationPrune=PruneDisabled keeps one, and so does Flux's
 // kustomize.toolkit.fluxcd.io/prune: disabled, and an Ignore key on the
 // object in the cluster (above); the pre-flight asks only to read it. A CRD or Namespace that still holds objects (other than
 // those being deleted, what the cluster's controllers made for them and

@@ -541,7 +541,9 @@ func TestPruneKeepsCRDThatHoldsObjects(t *testing.T) {
 	if k.exists(t, k.gvrWidget(), k.prefix, "w1") {
 		t.Errorf("v2 left the add-on's own Widget:\n%s", cs)
 	}
-	cs = k.mustApply(t, v2, apply.Options{PruneNonEmpty: true})
+	// Waited for: without Wait the apply asks for the deletion and
+	// returns, and the CRD is still there, terminating.
+	cs = k.mustApply(t, v2, apply.Options{PruneNonEmpty: true, Wait: true})
 	if k.exists(t, gvrCRD, "", "widgets."+k.prefix+".example.com") {
 		t.Errorf("PruneNonEmpty kept the CRD:\n%s", cs)
 	}
