@@ -220,6 +220,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		if writes.none() {
 			c.takeBack(ctx, p, sec)
 		}
+		sec = c.recordMade(ctx, p, inv, sec)
 		return cs, fmt.Errorf("%s %s: %w", verb, a.Name, c.keepRecord(ctx, inv, sec, writes, err))
 	}
 
@@ -306,6 +307,23 @@ func (p *plan) terminating() []deletion {
 		}
 	}
 	return out
+}
+
+// recordMade puts on the pending record sec of an apply that failed
+// what it made that the record does not list (plan.madeSince), and is
+// the record then; sec when there is nothing to add or the write fails
+// (keepRecord then finds the record changed, and records it there).
+func (c *Client) recordMade(ctx context.Context, p *plan, inv *Inventory, sec *corev1.Secret) *corev1.Secret {
+	if !p.madeSince || sec == nil || subset(p.entries(), inv.Objects) {
+		return sec
+	}
+	inv.Objects = union(inv.Objects, p.entries())
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if now, err := c.writeInventory(rctx, inv, sec); err == nil {
+		return now
+	}
+	return sec
 }
 
 // unchangedSince checks that an apply which wrote no inventory (it
@@ -570,6 +588,7 @@ func (c *Client) applyStaged(ctx context.Context, p *plan, opts Options, cs *Cha
 		if res != nil {
 			changes := p.recreated(res, opts)
 			p.skipped(res, changes, func(pl *planned) bool { return c.ownsNow(ctx, p, pl) })
+			p.madeAfterPlan(res, changes)
 			cs.Changes = append(cs.Changes, changes...)
 		}
 		if err != nil {

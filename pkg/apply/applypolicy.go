@@ -181,6 +181,25 @@ func (p *plan) skipped(res *ssa.ChangeSet, changes []Change, ours func(*planned)
 	}
 }
 
+// madeAfterPlan records the IfNotPresent objects of res that ssa
+// reported Created and that the plan found in the cluster and not this
+// add-on's (unrecorded): deleted after the plan was read, ssa made them
+// as IfNotPresent says, with this add-on's labels, so the inventory
+// records them. Left unrecorded they carried the add-on's labels where
+// no prune or uninstall would find them, and another add-on was refused
+// them as this one's.
+func (p *plan) madeAfterPlan(res *ssa.ChangeSet, changes []Change) {
+	for i, ch := range changes {
+		if ch.Action != Created {
+			continue
+		}
+		if pl := p.find(res.Entries[i].ObjMetadata); pl != nil && pl.unrecorded && pl.leftAsIs() {
+			pl.unrecorded, p.madeSince = false, true
+			changes[i].Reason = "it was deleted after the plan was read, and " + ifNotPresentBy(pl.obj) + ": " + ApplyIfNotPresent + " creates it when absent: it is this add-on's, and recorded"
+		}
+	}
+}
+
 // ownsNow says whether pl's object, read now, is the add-on's: an
 // IfNotPresent object ssa skipped that the plan found absent was made
 // since, by another apply of this add-on or by someone else. Unread, it

@@ -135,7 +135,11 @@
 // not (nobody's, forced past another add-on's, or made by someone else
 // after the plan was read) is left as it is: neither adopted (no
 // label is written) nor recorded, so no prune or uninstall of this
-// add-on deletes it. A value of AnnotationApply other than
+// add-on deletes it. One there when the plan was read and deleted
+// before the apply reached it is absent for ssa, which makes it, with
+// the add-on's labels: it is the add-on's then, and recorded (the
+// pre-flight, which found it there, asked no leave to create it: a
+// refusal is the server's, ErrForbidden). A value of AnnotationApply other than
 // ApplyIfNotPresent or ApplyIgnore exactly ("ifnotpresent") is
 // ErrInvalid, naming the object, before any request.
 //

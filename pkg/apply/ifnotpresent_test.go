@@ -617,3 +617,82 @@ func (k *cluster) asUser(t *testing.T, user string, rules []rbacv1.PolicyRule) *
 	}
 	return c
 }
+
+// An IfNotPresent object that is there, and nobody's, when the plan is
+// read, and deleted before the apply reaches it, is made by the apply
+// (ssa finds it absent), with the add-on's labels: it is this add-on's
+// now, and recorded, by the applied record, or by the pending one when
+// a later stage fails (a webhook configuration the server refuses). It
+// was left out of both, carrying the add-on's labels where no prune or
+// uninstall would find it.
+func TestIfNotPresentGoneMeanwhileRecorded(t *testing.T) {
+	const badWebhook = `
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: NS-bad}
+webhooks:
+- name: bad
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {}
+`
+	for _, tc := range []struct {
+		name, extra string
+		fails       bool
+	}{{"applied", "", false}, {"failed", badWebhook, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newCluster(t)
+			if _, err := k.typed.CoreV1().Namespaces().Create(k.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.prefix}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			a := k.addon(t, k.prefix, "1", `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: once
+  namespace: NS
+  annotations: {addonpkg.io/apply: IfNotPresent}
+data: {by: addon}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: plain, namespace: NS}
+`+tc.extra)
+			t.Cleanup(func() {
+				_, _ = k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
+				_ = k.typed.CoreV1().Namespaces().Delete(k.ctx, k.prefix, metav1.DeleteOptions{})
+			})
+			k.createForeign(t, k.prefix, "once")
+			deleted := false
+			apply.SetTestHook(func(stage string) {
+				if stage == "pending" && !deleted {
+					deleted = true
+					if err := k.typed.CoreV1().ConfigMaps(k.prefix).Delete(k.ctx, "once", metav1.DeleteOptions{}); err != nil {
+						t.Errorf("delete the ConfigMap: %v", err)
+					}
+				}
+			})
+			t.Cleanup(func() { apply.SetTestHook(nil) })
+			cs, err := k.admin.Apply(k.ctx, a, apply.Options{})
+			apply.SetTestHook(nil)
+			if !deleted {
+				t.Fatal("the ConfigMap was never deleted: the test proves nothing")
+			}
+			if (err != nil) != tc.fails {
+				t.Fatalf("apply = %v, want an error: %v", err, tc.fails)
+			}
+			if ch := change(cs, "ConfigMap/"+k.prefix+"/once"); ch.Action != apply.Created {
+				t.Errorf("once: %s %q, want created:\n%s", ch.Action, ch.Reason, cs)
+			}
+			live, err := k.typed.CoreV1().ConfigMaps(k.prefix).Get(k.ctx, "once", metav1.GetOptions{})
+			if err != nil || live.Labels[apply.LabelAddon] != a.Name || live.Data["by"] != "addon" {
+				t.Fatalf("once = %v, %v: want the add-on's, made by the apply", live, err)
+			}
+			inv := k.inventory(t, a.Name)
+			if !slices.Contains(ids(inv), k.prefix+"_once__ConfigMap") {
+				t.Errorf("inventory (%s) = %v: the ConfigMap the apply made, with the add-on's labels, is recorded nowhere", inv.Phase, ids(inv))
+			}
+		})
+	}
+}

@@ -81,6 +81,10 @@ type plan struct {
 	unread []error
 	// byKey is objects by their entry's key (find).
 	byKey map[string]*planned
+	// madeSince: ssa made an IfNotPresent object that the plan found in
+	// the cluster and not this add-on's (madeAfterPlan): the pending
+	// record does not list it.
+	madeSince bool
 }
 
 // crdKind is what a CRD of the add-on defines, for objects of kinds the
