@@ -210,7 +210,7 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		}
 		var err error
 		if sec, err = c.writeInventory(ctx, inv, sec); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
+			return nil, fmt.Errorf("%s %s: %w", verb, a.Name, upgradeTooLarge(err, inv, p))
 		}
 	}
 	hook("pending")

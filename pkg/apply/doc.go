@@ -27,8 +27,9 @@
 // context; impersonation as kubectl's --as); New takes a *rest.Config. Errors match the sentinels of errors.go with
 // errors.Is: ErrConflict (*OwnershipError, *NameClaimError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
-// ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid,
-// ErrNotInstalled, ErrCorruptInventory, ErrKubeconfig, ErrInvalidOption.
+// ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid
+// (*InventoryTooLargeError), ErrNotInstalled, ErrCorruptInventory,
+// ErrKubeconfig, ErrInvalidOption.
 // ApplyAll's and UninstallAll's errors are *AddonError, naming the add-on
 // that failed, around the cause. Each object that is not ready is an
 // ObjectStatus, in Status's Installed.UnreadyObjects and in

@@ -181,6 +181,39 @@ func (e *NameClaimError) Error() string {
 // Is makes a NameClaimError match ErrConflict.
 func (e *NameClaimError) Is(target error) bool { return target == ErrConflict }
 
+// InventoryTooLargeError is an inventory record too large for its
+// Secret, refused before it is written (nothing else is changed when it
+// is an apply's first write): the API server holds at most Limit bytes
+// of a Secret's data, about three thousand objects with long names. It
+// matches ErrInvalid.
+//
+// Installed, when not zero, counts the objects of the installed record
+// that an upgrade's pending record lists beside the new ones (so that an
+// apply cut short is finished, or its leftovers pruned, by the next
+// one): the add-on alone fits, the two together do not. Uninstalling the
+// add-on first, then applying it, is the fix (the objects are deleted
+// and made again). Otherwise the add-on alone is too large: split it.
+type InventoryTooLargeError struct {
+	Addon     string
+	Secret    string // namespace/name of the inventory Secret
+	Objects   int    // the entries the record would list
+	Bytes     int    // its size, encoded
+	Limit     int    // what a Secret's data holds
+	Installed int
+}
+
+func (e *InventoryTooLargeError) Error() string {
+	fix := "split the add-on into smaller ones"
+	if e.Installed > 0 {
+		fix = fmt.Sprintf("the add-on alone fits, but an upgrade's record lists the %d installed objects beside the new ones until it is done: uninstall %s first, then apply it", e.Installed, e.Addon)
+	}
+	return fmt.Sprintf("%v: write inventory %s: the record of %d objects would take %d bytes, more than the %d a Secret holds; %s",
+		ErrInvalid, e.Secret, e.Objects, e.Bytes, e.Limit, fix)
+}
+
+// Is makes an InventoryTooLargeError match ErrInvalid.
+func (e *InventoryTooLargeError) Is(target error) bool { return target == ErrInvalid }
+
 // Permission is one verb on one resource, or on one object of it, as
 // SelfSubjectAccessReview asks it.
 type Permission struct {

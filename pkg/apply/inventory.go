@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -399,17 +400,15 @@ func decodeInventory(s *corev1.Secret) (*Inventory, error) {
 // conflict instead of overwriting each other's record.
 func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev1.Secret) (*corev1.Secret, error) {
 	inv.Updated = time.Now().UTC().Truncate(time.Second)
-	sortEntries(inv.Objects)
-	data, err := json.MarshalIndent(inv, "", "  ")
+	data, err := encodeInventory(inv)
 	if err != nil {
-		return nil, fmt.Errorf("encode inventory: %w", err)
+		return nil, err
 	}
 	ns, name := c.opts.InventoryNamespace, InventoryName(inv.Name)
 	if len(data) > maxInventoryBytes {
 		// The API server's answer ("data: Too long") names neither the
 		// add-on's objects nor what to do.
-		return nil, fmt.Errorf("%w: write inventory %s/%s: the record of its %d objects would take %d bytes, more than the %d a Secret holds (split the add-on, or uninstall it before an upgrade whose objects and the installed ones are too many to record at once)",
-			ErrInvalid, ns, name, len(inv.Objects), len(data), maxInventoryBytes)
+		return nil, &InventoryTooLargeError{Addon: inv.Name, Secret: ns + "/" + name, Objects: len(inv.Objects), Bytes: len(data), Limit: maxInventoryBytes}
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -439,6 +438,33 @@ func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev
 		return nil, fmt.Errorf("write inventory %s/%s: %w", ns, name, wrap(err))
 	}
 	return out, nil
+}
+
+// encodeInventory is the JSON inv is recorded as, its objects sorted.
+func encodeInventory(inv *Inventory) ([]byte, error) {
+	sortEntries(inv.Objects)
+	data, err := json.MarshalIndent(inv, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode inventory: %w", err)
+	}
+	return data, nil
+}
+
+// upgradeTooLarge is err, the pending write of inv refused as too large
+// (*InventoryTooLargeError), with Installed set when the add-on's own
+// objects fit a record alone: it is the installed ones the pending
+// record lists beside them that do not. Any other err as it is.
+func upgradeTooLarge(err error, inv *Inventory, p *plan) error {
+	var tl *InventoryTooLargeError
+	if p.prev == nil || !errors.As(err, &tl) {
+		return err
+	}
+	alone := *inv
+	alone.Objects = p.entries()
+	if data, eerr := encodeInventory(&alone); eerr == nil && len(data) <= maxInventoryBytes {
+		tl.Installed = len(p.prev.Objects)
+	}
+	return err
 }
 
 // maxInventoryBytes is what a Secret's data may hold (the API server's
