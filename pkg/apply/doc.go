@@ -155,10 +155,14 @@
 // and a dry-run, never dry-run, recreated or waited for, and only read
 // (get) by the pre-flight. Nothing is written to it, so the ownership
 // checks pass it by, another add-on's or controller's too. It is not
-// recorded in the inventory, as Flux drops what it skips from its own:
-// one an earlier apply made leaves the inventory and is not pruned, so
-// no later prune or uninstall deletes it (it keeps the labels that apply
-// wrote). One in the cluster that carries the key is kept by prune and
+// recorded in the inventory: one an earlier apply made leaves the
+// inventory and is not pruned, so no later prune or uninstall deletes it
+// (it keeps the labels that apply wrote, as an object AnnotationPrune
+// kept does once its add-on is uninstalled). Flux's kustomize-controller
+// differs here: it records every object of ssa's change set, skipped
+// ones too, and deletes one with its Kustomization unless the object in
+// the cluster carries an exclusion; an add-on's Ignore is taken as
+// letting go of the object for good. One in the cluster that carries the key is kept by prune and
 // uninstall too, as AnnotationPrune keeps it: an admin who marks an
 // installed object so has taken it over. An ignored Namespace or CRD of
 // the add-on makes nothing for the others: an object in that Namespace,
