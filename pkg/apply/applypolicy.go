@@ -108,7 +108,11 @@ func (pl *planned) ignoreReason() string {
 	if inCluster {
 		where = "the object in the cluster carries"
 	}
-	return "left alone: " + where + " " + k + ": " + ignoreSelector[k] + ", so it is neither created nor changed, waited for or recorded in the inventory"
+	why := "left alone: " + where + " " + k + ": " + ignoreSelector[k] + ", so it is neither created nor changed nor waited for"
+	if pl.entry.Ignored {
+		return why + "; it carries this add-on's labels from an earlier apply, so the inventory records it, and no prune or uninstall of the add-on deletes it"
+	}
+	return why + ", nor recorded in the inventory"
 }
 
 // ignoredSinceReason is the Reason of a change ssa reported Skipped for

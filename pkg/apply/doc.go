@@ -154,15 +154,18 @@
 // absent, not changed when there, Skipped with the Reason by Apply, Diff
 // and a dry-run, never dry-run, recreated or waited for, and only read
 // (get) by the pre-flight. Nothing is written to it, so the ownership
-// checks pass it by, another add-on's or controller's too. It is not
-// recorded in the inventory: one an earlier apply made leaves the
-// inventory and is not pruned, so no later prune or uninstall deletes it
-// (it keeps the labels that apply wrote, as an object AnnotationPrune
-// kept does once its add-on is uninstalled). Flux's kustomize-controller
-// differs here: it records every object of ssa's change set, skipped
-// ones too, and deletes one with its Kustomization unless the object in
-// the cluster carries an exclusion; an add-on's Ignore is taken as
-// letting go of the object for good. One in the cluster that carries the key is kept by prune and
+// checks pass it by, another add-on's or controller's too. One that
+// carries the add-on's labels (an earlier apply made it) is recorded,
+// marked InventoryEntry.Ignored, so that the inventory lists every
+// object whose labels say it is the add-on's (as Flux's
+// kustomize-controller records what ssa skipped); one that does not
+// (absent, another's, nobody's) is not. An object recorded so is never
+// deleted by prune or uninstall (unlike Flux, which deletes it with its
+// Kustomization unless the object in the cluster carries an exclusion:
+// an add-on's Ignore is taken as letting go of the object for good), and
+// Status counts it ready; once the add-on no longer holds it, or is
+// uninstalled, it leaves the inventory and keeps the labels, as an
+// object AnnotationPrune keeps does. One in the cluster that carries the key is kept by prune and
 // uninstall too, as AnnotationPrune keeps it: an admin who marks an
 // installed object so has taken it over. An ignored Namespace or CRD of
 // the add-on makes nothing for the others: an object in that Namespace,

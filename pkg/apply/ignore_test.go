@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,8 +70,9 @@ data: {v: "VERSION"}
 // cluster, leaves the object alone as Flux's ssa: Ignore does: not
 // created when absent (and not waited for), not changed when there
 // (another add-on's neither refused nor taken), skipped with the reason
-// by the dry-run, the diff and the apply, never recorded (one an earlier
-// apply made leaves the inventory), and kept by prune and uninstall.
+// by the dry-run, the diff and the apply, recorded only while it carries
+// the add-on's labels (one an earlier apply made: InventoryEntry.Ignored),
+// and kept by prune and uninstall.
 // The pre-flight asks only to read it. Ignore was applied as any other
 // object.
 func TestIgnoreLeavesObjectsAlone(t *testing.T) {
@@ -173,9 +175,13 @@ func TestIgnoreLeavesObjectsAlone(t *testing.T) {
 			t.Errorf("%s after the upgrade: %v %v, want it left with %q", name, err, cm.Data, v)
 		}
 	}
-	want = []string{k.prefix + "_plain__ConfigMap"}
-	if got := ids(k.inventory(t, k.prefix)); !slices.Equal(got, want) {
-		t.Errorf("inventory after the upgrade = %v, want %v", got, want)
+	// handsoff carries the add-on's labels still: recorded, marked
+	// ignored. late, which version 2 dropped, is kept by its key and
+	// leaves the inventory.
+	inv := k.inventory(t, k.prefix)
+	want = []string{k.prefix + "_handsoff__ConfigMap", k.prefix + "_plain__ConfigMap"}
+	if got := ids(inv); !slices.Equal(got, want) || !inv.Objects[0].Ignored || inv.Objects[1].Ignored {
+		t.Errorf("inventory after the upgrade = %+v, want %v, handsoff marked ignored", inv.Objects, want)
 	}
 
 	cs, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
@@ -305,5 +311,67 @@ metadata: {name: g1}
 		if k.inventory(t, k.prefix) != nil {
 			t.Errorf("%s: the refused apply wrote an inventory", name)
 		}
+	}
+}
+
+// An object an earlier apply made, which the add-on now marks Ignore on
+// its own object alone, carries the add-on's labels still: the inventory
+// records it (marked ignored), so the record and the labels agree and
+// Status counts it; no prune or uninstall of the add-on deletes it. It
+// was dropped from the record while it kept the labels that said it was
+// the add-on's.
+func TestIgnoredObjectWithLabelsStaysRecorded(t *testing.T) {
+	k := newCluster(t)
+	const cms = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-left, namespace: default, annotations: {addonpkg.io/apply: POLICY}}
+data: {v: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: NS-plain, namespace: default}
+`
+	cms1 := strings.Replace(cms, ", annotations: {addonpkg.io/apply: POLICY}", "", 1)
+	k.mustApply(t, k.addon(t, k.prefix, "1", cms1), apply.Options{})
+	t.Cleanup(func() {
+		_ = k.typed.CoreV1().ConfigMaps("default").Delete(context.Background(), k.prefix+"-left", metav1.DeleteOptions{})
+	})
+	cs := k.mustApply(t, k.addon(t, k.prefix, "2", strings.Replace(cms, "POLICY", "Ignore", 1)), apply.Options{Wait: true, Timeout: 20 * time.Second})
+	left := "ConfigMap/default/" + k.prefix + "-left"
+	if c := change(cs, left); c.Action != apply.Skipped || !strings.Contains(c.Reason, "records it") {
+		t.Errorf("the ignored ConfigMap: %s %q, want skipped and recorded:\n%s", c.Action, c.Reason, cs)
+	}
+	live, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix+"-left", metav1.GetOptions{})
+	if err != nil || live.Labels[apply.LabelAddon] != k.prefix {
+		t.Fatalf("the ignored ConfigMap: %v %v, want it there with the add-on's labels", err, live)
+	}
+	inv := k.inventory(t, k.prefix)
+	if got, want := ids(inv), []string{"default_" + k.prefix + "-left__ConfigMap", "default_" + k.prefix + "-plain__ConfigMap"}; !slices.Equal(got, want) || !inv.Objects[0].Ignored {
+		t.Errorf("inventory = %+v, want %v, the ignored one marked: it carries the add-on's labels", inv.Objects, want)
+	}
+	if st := k.installedStatus(t, k.prefix); st.Objects != 2 || st.Ready != 2 || len(st.UnreadyObjects) != 0 {
+		t.Errorf("status %+v, want 2 objects, 2 ready", st)
+	}
+	// Applied again, it changes nothing, the record neither.
+	rv := k.inventorySecret(t, k.prefix).ResourceVersion
+	if cs := k.mustApply(t, k.addon(t, k.prefix, "2", strings.Replace(cms, "POLICY", "Ignore", 1)), apply.Options{}); cs.Changed() {
+		t.Errorf("re-apply changed:\n%s", cs)
+	}
+	if now := k.inventorySecret(t, k.prefix).ResourceVersion; now != rv {
+		t.Errorf("re-apply wrote the inventory again (%s -> %s)", rv, now)
+	}
+	ucs, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := change(ucs, left); c.Action != apply.Skipped || !strings.Contains(c.Reason, "Ignore") {
+		t.Errorf("uninstall: %s %s %q, want kept:\n%s", left, c.Action, c.Reason, ucs)
+	}
+	if _, err := k.typed.CoreV1().ConfigMaps("default").Get(k.ctx, k.prefix+"-left", metav1.GetOptions{}); err != nil {
+		t.Errorf("uninstall deleted the ConfigMap the add-on let go of: %v", err)
+	}
+	if k.inventory(t, k.prefix) != nil {
+		t.Error("uninstall left the inventory")
 	}
 }

@@ -150,6 +150,14 @@ type InventoryEntry struct {
 	// creates it again, as Flux does: the inventory cannot tell a Job
 	// that finished from one deleted before it ran.)
 	Transient bool `json:"transient,omitempty"`
+	// Ignored marks an object the add-on leaves alone (an Ignore key,
+	// on its object or the one in the cluster) that carries the add-on's
+	// labels, from an earlier apply: recorded, so that the inventory
+	// lists every object that says it is the add-on's (kubectl reads the
+	// ApplySet's members by that label) and another add-on is refused it
+	// as this one's; but never deleted or let go of by prune or
+	// uninstall (the add-on let go of it), and counted ready by Status.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // InventoryName is the name of an add-on's inventory Secret.

@@ -443,12 +443,14 @@ func (c *Client) makePlan(ctx context.Context, a *Addon, force bool) (*plan, err
 	// An IfNotPresent object is recorded only while it is this add-on's:
 	// one in the way that the checks above let through (forced, or
 	// nobody's) stays as it is, and is not adopted by being listed. An
-	// ignored one is never recorded (unlike Flux, which records what ssa
-	// skipped): one an earlier apply made leaves the inventory (it is not
-	// pruned either: the add-on still holds it), so no prune or uninstall
-	// deletes what the add-on let go of.
+	// ignored one is recorded only while it carries the add-on's labels
+	// (an earlier apply made it), marked Ignored so that no prune or
+	// uninstall deletes what the add-on let go of: the record and the
+	// labels agree.
 	for _, pl := range p.objects {
-		pl.unrecorded = pl.ignored() || (pl.leftAsIs() && !c.owns(a.Name, pl.live.GetLabels()))
+		ours := pl.live != nil && c.owns(a.Name, pl.live.GetLabels())
+		pl.unrecorded = (pl.ignored() && !ours) || (pl.leftAsIs() && !ours)
+		pl.entry.Ignored = pl.ignored() && ours
 	}
 
 	// What the previous inventory holds and the new set does not. An

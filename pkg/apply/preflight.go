@@ -65,11 +65,11 @@ func (p *plan) permissions(c *Client, opts Options) []Permission {
 
 // pruneVerb is the verb prune needs for d: delete, or patch for a
 // Namespace it lets go of instead (doomed.letGo), or get alone for one
-// it keeps as it is: kept by an annotation (pruneKeptBy), or not known
+// it keeps as it is: kept by an annotation or its Ignore (keptBy), or not known
 // to hold inventories or not (doomed.unlisted).
 func pruneVerb(d *doomed) string {
 	switch {
-	case pruneKeptBy(d.live) != "":
+	case d.keptBy() != "":
 		return "get"
 	case d.letGo:
 		return "patch"

@@ -48,7 +48,7 @@ func (c *Client) prune(ctx context.Context, addon string, ds []*doomed, opts Opt
 		if retain {
 			retained = append(retained, d.entry)
 		}
-		if !deleted && d.letGo && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
+		if !deleted && d.letGo && c.owns(addon, d.live.GetLabels()) && d.keptBy() == "" {
 			let, err := c.letGo(ctx, addon, d.obj)
 			if err != nil {
 				return inOrder(listed, nil), retained, err
@@ -235,7 +235,7 @@ func (c *Client) gone(ctx context.Context, o *unstructured.Unstructured) bool {
 func (c *Client) pruneGoing(addon string, ds []*doomed) map[string]bool {
 	going := map[string]bool{}
 	for _, d := range ds {
-		if d.live != nil && c.owns(addon, d.live.GetLabels()) && !pruneDisabled(d.live) {
+		if d.live != nil && c.owns(addon, d.live.GetLabels()) && d.keptBy() == "" {
 			going[d.entry.key()] = true
 		}
 	}
@@ -255,8 +255,8 @@ func (c *Client) judge(ctx context.Context, addon string, d *doomed, going map[s
 		ch.Reason = "not deleted: it does not carry this add-on's " + LabelApplySetPartOf + " label"
 	case !c.owns(addon, d.live.GetLabels()):
 		ch.Reason = "not deleted: it belongs to the add-on of this name of another inventory namespace"
-	case pruneDisabled(d.live):
-		ch.Reason = "kept: " + pruneKeptBy(d.live)
+	case d.keptBy() != "":
+		ch.Reason = "kept: " + d.keptBy()
 	case isSystemNamespace(d.live):
 		ch.Reason = "kept: the API server makes namespace " + d.live.GetName() + " itself; the add-on lets go of it (its labels and fields come off)"
 	case d.letGo:
@@ -626,6 +626,20 @@ func pruneKeptBy(o *unstructured.Unstructured) string {
 		if utils.AnyInMetadata(o, map[string]string{k: pruneExclusions[k]}) {
 			return k + "=" + pruneExclusions[k]
 		}
+	}
+	return ""
+}
+
+// keptBy says what keeps d from prune and uninstall: a pair of
+// pruneExclusions on the object in the cluster (pruneKeptBy), or its
+// entry's InventoryEntry.Ignored (the add-on's own Ignore, which the
+// object in the cluster need not carry); "" when nothing does.
+func (d *doomed) keptBy() string {
+	if k := pruneKeptBy(d.live); k != "" {
+		return k
+	}
+	if d.entry.Ignored {
+		return "the add-on left it alone (Ignore) when it was last applied"
 	}
 	return ""
 }

@@ -153,7 +153,9 @@ type Installed struct {
 	// Objects counts the objects its inventory lists.
 	Objects int `json:"objects"`
 	// Ready counts those ready now that still carry its owner label,
-	// and the Jobs gone after they finished (InventoryEntry.Transient).
+	// the Jobs gone after they finished (InventoryEntry.Transient), and
+	// those it leaves alone (InventoryEntry.Ignored), not its to make
+	// ready.
 	Ready int `json:"ready"`
 	// Unready names each other one: "Kind/ns/name: Status", "...: owned
 	// by add-on OTHER" for one another add-on adopted (Force), or "...:
@@ -318,7 +320,7 @@ func (c *Client) installed(ctx context.Context, s *corev1.Secret) (st Installed,
 		}
 		ost, ready, rerr := c.readiness(ctx, stub, inv.Name)
 		switch {
-		case ready, e.Transient && ost.Status == NotFound:
+		case ready, e.Transient && ost.Status == NotFound, e.Ignored:
 			st.Ready++
 			continue
 		case rerr != nil:
