@@ -16,7 +16,8 @@
 // One server per test package is the intended use: Shared starts it on
 // first use, and the package's TestMain calls StopShared after m.Run.
 // Both processes run in their own process group with a parent-death
-// signal, so they die with the test binary even when it panics.
+// signal, so they die with the test binary even when it panics, and a
+// reaper process then removes their folder from TMPDIR (startReaper).
 package kubeenv
 
 import (
@@ -81,6 +82,7 @@ type Env struct {
 
 	etcd, apiserver *child.Process
 	egress          *egressProxy
+	reaper          *os.File // see startReaper
 	stopOnce        sync.Once
 }
 
@@ -163,6 +165,10 @@ func startOnce(ctx context.Context, apiBin, etcdBin string) (*Env, error) {
 		return nil, fmt.Errorf("create kubeenv dir: %w", err)
 	}
 	e := &Env{Dir: dir}
+	if e.reaper, err = startReaper(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	if err := e.start(ctx, apiBin, etcdBin); err != nil {
 		e.Stop()
 		return nil, err
@@ -326,7 +332,49 @@ func (e *Env) Stop() {
 			e.egress.Close()
 		}
 		_ = os.RemoveAll(e.Dir)
+		if e.reaper != nil {
+			e.reaper.Close() // nothing left for it to remove: it exits
+		}
 	})
+}
+
+// reaperScript waits for the end of its standard input, then removes the
+// folder $1, trying again for a few seconds while the processes that
+// wrote in it (killed at the same moment) may still be going.
+const reaperScript = `cat >/dev/null
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  rm -rf -- "$1" 2>/dev/null
+  [ -e "$1" ] || exit 0
+  sleep 1
+done
+exit 1`
+
+// startReaper starts a process that removes dir once this process is
+// gone, however it went. Stop removes dir itself, but a test binary that
+// panics (go test -timeout's panic among them) or is killed never gets
+// to TestMain's StopShared: its etcd and kube-apiserver die with it
+// (their parent-death signal), and their folder stayed in TMPDIR. The
+// reaper is a shell reading a pipe whose one writer this process holds
+// (the returned file): when this process ends, however it ends, the
+// kernel closes it and the shell, at the end of its input, removes dir.
+// It runs in its own process group, so that what kills the test binary
+// and its group (a terminal's Ctrl-C) leaves it to do its work, and with
+// no output, so that go test does not wait for it.
+func startReaper(dir string) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start kubeenv reaper: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command("/bin/sh", "-c", reaperScript, "kubeenv-reaper", dir)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("start kubeenv reaper: %w", err)
+	}
+	go func() { _ = cmd.Wait() }() // reaped once it is done, if this process still runs
+	return w, nil
 }
 
 // PIDs are the process ids of etcd and kube-apiserver (each its process

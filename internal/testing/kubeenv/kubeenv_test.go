@@ -80,7 +80,8 @@ func init() {
 }
 
 // Stop leaves no process and no file; a test binary that dies without
-// stopping leaves no process either (the parent-death signal).
+// stopping leaves no process either (the parent-death signal), and no
+// file (the reaper).
 func TestNoLeaks(t *testing.T) {
 	kubeenv.Shared(t) // skips (or fails under CI) without the binaries
 	env, err := kubeenv.Start(context.Background())
@@ -115,7 +116,7 @@ func TestNoLeaks(t *testing.T) {
 			dir = f[1]
 		}
 	}
-	if len(pids) != 2 {
+	if len(pids) != 2 || dir == "" {
 		t.Fatalf("helper said %q", out)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
@@ -129,4 +130,10 @@ func TestNoLeaks(t *testing.T) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			return
+		}
+	}
+	t.Errorf("the test binary died without stopping its server and left %s", dir)
 }
