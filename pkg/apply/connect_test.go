@@ -166,15 +166,10 @@ func TestPreflightListIsSufficient(t *testing.T) {
 		_ = k.typed.RbacV1().ClusterRoleBindings().Delete(ctx, k.prefix, metav1.DeleteOptions{})
 		_ = k.typed.RbacV1().ClusterRoles().Delete(ctx, k.prefix, metav1.DeleteOptions{})
 	})
-	// RBAC takes effect through the authorizer's cache: retry briefly.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	untilRBACSettles(func() bool {
 		_, err = restricted.Apply(k.ctx, v1, apply.Options{Wait: true})
-		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil || !errors.Is(err, apply.ErrForbidden)
+	})
 	if err != nil {
 		t.Fatalf("apply with the listed permissions: %v", err)
 	}
@@ -324,14 +319,11 @@ func TestStatusObjectsUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// RBAC takes effect through the authorizer's cache: retry briefly.
 	var list []apply.Installed
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	untilRBACSettles(func() bool {
 		list, err = restricted.Status(k.ctx)
-		if list != nil || time.Now().After(deadline) {
-			break
-		}
-	}
+		return list != nil
+	})
 	if len(list) != 1 || list[0].Name != a.Name || list[0].Objects != 1 || list[0].Ready != 0 || len(list[0].Unready) != 1 {
 		t.Fatalf("status as a user who may read inventories only: %+v, %v", list, err)
 	}

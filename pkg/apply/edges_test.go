@@ -292,15 +292,10 @@ data: {k: v}
 	if err != nil {
 		t.Fatal(err)
 	}
-	// RBAC takes effect through the authorizer's cache: retry briefly.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	untilRBACSettles(func() bool {
 		_, err = tenant.Apply(k.ctx, a, apply.Options{})
-		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil || !errors.Is(err, apply.ErrForbidden)
+	})
 	if err != nil {
 		t.Fatalf("apply with the role the pre-flight asked for: %v", err)
 	}

@@ -570,12 +570,10 @@ func TestIfNotPresentPreflightAsksOnlyToRead(t *testing.T) {
 		cs  *apply.ChangeSet
 		err error
 	)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	untilRBACSettles(func() bool {
 		cs, err = as.Apply(k.ctx, version("2"), apply.Options{Timeout: time.Minute})
-		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
-			break // RBAC takes effect through the authorizer's cache: retried briefly
-		}
-	}
+		return err == nil || !errors.Is(err, apply.ErrForbidden)
+	})
 	if err != nil {
 		t.Fatalf("upgrade by an installer who may create Secrets but not patch them: %v", err)
 	}
@@ -585,6 +583,23 @@ func TestIfNotPresentPreflightAsksOnlyToRead(t *testing.T) {
 	}
 	if c := change(cs, "ConfigMap/"+k.prefix+"/plain"); c.Action != apply.Configured {
 		t.Errorf("plain ConfigMap: %s, want configured:\n%s", c.Action, cs)
+	}
+}
+
+// rbacSettles bounds how long untilRBACSettles retries. The API
+// server's RBAC authorizer reads Roles and bindings through an informer,
+// so a grant (or a revocation) takes effect a moment after it is
+// written: milliseconds on a quiet machine, seconds on a loaded one,
+// where the 10 s each test allowed before left little margin. A
+// backstop, not a wait: the retry ends as soon as the grant is seen.
+const rbacSettles = 2 * time.Minute
+
+// untilRBACSettles calls try until it reports done (what it tried no
+// longer meets the RBAC of before the test's grant) or rbacSettles has
+// passed; the caller then checks what try left.
+func untilRBACSettles(try func() (done bool)) {
+	for deadline := time.Now().Add(rbacSettles); !try() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

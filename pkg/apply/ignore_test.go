@@ -240,14 +240,13 @@ metadata:
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}},
 	})
 	var pe *apply.PreflightError
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		_, err := reader.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{})
-		if errors.As(err, &pe) {
-			break
-		}
-		if !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
-			t.Fatalf("uninstall by a reader: %v, want a PreflightError", err) // RBAC's cache: retried briefly
-		}
+	var err error
+	untilRBACSettles(func() bool {
+		_, err = reader.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{})
+		return errors.As(err, &pe) || !errors.Is(err, apply.ErrForbidden)
+	})
+	if pe == nil {
+		t.Fatalf("uninstall by a reader: %v, want a PreflightError", err)
 	}
 	if !slices.ContainsFunc(pe.Missing, func(p apply.Permission) bool { return p.Verb == "delete" && p.Name == "plain" }) {
 		t.Errorf("the uninstall's pre-flight %v does not ask to delete plain", pe.Missing)
@@ -257,7 +256,7 @@ metadata:
 			t.Errorf("the uninstall's pre-flight asks %s of an object it keeps", p)
 		}
 	}
-	cs, err := k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
+	cs, err = k.admin.Uninstall(k.ctx, k.prefix, apply.UninstallOptions{Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

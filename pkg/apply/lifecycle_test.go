@@ -496,14 +496,11 @@ func TestEscalatingRoleRefusedBeforeAnyChange(t *testing.T) {
 		{"a Role", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: NS-pod-reader, namespace: default}\n", "Role/default/" + k.prefix + "-pod-reader"},
 	} {
 		a := k.addon(t, k.prefix, "1", namespace+tc.role+podReader)
-		// RBAC takes effect through the authorizer's cache: the
-		// grant may not be seen at first.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		// The grant may not be seen at first.
+		untilRBACSettles(func() bool {
 			_, err = restricted.Apply(k.ctx, a, apply.Options{})
-			if err == nil || strings.Contains(err.Error(), tc.object) || time.Now().After(deadline) {
-				break
-			}
-		}
+			return err == nil || strings.Contains(err.Error(), tc.object)
+		})
 		var pe *apply.PreflightError
 		if !errors.Is(err, apply.ErrForbidden) || errors.As(err, &pe) || !strings.Contains(err.Error(), tc.object) {
 			t.Fatalf("%s: apply of an escalating role: %v, want ErrForbidden naming %s, past the pre-flight", tc.name, err, tc.object)

@@ -226,17 +226,14 @@ func TestUninstallKeepsANamespaceWhoseSecretsItCannotList(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = k.admin.Uninstall(context.Background(), a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
 	})
-	// RBAC takes effect through the authorizer's cache: retry briefly.
 	var (
 		cs  *apply.ChangeSet
 		err error
 	)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	untilRBACSettles(func() bool {
 		cs, err = as.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 20 * time.Second})
-		if err == nil || !errors.Is(err, apply.ErrForbidden) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return err == nil || !errors.Is(err, apply.ErrForbidden)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
