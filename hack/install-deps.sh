@@ -2,7 +2,8 @@
 # Installs what the tests need, idempotently:
 #  - Debian packages (the Distribution registry, umoci, skopeo, git, etcd
 #    and kubectl for the cluster tests) with apt-get when run as root;
-#  - the Go peers crane, oras and cosign into ./bin, pinned;
+#  - the Go peers crane, oras and cosign into ./bin, pinned, built once
+#    per version into ${XDG_CACHE_HOME:-~/.cache}/addonpkg/tools;
 #  - kube-apiserver, built from its Go module by hack/build-kube-apiserver.sh
 #    and cached outside the clone (tens of minutes cold, a no-op once cached).
 # Under CI (CI non-empty) anything missing afterwards fails the run.
@@ -35,11 +36,22 @@ fi
 # their own registries, so stop it where it was started.
 if command -v systemctl >/dev/null 2>&1; then systemctl stop docker-registry >/dev/null 2>&1 || true; fi
 
+# The Go peers are built once per version into a cache outside the clone
+# (as kube-apiserver is), and copied into ./bin from there: a fresh clone
+# (CI's) otherwise links all three again, half a minute on two cores,
+# cosign most of it, though Go's build cache holds every package.
+tools=${XDG_CACHE_HOME:-$HOME/.cache}/addonpkg/tools
 install_go_tool() { # name module version
   local name=$1 module=$2 version=$3
   if [[ -x "$BIN/$name" && -f "$BIN/.$name.$version" ]]; then return; fi
-  echo "install-deps: go install $module@$version" >&2
-  GOBIN="$BIN" go install "$module@$version"
+  local cached=$tools/$name/$version
+  if [[ ! -x $cached/$name ]]; then
+    echo "install-deps: go install $module@$version" >&2
+    rm -rf "$cached.tmp" && mkdir -p "$cached.tmp"
+    GOBIN="$cached.tmp" go install "$module@$version"
+    rm -rf "$cached" && mv "$cached.tmp" "$cached"
+  fi
+  cp "$cached/$name" "$BIN/$name.tmp" && mv "$BIN/$name.tmp" "$BIN/$name"
   touch "$BIN/.$name.$version"
 }
 install_go_tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
