@@ -22,6 +22,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonpkg/addonpkg/internal/testing/addonpkgbin"
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
@@ -36,15 +37,13 @@ const (
 	installHint     = "run hack/install-deps.sh"
 	commandTimeout  = 2 * time.Minute
 	sourceDateEpoch = "1700000000"
-	// binEnv names a prebuilt addonpkg binary to test instead of building
-	// ./cmd/addonpkg.
-	binEnv = "E2E_ADDONPKG_BIN"
 )
 
 var (
 	// repoRoot is the module root (the directory of go.mod).
 	repoRoot string
-	// addonpkgBin is the binary built by TestMain.
+	// addonpkgBin is the binary under test (addonpkgbin.Path): make
+	// test's, or one TestMain built.
 	addonpkgBin string
 )
 
@@ -65,29 +64,15 @@ func testMain(m *testing.M) int {
 	}
 	repoRoot = filepath.Dir(gomod)
 
-	// A prebuilt binary (a release candidate, or a snapshot while the
-	// work tree does not build) can stand in for the one built here.
-	if bin := os.Getenv(binEnv); bin != "" {
-		if addonpkgBin, err = filepath.Abs(bin); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: %s: %v\n", binEnv, err)
-			return 1
-		}
-		return m.Run()
-	}
-
 	tmp, err := os.MkdirTemp("", "addonpkg-e2e-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	addonpkgBin = filepath.Join(tmp, "addonpkg")
-	build := exec.Command("go", "build", "-o", addonpkgBin, "./cmd/addonpkg")
-	build.Dir = repoRoot
-	build.Stdout = os.Stderr
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: building addonpkg: %v\n", err)
+	// make test's prebuilt binary, a release candidate, or one built here.
+	if addonpkgBin, err = addonpkgbin.Path(repoRoot, tmp); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
 	return m.Run()

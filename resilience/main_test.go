@@ -22,9 +22,11 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/internal/testing/addonpkgbin"
 )
 
-// bin is the addonpkg binary TestMain builds.
+// bin is the addonpkg binary under test (addonpkgbin.Path).
 var bin string
 
 // emptyDockerConfig keeps the user's docker credentials out of the tests.
@@ -62,11 +64,8 @@ func buildAndRun(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	bin = filepath.Join(tmp, "addonpkg")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/addonpkg")
-	cmd.Dir = filepath.Dir(gomod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("go build ./cmd/addonpkg: %w\n%s", err, out)
+	if bin, err = addonpkgbin.Path(filepath.Dir(gomod), tmp); err != nil {
+		return 0, err
 	}
 	emptyDockerConfig = filepath.Join(tmp, "docker")
 	if err := os.Mkdir(emptyDockerConfig, 0o700); err != nil {

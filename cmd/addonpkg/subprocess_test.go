@@ -8,18 +8,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/addonpkg/addonpkg/internal/testing/addonpkgbin"
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 )
 
 var (
 	binOnce sync.Once
+	binDir  string // what binary made, removed by TestMain
 	binPath string
 	binErr  error
 )
 
-// binary builds addonpkg once for tests that need a real process (peak
-// memory, peers reading what it writes).
-// TestMain removes the binary that binary built, once every test ran.
+// binary is the addonpkg binary for tests that need a real process (peak
+// memory, peers reading what it writes): make test's prebuilt one
+// (addonpkgbin.Env), or else one built once, which TestMain removes
+// once every test ran.
 //
 // It points klog where the command does first: the tests run the command
 // in this process (run), whose first run sets klog's logger, which klog
@@ -32,8 +35,8 @@ func TestMain(m *testing.M) {
 	routeKlog()
 	code := m.Run()
 	kubeenv.StopShared()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
@@ -46,24 +49,14 @@ func binary(t *testing.T) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "addonpkg")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = &buildError{out: string(out), err: err}
-		}
+		binDir = dir
+		binPath, binErr = addonpkgbin.Path(filepath.Join("..", ".."), dir)
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
 }
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 // lookTool finds a peer tool in the repository's bin/ or on PATH. Missing
 // tools fail the test under CI and skip it elsewhere.

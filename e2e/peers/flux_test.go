@@ -13,12 +13,13 @@ import (
 
 	"github.com/fluxcd/pkg/oci"
 
+	"github.com/addonpkg/addonpkg/internal/testing/addonpkgbin"
 	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
 )
 
 var (
 	repoRoot    string // the addonpkg module root
-	addonpkgBin string // built by TestMain
+	addonpkgBin string // addonpkgbin.Path: make test's, or built by TestMain
 )
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
@@ -36,12 +37,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	addonpkgBin = filepath.Join(tmp, "addonpkg")
-	build := exec.Command("go", "build", "-o", addonpkgBin, "./cmd/addonpkg")
-	build.Dir = repoRoot
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "flux e2e: building addonpkg: %v\n", err)
+	if addonpkgBin, err = addonpkgbin.Path(repoRoot, tmp); err != nil {
+		fmt.Fprintf(os.Stderr, "flux e2e: %v\n", err)
 		return 1
 	}
 	return m.Run()
