@@ -97,7 +97,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f.StringArrayVarP(&bf.outputs, "output", "o", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&bf.opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&bf.opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
-	addMappingKeysLimit(cmd, &bf.opts.MaxMappingKeys)
+	addKustomizeLimits(cmd, &bf.opts.MaxMappingKeys, &bf.opts.MaxKustomizeObjects, &bf.opts.MaxPatchTargets)
 	addJSONFlag(cmd, &bf.asJSON, "digest, tags and config")
 	f.StringVar(&bf.base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): an image keeps its layers and gets PATH's files in one layer on top; an artifact becomes one layer of the patched tree (see --layered)")
 	f.StringArrayVar(&bf.deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")

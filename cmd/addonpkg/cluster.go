@@ -314,7 +314,7 @@ func (a *app) applyOne(ctx context.Context, cf *clusterFlags, s, name string, r 
 // lock, in order.
 func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts source.Options, rf *renderFlags, opts apply.Options, asJSON, diffs bool) error {
 	// An install installs what was reviewed: no lock, no install.
-	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: rf.allowRemote, MaxMappingKeys: rf.maxKeys})
+	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: rf.allowRemote, MaxMappingKeys: rf.maxKeys, MaxKustomizeObjects: rf.maxObjects, MaxPatchTargets: rf.maxTargets})
 	if err != nil {
 		return lockHint(err, file, "")
 	}

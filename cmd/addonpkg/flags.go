@@ -155,6 +155,8 @@ type renderFlags struct {
 	set         []string
 	files       []string
 	maxKeys     int
+	maxObjects  int
+	maxTargets  int
 }
 
 func (r *renderFlags) add(cmd *cobra.Command) {
@@ -162,7 +164,12 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&r.allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	addCheckedArray(cmd, &r.set, "set", "fill the add-on's value NAME, as it declares in its .addonvalues (repeatable): --set NAME=VALUE", checkAssignment)
 	f.StringArrayVar(&r.files, "values", nil, "fill the add-on's values from a YAML file of NAME: VALUE lines (repeatable; --set wins)")
-	addMappingKeysLimit(cmd, &r.maxKeys)
+	addKustomizeLimits(cmd, &r.maxKeys, &r.maxObjects, &r.maxTargets)
+}
+
+// limits are the render options of the flags, without values.
+func (r *renderFlags) limits() render.Options {
+	return render.Options{AllowRemote: r.allowRemote, MaxMappingKeys: r.maxKeys, MaxKustomizeObjects: r.maxObjects, MaxPatchTargets: r.maxTargets}
 }
 
 // given reports whether any value was given.
@@ -172,7 +179,7 @@ func (r *renderFlags) given() bool { return len(r.set) > 0 || len(r.files) > 0 }
 // values are filled in (an add-on that declares required values then
 // needs them), else only when some are given.
 func (r *renderFlags) options(fill bool) (render.Options, error) {
-	opts := render.Options{AllowRemote: r.allowRemote, MaxMappingKeys: r.maxKeys}
+	opts := r.limits()
 	if !fill && !r.given() {
 		return opts, nil
 	}
@@ -323,4 +330,16 @@ func (v *deleteDryRunValue) Set(s string) error {
 	}
 	*v = deleteDryRunValue(b)
 	return nil
+}
+
+// withDropText is opts with DropText.
+func withDropText(opts render.Options) render.Options {
+	opts.DropText = true
+	return opts
+}
+
+// withValues is opts with Values.
+func withValues(opts render.Options, vals map[string]string) render.Options {
+	opts.Values = vals
+	return opts
 }

@@ -44,8 +44,12 @@ func (a *app) addLayerLimit(cmd *cobra.Command) {
 	addLimit(cmd.Flags(), &a.maxLayers, "max-layers", safetree.DefaultMaxLayers, "limit: layers of one image, checked before any layer is read")
 }
 
-// addMappingKeysLimit adds --max-mapping-keys to a command that renders
-// kustomize trees.
-func addMappingKeysLimit(cmd *cobra.Command, keys *int) {
-	addLimit(cmd.Flags(), keys, "max-mapping-keys", safetree.DefaultMaxMappingKeys, "limit: keys of one YAML mapping, or of one generated ConfigMap or Secret, in a kustomize tree (kustomize takes time quadratic in them)")
+// addKustomizeLimits adds the limits on what a kustomize tree makes
+// kustomize do to a command that renders such trees:
+// --max-mapping-keys, --max-kustomize-objects and --max-patch-targets.
+func addKustomizeLimits(cmd *cobra.Command, keys, objects, targets *int) {
+	f := cmd.Flags()
+	addLimit(f, keys, "max-mapping-keys", safetree.DefaultMaxMappingKeys, "limit: keys of one YAML mapping, or of one generated ConfigMap or Secret, in a kustomize tree (kustomize takes time quadratic in them)")
+	addLimit(f, objects, "max-kustomize-objects", safetree.DefaultMaxKustomizeObjects, "limit: objects kustomize loads to render a tree, each base counted as often as it is included (kustomize takes time quadratic in them)")
+	addLimit(f, targets, "max-patch-targets", safetree.DefaultMaxPatchTargets, "limit: objects the patches of a kustomize tree may touch, summed over the patches (about a millisecond each)")
 }

@@ -77,11 +77,11 @@ func (a *app) writeRendered(res *addonset.Result, out string, asJSON bool) error
 
 func newRenderCmd(a *app) *cobra.Command {
 	var (
-		sf                          setFlags
-		crs                         crsFlags
-		out, lockFile               string
-		noLock, asJSON, allowRemote bool
-		maxKeys                     int
+		sf                              setFlags
+		crs                             crsFlags
+		out, lockFile                   string
+		noLock, asJSON, allowRemote     bool
+		maxKeys, maxObjects, maxTargets int
 	)
 	cmd := &cobra.Command{
 		Use:   "render [-f addons.yaml] [-o DIR]",
@@ -133,7 +133,7 @@ in an annotation, which holds at most 256 KiB.`,
 			if err != nil {
 				return err
 			}
-			ro := addonset.RenderOptions{Options: opts, AllowRemote: allowRemote, MaxMappingKeys: maxKeys}
+			ro := addonset.RenderOptions{Options: opts, AllowRemote: allowRemote, MaxMappingKeys: maxKeys, MaxKustomizeObjects: maxObjects, MaxPatchTargets: maxTargets}
 			if !noLock {
 				if ro.Lock, err = a.setLock(sf.file, lockFile); err != nil {
 					return err
@@ -157,7 +157,7 @@ in an annotation, which holds at most 256 KiB.`,
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
 	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
-	addMappingKeysLimit(cmd, &maxKeys)
+	addKustomizeLimits(cmd, &maxKeys, &maxObjects, &maxTargets)
 	crs.add(cmd)
 	return cmd
 }

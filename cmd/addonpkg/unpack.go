@@ -156,7 +156,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 		// A config without an inventory (a foreign image, a minimal
 		// third-party config) gets the rendered one.
 		if ad.NoInventory {
-			res, err := render.Addon(ctx, ad, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, DropText: true})
+			res, err := render.Addon(ctx, ad, withDropText(u.rf.limits()))
 			if err != nil {
 				return fmt.Errorf("render %s: %w", ref, err)
 			}
@@ -183,7 +183,7 @@ func (u *unpackFlags) print(cmd *cobra.Command, a *app, ref source.Ref, ad *unpa
 	}
 	a.warn(res.Warnings)
 	if !u.raw {
-		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad, res, render.Options{AllowRemote: u.rf.allowRemote, MaxMappingKeys: u.rf.maxKeys, Values: ropts.Values}); err != nil {
+		if res, err = u.reloc.apply(ctx, a, ref, u.sopts, ad, res, withValues(u.rf.limits(), ropts.Values)); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,10 @@ type RenderOptions struct {
 	// MaxMappingKeys caps the keys of one YAML mapping in a member's
 	// kustomize tree (render.Options.MaxMappingKeys); 0 means the default.
 	MaxMappingKeys int
+	// MaxKustomizeObjects and MaxPatchTargets cap what a member's
+	// kustomize tree makes kustomize do (render.Options'); 0 means the
+	// default.
+	MaxKustomizeObjects, MaxPatchTargets int
 }
 
 // Member is one rendered member.
@@ -100,7 +104,7 @@ func Render(ctx context.Context, s *Set, opts RenderOptions) (*Result, error) {
 		if vals == nil {
 			vals = map[string]string{} // a member installs: its declared values are filled in
 		}
-		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, Values: vals})
+		res, err := render.Addon(ctx, ad, render.Options{AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets, Values: vals})
 		if err != nil {
 			return &MemberError{Member: a.Name, Err: fmt.Errorf("render: %w", err)}
 		}

@@ -50,6 +50,10 @@ type Options struct {
 	// tree at validation (render.Options.MaxMappingKeys); 0 means the
 	// default.
 	MaxMappingKeys int
+	// MaxKustomizeObjects and MaxPatchTargets cap what a kustomize tree
+	// makes kustomize do at validation (render.Options'); 0 means the
+	// default.
+	MaxKustomizeObjects, MaxPatchTargets int
 }
 
 // Result is a built add-on.
@@ -121,7 +125,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	if !opts.NoValidate {
 		// Only the inventory is kept: the documents' text is let go as
 		// each file is parsed (a folder's tree is not in memory).
-		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true})
+		res, err := render.Render(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets, DropText: true})
 		if err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
@@ -131,7 +135,7 @@ func Build(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, ErrNoObjects)
 		}
-		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true}); err != nil {
+		if err := checkValues(ctx, fsys, render.Options{Kind: kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets, DropText: true}); err != nil {
 			<-layerc
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}

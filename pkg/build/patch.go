@@ -54,6 +54,10 @@ type PatchOptions struct {
 	// tree at validation (render.Options.MaxMappingKeys); 0 means the
 	// default.
 	MaxMappingKeys int
+	// MaxKustomizeObjects and MaxPatchTargets cap what a kustomize tree
+	// makes kustomize do at validation (render.Options'); 0 means the
+	// default.
+	MaxKustomizeObjects, MaxPatchTargets int
 	// Unpack bounds reading the base.
 	Unpack unpack.Options
 	// Layered keeps an artifact-form base's layers and puts the patch in
@@ -140,7 +144,7 @@ func Patch(ctx context.Context, base v1.Image, patch fs.FS, opts PatchOptions) (
 	cfg.Inventory = addon.Inventory{Objects: []addon.Object{}}
 	var warnings []string
 	if !opts.NoValidate {
-		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, DropText: true})
+		res, err := render.Render(ctx, merged, render.Options{Kind: cfg.Kind, AllowRemote: opts.AllowRemote, MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets, DropText: true})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValidation, err)
 		}

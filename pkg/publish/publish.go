@@ -240,6 +240,7 @@ func patchBase(ctx context.Context, path string, fsys fs.FS, bopts build.Options
 		Source: opts.Build.Source, Revision: opts.Build.Revision,
 		Labels: bopts.Labels, Annotations: bopts.Annotations,
 		NoValidate: bopts.NoValidate, AllowRemote: bopts.AllowRemote, MaxMappingKeys: bopts.MaxMappingKeys,
+		MaxKustomizeObjects: bopts.MaxKustomizeObjects, MaxPatchTargets: bopts.MaxPatchTargets,
 		Layered: opts.Layered,
 	}
 	res, err := build.Patch(ctx, img, fsys, popts)

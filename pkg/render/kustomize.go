@@ -27,11 +27,15 @@ var kustomizeMu sync.Mutex
 // references are refused before kustomize runs, because kustomize would
 // fetch them itself (HTTP or `git clone`) even from an in-memory tree.
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
-	maxKeys := safetree.Limits{MaxMappingKeys: opts.MaxMappingKeys}.WithDefaults().MaxMappingKeys
+	limits := safetree.Limits{MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets}.WithDefaults()
+	maxKeys := limits.MaxMappingKeys
 	if err := checkKustomizations(fsys, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
 	if err := checkManifestFiles(fsys, maxKeys, opts.AllowRemote); err != nil {
+		return nil, nil, err
+	}
+	if err := checkKustomizeWork(fsys, limits); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -85,6 +85,15 @@ type Options struct {
 	// takes time quadratic in a mapping's keys. Plain manifests have no
 	// such cap.
 	MaxMappingKeys int
+	// MaxKustomizeObjects caps the objects kustomize loads to render the
+	// tree, and MaxPatchTargets the objects its patches may touch
+	// (safetree.Limits.MaxKustomizeObjects and MaxPatchTargets, counted
+	// before kustomize runs); 0 means the default. Past them the render
+	// is refused with a *safetree.LimitError: kustomize takes time
+	// quadratic in the objects it loads, and a millisecond for each
+	// object a patch touches. Plain manifests have no such caps.
+	MaxKustomizeObjects int
+	MaxPatchTargets     int
 }
 
 // Document is one rendered Kubernetes object.

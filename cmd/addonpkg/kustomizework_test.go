@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
+)
+
+// A kustomize tree whose patches may touch more objects than the default
+// cap is refused by build and unpack with the flag that raises the cap,
+// and renders once --max-patch-targets allows it; every command that
+// renders a single add-on has both kustomize work flags.
+func TestCLIKustomizeWorkLimits(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	const objects, patches = 200, 5 // 5 x (200 + 5) patch targets
+	var cms, kust strings.Builder
+	for i := range objects {
+		fmt.Fprintf(&cms, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm%d\n", i)
+	}
+	kust.WriteString("resources: [cms.yaml]\npatches:\n")
+	for i := range patches {
+		fmt.Fprintf(&kust, "- target: {kind: ConfigMap}\n  patch: '[{\"op\": \"add\", \"path\": \"/data\", \"value\": {\"p%d\": \"v\"}}]'\n", i)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "cms.yaml"), []byte(cms.String()), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kust.String()), 0o644))
+	targets := patches * (objects + patches)
+	limit := fmt.Sprintf("patch targets of %d: patch targets limit of %d exceeded", targets, safetree.DefaultMaxPatchTargets)
+
+	cliCheckError(t, cliRun(t, "build", dir, "-t", "work:1"), "kustomization.yaml: "+limit, "(raise it with --max-patch-targets)")
+	cliCheckError(t, cliRun(t, "unpack", dir), limit, "(raise it with --max-patch-targets)")
+	cliCheckError(t, cliRun(t, "unpack", dir, "--max-kustomize-objects", "199"), "kustomize objects limit of 199 exceeded", "(raise it with --max-kustomize-objects)")
+	out := cliMust(t, "unpack", dir, fmt.Sprint("--max-patch-targets=", targets))
+	if !strings.Contains(out, "p4: v") {
+		t.Errorf("unpack: the last patch is missing from\n%.300s", out)
+	}
+	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
+	for _, name := range []string{"build", "unpack", "diff", "render", "apply"} {
+		c, _, err := root.Find([]string{name})
+		for _, flag := range []string{"max-kustomize-objects", "max-patch-targets"} {
+			if err != nil || c.Flags().Lookup(flag) == nil {
+				t.Errorf("%s has no --%s (%v)", name, flag, err)
+			}
+		}
+	}
+}
