@@ -100,11 +100,16 @@ const (
 	DefaultMaxDeclarationBytes = 1 << 20
 	// 5,000 keys take kustomize under half a second.
 	DefaultMaxMappingKeys = 5000
-	// At the caps kustomize renders in a few seconds (1,000 objects
-	// under 1,000 patch targets); the largest real add-on trees have a
-	// few hundred objects and patches that touch a few dozen.
+	// At the caps kustomize renders in seconds: 1,000 objects, about
+	// one; 10,000 patch targets, about one where each patch names its
+	// object (as real overlays do: a patch looks at each object, and
+	// applies to one), up to ten where every patch applies to every
+	// object. The patch cap leaves room for a real overlay (20 patches
+	// over 400 objects) that a lower one would refuse; the largest real
+	// add-on trees have a few hundred objects and patches that touch a
+	// few dozen.
 	DefaultMaxKustomizeObjects = 1000
-	DefaultMaxPatchTargets     = 1000
+	DefaultMaxPatchTargets     = 10000
 	// An object the API server stores is at most 1.5 MiB (etcd's request
 	// limit): every such object is diffed line by line.
 	DefaultMaxDiffObjectBytes = 2 << 20
