@@ -18,7 +18,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/klauspost/pgzip"
-	"github.com/ulikunitz/xz"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 )
@@ -354,7 +353,8 @@ var ErrCompressionBounds = errors.New("compressed stream over the decoder's memo
 // compressed with gzip, bzip2, xz or zstd, so DecompressArchive does too:
 // xz and bzip2 are refused only in layers (Decompress). Every block
 // header of an xz archive is checked against MaxDecoderWindow before the
-// decoder allocates a dictionary for it. The caller bounds the output.
+// decoder allocates a dictionary for it, and each block is decoded from
+// the bytes the check walked (xzReader). The caller bounds the output.
 func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Compression, error) {
 	head := make([]byte, mediatypes.DetectLen)
 	n, err := r.ReadAt(head, 0)
@@ -365,14 +365,11 @@ func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Com
 	sr := io.NewSectionReader(r, 0, size)
 	switch c {
 	case mediatypes.Xz:
-		if err := checkXzDicts(r, size, MaxDecoderWindow); err != nil {
+		blocks, err := walkXz(r, size, MaxDecoderWindow)
+		if err != nil {
 			return nil, c, err
 		}
-		zr, err := xz.NewReader(bufio.NewReaderSize(sr, 64<<10))
-		if err != nil {
-			return nil, c, fmt.Errorf("open xz stream: %w", err)
-		}
-		return io.NopCloser(zr), c, nil
+		return io.NopCloser(&xzReader{r: sr, blocks: blocks}), c, nil
 	case mediatypes.Bzip2:
 		// bzip2 blocks are at most 900 kB: the decoder's memory is bounded.
 		return io.NopCloser(bzip2.NewReader(bufio.NewReaderSize(sr, 64<<10))), c, nil

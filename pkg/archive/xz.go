@@ -1,9 +1,15 @@
 package archive
 
 import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
 	"io"
 
 	"github.com/ulikunitz/xz/lzma"
@@ -18,23 +24,29 @@ const MaxDecoderWindow = 64 << 20
 // errXzStructure marks an xz file whose container does not parse.
 var errXzStructure = errors.New("xz: bad container structure")
 
-// checkXzDicts walks the xz container of r (every stream, every block
-// header, every LZMA2 chunk header, skipping the compressed data) and
-// refuses a block whose dictionary is larger than maxDict. The decoder
-// allocates each block's dictionary from its header before it reads a
-// byte of data, so the claim is checked before it becomes an allocation,
-// for every block: a checked first block says nothing of the others.
-func checkXzDicts(r io.ReaderAt, size, maxDict int64) error {
+// walkXz walks the xz container of r (every stream, every block
+// header, every LZMA2 chunk header, skipping the compressed data),
+// refuses a block whose dictionary is larger than maxDict, and returns
+// the blocks where the walk found them. A decoder allocates each block's
+// dictionary from its header before it reads a byte of data, so the
+// claim is checked before it becomes an allocation, for every block: a
+// checked first block says nothing of the others. The blocks are then
+// decoded where the walk found them (xzReader), never where a decoder
+// would go on reading: an LZMA chunk's header claims its packed size,
+// and its range coder may take fewer bytes, so a decoder reading the
+// whole stream could find a block header inside what the walk skipped
+// as data.
+func walkXz(r io.ReaderAt, size, maxDict int64) ([]xzBlock, error) {
 	x := xzWalker{r: r, size: size}
 	for x.pos < size {
 		if err := x.stream(maxDict); err != nil {
-			return err
+			return nil, err
 		}
 		// Stream padding: zeros in groups of four, then maybe another stream.
 		for x.pos < size {
 			var pad [4]byte
 			if err := x.read(pad[:]); err != nil {
-				return err
+				return nil, err
 			}
 			if pad != [4]byte{} {
 				x.pos -= 4
@@ -42,12 +54,24 @@ func checkXzDicts(r io.ReaderAt, size, maxDict int64) error {
 			}
 		}
 	}
-	return nil
+	return x.blocks, nil
 }
 
 type xzWalker struct {
 	r         io.ReaderAt
 	size, pos int64
+	blocks    []xzBlock
+}
+
+// xzBlock is where the walk found a block: its header at start, its
+// LZMA2 chunks from data up to end (the end marker included), then its
+// check (of check type) at end rounded up to four bytes from start.
+type xzBlock struct {
+	start, data, end int64
+	dict             int64
+	check            byte
+	// uncompressed is the size its header and the index state.
+	uncompressed int64
 }
 
 func (x *xzWalker) read(p []byte) error {
@@ -98,6 +122,7 @@ func (x *xzWalker) stream(maxDict int64) error {
 	if !ok {
 		return fmt.Errorf("%w: unknown check type %#x", errXzStructure, h[7])
 	}
+	first := len(x.blocks)
 	for {
 		start := x.pos
 		b, err := x.byte()
@@ -107,24 +132,43 @@ func (x *xzWalker) stream(maxDict int64) error {
 		if b == 0 { // the index
 			break
 		}
-		if err := x.blockHeader(start, int64(b)*4+4, maxDict); err != nil {
+		blk := xzBlock{start: start, check: h[7]}
+		if err := x.blockHeader(&blk, int64(b)*4+4, maxDict); err != nil {
 			return err
 		}
+		blk.data = x.pos
 		if err := x.lzma2Chunks(); err != nil {
 			return err
 		}
+		blk.end = x.pos
+		x.blocks = append(x.blocks, blk)
 		x.pos += (4-(x.pos-start)%4)%4 + check
 	}
-	// The index: its records, padding to four bytes, a CRC32; then the
-	// stream footer.
+	// The index: a record of each block (its size unpadded, what it
+	// holds), padding to four bytes, a CRC32; then the stream footer.
+	// The records must name the blocks walked, as xz -t checks.
+	blocks := x.blocks[first:]
 	n, err := x.vli()
 	if err != nil {
 		return err
 	}
-	for i := uint64(0); i < 2*n; i++ {
-		if _, err := x.vli(); err != nil {
+	if n != uint64(len(blocks)) {
+		return fmt.Errorf("%w: the index at byte %d lists %d blocks, the stream has %d", errXzStructure, x.pos, n, len(blocks))
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		unpadded, err := x.vli()
+		if err != nil {
 			return err
 		}
+		uncompressed, err := x.vli()
+		if err != nil {
+			return err
+		}
+		if unpadded != uint64(b.end-b.start+check) || b.uncompressed >= 0 && uint64(b.uncompressed) != uncompressed || uncompressed > 1<<62 {
+			return fmt.Errorf("%w: the index does not match the block at byte %d", errXzStructure, b.start)
+		}
+		b.uncompressed = int64(uncompressed)
 	}
 	x.pos += (4-x.pos%4)%4 + 4 + 12
 	if x.pos > x.size {
@@ -133,20 +177,49 @@ func (x *xzWalker) stream(maxDict int64) error {
 	return nil
 }
 
-// blockHeader reads the header of the block at start, hsize bytes long
-// (its first byte already read), and checks its LZMA2 dictionary.
-func (x *xzWalker) blockHeader(start, hsize, maxDict int64) error {
+// blockHeader reads the header of block b, hsize bytes long (its first
+// byte already read), checks its CRC32 and its LZMA2 dictionary, and
+// records the dictionary and the uncompressed size it states. The one
+// filter chain a decoder takes is LZMA2 alone.
+func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
+	start := b.start
+	head := make([]byte, hsize)
+	if start+hsize > x.size {
+		return fmt.Errorf("%w: truncated block header at byte %d", errXzStructure, start)
+	}
+	if _, err := x.r.ReadAt(head, start); err != nil {
+		return err
+	}
+	if crc32.ChecksumIEEE(head[:hsize-4]) != binary.LittleEndian.Uint32(head[hsize-4:]) {
+		return fmt.Errorf("%w: block header at byte %d fails its CRC32", errXzStructure, start)
+	}
 	flags, err := x.byte()
 	if err != nil {
 		return err
 	}
-	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed size
-		if present {
-			if _, err := x.vli(); err != nil {
-				return err
-			}
+	if flags&0x3c != 0 {
+		return fmt.Errorf("%w: reserved block flags at byte %d", errXzStructure, start)
+	}
+	if flags&3 != 0 {
+		return fmt.Errorf("%w: block at byte %d has %d filters; only LZMA2 alone is read", errXzStructure, start, flags&3+1)
+	}
+	b.uncompressed = -1
+	if flags&0x40 != 0 { // compressed size
+		if _, err := x.vli(); err != nil {
+			return err
 		}
 	}
+	if flags&0x80 != 0 {
+		u, err := x.vli()
+		if err != nil {
+			return err
+		}
+		if u > 1<<62 {
+			return fmt.Errorf("%w: block at byte %d claims %d bytes", errXzStructure, start, u)
+		}
+		b.uncompressed = int64(u)
+	}
+	b.dict = -1
 	for i := 0; i <= int(flags&3); i++ {
 		id, err := x.vli()
 		if err != nil {
@@ -171,7 +244,11 @@ func (x *xzWalker) blockHeader(start, hsize, maxDict int64) error {
 			if dict > maxDict {
 				return fmt.Errorf("xz block at byte %d: %w: a %d MiB dictionary, more than the %d MiB allowed", start, ErrCompressionBounds, dict>>20, maxDict>>20)
 			}
+			b.dict = dict
 		}
+	}
+	if b.dict < 0 {
+		return fmt.Errorf("%w: block at byte %d is not LZMA2", errXzStructure, start)
 	}
 	if x.pos > start+hsize {
 		return fmt.Errorf("%w: block header longer than it says", errXzStructure)
@@ -211,3 +288,112 @@ func (x *xzWalker) lzma2Chunks() error {
 		}
 	}
 }
+
+// xzReader decodes the blocks the walk found, each from its own bytes
+// only, with the dictionary its checked header states: the LZMA2 chunks
+// of a block must end, end marker and all, where the walk says they do,
+// and its check must match what it decoded.
+type xzReader struct {
+	r      io.ReaderAt
+	blocks []xzBlock
+
+	cur  *lzma.Reader2
+	sec  *io.SectionReader
+	br   *bufio.Reader
+	sum  hash.Hash
+	read int64
+}
+
+func (z *xzReader) Read(p []byte) (int, error) {
+	for {
+		if z.cur == nil {
+			if len(z.blocks) == 0 {
+				return 0, io.EOF
+			}
+			if err := z.open(); err != nil {
+				return 0, err
+			}
+		}
+		n, err := z.cur.Read(p)
+		z.sum.Write(p[:n])
+		z.read += int64(n)
+		if err == io.EOF {
+			err = z.finish()
+			z.cur, z.blocks = nil, z.blocks[1:]
+			if err == nil && n == 0 {
+				continue
+			}
+		} else if err != nil {
+			err = fmt.Errorf("xz block at byte %d: %w", z.blocks[0].start, err)
+		}
+		return n, err
+	}
+}
+
+func (z *xzReader) open() error {
+	b := z.blocks[0]
+	z.sec = io.NewSectionReader(z.r, b.data, b.end-b.data)
+	z.br = bufio.NewReaderSize(z.sec, 64<<10)
+	z.sum, z.read = xzCheck(b.check), 0
+	var err error
+	z.cur, err = lzma.Reader2Config{DictCap: int(max(b.dict, lzma.MinDictCap))}.NewReader2(z.br)
+	if err != nil {
+		return fmt.Errorf("xz block at byte %d: %w", b.start, err)
+	}
+	return nil
+}
+
+// finish checks that the block just decoded ended where the walk said,
+// at its end marker, held the size its header states and matches its
+// check.
+func (z *xzReader) finish() error {
+	b := z.blocks[0]
+	off, _ := z.sec.Seek(0, io.SeekCurrent)
+	if !z.cur.EOS() || off-int64(z.br.Buffered()) != b.end-b.data {
+		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d do not end where their headers say", errXzStructure, b.start)
+	}
+	if b.uncompressed >= 0 && b.uncompressed != z.read {
+		return fmt.Errorf("%w: the block at byte %d holds %d bytes, its header says %d", errXzStructure, b.start, z.read, b.uncompressed)
+	}
+	want := make([]byte, z.sum.Size())
+	if _, err := z.r.ReadAt(want, b.end+(4-(b.end-b.start)%4)%4); err != nil {
+		return err
+	}
+	if !bytes.Equal(xzCheckSum(z.sum), want) {
+		return fmt.Errorf("%w: the block at byte %d fails its check", errXzStructure, b.start)
+	}
+	return nil
+}
+
+// xzCheck is the hash of an xz check type (the walk refused the others).
+func xzCheck(t byte) hash.Hash {
+	switch t {
+	case 0x1:
+		return crc32.NewIEEE()
+	case 0x4:
+		return crc64.New(crc64.MakeTable(crc64.ECMA))
+	case 0xa:
+		return sha256.New()
+	}
+	return noCheck{}
+}
+
+// xzCheckSum is h's sum as xz stores it: the CRCs little-endian.
+func xzCheckSum(h hash.Hash) []byte {
+	switch h := h.(type) {
+	case hash.Hash32:
+		return binary.LittleEndian.AppendUint32(nil, h.Sum32())
+	case hash.Hash64:
+		return binary.LittleEndian.AppendUint64(nil, h.Sum64())
+	}
+	return h.Sum(nil)
+}
+
+// noCheck is check type None.
+type noCheck struct{}
+
+func (noCheck) Write(p []byte) (int, error) { return len(p), nil }
+func (noCheck) Sum(b []byte) []byte         { return b }
+func (noCheck) Reset()                      {}
+func (noCheck) Size() int                   { return 0 }
+func (noCheck) BlockSize() int              { return 1 }
