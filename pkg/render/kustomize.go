@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -358,12 +359,20 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 	return s, line, true
 }
 
+// scpLike matches a user name as kustomize's git URL parser takes one
+// (a letter, then letters, digits and dashes, then @), a host and a path
+// after : or /. A name with an @ and no path (admin@cluster.yaml) is not
+// a repository to kustomize either.
+var scpLike = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@[^/:]+[:/].`)
+
 // looksRemote tells whether kustomize would treat s as a remote location.
 // A URL without a host is one too: kustomize tries every resource and
 // component as a git repository before it looks in the tree, and runs
 // `git clone` on file:///srv/repo (a repository on the installer's disk)
 // and on git::file:///srv/repo (go-getter's prefix, which it strips),
-// so a directory of the tree named like them was no protection.
+// so a directory of the tree named like them was no protection. So does
+// a host with a user before it (deploy@host:org/repo, not only git@) or
+// github.com in any case: kustomize runs git fetch of those over ssh.
 func looksRemote(s string) bool {
 	s = strings.TrimSpace(s)
 	if strings.ContainsAny(s, " \n") {
@@ -375,8 +384,13 @@ func looksRemote(s string) bool {
 	if strings.Contains(s, "://") || len(s) >= 5 && strings.EqualFold(s[:5], "git::") {
 		return true
 	}
-	for _, p := range []string{"git@", "github.com/", "gitlab.com/", "bitbucket.org/"} {
-		if strings.HasPrefix(s, p) {
+	// scp's user@host:path, with any user (kustomize's extractUsername),
+	// or user@host/path: kustomize runs git fetch of it over ssh.
+	if scpLike.MatchString(s) {
+		return true
+	}
+	for _, p := range []string{"git@", "github.com/", "github.com:", "gitlab.com/", "bitbucket.org/"} {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			return true
 		}
 	}
