@@ -290,7 +290,8 @@ func (x *xzWalker) lzma2Chunks() error {
 }
 
 // xzReader decodes the blocks the walk found, each from its own bytes
-// only, with the dictionary its checked header states: the LZMA2 chunks
+// only, with the dictionary its checked header states, or less when the
+// block holds less: the LZMA2 chunks
 // of a block must end, end marker and all, where the walk says they do,
 // and its check must match what it decoded.
 type xzReader struct {
@@ -335,8 +336,13 @@ func (z *xzReader) open() error {
 	z.sec = io.NewSectionReader(z.r, b.data, b.end-b.data)
 	z.br = bufio.NewReaderSize(z.sec, 64<<10)
 	z.sum, z.read = xzCheck(b.check), 0
+	// A block never looks back further than it holds: its dictionary
+	// need not be larger than what its header and the index say it
+	// holds, which finish checks. Many small blocks that each state a
+	// 64 MiB dictionary would otherwise cost 64 MiB (allocated and
+	// cleared) each.
 	var err error
-	z.cur, err = lzma.Reader2Config{DictCap: int(max(b.dict, lzma.MinDictCap))}.NewReader2(z.br)
+	z.cur, err = lzma.Reader2Config{DictCap: int(max(min(b.dict, b.uncompressed), lzma.MinDictCap))}.NewReader2(z.br)
 	if err != nil {
 		return fmt.Errorf("xz block at byte %d: %w", b.start, err)
 	}
