@@ -4,8 +4,11 @@
 // that does not exist yet, and inside one that exists (it must be empty),
 // which is then filled and never replaced. The tree is made durable
 // before it is moved into place (atomicfile.SyncTree), and the move
-// after, so that a crash leaves the target without the tree or with all
-// of it, never with empty files.
+// after, so that a crash never leaves empty files in the target: a new
+// target is there with all of the tree or not at all (one rename); an
+// existing empty one is filled a top-level entry at a time, so a crash
+// while it is filled can leave some of them there, beside the temp
+// directory.
 package output
 
 import (
