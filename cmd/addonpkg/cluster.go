@@ -241,7 +241,9 @@ On a terminal each stage is a line on stderr. Elsewhere (a pipe, a CI log)
 only a wait that lasts is: "still waiting for N objects to be ready" each
 tenth of --wait-timeout (at least a second and at most 30 seconds apart),
 then "N objects ready after 47s"; a quick apply prints nothing there.
---quiet prints neither.`,
+The same goes for the wait, before any change, for objects of the add-on
+still being deleted (what an earlier apply without --wait pruned), which
+is applied again once they are gone. --quiet prints neither.`,
 		Example: `  addonpkg apply registry.example.com/addons/metrics-server:0.7
   addonpkg apply ./examples/gateway-api-crds --context kind-dev
   addonpkg apply ./examples/metrics-server -n monitoring
@@ -557,6 +559,8 @@ func (a *app) progress(waitTimeout time.Duration) func(apply.Stage) {
 			a.infof("addonpkg: %s: %s ready", st.Addon, objects(len(st.Changes)))
 		case st.Name == "deleting":
 			a.infof("addonpkg: %s: deleted %s, waiting up to %s for them to be gone", st.Addon, objects(len(st.Changes)), waitTimeout)
+		case st.Name == "terminating":
+			a.infof("addonpkg: %s: %s of the add-on still being deleted, waiting up to %s for them to be gone before applying them again", st.Addon, objects(len(st.Changes)), waitTimeout)
 		case st.Name == "gone":
 			a.infof("addonpkg: %s: %s gone", st.Addon, objects(len(st.Changes)))
 		case len(st.Changes) > 0:

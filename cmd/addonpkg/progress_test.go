@@ -116,7 +116,8 @@ func TestBlobBarsNotOnDumbTerminal(t *testing.T) {
 }
 
 // An apply's stages are one line each on a terminal, counted by action,
-// empty stages left out; piped, only a wait that lasts (waitLog, which
+// empty stages left out, the wait for its objects still being deleted
+// (what an earlier prune without --wait deleted) among them; piped, only a wait that lasts (waitLog, which
 // the command's end stops); --quiet, nothing.
 func TestApplyProgressLines(t *testing.T) {
 	if piped := (&app{stderr: &bytes.Buffer{}}); piped.progress(time.Minute) == nil || len(piped.waitLogs) != 1 {
@@ -132,6 +133,9 @@ func TestApplyProgressLines(t *testing.T) {
 	}
 	created := apply.Change{Object: "ConfigMap/default/a", Action: apply.Created}
 	unchanged := apply.Change{Object: "ConfigMap/default/b", Action: apply.Unchanged}
+	going := apply.Change{Object: "CustomResourceDefinition/widgets.example.com", Action: apply.Deleted, Reason: "being deleted"}
+	report(apply.Stage{Addon: "dns", Name: "terminating", Changes: []apply.Change{going}})
+	report(apply.Stage{Addon: "dns", Name: "gone", Changes: []apply.Change{going}})
 	report(apply.Stage{Addon: "dns", Name: "definitions"})
 	report(apply.Stage{Addon: "dns", Name: "resources", Changes: []apply.Change{created, unchanged, created}})
 	report(apply.Stage{Addon: "dns", Name: "pruned"})
@@ -141,7 +145,9 @@ func TestApplyProgressLines(t *testing.T) {
 	report(apply.Stage{Addon: "dns", Name: "gone", Changes: []apply.Change{created, created}})
 	slave.Close()
 	got, _ := io.ReadAll(master)
-	want := "addonpkg: dns: resources: 2 created, 1 unchanged\r\n" +
+	want := "addonpkg: dns: 1 object of the add-on still being deleted, waiting up to 1m0s for them to be gone before applying them again\r\n" +
+		"addonpkg: dns: 1 object gone\r\n" +
+		"addonpkg: dns: resources: 2 created, 1 unchanged\r\n" +
 		"addonpkg: dns: waiting up to 1m0s for 3 objects to be ready\r\n" +
 		"addonpkg: dns: 1 object ready\r\n" +
 		"addonpkg: dns: deleted 2 objects, waiting up to 1m0s for them to be gone\r\n" +

@@ -37,8 +37,8 @@ func newWaitLog(w io.Writer, timeout time.Duration) *waitLog {
 	return &waitLog{w: w, timeout: timeout, interval: waitLogInterval(timeout)}
 }
 
-// report is an apply.Options.Progress: "waiting" and "deleting" start a
-// wait, "ready" and "gone" end one saying so, any other stage ends one
+// report is an apply.Options.Progress: "waiting", "deleting" and
+// "terminating" start a wait, "ready" and "gone" end one saying so, any other stage ends one
 // silently.
 func (l *waitLog) report(st apply.Stage) {
 	switch st.Name {
@@ -46,6 +46,8 @@ func (l *waitLog) report(st apply.Stage) {
 		l.start(st.Addon, objects(len(st.Changes))+" to be ready")
 	case "deleting":
 		l.start(st.Addon, objects(len(st.Changes))+" to be gone")
+	case "terminating":
+		l.start(st.Addon, objects(len(st.Changes))+" being deleted to be gone before applying them again")
 	case "ready":
 		if l.end() {
 			l.line("addonpkg: %s: %s ready after %s", st.Addon, objects(len(st.Changes)), l.elapsed())

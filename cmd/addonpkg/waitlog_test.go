@@ -73,6 +73,21 @@ func TestWaitLogInALog(t *testing.T) {
 		}
 	})
 
+	// An apply's wait for its own objects still being deleted, before
+	// its first change, says what it waits for: a log showed nothing
+	// until the apply went on or timed out.
+	t.Run("terminating", func(t *testing.T) {
+		l, b := newLog()
+		l.report(apply.Stage{Addon: "web", Name: "terminating", Changes: changes})
+		time.Sleep(3 * l.interval)
+		l.report(apply.Stage{Addon: "web", Name: "gone", Changes: changes})
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		still := regexp.MustCompile(`^addonpkg: web: still waiting for 2 objects being deleted to be gone before applying them again \(\d+s of 5m0s\)$`)
+		if len(lines) < 2 || !still.MatchString(lines[0]) || !regexp.MustCompile(`^addonpkg: web: 2 objects gone after \d+s$`).MatchString(lines[len(lines)-1]) {
+			t.Fatalf("a wait for objects being deleted printed %q; want lines saying so, then one saying they are gone", b.String())
+		}
+	})
+
 	t.Run("ended", func(t *testing.T) {
 		l, b := newLog()
 		l.report(apply.Stage{Addon: "web", Name: "deleting", Changes: changes[:1]})

@@ -93,10 +93,16 @@ type Stage struct {
 	// before it waits for them to be gone, and "gone" once they are (not
 	// when the wait fails: its error says so), so that a caller that
 	// reports the wait as it lasts knows when it ended; an apply's prune
-	// waits, and reports them, only with Options.Wait.
+	// waits, and reports them, only with Options.Wait. Before its first
+	// change, an apply (not a dry-run) that finds objects of the add-on
+	// being deleted (by an earlier prune without Options.Wait, or by
+	// anyone) reports "terminating" before it waits for them to be gone
+	// and "gone" once they are, whatever Options.Wait.
 	Name string
 	// Changes are the stage's changes; for waiting and ready, those of
-	// the objects waited for; for deleting and gone, the deletions.
+	// the objects waited for; for deleting and gone, the deletions; for
+	// terminating (and the gone after it), the objects being deleted
+	// (Deleted, Reason "being deleted").
 	Changes []Change
 }
 
@@ -290,10 +296,25 @@ func (c *Client) planChecked(ctx context.Context, a *Addon, opts Options) (*plan
 		if opts.DryRun || len(going) == 0 || again == 2 {
 			return p, nil
 		}
+		// Reported, as a prune's wait is: the wait may last minutes, and a
+		// caller that shows progress said nothing all along.
+		changes := changesOfDeletions(going)
+		opts.report(a.Name, "terminating", changes)
 		if err := c.waitGone(ctx, going, opts.timeout()); err != nil {
 			return nil, fmt.Errorf("wait for objects being deleted before applying them again: %w", err)
 		}
+		opts.report(a.Name, "gone", changes)
 	}
+}
+
+// changesOfDeletions are the Deleted changes of the objects of ds, whose
+// deletion (anyone's) is under way.
+func changesOfDeletions(ds []deletion) []Change {
+	out := make([]Change, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, Change{Object: describe(d.obj), ID: entryOf(d.obj).ID, Version: d.obj.GetAPIVersion(), Action: Deleted, Reason: "being deleted"})
+	}
+	return out
 }
 
 // terminating are the objects of p in the cluster that are being deleted

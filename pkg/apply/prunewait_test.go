@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,10 +87,18 @@ metadata: {name: NS-settings, namespace: default}
 
 	// Still being deleted: a timeout, nothing changed, the record that of
 	// version 2.
-	_, err = k.admin.Apply(k.ctx, v1, apply.Options{Timeout: 2 * time.Second})
+	// The wait is reported, as a prune's is: "terminating" before it, with
+	// what it waits for, and no "gone" when it times out.
+	var stages []apply.Stage
+	progress := func(st apply.Stage) { stages = append(stages, st) }
+	_, err = k.admin.Apply(k.ctx, v1, apply.Options{Timeout: 2 * time.Second, Progress: progress})
 	var we *apply.WaitError
 	if !errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) || we.Op != "deletion" {
 		t.Fatalf("apply of version 1 while its objects terminate = %v, want a deletion timeout", err)
+	}
+	if len(stages) != 1 || stages[0].Name != "terminating" || len(stages[0].Changes) != 2 ||
+		!slices.ContainsFunc(stages[0].Changes, func(c apply.Change) bool { return c.Object == "Widget/default/held" && c.Action == apply.Deleted }) {
+		t.Errorf("stages reported while waiting for the objects being deleted: %+v, want terminating, with the CRD and its custom resource", stages)
 	}
 	if inv := k.inventory(t, v1.Name); inv.Version != "2" || inv.Phase != apply.PhaseApplied || len(inv.Objects) != 1 {
 		t.Errorf("after the refused apply the inventory is %+v, want version 2's", inv.Record)
