@@ -332,28 +332,13 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 			}
 		}
 	case isCRD(o):
-		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-		// Listed in the storage version when it is served: objects stored
-		// in it are read without the CRD's conversion webhook, which may
-		// not answer (its server is the add-on's, and broken or gone), and
-		// a list that fails keeps the CRD. MetalLB's bgppeers serves
-		// v1beta1 first and stores v1beta2.
-		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
-		version := ""
-		for _, v := range versions {
-			if m, ok := v.(map[string]any); ok && m["served"] == true {
-				if name, _ := m["name"].(string); version == "" || m["storage"] == true {
-					version = name
-				}
-			}
-		}
-		if version == "" {
+		gvk, ok := crdListKind(o)
+		if !ok {
 			return "", nil
 		}
-		fs, ds, err := c.listHeld(ctx, schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, "", going)
+		fs, ds, err := c.listHeld(ctx, gvk, "", going)
 		if err != nil {
-			return "custom resources it may hold (cannot list " + kind + ")", nil
+			return "custom resources it may hold (cannot list " + gvk.Kind + ")", nil
 		}
 		found, deps = fs, ds
 	default:
@@ -370,6 +355,27 @@ func (c *Client) holds(ctx context.Context, o *unstructured.Unstructured, going 
 		return found[0], nil
 	}
 	return fmt.Sprintf("%s and %d more", found[0], len(found)-1), nil
+}
+
+// crdListKind is the kind and version in which the custom resources of
+// the CRD o are listed; false when it serves no version. The storage
+// version when it is served: objects stored in it are read without the
+// CRD's conversion webhook, which may not answer (its server is the
+// add-on's, and broken or gone), and a list that fails keeps the CRD.
+// MetalLB's bgppeers serves v1beta1 first and stores v1beta2.
+func crdListKind(o *unstructured.Unstructured) (schema.GroupVersionKind, bool) {
+	group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+	version := ""
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["served"] == true {
+			if name, _ := m["name"].(string); version == "" || m["storage"] == true {
+				version = name
+			}
+		}
+	}
+	return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, version != ""
 }
 
 // A dependent is an object with owners, which goes when they all do.

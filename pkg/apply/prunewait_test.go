@@ -96,6 +96,13 @@ metadata: {name: NS-settings, namespace: default}
 	if !errors.Is(err, apply.ErrTimeout) || !errors.As(err, &we) || we.Op != "deletion" {
 		t.Fatalf("apply of version 1 while its objects terminate = %v, want a deletion timeout", err)
 	}
+	// The CRD waits for its custom resource, which the timeout names, and
+	// for no finalizer of a missing controller: the API server removes
+	// its own once the custom resources are gone.
+	wantCRD := "held by finalizer customresourcecleanup.apiextensions.k8s.io, which the API server removes once the CRD's custom resources are gone; still there: Widget/default/held (held by finalizers example.com/test)"
+	if i := slices.IndexFunc(we.Statuses, func(s apply.ObjectStatus) bool { return s.Kind == "CustomResourceDefinition" }); i < 0 || we.Statuses[i].Message != wantCRD {
+		t.Errorf("the timeout's statuses: %+v, want the CRD's saying %q", we.Statuses, wantCRD)
+	}
 	if len(stages) != 1 || stages[0].Name != "terminating" || len(stages[0].Changes) != 2 ||
 		!slices.ContainsFunc(stages[0].Changes, func(c apply.Change) bool { return c.Object == "Widget/default/held" && c.Action == apply.Deleted }) {
 		t.Errorf("stages reported while waiting for the objects being deleted: %+v, want terminating, with the CRD and its custom resource", stages)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -146,34 +149,103 @@ func (c *Client) readiness(ctx context.Context, o *unstructured.Unstructured, ow
 	return statusOf(o, Readiness(res.Status), oneLine(res.Message)), false, nil
 }
 
+// crdCleanupFinalizer is the finalizer the API server puts on a CRD
+// being deleted, and removes itself once the CRD's custom resources are
+// gone (each one's own finalizers may hold them).
+const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
+
 // heldBy says what keeps an object that was deleted, for a deletion that
 // timed out: what kubectl delete leaves users to find. A finalizer that
-// no controller (none installed, or one already uninstalled) removes, or
-// a Namespace's, which the namespace controller removes once everything
-// in it is gone (it reports what is left in its conditions).
-func heldBy(live *unstructured.Unstructured) string {
-	if fs := live.GetFinalizers(); len(fs) > 0 {
-		return "held by finalizers " + sanitizedList(fs) + ", which no controller removed"
+// no controller (none installed, or one already uninstalled) removes; a
+// CRD's crdCleanupFinalizer, which the API server removes once the
+// custom resources are gone (left: those still there, as
+// customResourcesLeft says them, or "" when not known; else what the
+// CRD's Terminating condition reports); or a Namespace's, which the
+// namespace controller removes once everything in it is gone (it
+// reports what is left in its conditions).
+func heldBy(live *unstructured.Unstructured, left string) string {
+	fs := live.GetFinalizers()
+	var why []string
+	if isCRD(live) && slices.Contains(fs, crdCleanupFinalizer) {
+		crd := "held by finalizer " + crdCleanupFinalizer + ", which the API server removes once the CRD's custom resources are gone"
+		if left != "" {
+			crd += "; still there: " + left
+		} else if msg := trueCondition(live, "Terminating"); msg != "" {
+			crd += "; it reports: " + msg
+		}
+		why = append(why, crd)
+		fs = slices.DeleteFunc(slices.Clone(fs), func(f string) bool { return f == crdCleanupFinalizer })
 	}
-	if !isNamespace(live) {
-		return ""
+	if len(fs) > 0 {
+		why = append(why, "held by finalizers "+sanitizedList(fs)+", which no controller removed")
 	}
-	fs, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "finalizers")
+	if len(why) > 0 || !isNamespace(live) {
+		return strings.Join(why, "; ")
+	}
+	fs, _, _ = unstructured.NestedStringSlice(live.Object, "spec", "finalizers")
 	if len(fs) == 0 {
 		return ""
 	}
-	why := "held by its spec.finalizers " + sanitizedList(fs) + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
+	why0 := "held by its spec.finalizers " + sanitizedList(fs) + ", which the namespace controller (kube-controller-manager) removes once the namespace is empty"
+	if msg := trueCondition(live, ""); msg != "" {
+		why0 += "; it reports: " + msg
+	}
+	return why0
+}
+
+// trueCondition is the messages of live's status conditions of type typ
+// (any type when ""), whose status is True, each made one line without
+// terminal escapes, joined with "; ".
+func trueCondition(live *unstructured.Unstructured, typ string) string {
+	var msgs []string
 	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 	for _, c := range conds {
 		c, _ := c.(map[string]any)
 		if status, _ := c["status"].(string); status != "True" {
 			continue
 		}
+		if t, _ := c["type"].(string); typ != "" && t != typ {
+			continue
+		}
 		if msg, _ := c["message"].(string); msg != "" {
-			why += "; it reports: " + safetree.Sanitize(msg)
+			msgs = append(msgs, safetree.Sanitize(msg))
 		}
 	}
-	return why
+	return strings.Join(msgs, "; ")
+}
+
+// customResourcesLeft says which custom resources of the CRD crd are
+// still there ("Widget/default/held (held by finalizers example.com/x)
+// and 2 more"), from one page of their metadata: "" when none, or when
+// they cannot be listed (heldBy then says what the CRD reports).
+func (c *Client) customResourcesLeft(ctx context.Context, crd *unstructured.Unstructured) string {
+	gvk, ok := crdListKind(crd)
+	if !ok {
+		return ""
+	}
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := c.kube.List(ctx, l, client.Limit(100)); err != nil || len(l.Items) == 0 {
+		return ""
+	}
+	items := l.Items
+	sort.Slice(items, func(i, j int) bool {
+		return describeMeta(gvk.Kind, items[i].Namespace, items[i].Name) < describeMeta(gvk.Kind, items[j].Namespace, items[j].Name)
+	})
+	first := describeMeta(gvk.Kind, items[0].Namespace, items[0].Name)
+	if fs := items[0].Finalizers; len(fs) > 0 {
+		first += " (held by finalizers " + sanitizedList(fs) + ")"
+	}
+	more := int64(len(items) - 1)
+	if n := l.GetRemainingItemCount(); n != nil {
+		more += *n
+	} else if l.GetContinue() != "" {
+		return first + fmt.Sprintf(" and more than %d more", more)
+	}
+	if more == 0 {
+		return first
+	}
+	return first + fmt.Sprintf(" and %d more", more)
 }
 
 // sanitizedList joins what an object says (finalizer names), each made
@@ -204,15 +276,19 @@ func (c *Client) waitGone(ctx context.Context, dels []deletion, timeout time.Dur
 			// more, so only what is still there is named.
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			live, gerr := c.get(rctx, d.obj)
-			rcancel()
 			switch {
 			case gerr != nil:
 				st := statusOf(d.obj, Unreadable, oneLine(gerr.Error()))
 				we.add(st, st.goneLine())
 			case live != nil && live.GetUID() == d.uid:
-				st := statusOf(d.obj, Terminating, heldBy(live))
+				left := ""
+				if isCRD(live) && slices.Contains(live.GetFinalizers(), crdCleanupFinalizer) {
+					left = c.customResourcesLeft(rctx, live)
+				}
+				st := statusOf(d.obj, Terminating, heldBy(live, left))
 				we.add(st, st.goneLine())
 			}
+			rcancel()
 		}
 	}
 	if len(we.Objects) == 0 {

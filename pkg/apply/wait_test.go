@@ -272,16 +272,45 @@ func TestHeldByNamesNamespaceFinalizer(t *testing.T) {
 		}},
 	}}
 	want := "held by its spec.finalizers kubernetes, which the namespace controller (kube-controller-manager) removes once the namespace is empty; it reports: Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"
-	if got := apply.HeldBy(ns); !strings.HasPrefix(got, want) || strings.ContainsAny(got, "\n\x1b") {
+	if got := apply.HeldBy(ns, ""); !strings.HasPrefix(got, want) || strings.ContainsAny(got, "\n\x1b") {
 		t.Errorf("HeldBy(namespace) = %q, want %q, one line", got, want)
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "finalizers": []any{"example.com/x"}}}}
-	if got := apply.HeldBy(cm); got != "held by finalizers example.com/x, which no controller removed" {
+	if got := apply.HeldBy(cm, ""); got != "held by finalizers example.com/x, which no controller removed" {
 		t.Errorf("HeldBy(configmap) = %q", got)
 	}
 	cm.SetFinalizers(nil)
-	if got := apply.HeldBy(cm); got != "" {
+	if got := apply.HeldBy(cm, ""); got != "" {
 		t.Errorf("HeldBy(configmap without finalizers) = %q, want nothing", got)
+	}
+}
+
+// A CRD being deleted is held by the finalizer the API server itself
+// removes once its custom resources are gone, not by one "no controller
+// removed": what is awaited is those custom resources, named when known,
+// else what the CRD's Terminating condition reports. Another finalizer
+// on it is named apart.
+func TestHeldByNamesCRDCustomResources(t *testing.T) {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com", "finalizers": []any{"customresourcecleanup.apiextensions.k8s.io"}},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Established", "status": "True", "message": "the initial names have been accepted"},
+			map[string]any{"type": "Terminating", "status": "True", "message": "CustomResource deletion is in progress\n\x1b[2J"},
+		}},
+	}}
+	const cleanup = "held by finalizer customresourcecleanup.apiextensions.k8s.io, which the API server removes once the CRD's custom resources are gone"
+	for _, tc := range []struct{ left, want string }{
+		{"Widget/default/held (held by finalizers example.com/x) and 2 more", cleanup + "; still there: Widget/default/held (held by finalizers example.com/x) and 2 more"},
+		{"", cleanup + "; it reports: CustomResource deletion is in progress"},
+	} {
+		if got := apply.HeldBy(crd, tc.left); !strings.HasPrefix(got, tc.want) || strings.ContainsAny(got, "\n\x1b") || strings.Contains(got, "no controller") {
+			t.Errorf("HeldBy(crd, %q) = %q, want %q, one line", tc.left, got, tc.want)
+		}
+	}
+	crd.SetFinalizers([]string{"customresourcecleanup.apiextensions.k8s.io", "example.com/y"})
+	if got, want := apply.HeldBy(crd, "Widget/w"), cleanup+"; still there: Widget/w; held by finalizers example.com/y, which no controller removed"; got != want {
+		t.Errorf("HeldBy(crd with another finalizer) = %q, want %q", got, want)
 	}
 }
 
