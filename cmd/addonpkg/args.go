@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -102,13 +103,16 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	return e
 }
 
-// flagError turns cobra's flag errors into usage errors. kubectl's,
-// helm's and flux's -o json is this CLI's --json: a command that prints
-// JSON says so when -o or --output is unknown to it. helm's -n and -A
+// flagError turns cobra's flag errors into usage errors; args is the
+// command line (app.args). kubectl's, helm's and flux's -o json is this
+// CLI's --json: a command that prints JSON says so when given -o json
+// (or --output json), which it does not know, and says what to use for
+// kubectl's -o yaml, -o wide and -o name, which it has no output for
+// (outputHint); any other -o is a mistake of its own. helm's -n and -A
 // (a release lives in a namespace) are unknown to status and uninstall,
 // whose add-ons are named cluster-wide: they say where the inventories
 // are instead.
-func flagError(cmd *cobra.Command, err error) error {
+func flagError(cmd *cobra.Command, err error, args []string) error {
 	ue := &usageError{cmd: cmd, msg: err.Error()}
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) {
@@ -117,11 +121,53 @@ func flagError(cmd *cobra.Command, err error) error {
 	name, f := ne.GetSpecifiedName(), cmd.Flags()
 	switch {
 	case slices.Contains([]string{"o", "output"}, name) && f.Lookup("json") != nil:
-		ue.msg += " (addonpkg prints JSON with --json, not -o json)"
+		ue.msg += outputHint(outputValue(cmd, args))
 	case slices.Contains([]string{"n", "namespace", "A", "all-namespaces"}, name) && f.Lookup("namespace") == nil && f.Lookup("inventory-namespace") != nil:
 		ue.msg += " (an add-on is named cluster-wide, not in a namespace: its inventory is in --inventory-namespace, default " + apply.DefaultInventoryNamespace + ")"
 	}
 	return ue
+}
+
+// outputHint is what a command that prints JSON with --json says of
+// kubectl's -o VALUE, which it does not take: "" for a VALUE that is no
+// kubectl output it means.
+func outputHint(value string) string {
+	switch value {
+	case "json":
+		return " (addonpkg prints JSON with --json, not -o json)"
+	case "yaml":
+		return " (addonpkg prints no YAML: --json prints JSON, which a YAML reader reads as it is)"
+	case "wide":
+		return " (addonpkg has no -o wide: its table is all it prints for people; --json prints everything)"
+	case "name":
+		return " (addonpkg has no -o name: --json prints JSON, from which jq picks the names)"
+	}
+	return ""
+}
+
+// outputValue is the value args (the command line) give -o or --output,
+// which cmd does not know: the line is read again with cmd's flags and
+// an output flag, skipping what the real parse refused; "" when it gives
+// none.
+func outputValue(cmd *cobra.Command, args []string) string {
+	fs := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	out := fs.StringP("output", "o", "", "")
+	add := func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) == nil && (f.Shorthand == "" || fs.ShorthandLookup(f.Shorthand) == nil) {
+			fs.AddFlag(f)
+		}
+	}
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	_ = fs.ParseAll(args, func(f *pflag.Flag, value string) error {
+		if f.Name == "output" {
+			*out = value
+		}
+		return nil // set nothing else: the real parse did
+	})
+	return *out
 }
 
 // rootFlagError is flagError for a flag the root does not know, given
@@ -131,7 +177,7 @@ func flagError(cmd *cobra.Command, err error) error {
 // flag: the error says to give it after the command, naming the command
 // of args that has it, and points at the help.
 func rootFlagError(root *cobra.Command, err error, args []string) error {
-	ferr := flagError(root, err)
+	ferr := flagError(root, err, args)
 	var ue *usageError
 	var ne *pflag.NotExistError
 	if !errors.As(ferr, &ue) || !errors.As(err, &ne) {

@@ -418,25 +418,42 @@ func TestUnpackListAlignsNamesLeft(t *testing.T) {
 }
 
 // kubectl's, helm's and flux's -o json is --json here: a command that
-// prints JSON says so when given -o or --output, which it does not know;
-// one that takes -o for its output, or prints no JSON, says nothing more.
+// prints JSON says so when given -o json or --output json, which it does
+// not know, and what to use for kubectl's -o yaml, -o wide and -o name,
+// which it has no output for; any other -o, or a command that takes -o
+// for its output, or prints no JSON, says nothing more. -o yaml said
+// "prints JSON with --json, not -o json".
 func TestOutputFlagNamesJSON(t *testing.T) {
-	const hint = "(addonpkg prints JSON with --json, not -o json)"
+	const (
+		json = "(addonpkg prints JSON with --json, not -o json)"
+		yaml = "(addonpkg prints no YAML: --json prints JSON, which a YAML reader reads as it is)"
+		wide = "(addonpkg has no -o wide: its table is all it prints for people; --json prints everything)"
+		name = "(addonpkg has no -o name: --json prints JSON, from which jq picks the names)"
+	)
 	for _, c := range []struct {
 		args []string
-		hint bool
+		hint string
 	}{
-		{[]string{"status", "-o", "json"}, true},
-		{[]string{"status", "--output=json"}, true},
-		{[]string{"images", "-ojson"}, true},
-		{[]string{"version", "--output", "json"}, true},
-		{[]string{"build", ".", "-x"}, false},
-		{[]string{"unpack", "x", "-o"}, false},
-		{[]string{"logout", "-o", "json"}, false},
+		{[]string{"status", "-o", "json"}, json},
+		{[]string{"status", "--output=json"}, json},
+		{[]string{"images", "-ojson"}, json},
+		{[]string{"version", "--output", "json"}, json},
+		{[]string{"status", "-o", "yaml"}, yaml},
+		{[]string{"images", "-o=yaml"}, yaml},
+		{[]string{"status", "-o", "wide"}, wide},
+		{[]string{"images", "--output", "name"}, name},
+		{[]string{"status", "-o", "jsn"}, ""},
+		{[]string{"status", "-o"}, ""},
+		{[]string{"build", ".", "-x"}, ""},
+		{[]string{"unpack", "x", "-o"}, ""},
+		{[]string{"logout", "-o", "json"}, ""},
+		{[]string{"logout", "-o", "yaml"}, ""},
 	} {
 		r := cliRun(t, c.args...)
-		if r.code != 1 || strings.Contains(r.stderr, hint) != c.hint {
-			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, hint %v", c.args, r.code, r.stderr, c.hint)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		hinted := slices.ContainsFunc([]string{json, yaml, wide, name}, func(h string) bool { return strings.Contains(r.stderr, h) })
+		if r.code != 1 || (c.hint != "" && !strings.HasSuffix(first, c.hint)) || (c.hint == "" && hinted) {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, hint %q", c.args, r.code, r.stderr, c.hint)
 		}
 	}
 }

@@ -141,7 +141,7 @@ interrupted.`,
 	f.StringVar(&name, "name", "", "with --cluster: the installed add-on's name, as apply --name gave it (default the name A's config says)")
 	cf.add(cmd)
 	cf.addNamespace(cmd)
-	exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
+	a.exitOnError(cmd, exitDiffError) // 2 on any trouble, as diff(1)
 	return cmd
 }
 

@@ -65,11 +65,11 @@ func withExitCode(err error, code int) error {
 // exitOnError makes every error of cmd exit with code: a bad flag or
 // argument, what its RunE returns, a panic. An error that carries its
 // own code (exitCodeError) keeps it.
-func exitOnError(cmd *cobra.Command, code int) {
+func (a *app) exitOnError(cmd *cobra.Command, code int) {
 	if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error { return withExitCode(args(c, a), code) }
 	}
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withExitCode(flagError(c, err), code) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withExitCode(flagError(c, err, a.args), code) })
 	if runE := cmd.RunE; runE != nil {
 		cmd.RunE = func(c *cobra.Command, a []string) (err error) {
 			defer func() { err = withExitCode(err, code) }()
@@ -98,9 +98,9 @@ func (a *app) exitOnErrorWhen(cmd *cobra.Command, flag string, code func(error) 
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if a.flagOn(c, flag) {
-			return code(flagError(c, err))
+			return code(flagError(c, err, a.args))
 		}
-		return flagError(c, err)
+		return flagError(c, err, a.args)
 	})
 	if runE := cmd.RunE; runE != nil {
 		cmd.RunE = func(c *cobra.Command, as []string) (err error) {

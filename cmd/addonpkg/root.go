@@ -79,7 +79,7 @@ container image holding the add-on under /addon) and the artifact form
 	root.SetVersionTemplate(info.line() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if c.HasParent() {
-			return flagError(c, err)
+			return flagError(c, err, a.args)
 		}
 		return rootFlagError(c, err, a.args)
 	})

@@ -293,7 +293,7 @@ func TestTerminalCrash(t *testing.T) {
 				return nil
 			}}
 			if tc.code != exitError {
-				exitOnError(c, tc.code)
+				a.exitOnError(c, tc.code)
 			}
 			root.AddCommand(c)
 			code := execute(context.Background(), root, a, []string{tc.name})
