@@ -288,7 +288,7 @@ is applied again once they are gone. --quiet prints neither.`,
 	f.BoolVar(&force, "force", false, "adopt objects another add-on, another tool's ApplySet or another controller (Flux, Timoni, kapp, Argo CD) owns")
 	f.BoolVar(&recreate, "recreate", false, "delete and create again an object whose change the server refuses as immutable (never a CRD, Namespace or ClusterRole)")
 	rf.add(cmd)
-	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output or warnings (kustomize's, the API server's)")
 	addJSONFlag(cmd, &asJSON, "the change set (with -f, a list of them)")
 	src.add(a, cmd)
 	return cmd
@@ -401,7 +401,7 @@ other failure stops there, and the add-ons after it stay installed.`,
 	f.BoolVar(&pruneNonEmpty, "prune-non-empty", false, "delete CRDs and Namespaces that still hold other objects")
 	f.BoolVar(&wait, "wait", true, "wait until the deleted objects are gone; --wait=false returns once their deletion is asked for (as kubectl delete --wait=false)")
 	f.BoolVar(&ignoreNotFound, "ignore-not-found", false, "pass over an add-on that is not installed without an error (exit 0), as kubectl delete --ignore-not-found")
-	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output or warnings (kustomize's, the API server's)")
 	addJSONFlag(cmd, &asJSON, "the change set (with several NAMEs or -f, a list of them)")
 	return cmd
 }
@@ -505,7 +505,7 @@ get prints them; --quiet hides them.`,
 	}
 	cf.add(cmd)
 	addJSONFlag(cmd, &asJSON, "the installed add-ons")
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no warnings (the API server's)")
+	addQuietFlag(cmd, &a.quiet, "warnings (the API server's)")
 	return cmd
 }
 

@@ -96,6 +96,12 @@ so the output does not change when an add-on only reorders its files.
 lists "unchanged", "skipped", "recreated" and "unvalidated" objects, with
 a diff of each it would create or delete.
 
+Kustomize's warnings, and with --cluster the API server's (an API version
+it deprecates, which an add-on's objects still use), are printed on
+stderr, once each, as apply and status print them; --quiet hides them,
+and only them: unlike git diff --quiet it prints the diff still (for the
+exit status alone, send stdout to /dev/null).
+
 Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
 any error (a bad argument or flag, a source that cannot be read or rendered,
 an internal error), as diff(1) and git diff --exit-code; 130 when
@@ -138,6 +144,7 @@ interrupted.`,
 	src.add(a, cmd)
 	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
+	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's; with --cluster, the API server's), not the diff")
 	f.StringVar(&name, "name", "", "with --cluster: the installed add-on's name, as apply --name gave it (default the name A's config says)")
 	cf.add(cmd)
 	cf.addNamespace(cmd)

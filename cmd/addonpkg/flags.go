@@ -26,6 +26,14 @@ func addJSONFlag(cmd *cobra.Command, v *bool, what string) {
 	cmd.Flags().BoolVar(v, "json", false, "print "+what+" as JSON")
 }
 
+// addQuietFlag adds -q/--quiet, declared so by every command that says
+// more on stderr than its errors (progress, kustomize's and the API
+// server's warnings): what says what it silences, which app.infof then
+// leaves out.
+func addQuietFlag(cmd *cobra.Command, v *bool, what string) {
+	cmd.Flags().BoolVarP(v, "quiet", "q", false, "no "+what)
+}
+
 // addPullFlag adds --pull, the local store's policy for registry
 // references (source.PullMissing, PullAlways, PullNever).
 func addPullFlag(cmd *cobra.Command, v *string) {

@@ -101,7 +101,7 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 	}
 	addJSONFlag(cmd, &asJSON, "reference, digest, size and media type")
 	addEnumFlag(cmd, &format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form", transfer.FormatKeep, transfer.FormatAuto)
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output")
 	addReferrersFlag(cmd)
 	a.addRegistryFlags(cmd)
 	return cmd
@@ -295,7 +295,7 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	addJSONFlag(cmd, asJSON, "the result")
 	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
 	addPlatformFlag(cmd, platform, false)
-	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output")
 	a.addLayerLimit(cmd)
 	addVerifyKeyFlag(cmd)
 	addReferrersFlag(cmd)

@@ -36,7 +36,8 @@ spec:
 // The API server's warnings reach the user of the real binary, whose
 // os.Stderr main points at the null device (routeProcessOutput), as
 // kubectl prints them: once each, as addonpkg's warnings, through apply,
-// status and uninstall; --quiet silences them, as it does the others.
+// status, diff --cluster and uninstall; --quiet silences them, as it does
+// the others (diff had no --quiet).
 func TestCLIServerWarningsReachTheUser(t *testing.T) {
 	cc := newClusterCLI(t)
 	dir := filepath.Join(cc.tmp, "cli-warned")
@@ -49,6 +50,7 @@ func TestCLIServerWarningsReachTheUser(t *testing.T) {
 		{"apply", dir},
 		{"apply", dir}, // unchanged: the dry run still reads v1
 		{"status", "cli-warned"},
+		{"diff", "--cluster", dir}, // the dry run reads v1 too
 	} {
 		_, stderr, code := cc.run(t, args...)
 		if code != 0 || strings.Count(stderr, want) != 1 {

@@ -79,7 +79,7 @@ It prints REF@sha256:... on stdout.`,
 	}
 	cmd.Flags().StringVar(&key, "key", "", "private key file (cosign's format; password in $COSIGN_PASSWORD)")
 	addJSONFlag(cmd, &asJSON, "digest, signature tag, location and signature")
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no messages on stderr")
+	addQuietFlag(cmd, &a.quiet, "messages on stderr")
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -122,7 +122,7 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 	}
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "public key file (cosign.pub); repeatable: any one key suffices")
 	addJSONFlag(cmd, &asJSON, "the digest, the key that verified it and where the signature is")
-	cmd.Flags().BoolVarP(&a.quiet, "quiet", "q", false, "no messages on stderr")
+	addQuietFlag(cmd, &a.quiet, "messages on stderr")
 	a.addRegistryFlags(cmd)
 	return cmd
 }
