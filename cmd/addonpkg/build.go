@@ -38,8 +38,8 @@ in a git work tree and has no untracked, modified or deleted file, from the last
 commit that changed PATH (also recorded as the revision), else the Unix epoch.
 A commit elsewhere in the repository changes nothing.
 
-PATH may also be an https:// URL of a YAML file or a .tar.gz/.tgz/.tar/.zip
-archive (URL[//SUBDIR][?checksum=sha256:HEX]), recorded as the source, or a git
+PATH may also be an https:// URL of a YAML file or a tar (.tar, compressed:
+.tar.gz/.tgz, .tar.xz, .tar.bz2, .tar.zst) or .zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), recorded as the source, or a git
 repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
 git+ssh:// and git+file://), whose URL and commit are recorded as source and
 revision and whose commit time is the build time.

@@ -44,7 +44,7 @@ SOURCE is a name in the local store, a registry reference (REGISTRY/REPO:TAG,
 ...@sha256:..., optionally prefixed docker:// or oci://), oci:DIR[:TAG|@DIGEST],
 oci-archive:FILE[:TAG], docker-archive:FILE[:REFERENCE], a local folder or manifest file
 (./dir, /abs/dir, file.yaml, file://...), an https:// URL of a YAML file or a
-.tar.gz/.tgz/.tar/.zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
+tar (.tar, compressed: .tar.gz/.tgz, .tar.xz, .tar.bz2, .tar.zst) or .zip archive (URL[//SUBDIR][?checksum=sha256:HEX]), or a git
 repository (git+https://HOST/REPO.git[//SUBDIR][?ref=BRANCH|TAG|COMMIT], also
 git+ssh://, git+file://). A name without a registry host (coredns:1.11) is a
 local name: it is read from the local store only, never from Docker Hub (write

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -106,6 +107,20 @@ func (c commandInput) Close() error {
 }
 
 // compressFile writes src compressed to dst, as gzip(1) or zstd(1) would.
+// compressBytes is b compressed by compress.
+func compressBytes(t *testing.T, b []byte, compress func(io.Writer) io.WriteCloser) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w := compress(&out)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
 func compressFile(t *testing.T, src, dst string, compress func(io.Writer) io.WriteCloser) {
 	t.Helper()
 	in, err := os.Open(src)

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/addonpkg/addonpkg/internal/netguard"
 	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -80,6 +82,28 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 		"/evil-slip.zip":   rawZip(t, `..\..\evil.yaml`, "a: b"),
 		"/big-file.tar.gz": tarOfFile(t, "big.yaml", bytes.Repeat([]byte("#"), 4096)),
 	}}
+	// xz, bzip2 and zstd, as tar -J, -j and --zstd write them (xz and
+	// bzip2 by the real tools): they were refused as "binary data".
+	xz := func(w io.Writer) io.WriteCloser { return pipeTo(t, w, "xz", "-c") }
+	bz2 := func(w io.Writer) io.WriteCloser { return pipeTo(t, w, "bzip2", "-c") }
+	zst := func(w io.Writer) io.WriteCloser { zw, _ := zstd.NewWriter(w); return zw }
+	msTar := tarOf(t, false, subtree{"", ms})
+	for p, c := range map[string]func(io.Writer) io.WriteCloser{
+		"/ms.tar.xz": xz, "/ms.txz": xz, "/release-xz": xz,
+		"/ms.tar.bz2": bz2, "/ms.tbz2": bz2, "/release-bz2": bz2,
+		"/ms.tar.zst": zst,
+	} {
+		f.files[p] = compressBytes(t, msTar, c)
+	}
+	f.files["/gzip.tar.xz"] = f.files["/ms.tar.gz"]
+	f.files["/text.tar.bz2"] = []byte("this is not an archive\n")
+	bigDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bigDir, "big.yaml"), bytes.Repeat([]byte("#"), 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bigTar := tarOf(t, false, subtree{"", bigDir})
+	f.files["/big-file.tar.xz"] = compressBytes(t, bigTar, xz)
+	f.files["/big-file.tar.bz2"] = compressBytes(t, bigTar, bz2)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		b, ok := f.files[r.URL.Path]
@@ -233,9 +257,13 @@ func TestHTTPSources(t *testing.T) {
 		}
 	})
 	t.Run("archives", func(t *testing.T) {
-		for _, p := range []string{"/ms.tar.gz", "/ms.tgz", "/ms.tar", "/ms.zip", "/release"} {
+		for _, p := range []string{"/ms.tar.gz", "/ms.tgz", "/ms.tar", "/ms.zip", "/release",
+			"/ms.tar.xz", "/ms.txz", "/release-xz", "/ms.tar.bz2", "/ms.tbz2", "/release-bz2", "/ms.tar.zst"} {
 			ad := resolve(t, f.url(p), f.opts)
 			sameAsFolder(t, p, ad, ms)
+			if strings.HasPrefix(p, "/ms.") && ad.Config.Name != "ms" {
+				t.Errorf("%s: named %q, want ms", p, ad.Config.Name)
+			}
 			if want := f.url(p) + "?checksum=" + sha(f.files[p]); ad.Pinned != want {
 				t.Errorf("%s: pinned %q, want %q", p, ad.Pinned, want)
 			}
@@ -318,6 +346,8 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"html yaml", "/page.yaml", f.opts, []string{"got an HTML page, not a YAML file"}, nil},
 		{"not an archive", "/text.tar.gz", f.opts, []string{"not a .tar.gz archive: the body is text"}, nil},
 		{"not a zip", "/text.zip", f.opts, []string{"not a .zip archive"}, nil},
+		{"not an xz archive", "/gzip.tar.xz", f.opts, []string{"not a .tar.xz archive: the body is gzip data"}, nil},
+		{"not a bzip2 archive", "/text.tar.bz2", f.opts, []string{"not a .tar.bz2 archive: the body is text"}, nil},
 		{"binary yaml", "/binary.yaml", f.opts, []string{"not a YAML file: the body is binary data"}, nil},
 		{"empty", "/empty.yaml", f.opts, []string{"the body is empty"}, nil},
 		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded"}, safetree.ErrLimit},
@@ -351,19 +381,26 @@ func TestHTTPBadInputs(t *testing.T) {
 			}
 		})
 	}
-	t.Run("file over the unpack limit", func(t *testing.T) {
-		u := f.url("/big-file.tar.gz")
-		ref, _ := source.Parse(u)
-		_, err := source.Unpack(t.Context(), ref, f.opts, unpack.Options{Limits: tiny})
-		var le *safetree.LimitError
-		if !errors.As(err, &le) || le.Name != "file size" {
-			t.Fatalf("want a file size limit error, got %v", err)
-		}
-		checkOneLine(t, err, u, "file size limit")
-		if le.Which != safetree.LimitFileBytes {
-			t.Errorf("LimitError.Which = %q, want %q", le.Which, safetree.LimitFileBytes)
-		}
-	})
+	// The limits are the same whatever the archive's compression.
+	for _, p := range []string{"/big-file.tar.gz", "/big-file.tar.xz", "/big-file.tar.bz2"} {
+		t.Run("file over the unpack limit "+p, func(t *testing.T) {
+			u := f.url(p)
+			ref, _ := source.Parse(u)
+			_, err := source.Unpack(t.Context(), ref, f.opts, unpack.Options{Limits: tiny})
+			var le *safetree.LimitError
+			if !errors.As(err, &le) || le.Name != "file size" {
+				t.Fatalf("want a file size limit error, got %v", err)
+			}
+			checkOneLine(t, err, u, "file size limit")
+			if le.Which != safetree.LimitFileBytes {
+				t.Errorf("LimitError.Which = %q, want %q", le.Which, safetree.LimitFileBytes)
+			}
+			_, err = source.Unpack(t.Context(), ref, f.opts, unpack.Options{Limits: safetree.Limits{MaxImageBytes: 2048}})
+			if !errors.As(err, &le) || le.Which != safetree.LimitImageBytes {
+				t.Errorf("over the decompressed size limit: %v, want a %s limit error", err, safetree.LimitImageBytes)
+			}
+		})
+	}
 	t.Run("unreachable", func(t *testing.T) {
 		u := "https://" + closedPort(t) + "/coredns.yaml"
 		checkOneLine(t, resolveErr(t, u, f.opts), u, "connection refused")

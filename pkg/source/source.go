@@ -48,7 +48,8 @@ const (
 	KindDockerArchive Kind = "docker-archive"
 	KindDir           Kind = "dir"
 	// KindHTTP is an https:// (or loopback http://) download: a YAML file
-	// or a .tar.gz, .tgz, .tar or .zip archive.
+	// or a .tar.gz, .tgz, .tar.xz, .tar.bz2, .tar.zst, .tar or .zip
+	// archive.
 	KindHTTP Kind = "http"
 	// KindGit is a git repository: git+https://, git+http://, git+ssh://
 	// or git+file://.

@@ -243,7 +243,7 @@ func remoteName(ref Ref) string {
 		}
 	}
 	name := path.Base(strings.TrimRight(p, "/"))
-	for _, ext := range []string{".git", ".tar.gz", ".tgz", ".tar", ".zip", ".yaml", ".yml", ".json"} {
+	for _, ext := range []string{".git", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar.zst", ".tzst", ".tar", ".zip", ".yaml", ".yml", ".json"} {
 		if strings.HasSuffix(strings.ToLower(name), ext) && len(name) > len(ext) {
 			name = name[:len(name)-len(ext)]
 			break

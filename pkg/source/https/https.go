@@ -42,7 +42,8 @@ import (
 const maxRedirects = 10
 
 // Location is the https location: https://HOST/PATH/FILE.yaml or an
-// archive (.tar.gz, .tgz, .tar, .zip), [//SUBDIR][?checksum=sha256:HEX],
+// archive (.tar.gz, .tgz, .tar.xz, .txz, .tar.bz2, .tbz2, .tar.zst,
+// .tar, .zip), [//SUBDIR][?checksum=sha256:HEX],
 // and plain http:// to loopback hosts. Its syntax is source.Parse's; it
 // adds the download (LoadTree).
 type Location struct{}
@@ -286,16 +287,51 @@ const (
 	bodyZip
 )
 
+// tarExts are the extensions of a tar download, and the compression
+// each names (None: a plain .tar, which may come compressed all the
+// same). docker load and tar read all four; archive.DecompressArchive
+// reads them within its bounds.
+var tarExts = []struct {
+	ext string
+	c   mediatypes.Compression
+}{
+	{".tar.gz", mediatypes.Gzip}, {".tgz", mediatypes.Gzip},
+	{".tar.xz", mediatypes.Xz}, {".txz", mediatypes.Xz},
+	{".tar.bz2", mediatypes.Bzip2}, {".tbz2", mediatypes.Bzip2}, {".tbz", mediatypes.Bzip2},
+	{".tar.zst", mediatypes.Zstd}, {".tzst", mediatypes.Zstd},
+	{".tar", mediatypes.None},
+}
+
+// tarName is how an error names the tar archive of compression c.
+func tarName(c mediatypes.Compression) string {
+	switch c {
+	case mediatypes.Gzip:
+		return ".tar.gz archive"
+	case mediatypes.Xz:
+		return ".tar.xz archive"
+	case mediatypes.Bzip2:
+		return ".tar.bz2 archive"
+	case mediatypes.Zstd:
+		return ".tar.zst archive"
+	}
+	return ".tar archive"
+}
+
 // classify decides from the URL's extension and the body's first bytes
 // what the download is, and refuses HTML pages and mislabelled bodies.
+// A tar's compression is archive.Detect's: the one home of the magic
+// bytes (sniff says the rest).
 func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
 	p := strings.ToLower(urlPath)
-	var want string
+	want, tarWant := "", mediatypes.Unknown
+	for _, te := range tarExts {
+		if strings.HasSuffix(p, te.ext) {
+			want, tarWant = tarName(te.c), te.c
+			break
+		}
+	}
 	switch {
-	case strings.HasSuffix(p, ".tar.gz"), strings.HasSuffix(p, ".tgz"):
-		want = ".tar.gz archive"
-	case strings.HasSuffix(p, ".tar"):
-		want = ".tar archive"
+	case want != "":
 	case strings.HasSuffix(p, ".zip"):
 		want = ".zip archive"
 	case addon.IsManifestFile(p):
@@ -310,37 +346,39 @@ func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
 		return 0, fmt.Errorf("got an HTML page, not a %s (an error or login page, or a repository's web page: for git use git+https://)", want)
 	}
 	got := sniff(body)
+	compressed := archive.Detect(body)
 	mismatch := func() error {
 		return fmt.Errorf("not a %s: the body is %s", want, got)
 	}
-	switch want {
-	case ".tar.gz archive":
-		if got != "gzip data" {
+	switch {
+	case tarWant == mediatypes.None:
+		// A .tar served compressed (a server's own encoding) still reads.
+		if got != "a tar archive" && compressed == mediatypes.None {
 			return 0, mismatch()
 		}
 		return bodyTar, nil
-	case ".tar archive":
-		if got != "a tar archive" && got != "gzip data" {
+	case tarWant != mediatypes.Unknown:
+		if compressed != tarWant {
 			return 0, mismatch()
 		}
 		return bodyTar, nil
-	case ".zip archive":
+	case want == ".zip archive":
 		if got != "a zip archive" {
 			return 0, mismatch()
 		}
 		return bodyZip, nil
-	case "YAML file":
+	case want == "YAML file":
 		if got != "text" {
 			return 0, mismatch()
 		}
 		return bodyYAML, nil
 	}
-	switch got {
-	case "gzip data", "a tar archive":
+	switch {
+	case compressed != mediatypes.None, got == "a tar archive":
 		return bodyTar, nil
-	case "a zip archive":
+	case got == "a zip archive":
 		return bodyZip, nil
-	case "text":
+	case got == "text":
 		return bodyYAML, nil
 	}
 	return 0, mismatch()
@@ -348,9 +386,10 @@ func classify(urlPath string, body []byte, ctype string) (bodyKind, error) {
 
 // sniff describes a body by its first bytes.
 func sniff(b []byte) string {
+	if c := archive.Detect(b); c != mediatypes.None {
+		return string(c) + " data"
+	}
 	switch {
-	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
-		return "gzip data"
 	case bytes.HasPrefix(b, []byte("PK\x03\x04")), bytes.HasPrefix(b, []byte("PK\x05\x06")):
 		return "a zip archive"
 	case len(b) >= 262 && string(b[257:262]) == "ustar":
@@ -388,9 +427,12 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// extractTar reads a tar, gzip- or zstd-compressed or not, into t.
+// extractTar reads a tar, compressed (gzip, zstd, xz, bzip2:
+// archive.DecompressArchive, with its decoder bounds) or not, into t;
+// the tar stream is capped at the limits' MaxImageBytes whatever its
+// compression.
 func extractTar(ctx context.Context, body []byte, t *source.TreeBuilder) error {
-	zr, err := archive.Decompress(bytes.NewReader(body), mediatypes.Unknown)
+	zr, _, err := archive.DecompressArchive(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		return fmt.Errorf("not a valid archive: %w", err)
 	}
