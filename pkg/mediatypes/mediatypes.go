@@ -44,6 +44,19 @@ const (
 	// build puts one beside each image it pushes): an unsigned in-toto
 	// statement, provenance or an SBOM.
 	InToto MediaType = "application/vnd.in-toto+json"
+	// SigstoreBundle is what cosign 3 signs and attests with by default: a
+	// Sigstore bundle (a DSSE envelope of an in-toto statement, with what
+	// verifies it) as the one layer, and the artifactType, of a manifest
+	// whose subject is the signed manifest.
+	SigstoreBundle MediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+)
+
+// A Sigstore bundle's manifest says what its statement is in this
+// annotation: CosignSignPredicateType for a signature (cosign sign), the
+// predicate's type for an attestation (cosign attest).
+const (
+	AnnotationBundlePredicateType = "dev.sigstore.bundle.predicateType"
+	CosignSignPredicateType       = "https://sigstore.dev/cosign/sign/v1"
 )
 
 // Standard OCI media types that readers meet: image-spec's own constants

@@ -137,6 +137,10 @@ func TestClassifyManifestSubject(t *testing.T) {
 		{"artifact form", v1.Manifest{ArtifactType: string(mediatypes.AddonConfig), Config: v1.Descriptor{MediaType: mediatypes.AddonConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.AddonContentGzip}}}, nil, mediatypes.FormArtifact},
 		{"image form", v1.Manifest{Config: v1.Descriptor{MediaType: mediatypes.OCIConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.OCILayerGzip}}}, nil, mediatypes.FormImage},
 		{"signature", v1.Manifest{Config: v1.Descriptor{MediaType: mediatypes.OCIConfig}, Layers: []v1.Descriptor{{MediaType: mediatypes.CosignSimpleSigning}}}, nil, mediatypes.FormSignature},
+		// cosign 3 sign: a titled Sigstore bundle, annotated with cosign
+		// sign's predicate type (it was a generic referrer).
+		{"cosign 3 signature", bundleManifest(mediatypes.CosignSignPredicateType), nil, mediatypes.FormSignature},
+		{"cosign 3 attestation", bundleManifest("https://slsa.dev/provenance/v1"), nil, mediatypes.FormAttestation},
 	} {
 		m := tc.m
 		if tc.name != "oras push" {
@@ -145,9 +149,23 @@ func TestClassifyManifestSubject(t *testing.T) {
 		if got := mediatypes.ClassifyManifest(&m, tc.labels); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
-		if mediatypes.IsReferrer(tc.want) != (tc.want == mediatypes.FormReferrer || tc.want == mediatypes.FormSignature) {
+		if mediatypes.IsReferrer(tc.want) != (tc.want == mediatypes.FormReferrer || tc.want == mediatypes.FormSignature || tc.want == mediatypes.FormAttestation) {
 			t.Errorf("%s: IsReferrer(%s) = %t", tc.name, tc.want, mediatypes.IsReferrer(tc.want))
 		}
+	}
+}
+
+// bundleManifest is the manifest cosign 3 sign (and attest) pushes as a
+// referrer: an empty config, one Sigstore bundle layer titled
+// sha256-HEX.sigstore.json, the predicate type as an annotation.
+func bundleManifest(predicateType string) v1.Manifest {
+	return v1.Manifest{
+		ArtifactType: string(mediatypes.SigstoreBundle),
+		Config:       v1.Descriptor{MediaType: mediatypes.OCIEmpty},
+		Layers: []v1.Descriptor{{MediaType: types.MediaType(mediatypes.SigstoreBundle), Annotations: map[string]string{
+			mediatypes.AnnotationTitle: "sha256-" + strings.Repeat("b", 64) + ".sigstore.json",
+		}}},
+		Annotations: map[string]string{mediatypes.AnnotationBundlePredicateType: predicateType, "dev.sigstore.bundle.content": "dsse-envelope"},
 	}
 }
 

@@ -7,6 +7,14 @@
 // verify --key --insecure-ignore-tlog accepts what Sign writes, and
 // Verify accepts what cosign sign --key --tlog-upload=false writes.
 //
+// Verify also reads cosign 3's default form: a Sigstore bundle (a DSSE
+// envelope of an in-toto statement with cosign sign's predicate type)
+// pushed as a referrer whose subject is the signed manifest. It is parsed
+// with sigstore's own schema (github.com/sigstore/protobuf-specs) and
+// checked with the same keys, offline: the statement must name the
+// manifest digest exactly, and what the bundle carries to verify it (a
+// key hint, a certificate, log entries) is not trusted.
+//
 // The keys, the payload and the signing algorithms are sigstore's own
 // (github.com/sigstore/sigstore). Verification is behind the Verifier
 // interface, so keyless verification (Fulcio certificates, Rekor) can be

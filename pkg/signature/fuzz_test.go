@@ -68,3 +68,52 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckBundle feeds hostile Sigstore bundles (cosign 3's signature
+// form) to the check of one bundle: it must not panic, and it accepts only
+// a DSSE envelope the key signed of cosign sign's statement naming the
+// digest. The key's own bundle is accepted.
+func FuzzCheckBundle(f *testing.F) {
+	pk, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	sv, err := sigsig.LoadSignerVerifier(pk, crypto.SHA256)
+	if err != nil {
+		f.Fatal(err)
+	}
+	v := &KeyVerifier{Keys: []Key{{Name: "fuzz.pub", Verifier: sv}}}
+	d := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
+	bundle := func(stmt string) []byte {
+		sig, err := sv.SignMessage(bytes.NewReader(PAE(InTotoPayloadType, []byte(stmt))))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return []byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{"hint":""}},` +
+			`"dsseEnvelope":{"payload":"` + base64.StdEncoding.EncodeToString([]byte(stmt)) + `","payloadType":"` + InTotoPayloadType +
+			`","signatures":[{"sig":"` + base64.StdEncoding.EncodeToString(sig) + `"}]}}`)
+	}
+	stmt := func(hex, predicate string) string {
+		return `{"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha256":"` + hex + `"}}],"predicateType":"` + predicate + `","predicate":{}}`
+	}
+	good := bundle(stmt(d.Hex, "https://sigstore.dev/cosign/sign/v1"))
+	f.Add(good)
+	f.Add(bundle(stmt(strings.Repeat("cd", 32), "https://sigstore.dev/cosign/sign/v1")))
+	f.Add(bundle(stmt(d.Hex, "https://slsa.dev/provenance/v1")))
+	f.Add(bundle("not json"))
+	f.Add([]byte(`{"messageSignature":{"messageDigest":{"algorithm":"SHA2_256","digest":""},"signature":""}}`))
+	f.Add([]byte(`{"dsseEnvelope":{"signatures":[{}]}}`))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, err := v.checkBundle(body, d)
+		if bytes.Equal(body, good) && err != nil {
+			t.Fatalf("the key's own bundle refused: %v", err)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Contains(body, []byte("dsseEnvelope")) && !bytes.Contains(body, []byte("dsse_envelope")) {
+			t.Fatalf("accepted a bundle without a DSSE envelope: %s", body)
+		}
+	})
+}

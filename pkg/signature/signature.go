@@ -157,9 +157,13 @@ type Verified struct {
 	Key string `json:"key"`
 	// Identity is the docker-reference the payload claims.
 	Identity string `json:"identity"`
-	// Tag and Location are where the signature was found.
-	Tag      string `json:"tag"`
+	// Tag and Location are where the signature was found: Tag is the
+	// legacy sha256-HEX.sig, "" for a Sigstore bundle.
+	Tag      string `json:"tag,omitempty"`
 	Location string `json:"location"`
+	// Referrer is the digest of the Sigstore bundle's manifest (cosign 3
+	// sign), "" for a legacy signature.
+	Referrer string `json:"referrer,omitempty"`
 }
 
 // Verifier checks that a manifest is signed. KeyVerifier checks with
@@ -182,57 +186,104 @@ func (v *KeyVerifier) VerifyAt(ctx context.Context, loc referrers.Location, d v1
 	return err
 }
 
-// Verify finds the signatures of d at loc (the image tagged
-// sha256-HEX.sig) and returns the first that one of the keys verifies and
-// whose payload names d. No signature is an error wrapping
-// ErrNoSignature; signatures that all fail, one wrapping ErrBadSignature.
+// Verify finds the signatures of d at loc and returns the first that one
+// of the keys verifies and that names d. It reads both forms cosign
+// writes: the legacy image tagged sha256-HEX.sig (cosign 2, addonpkg
+// sign), then the Sigstore bundles whose subject is d (cosign 3 sign, by
+// the referrers API or the sha256-HEX fallback index). No signature is an
+// error wrapping ErrNoSignature; signatures that all fail, one wrapping
+// ErrBadSignature and, for each, why (a bundle or payload over its cap
+// is a *safetree.LimitError).
 func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error) {
 	if len(v.Keys) == 0 {
 		return nil, fmt.Errorf("verify %s: %w: no key given", d, ErrBadKey)
 	}
+	res, why, sigTag, err := v.verifyTagged(ctx, loc, d)
+	if res != nil || err != nil {
+		return res, err
+	}
+	found, bundleWhy, err := bundles(ctx, loc, d)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: look up Sigstore bundles: %w", loc, d, err)
+	}
+	why = append(why, bundleWhy...)
+	for _, b := range found {
+		k, err := v.checkBundle(b.body, d)
+		if err != nil {
+			why = append(why, fmt.Errorf("bundle %s%w", b.referrer, err))
+			continue
+		}
+		return &Verified{Digest: d.String(), Key: k.Name, Location: loc.String(), Referrer: b.referrer.String()}, nil
+	}
+	if !sigTag && len(found) == 0 && len(bundleWhy) == 0 {
+		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it, no Sigstore bundle refers to it)", loc, d, ErrNoSignature, Tag(d))
+	}
+	if len(why) == 0 {
+		why = append(why, fmt.Errorf("%s holds no cosign signature layer", Tag(d)))
+	}
+	return nil, fmt.Errorf("%s@%s: %w: %w", loc, d, ErrBadSignature, reasons(why))
+}
+
+// reasons are why each signature failed, in one message.
+type reasons []error
+
+func (r reasons) Error() string {
+	s := make([]string, len(r))
+	for i, e := range r {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (r reasons) Unwrap() []error { return r }
+
+// verifyTagged checks the legacy signatures, the image tagged
+// sha256-HEX.sig: the first that verifies, else why each failed, and
+// whether the tag is there at all.
+func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, []error, bool, error) {
 	tag := Tag(d)
 	desc, err := loc.Resolve(ctx, tag)
 	if errors.Is(err, errdef.ErrNotFound) {
-		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it)", loc, d, ErrNoSignature, tag)
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s@%s: look up the signature: %w", loc, d, err)
+		return nil, nil, false, fmt.Errorf("%s@%s: look up the signature: %w", loc, d, err)
 	}
 	m, err := loc.Open(ctx, desc.Digest)
 	if err != nil {
-		return nil, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
+		return nil, nil, false, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
 	}
 	if m.Image == nil {
-		return nil, fmt.Errorf("%s@%s: %w: %s is an index, not a signature image", loc, d, ErrBadSignature, tag)
+		return nil, []error{fmt.Errorf("%s is an index, not a signature image", tag)}, true, nil
 	}
 	man, err := m.Image.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
+		return nil, nil, false, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
 	}
 	if len(man.Layers) > MaxSignatures {
-		return nil, fmt.Errorf("%s@%s: %w: %s holds %d signatures, over %d", loc, d, ErrBadSignature, tag, len(man.Layers), MaxSignatures)
+		return nil, nil, false, fmt.Errorf("%s@%s: %w: %s holds %d signatures, over %d", loc, d, ErrBadSignature, tag, len(man.Layers), MaxSignatures)
 	}
-	var why []string
+	var why []error
 	for i, l := range man.Layers {
 		if l.MediaType != mediatypes.CosignSimpleSigning {
 			continue
 		}
 		body, err := readPayload(m.Image, l)
 		if err != nil {
-			why = append(why, fmt.Sprintf("signature %d: %v", i+1, err))
+			why = append(why, fmt.Errorf("signature %d: %w", i+1, err))
 			continue
 		}
 		p, k, err := v.check(body, l.Annotations[AnnotationSignature], d)
 		if err != nil {
-			why = append(why, fmt.Sprintf("signature %d%v", i+1, err))
+			why = append(why, fmt.Errorf("signature %d%w", i+1, err))
 			continue
 		}
-		return &Verified{Digest: d.String(), Key: k.Name, Identity: p.Critical.Identity.DockerReference, Tag: tag, Location: loc.String()}, nil
+		return &Verified{Digest: d.String(), Key: k.Name, Identity: p.Critical.Identity.DockerReference, Tag: tag, Location: loc.String()}, nil, true, nil
 	}
 	if len(why) == 0 {
-		why = append(why, "it holds no cosign signature layer")
+		why = append(why, fmt.Errorf("%s holds no cosign signature layer", tag))
 	}
-	return nil, fmt.Errorf("%s@%s: %w: %s", loc, d, ErrBadSignature, strings.Join(why, "; "))
+	return nil, why, true, nil
 }
 
 // check verifies one signature layer: the base64 signature sigB64 of the

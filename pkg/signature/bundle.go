@@ -1,0 +1,184 @@
+package signature
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
+)
+
+// What cosign 3 signs: a DSSE envelope whose payload is an in-toto
+// statement about the manifest digest, with cosign sign's predicate type.
+const (
+	// InTotoPayloadType is the DSSE payload type of an in-toto statement.
+	InTotoPayloadType = "application/vnd.in-toto+json"
+	// InTotoStatementType is the _type of an in-toto v1 statement.
+	InTotoStatementType = "https://in-toto.io/Statement/v1"
+)
+
+// bundleSig is one signature found in a Sigstore bundle referrer.
+type bundleSig struct {
+	referrer v1.Hash
+	body     []byte
+}
+
+// bundles reads the Sigstore bundles that refer to d at loc (cosign 3
+// sign's storage: the referrers API, or the sha256-HEX fallback index on a
+// registry without it, as pkg/referrers finds them). It reads at most
+// MaxSignatures of them, each bundle capped like a legacy payload. A
+// referrer that is not a bundle is not looked at; one that claims to be
+// and is not readable as one is a reason in why.
+func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bundleSig, why []error, err error) {
+	descs, err := loc.Referrers(ctx, d)
+	if errors.Is(err, referrers.ErrUnsupported) {
+		// A docker-archive holds no referrers: only a tag can sign.
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, desc := range descs {
+		if desc.ArtifactType != string(mediatypes.SigstoreBundle) {
+			continue
+		}
+		if len(found)+len(why) == MaxSignatures {
+			why = append(why, fmt.Errorf("over %d Sigstore bundles refer to it: the rest are not read", MaxSignatures))
+			break
+		}
+		body, reason, err := readBundle(ctx, loc, d, desc.Digest)
+		if err != nil {
+			return nil, nil, err
+		}
+		if reason != nil {
+			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
+			continue
+		}
+		found = append(found, bundleSig{referrer: desc.Digest, body: body})
+	}
+	return found, why, nil
+}
+
+// readBundle opens the referrer r and reads its one Sigstore bundle
+// layer, capped and digest-checked. It returns why it is not a bundle
+// about d (a bundle over its cap: a *safetree.LimitError), or an error
+// when it cannot be read at all.
+func readBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (body []byte, why, err error) {
+	m, err := loc.Open(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Image == nil {
+		return nil, errors.New("an index, not a bundle manifest"), nil
+	}
+	man, err := m.Image.Manifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The listing is the registry's word; the manifest's bytes are
+	// checked against r.
+	if man.Subject == nil || man.Subject.Digest != d {
+		return nil, errors.New("its manifest is about another subject"), nil
+	}
+	if len(man.Layers) != 1 || man.Layers[0].MediaType != mediatypes.SigstoreBundle {
+		return nil, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
+	}
+	body, why = readPayload(m.Image, man.Layers[0])
+	return body, why, nil
+}
+
+// checkBundle verifies one Sigstore bundle as cosign 3 verify --key
+// --insecure-ignore-tlog does, offline: its DSSE envelope's signature over
+// the envelope's pre-authentication encoding by one of the keys, of an
+// in-toto statement with cosign sign's predicate type whose subject is d.
+// What the bundle says verifies it (a key hint, a certificate, log
+// entries) is not trusted: only the given keys are. Its errors read after
+// "bundle R".
+func (v *KeyVerifier) checkBundle(body []byte, d v1.Hash) (Key, error) {
+	var b protobundle.Bundle
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &b); err != nil {
+		return Key{}, fmt.Errorf(": not a Sigstore bundle: %w", err)
+	}
+	env := b.GetDsseEnvelope()
+	if env == nil {
+		// cosign sign-blob's message signature signs a file's digest,
+		// not a manifest: no image signature.
+		return Key{}, fmt.Errorf(": no DSSE envelope (a message signature signs a blob, not a manifest)")
+	}
+	if env.GetPayloadType() != InTotoPayloadType {
+		return Key{}, fmt.Errorf(": payload type %q, not %s", env.GetPayloadType(), InTotoPayloadType)
+	}
+	sigs := env.GetSignatures()
+	if len(sigs) > MaxSignatures {
+		return Key{}, fmt.Errorf(": %d signatures, over %d", len(sigs), MaxSignatures)
+	}
+	pae := PAE(env.GetPayloadType(), env.GetPayload())
+	for _, k := range v.Keys {
+		for _, s := range sigs {
+			if len(s.GetSig()) == 0 || k.verify(s.GetSig(), pae) != nil {
+				continue
+			}
+			if err := statementSigns(env.GetPayload(), d); err != nil {
+				return k, fmt.Errorf(" (key %s): %w", k.Name, err)
+			}
+			return k, nil
+		}
+	}
+	return Key{}, fmt.Errorf(": not made by %s", keyNames(v.Keys))
+}
+
+// statementSigns checks that an in-toto statement is cosign sign's about
+// the manifest d: its subject names d's digest exactly.
+func statementSigns(payload []byte, d v1.Hash) error {
+	var st struct {
+		Type          string `json:"_type"`
+		PredicateType string `json:"predicateType"`
+		Subject       []struct {
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&st); err != nil {
+		return fmt.Errorf("statement: %w", err)
+	}
+	if st.Type != InTotoStatementType {
+		return fmt.Errorf("statement type %q, not %s", st.Type, InTotoStatementType)
+	}
+	// An attestation made with the key (provenance, an SBOM) is a claim
+	// about the add-on, not a signature of it.
+	if st.PredicateType != mediatypes.CosignSignPredicateType {
+		return fmt.Errorf("predicate type %q: an attestation, not a signature (%s)", st.PredicateType, mediatypes.CosignSignPredicateType)
+	}
+	var named []string
+	for _, s := range st.Subject {
+		if s.Digest[d.Algorithm] == d.Hex {
+			return nil
+		}
+		for alg, hex := range s.Digest {
+			named = append(named, alg+":"+hex)
+		}
+	}
+	return fmt.Errorf("signs another manifest, %v", named)
+}
+
+// PAE is DSSE's pre-authentication encoding of a payload, the bytes a
+// DSSE signature signs: "DSSEv1 LEN(type) type LEN(body) body".
+func PAE(payloadType string, payload []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("DSSEv1 ")
+	b.WriteString(strconv.Itoa(len(payloadType)))
+	b.WriteByte(' ')
+	b.WriteString(payloadType)
+	b.WriteByte(' ')
+	b.WriteString(strconv.Itoa(len(payload)))
+	b.WriteByte(' ')
+	b.Write(payload)
+	return b.Bytes()
+}
