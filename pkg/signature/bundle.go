@@ -47,7 +47,7 @@ func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bu
 		return nil, nil, err
 	}
 	for _, desc := range descs {
-		if desc.ArtifactType != string(mediatypes.SigstoreBundle) {
+		if !maybeBundle(desc.ArtifactType) {
 			continue
 		}
 		if len(found)+len(why) == MaxSignatures {
@@ -62,14 +62,26 @@ func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bu
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue
 		}
+		if body == nil {
+			continue // another artifact with an empty config
+		}
 		found = append(found, bundleSig{referrer: desc.Digest, body: body})
 	}
 	return found, why, nil
 }
 
+// maybeBundle says whether a listed referrer may be a Sigstore bundle by
+// the artifactType the listing gives: the bundle's own, or the media type
+// of its empty config, which some registries list instead (go-
+// containerregistry's). The listing is only a filter: the manifest read
+// decides (readBundle).
+func maybeBundle(artifactType string) bool {
+	return artifactType == string(mediatypes.SigstoreBundle) || artifactType == string(mediatypes.OCIEmpty)
+}
+
 // readBundle opens the referrer r and reads its one Sigstore bundle
-// layer, capped and digest-checked. It returns why it is not a bundle
-// about d (a bundle over its cap: a *safetree.LimitError), or an error
+// layer, capped and digest-checked. It returns nothing for a manifest
+// that is no bundle, why it is not a bundle about d (a bundle over its cap: a *safetree.LimitError), or an error
 // when it cannot be read at all.
 func readBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (body []byte, why, err error) {
 	m, err := loc.Open(ctx, r)
@@ -87,6 +99,9 @@ func readBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (body
 	// checked against r.
 	if man.Subject == nil || man.Subject.Digest != d {
 		return nil, errors.New("its manifest is about another subject"), nil
+	}
+	if man.ArtifactType != string(mediatypes.SigstoreBundle) && man.Config.ArtifactType != string(mediatypes.SigstoreBundle) {
+		return nil, nil, nil
 	}
 	if len(man.Layers) != 1 || man.Layers[0].MediaType != mediatypes.SigstoreBundle {
 		return nil, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil

@@ -119,6 +119,15 @@ func bundleLocations(t *testing.T) map[string]referrers.Location {
 		t.Fatal(err)
 	}
 	locs["registry without referrers API"] = referrers.Registry(repo)
+	// go-containerregistry's registry lists a referrer's config media type
+	// (cosign's empty config) as its artifactType.
+	api := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)), ggcrregistry.WithReferrersSupport(true)))
+	t.Cleanup(api.Close)
+	apiRepo, err := name.NewRepository(strings.TrimPrefix(api.URL, "http://") + "/addons/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs["registry with referrers API"] = referrers.Registry(apiRepo)
 	return locs
 }
 
