@@ -2,8 +2,8 @@
 # Installs what the tests need, idempotently:
 #  - Debian packages (the Distribution registry, umoci, skopeo, git, etcd
 #    and kubectl for the cluster tests) with apt-get when run as root;
-#  - the Go peers crane, oras and cosign into ./bin, pinned, built once
-#    per version into ${XDG_CACHE_HOME:-~/.cache}/addonpkg/tools;
+#  - the Go peers crane, oras, cosign (2) and cosign3 into ./bin, pinned,
+#    built once per version into ${XDG_CACHE_HOME:-~/.cache}/addonpkg/tools;
 #  - kube-apiserver, built from its Go module by hack/build-kube-apiserver.sh
 #    and cached outside the clone (tens of minutes cold, a no-op once cached).
 # Under CI (CI non-empty) anything missing afterwards fails the run.
@@ -15,6 +15,7 @@ mkdir -p "$BIN"
 CRANE_VERSION=v0.22.1
 ORAS_VERSION=v1.3.6
 COSIGN_VERSION=v2.6.5
+COSIGN3_VERSION=v3.1.4
 DEBS=(docker-registry umoci skopeo git etcd-server kubectl)
 
 missing=()
@@ -41,22 +42,31 @@ if command -v systemctl >/dev/null 2>&1; then systemctl stop docker-registry >/d
 # (CI's) otherwise links all three again, half a minute on two cores,
 # cosign most of it, though Go's build cache holds every package.
 tools=${XDG_CACHE_HOME:-$HOME/.cache}/addonpkg/tools
-install_go_tool() { # name module version
-  local name=$1 module=$2 version=$3
+install_go_tool() { # name module version [go toolchain]
+  local name=$1 module=$2 version=$3 toolchain=${4:-}
+  local built=${module##*/}
   if [[ -x "$BIN/$name" && -f "$BIN/.$name.$version" ]]; then return; fi
   local cached=$tools/$name/$version
-  if [[ ! -x $cached/$name ]]; then
-    echo "install-deps: go install $module@$version" >&2
+  if [[ ! -x $cached/$built ]]; then
+    echo "install-deps: go install $module@$version${toolchain:+ with $toolchain}" >&2
     rm -rf "$cached.tmp" && mkdir -p "$cached.tmp"
-    GOBIN="$cached.tmp" go install "$module@$version"
+    if [[ -n $toolchain ]]; then
+      GOTOOLCHAIN=$toolchain GOBIN="$cached.tmp" go install "$module@$version"
+    else
+      GOBIN="$cached.tmp" go install "$module@$version"
+    fi
     rm -rf "$cached" && mv "$cached.tmp" "$cached"
   fi
-  cp "$cached/$name" "$BIN/$name.tmp" && mv "$BIN/$name.tmp" "$BIN/$name"
+  cp "$cached/$built" "$BIN/$name.tmp" && mv "$BIN/$name.tmp" "$BIN/$name"
   touch "$BIN/.$name.$version"
 }
 install_go_tool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION"
 install_go_tool oras oras.land/oras/cmd/oras "$ORAS_VERSION"
 install_go_tool cosign github.com/sigstore/cosign/v2/cmd/cosign "$COSIGN_VERSION"
+# cosign 3 beside 2 (e2e/cosign3_test.go): its binary is named cosign
+# too, so ./bin holds it as cosign3. It needs Go 1.27: go fetches that
+# toolchain from the module proxy (about 76 MB, once per machine).
+install_go_tool cosign3 github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN3_VERSION" go1.27.3
 
 # The cluster tests' API server (internal/testing/kubeenv finds it in the
 # cache this prints, unless TEST_ASSET_KUBE_APISERVER names another).
@@ -79,7 +89,7 @@ for tool in docker-registry umoci skopeo git etcd kubectl; do
     status=1
   fi
 done
-for tool in crane oras cosign; do
+for tool in crane oras cosign cosign3; do
   [[ -x "$BIN/$tool" ]] || { echo "install-deps: $BIN/$tool is missing" >&2; status=1; }
 done
 if [[ -n "${CI:-}" && $status != 0 ]]; then

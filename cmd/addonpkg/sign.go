@@ -50,7 +50,9 @@ func newSignCmd(a *app) *cobra.Command {
 		Long: `Sign signs the manifest digest of the add-on REF with a private key and stores
 the signature as cosign does, offline (nothing goes to a transparency log):
 the simple-signing payload, in an image tagged sha256-HEX.sig beside the
-add-on. 'cosign verify --key cosign.pub --insecure-ignore-tlog' accepts it,
+add-on (cosign 2's form, which cosign 3 still reads; cosign 3 itself writes
+a Sigstore bundle). 'cosign verify --key cosign.pub --insecure-ignore-tlog'
+of cosign 2 and 3 accepts it,
 and so do 'addonpkg verify' and --verify-key of unpack, pull and copy.
 
 FILE is a cosign key (cosign generate-key-pair), decrypted with the password
@@ -95,8 +97,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Long: `Verify checks that the manifest digest of the add-on REF is signed by one of
 the public keys (--key, repeatable: any one suffices), as 'cosign verify --key
 --insecure-ignore-tlog' does: it reads the signatures tagged sha256-HEX.sig
-beside the add-on, checks each against the keys, and checks that the signed
-payload names this digest. A missing or bad signature is an error.
+beside the add-on (cosign 2, addonpkg sign) and the Sigstore bundles that
+refer to it (cosign 3 sign), checks each against the keys, and checks that
+what was signed names this digest. A missing or bad signature is an error.
 
 REF is a registry reference, a name in the local store, or
 oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requirePeer is the path of a peer tool in ./bin or $PATH; a missing one
+// fails the test (hack/install-deps.sh installs it), never skips it.
+func requirePeer(t *testing.T, name string) string {
+	t.Helper()
+	local := filepath.Join(repoRoot, "bin", name)
+	if st, err := os.Stat(local); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		return local
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	t.Fatalf("%s not found in %s or $PATH: %s", name, filepath.Join(repoRoot, "bin"), installHint)
+	return ""
+}
+
+// cosign3Sign signs ref as cosign 3 does by default with a key, offline:
+// a Sigstore bundle pushed as a referrer of the image, no log entry.
+func cosign3Sign(t *testing.T, c *cli, cosign3 string, env []string, key, ref string) {
+	t.Helper()
+	r := c.withEnv("", env, cosign3, "sign", "--key", key, "--tlog-upload=false", "--use-signing-config=false",
+		"--trusted-root", cosignTrustedRoot(t), "--allow-http-registry", "--yes", ref)
+	if r.code != 0 {
+		t.Fatalf("cosign3 sign:\n%s", r)
+	}
+}
+
+// TestCosign3Interop: signatures cross between addonpkg and cosign 3 both
+// ways, on a registry without the referrers API (the Distribution
+// registry: the sha256-HEX fallback index) and one with it. cosign 3
+// sign writes a Sigstore bundle referring to the add-on, not the
+// sha256-HEX.sig tag: addonpkg verify found no signature on it. addonpkg
+// sign keeps the legacy tag, which cosign 3 verify still reads.
+func TestCosign3Interop(t *testing.T) {
+	cosign3 := requirePeer(t, "cosign3")
+	for _, kind := range signatureRegistryKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			c := newCLI(t)
+			env := cosignEnv(t)
+			key, pub := cosignKeys(t, c, cosign3, env)
+			_, otherPub := cosignKeys(t, c, cosign3, env)
+			r := kind.start(t)
+			push := func(name string) string {
+				c.build(smallAddon(t, name), "-t", name+":1")
+				var pushed transferOutput
+				c.okJSON(&pushed, "push", name+":1", r.host+"/addons/"+name+":1", "--json")
+				return r.host + "/addons/" + name + "@" + pushed.Digest
+			}
+
+			// cosign 3 signs, addonpkg verifies (and refuses another key).
+			ref := push("by-cosign3")
+			cosign3Sign(t, c, cosign3, env, key, ref)
+			var v struct {
+				Digest   string `json:"digest"`
+				Key      string `json:"key"`
+				Referrer string `json:"referrer"`
+			}
+			c.okJSON(&v, "verify", "--key", otherPub, "--key", pub, ref, "--json")
+			if !strings.HasSuffix(ref, "@"+v.Digest) || v.Key != pub || !strings.HasPrefix(v.Referrer, "sha256:") {
+				t.Errorf("addonpkg verify of cosign 3's signature: %+v, want %s by %s from a bundle referrer", v, ref, pub)
+			}
+			if res := c.run("verify", "--key", otherPub, ref); res.code == 0 {
+				t.Errorf("addonpkg verify accepted cosign 3's signature with another key:\n%s", res)
+			}
+			// The bundle travels with a copy, and verifies there.
+			archive := "oci-archive:" + filepath.Join(t.TempDir(), "signed.tar")
+			c.ok("copy", ref, archive)
+			c.ok("verify", "--key", pub, archive)
+
+			// addonpkg signs, cosign 3 verifies (the legacy tag).
+			ref = push("by-addonpkg")
+			if res := c.withEnv("", env, addonpkgBin, "sign", "--key", key, ref); res.code != 0 {
+				t.Fatalf("addonpkg sign:\n%s", res)
+			}
+			if res := cosignVerify(t, c, cosign3, env, pub, ref); res.code != 0 {
+				t.Errorf("cosign 3 verify refused addonpkg's signature:\n%s", res)
+			}
+			if res := cosignVerify(t, c, cosign3, env, otherPub, ref); res.code == 0 {
+				t.Errorf("cosign 3 verify accepted addonpkg's signature with another key:\n%s", res)
+			}
+		})
+	}
+}
