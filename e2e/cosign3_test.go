@@ -68,6 +68,13 @@ func TestCosign3Interop(t *testing.T) {
 			if !strings.HasSuffix(ref, "@"+v.Digest) || v.Key != pub || !strings.HasPrefix(v.Referrer, "sha256:") {
 				t.Errorf("addonpkg verify of cosign 3's signature: %+v, want %s by %s from a bundle referrer", v, ref, pub)
 			}
+			// inspect names the bundle a signature; it said "referrer".
+			var in struct {
+				Form string `json:"form"`
+			}
+			if c.okJSON(&in, "inspect", r.host+"/addons/by-cosign3@"+v.Referrer, "--json"); in.Form != "signature" {
+				t.Errorf("inspect of cosign 3's bundle %s: form %q, want signature", v.Referrer, in.Form)
+			}
 			if res := c.run("verify", "--key", otherPub, ref); res.code == 0 {
 				t.Errorf("addonpkg verify accepted cosign 3's signature with another key:\n%s", res)
 			}
