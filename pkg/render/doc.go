@@ -19,7 +19,15 @@
 // kustomize ends the process (log.Fatal) on a few inputs rather than
 // returning an error: those are refused before it runs
 // (ErrKustomizeFatal), and a panic in it is returned as an error
-// (ErrKustomizePanic). The OpenAPI schema a kustomization names (its
+// (ErrKustomizePanic). These checks of content (and the alias, key and
+// remote checks beside them) read the files kustomize may read: one walk
+// of the kustomization graph from the root, through every field
+// kustomize reads a file or folder from, finds them, and counts the work
+// the caps bound (MaxKustomizeObjects, MaxPatchTargets). A file no
+// kustomization names (a README, Helm values, an example) is not parsed
+// and does not make a render fail; where the walk cannot tell what
+// kustomize reads (a builtin transformer's configuration naming files of
+// its own, a kustomization it cannot decode) it checks every file. The OpenAPI schema a kustomization names (its
 // openapi field) is kustomize's package state, which each render resets
 // before and after it runs, so that no add-on renders with another's.
 //

@@ -26,17 +26,19 @@ import (
 //
 // Plain manifests do not go through kustomize and render in linear time.
 
-// checkManifestFiles reads each file of the tree once before kustomize
-// reads it, and refuses one with an alias bomb or a mapping of more than
-// maxKeys keys, a key kustomize cannot take (checkKeys), or (unless
-// allowRemote) a builtin configuration that names a remote location
-// (builtinConfigsIn). Every file is read, whatever its name: kustomize
-// loads a resource, a patch or a configuration from any file a
-// kustomization names (resources: [cm.txt]), and a check on names that
-// end in .yaml is one that cm.txt passes.
-func checkManifestFiles(fsys fs.FS, maxKeys int, allowRemote bool) error {
+// checkReachedFiles reads each file kustomize may read (g) once before
+// kustomize reads it, and refuses one with an alias bomb or a mapping of
+// more than maxKeys keys, a key kustomize cannot take (checkKeys), or
+// (unless allowRemote) a builtin configuration that names a remote
+// location (builtinConfigsIn). A file is reached by the kustomizations
+// that name it, whatever its name: kustomize loads a resource, a patch
+// or a configuration from any file a kustomization names (resources:
+// [cm.txt]), and a check on names that end in .yaml is one that cm.txt
+// passes. A file no kustomization reaches (a README, Helm values, an
+// example) is not read: kustomize does not read it either.
+func checkReachedFiles(fsys fs.FS, g *kustomizeGraph, maxKeys int, allowRemote bool) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isFile(fsys, name, d) {
+		if err != nil || d.IsDir() || !g.reaches(name) || !isFile(fsys, name, d) {
 			return err
 		}
 		b, err := fs.ReadFile(fsys, name)

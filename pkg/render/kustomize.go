@@ -30,13 +30,17 @@ var kustomizeMu sync.Mutex
 func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Document, warnings []string, err error) {
 	limits := safetree.Limits{MaxMappingKeys: opts.MaxMappingKeys, MaxKustomizeObjects: opts.MaxKustomizeObjects, MaxPatchTargets: opts.MaxPatchTargets}.WithDefaults()
 	maxKeys := limits.MaxMappingKeys
-	if err := checkKustomizations(fsys, opts.AllowRemote, maxKeys); err != nil {
+	// One walk of the kustomization graph says what kustomize reads: the
+	// checks below look at those files only (reach.go), and the caps
+	// count its work.
+	g := walkKustomizations(fsys)
+	if err := checkKustomizations(fsys, g, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
-	if err := checkManifestFiles(fsys, maxKeys, opts.AllowRemote); err != nil {
+	if err := checkReachedFiles(fsys, g, maxKeys, opts.AllowRemote); err != nil {
 		return nil, nil, err
 	}
-	if err := checkKustomizeWork(fsys, limits); err != nil {
+	if err := checkKustomizeWork(fsys, g, limits); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -141,13 +145,14 @@ func rootKustomization(fsys fs.FS) string {
 	return addon.KustomizationNames[0]
 }
 
-// checkKustomizations refuses any kustomization in the tree that inflates
-// a Helm chart, or (unless allowRemote) names a remote resource or a path
-// outside the tree; the configurations of builtin transformers and
-// generators in other files are checkManifestFiles's (builtinConfigsIn).
-func checkKustomizations(fsys fs.FS, allowRemote bool, maxKeys int) error {
+// checkKustomizations refuses a kustomization kustomize reads (g) that
+// inflates a Helm chart, or (unless allowRemote) names a remote resource
+// or a path outside the tree; the configurations of builtin transformers
+// and generators in other files are checkReachedFiles's
+// (builtinConfigsIn).
+func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKeys int) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomization(name) {
+		if err != nil || d.IsDir() || !isKustomization(name) || !g.reaches(name) {
 			return err
 		}
 		b, err := fs.ReadFile(fsys, name)

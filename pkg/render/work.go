@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"path"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/addonpkg/addonpkg/pkg/addon"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -48,23 +46,12 @@ type kustomizeWork struct {
 	pending int64
 }
 
-// workCounter walks the kustomizations of a tree from its root once,
-// each directory's count kept for its further references.
-type workCounter struct {
-	fsys  fs.FS
-	done  map[string]*kustomizeWork
-	doing map[string]bool
-}
-
 // checkKustomizeWork refuses a tree whose root kustomization would make
 // kustomize load more than limits.MaxKustomizeObjects objects, or apply
 // patches to more than limits.MaxPatchTargets of them, counted before
-// kustomize runs (countKustomizeWork).
-func checkKustomizeWork(fsys fs.FS, limits safetree.Limits) error {
-	w, err := countKustomizeWork(fsys)
-	if err != nil {
-		return err
-	}
+// kustomize runs by the walk of its kustomization graph (g).
+func checkKustomizeWork(fsys fs.FS, g *kustomizeGraph, limits safetree.Limits) error {
+	w := g.root
 	root := rootKustomization(fsys)
 	if w.objects > int64(limits.MaxKustomizeObjects) {
 		return &Error{File: root, Err: fmt.Errorf("%d objects to load: %w (kustomize takes time quadratic in the objects it loads; plain manifests, without a kustomization, render in linear time)",
@@ -78,164 +65,17 @@ func checkKustomizeWork(fsys fs.FS, limits safetree.Limits) error {
 }
 
 // countKustomizeWork counts what the root kustomization of fsys makes
-// kustomize do: the objects of every resource file it loads (each
-// document, each item of a List), one for each generator entry, and the
-// objects of every base and component, once per reference; and, for
-// each patch, the objects it may touch: every object of the
-// kustomization that applies it, plus the patches of that
-// kustomization (quadratic in them, as kustomize is). A count that overflows stays at
-// math.MaxInt64. What kustomize would refuse (a missing file, a cycle)
-// counts nothing: kustomize says what is wrong with it.
-func countKustomizeWork(fsys fs.FS) (*kustomizeWork, error) {
-	c := &workCounter{fsys: fsys, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
-	return c.dir(".")
-}
-
-func (c *workCounter) dir(dir string) (*kustomizeWork, error) {
-	if w, ok := c.done[dir]; ok {
-		return w, nil
-	}
-	w := &kustomizeWork{}
-	if c.doing[dir] {
-		return w, nil // a cycle, which kustomize refuses
-	}
-	c.doing[dir] = true
-	defer delete(c.doing, dir)
-	node := c.kustomization(dir)
-	if node == nil {
-		c.done[dir] = w
-		return w, nil
-	}
-	for _, field := range []string{"resources", "bases", "components"} {
-		for _, entry := range stringsOf(node, field) {
-			p, err := safetree.JoinInside(dir, entry)
-			if err != nil {
-				continue // remote, or outside: checkKustomization's
-			}
-			if st, err := fs.Stat(c.fsys, p); err == nil && st.IsDir() {
-				sub, err := c.dir(p)
-				if err != nil {
-					return nil, err
-				}
-				w.add(sub)
-				continue
-			}
-			c.resourceFile(w, p)
-		}
-	}
-	for _, field := range generatorFields {
-		if list := node.Field(field); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
-			w.addObjects(int64(len(list.Value.YNode().Content)))
-		}
-	}
-	for _, entry := range stringsOf(node, "generators") {
-		if configs, ok := inlineConfigs("generators", entry); ok {
-			w.addObjects(int64(len(configs)))
-			continue
-		}
-		if p, err := safetree.JoinInside(dir, entry); err == nil {
-			n := int64(0)
-			for _, d := range c.documents(p) {
-				if d.GetKind() != "" {
-					n++
-				}
-			}
-			w.addObjects(n)
-		}
-	}
-	patches := satAdd(c.patches(dir, node), w.pending)
-	w.pending = 0
-	if node.GetKind() == "Component" {
-		w.pending = patches
-	} else {
-		w.targets = satAdd(w.targets, satMul(patches, satAdd(w.objects, patches)))
-	}
-	c.done[dir] = w
-	return w, nil
-}
-
-// kustomization is the parsed kustomization file of dir, or nil when dir holds none that parses (checkKustomizations refuses
-// one that does not).
-func (c *workCounter) kustomization(dir string) *yaml.RNode {
-	for _, n := range addon.KustomizationNames {
-		b, err := fs.ReadFile(c.fsys, path.Join(dir, n))
-		if err != nil {
-			continue
-		}
-		node, err := yaml.Parse(string(b))
-		if err != nil || node.YNode().Kind != yaml.MappingNode {
-			return nil
-		}
-		return node
-	}
-	return nil
-}
-
-// resourceFile adds the objects of the resource file p to w: each
-// document, each item of a List.
-func (c *workCounter) resourceFile(w *kustomizeWork, p string) {
-	w.addObjects(int64(len(c.documents(p))))
-}
-
-// documents are the objects of file p, the items of a List in its
-// place; none when p cannot be read or parsed (kustomize says why).
-func (c *workCounter) documents(p string) []*yaml.RNode {
-	b, err := fs.ReadFile(c.fsys, p)
-	if err != nil {
-		return nil
-	}
-	var docs []*yaml.RNode
-	for _, ch := range splitYAML(b) {
-		node, err := parseDocument(ch.text)
-		if err != nil || node == nil || node.YNode().Kind != yaml.MappingNode {
-			continue
-		}
-		if items, ok, _ := listItems(node); ok {
-			docs = append(docs, items...)
-			continue
-		}
-		docs = append(docs, node)
-	}
-	return docs
-}
-
-// patches counts the patches of the kustomization node of dir: each
-// entry of its patch fields, each document of a patch file (kustomize
-// applies each).
-func (c *workCounter) patches(dir string, node *yaml.RNode) int64 {
-	n := int64(0)
-	for _, entry := range stringsOf(node, "patchesStrategicMerge") {
-		docs := 0
-		if p, err := safetree.JoinInside(dir, entry); err == nil {
-			docs = len(c.documents(p))
-		}
-		n += int64(max(1, docs, len(inlineDocs(entry))))
-	}
-	for _, field := range []string{"patches", "patchesJson6902"} {
-		list := node.Field(field)
-		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, item := range list.Value.YNode().Content {
-			n += int64(max(1, len(c.patchDocs(dir, yaml.NewRNode(item)))))
-		}
-	}
-	return n
-}
-
-// patchDocs are the documents of one entry of patches: its path's or
-// its inline patch's.
-func (c *workCounter) patchDocs(dir string, item *yaml.RNode) []*yaml.RNode {
-	if f := item.Field("path"); f != nil {
-		if p, err := safetree.JoinInside(dir, yaml.GetValue(f.Value)); err == nil {
-			return c.documents(p)
-		}
-		return nil
-	}
-	if f := item.Field("patch"); f != nil {
-		return inlineDocs(yaml.GetValue(f.Value))
-	}
-	return nil
+// kustomize do (kustomizeGraph.dir): the objects of every resource file
+// it loads (each document, each item of a List), one for each generator
+// entry, and the objects of every base and component, once per
+// reference; and, for each patch, the objects it may touch: every
+// object of the kustomization that applies it, plus the patches of that
+// kustomization (quadratic in them, as kustomize is). A count that
+// overflows stays at math.MaxInt64. What kustomize would refuse (a
+// missing file, a cycle) counts nothing: kustomize says what is wrong
+// with it.
+func countKustomizeWork(fsys fs.FS) *kustomizeWork {
+	return walkKustomizations(fsys).root
 }
 
 // inlineDocs are the mapping documents of a patch written in place.
@@ -259,21 +99,6 @@ func (w *kustomizeWork) add(sub *kustomizeWork) {
 	w.addObjects(sub.objects)
 	w.targets = satAdd(w.targets, sub.targets)
 	w.pending = satAdd(w.pending, sub.pending)
-}
-
-// stringsOf are the scalar entries of node's list field.
-func stringsOf(node *yaml.RNode, field string) []string {
-	list := node.Field(field)
-	if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-		return nil
-	}
-	var out []string
-	for _, item := range list.Value.YNode().Content {
-		if item.Kind == yaml.ScalarNode {
-			out = append(out, item.Value)
-		}
-	}
-	return out
 }
 
 // satMul is a*b, or math.MaxInt64 past it (both are not negative).

@@ -1,0 +1,470 @@
+package render
+
+import (
+	"bytes"
+	"io/fs"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonpkg/addonpkg/pkg/addon"
+)
+
+// kustomize reads only the files its kustomizations name, and a tree
+// carries others: READMEs, Helm values, example configurations, test
+// fixtures. The checks of hostile content (alias bombs, keys kustomize
+// exits on, builtin configurations that name remote locations) exist to
+// keep kustomize from dying or blowing up, so they apply to the files it
+// may read, which the one walk of the kustomization graph here finds; a
+// file it does not reach is not parsed and cannot make a render fail.
+// The same walk counts kustomize's work (work.go). Links out of the tree
+// are judged on every file (safetree.CheckLinks), whatever the walk
+// says.
+//
+// The walk follows every field of a kustomization that kustomize (api
+// v0.21) reads a file or folder from, its legacy fields included, and
+// reads each kustomization as kustomize does (types.Kustomization's
+// Unmarshal: field names in any case, YAML merge keys expanded). Where it
+// cannot tell what kustomize reads, it says every file of the tree is
+// reached (kustomizeGraph.everything), never less: a kustomization it
+// cannot decode, a field it does not follow (kustomizationFields), a
+// builtin transformer or generator configuration that names files of its
+// own (builtinNamesFiles: kustomize resolves them against the
+// kustomization that lists the configuration, wherever it is written).
+
+// fieldUse says what the walk does with a field of a kustomization.
+type fieldUse int
+
+const (
+	// noFiles: kustomize reads no file or folder from the field.
+	noFiles fieldUse = iota
+	// walked: the walk follows the files and folders the field names.
+	walked
+	// notFollowed: the walk does not follow the field; a kustomization
+	// that sets it makes every file of the tree reached.
+	notFollowed
+)
+
+// kustomizationFields are the fields of types.Kustomization, by their
+// JSON names, and what the walk does with each. A field missing here (a
+// newer kustomize's) is not followed: TestKustomizationFieldsKnown names
+// it when kustomize is upgraded.
+var kustomizationFields = map[string]fieldUse{
+	"apiVersion": noFiles, "kind": noFiles, "metadata": noFiles,
+	"namePrefix": noFiles, "nameSuffix": noFiles, "namespace": noFiles,
+	"commonLabels": noFiles, "labels": noFiles, "commonAnnotations": noFiles,
+	"images": noFiles, "imageTags": noFiles, "replicas": noFiles,
+	"vars": noFiles, "sortOptions": noFiles, "generatorOptions": noFiles,
+	"buildMetadata": noFiles,
+
+	"resources": walked, "bases": walked, "components": walked,
+	"crds": walked, "configurations": walked, "openapi": walked,
+	"generators": walked, "transformers": walked, "validators": walked,
+	"replacements": walked, "patches": walked, "patchesJson6902": walked,
+	"patchesStrategicMerge": walked,
+	"configMapGenerator":    walked, "secretGenerator": walked,
+
+	// Refused by checkKustomization (addon.KustomizeHelmFields) when
+	// spelled as kustomize documents them; in any other case, or
+	// helmGlobals alone, not followed.
+	"helmGlobals": notFollowed, "helmCharts": notFollowed, "helmChartInflationGenerator": notFollowed,
+}
+
+// kustomizeGraph is one walk of a kustomize tree from its root
+// kustomization: the files kustomize may read, and the work it does
+// (kustomizeWork) for each kustomization folder it loads.
+type kustomizeGraph struct {
+	fsys fs.FS
+	// reached are the files kustomize may read, by their names in fsys.
+	reached map[string]bool
+	// everything, when not "", says why the walk cannot tell what
+	// kustomize reads: every file of the tree counts as reached.
+	everything string
+	// root is the work of the root kustomization.
+	root  *kustomizeWork
+	done  map[string]*kustomizeWork
+	doing map[string]bool
+}
+
+// walkKustomizations walks the kustomization graph of fsys from its root
+// kustomization.
+func walkKustomizations(fsys fs.FS) *kustomizeGraph {
+	g := newKustomizeGraph(fsys)
+	g.root = g.dir(".")
+	if g.everything == "" {
+		g.findBuiltinFileNames()
+	}
+	return g
+}
+
+func newKustomizeGraph(fsys fs.FS) *kustomizeGraph {
+	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
+}
+
+// reaches tells whether kustomize may read the file name.
+func (g *kustomizeGraph) reaches(name string) bool {
+	return g.everything != "" || g.reached[name]
+}
+
+// giveUp makes every file reached, for the reason why.
+func (g *kustomizeGraph) giveUp(why string) {
+	if g.everything == "" {
+		g.everything = why
+	}
+}
+
+// dir walks the kustomization of the folder dir, and counts its work
+// each time it is referenced (a base included twice is loaded twice).
+func (g *kustomizeGraph) dir(dir string) *kustomizeWork {
+	if w, ok := g.done[dir]; ok {
+		return w
+	}
+	w := &kustomizeWork{}
+	if g.doing[dir] {
+		return w // a cycle, which kustomize refuses
+	}
+	g.doing[dir] = true
+	defer delete(g.doing, dir)
+	k := g.kustomization(dir)
+	if k == nil {
+		g.done[dir] = w
+		return w
+	}
+	for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+		g.resource(w, dir, e)
+	}
+	for _, e := range slices.Concat(k.Crds, k.Configurations) {
+		g.file(dir, e)
+	}
+	if p, ok := k.OpenAPI["path"]; ok {
+		g.file(dir, p)
+	}
+	for _, r := range k.Replacements {
+		if r.Path != "" {
+			g.file(dir, r.Path)
+		}
+	}
+	g.generatorFiles(dir, k)
+	w.addObjects(int64(len(k.ConfigMapGenerator) + len(k.SecretGenerator)))
+	for _, e := range k.Generators {
+		w.addObjects(g.configs(dir, "generators", e))
+	}
+	for _, e := range slices.Concat(k.Transformers, k.Validators) {
+		g.configs(dir, "transformers", e)
+	}
+	patches := satAdd(g.patches(dir, k), w.pending)
+	w.pending = 0
+	if k.Kind == types.ComponentKind {
+		w.pending = patches
+	} else {
+		w.targets = satAdd(w.targets, satMul(patches, satAdd(w.objects, patches)))
+	}
+	g.done[dir] = w
+	return w
+}
+
+// kustomization reads the kustomization of dir as kustomize does, or nil
+// when kustomize reads none there. Every kustomization file of dir is
+// reached: kustomize reads each name it knows, and refuses a folder of
+// two.
+func (g *kustomizeGraph) kustomization(dir string) *types.Kustomization {
+	var found []string
+	for _, n := range addon.KustomizationNames {
+		p := path.Join(dir, n)
+		if st, err := fs.Stat(g.fsys, p); err == nil && !st.IsDir() {
+			g.reached[p] = true
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		return nil
+	}
+	b, err := fs.ReadFile(g.fsys, found[0])
+	if err != nil {
+		return nil // kustomize says why
+	}
+	// An alias bomb is refused as reached content; it is not decoded.
+	for _, c := range splitYAML(b) {
+		if _, err := parseDocument(c.text); err != nil {
+			g.giveUp(found[0] + " does not parse")
+			return nil
+		}
+	}
+	var k types.Kustomization
+	if err := k.Unmarshal(b); err != nil {
+		g.giveUp(found[0] + " does not decode as kustomize decodes it")
+		return nil
+	}
+	if f := unfollowedField(reflect.ValueOf(k)); f != "" {
+		g.giveUp(found[0] + " sets " + f)
+	}
+	return &k
+}
+
+// unfollowedField is the JSON name of the first field set in v (a
+// types.Kustomization) that the walk does not follow, or "".
+func unfollowedField(v reflect.Value) string {
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && strings.Contains(opts, "inline") {
+			if s := unfollowedField(fv); s != "" {
+				return s
+			}
+			continue
+		}
+		if use, ok := kustomizationFields[name]; (!ok || use == notFollowed) && !fv.IsZero() {
+			return name
+		}
+	}
+	return ""
+}
+
+// treePath is where kustomize, in the kustomization folder dir, reads
+// entry from the tree: a relative path from dir, an absolute one from
+// the tree's root (treeFS), neither leaving the tree.
+func treePath(dir, entry string) string {
+	if path.IsAbs(entry) {
+		return rel(entry)
+	}
+	return rel(path.Join("/"+dir, entry))
+}
+
+// file reaches the file entry names from dir, and returns its name, or
+// "" when it is remote or no file of the tree.
+func (g *kustomizeGraph) file(dir, entry string) string {
+	if entry == "" || looksRemote(entry) {
+		return "" // refused unless allowed (checkKustomization); not in the tree
+	}
+	p := treePath(dir, entry)
+	if st, err := fs.Stat(g.fsys, p); err != nil || st.IsDir() {
+		return ""
+	}
+	g.reached[p] = true
+	return p
+}
+
+// resource walks an entry of resources, bases or components: a folder's
+// kustomization, or a file's objects.
+func (g *kustomizeGraph) resource(w *kustomizeWork, dir, entry string) {
+	if entry == "" || looksRemote(entry) {
+		return
+	}
+	p := treePath(dir, entry)
+	if st, err := fs.Stat(g.fsys, p); err == nil && st.IsDir() {
+		w.add(g.dir(p))
+		return
+	}
+	if p := g.file(dir, entry); p != "" {
+		w.addObjects(int64(len(g.documents(p))))
+	}
+}
+
+// generatorFiles reaches the files and env files of the kustomization's
+// configMapGenerator and secretGenerator entries. A file source is
+// "key=path" or "path": both readings are reached.
+func (g *kustomizeGraph) generatorFiles(dir string, k *types.Kustomization) {
+	var sources []types.KvPairSources
+	for _, a := range k.ConfigMapGenerator {
+		sources = append(sources, a.KvPairSources)
+	}
+	for _, a := range k.SecretGenerator {
+		sources = append(sources, a.KvPairSources)
+	}
+	for _, s := range sources {
+		for _, f := range s.FileSources {
+			g.file(dir, f)
+			if _, p, ok := strings.Cut(f, "="); ok {
+				g.file(dir, p)
+			}
+		}
+		for _, e := range append(slices.Clone(s.EnvSources), s.EnvSource) {
+			g.file(dir, e)
+		}
+	}
+}
+
+// configs walks an entry of generators, transformers or validators: the
+// configurations written in place, or those of the file or folder it
+// names (both, when it could be either). It returns the number of
+// configurations, the objects a generator entry makes at least.
+func (g *kustomizeGraph) configs(dir, field, entry string) int64 {
+	n := int64(0)
+	if configs, ok := inlineConfigs(field, entry); ok {
+		for _, cfg := range configs {
+			if builtinNamesFiles(cfg) {
+				g.giveUp("an inline configuration names files")
+			}
+		}
+		n = int64(len(configs))
+	}
+	if looksRemote(entry) || strings.Contains(entry, "\n") {
+		return n
+	}
+	p := treePath(dir, entry)
+	if st, err := fs.Stat(g.fsys, p); err == nil && st.IsDir() {
+		return satAdd(n, g.dir(p).objects)
+	}
+	if p := g.file(dir, entry); p != "" {
+		for _, d := range g.documents(p) {
+			if d.GetKind() != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// patches reaches the patch files of the kustomization of dir and counts
+// its patches: each entry of its patch fields, each document of a patch
+// file (kustomize applies each).
+func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
+	n := int64(0)
+	for _, e := range k.PatchesStrategicMerge {
+		// kustomize reads an entry as a patch written in place, else as
+		// a path: the file is reached when there is one.
+		docs := 0
+		if p := g.file(dir, string(e)); p != "" {
+			docs = len(g.documents(p))
+		}
+		n += int64(max(1, docs, len(inlineDocs(string(e)))))
+	}
+	for _, p := range slices.Concat(k.Patches, k.PatchesJson6902) {
+		docs := 0
+		switch {
+		case p.Path != "":
+			if f := g.file(dir, p.Path); f != "" {
+				docs = len(g.documents(f))
+			}
+		case p.Patch != "":
+			docs = len(inlineDocs(p.Patch))
+		}
+		n += int64(max(1, docs))
+	}
+	return n
+}
+
+// documents are the objects of file p, the items of a List in its
+// place; none when p cannot be read or parsed (kustomize says why, or
+// the checks of reached files refuse it).
+func (g *kustomizeGraph) documents(p string) []*yaml.RNode {
+	b, err := fs.ReadFile(g.fsys, p)
+	if err != nil {
+		return nil
+	}
+	var docs []*yaml.RNode
+	for _, ch := range splitYAML(b) {
+		node, err := parseDocument(ch.text)
+		if err != nil || node == nil || node.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		if items, ok, _ := listItems(node); ok {
+			docs = append(docs, items...)
+			continue
+		}
+		docs = append(docs, node)
+	}
+	return docs
+}
+
+// findBuiltinFileNames gives up when a reached file holds a builtin
+// configuration that names files of its own (builtinNamesFiles).
+// Configurations are found in every reached file, not only in those a
+// kustomization lists as configurations: a resource of a folder listed
+// in transformers is one too.
+func (g *kustomizeGraph) findBuiltinFileNames() {
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range g.reached {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		if isKustomization(name) {
+			continue
+		}
+		b, err := fs.ReadFile(g.fsys, name)
+		if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
+			continue
+		}
+		for _, c := range splitYAML(b) {
+			node, err := parseDocument(c.text)
+			if err != nil || node == nil {
+				continue
+			}
+			configs := []*yaml.RNode{node}
+			if items, ok, _ := listItems(node); ok {
+				configs = items
+			}
+			for _, cfg := range configs {
+				if builtinNamesFiles(cfg) {
+					g.giveUp(name + " holds a builtin configuration that names files")
+					return
+				}
+			}
+		}
+	}
+}
+
+// noFileKinds are the builtin transformers and generators whose
+// configuration names no file.
+var noFileKinds = map[string]bool{
+	"AnnotationsTransformer": true, "HashTransformer": true, "ImageTagTransformer": true,
+	"LabelTransformer": true, "NamespaceTransformer": true, "PrefixSuffixTransformer": true,
+	"PrefixTransformer": true, "SuffixTransformer": true, "ReplicaCountTransformer": true,
+	"SortOrderTransformer": true, "IAMPolicyGenerator": true,
+}
+
+// fileKeys are, for the builtin kinds whose configuration may name files,
+// the keys that do. Any other builtin kind (ValueAddTransformer,
+// HelmChartInflationGenerator, one kustomize may add) names files.
+var fileKeys = map[string][]string{
+	"PatchTransformer":               {"path"},
+	"PatchJson6902Transformer":       {"path"},
+	"PatchStrategicMergeTransformer": {"paths"},
+	"ReplacementTransformer":         {"path"},
+	"ConfigMapGenerator":             {"files", "envs", "env"},
+	"SecretGenerator":                {"files", "envs", "env"},
+}
+
+// builtinNamesFiles tells whether cfg configures one of kustomize's
+// builtin transformers or generators and may name a file for it to
+// read: a key of fileKeys anywhere in it, in any case (kustomize decodes
+// a configuration as JSON, whose field names match in any case), or a
+// YAML merge key, which may bring one. A configuration that is no
+// builtin's names none: kustomize runs no plugins, and refuses it.
+func builtinNamesFiles(cfg *yaml.RNode) bool {
+	n := cfg.YNode()
+	if n.Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
+		return false
+	}
+	kind := cfg.GetKind()
+	if noFileKinds[kind] {
+		return false
+	}
+	keys, ok := fileKeys[kind]
+	if !ok {
+		return true
+	}
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.ShortTag() == yaml.MergeTag || slices.ContainsFunc(keys, func(s string) bool { return strings.EqualFold(s, k.Value) }) {
+					return true
+				}
+			}
+		}
+		if n.Kind != yaml.AliasNode {
+			stack = append(stack, n.Content...)
+		}
+	}
+	return false
+}
