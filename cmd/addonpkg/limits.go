@@ -51,5 +51,5 @@ func addKustomizeLimits(cmd *cobra.Command, keys, objects, targets *int) {
 	f := cmd.Flags()
 	addLimit(f, keys, "max-mapping-keys", safetree.DefaultMaxMappingKeys, "limit: keys of one YAML mapping, or of one generated ConfigMap or Secret, in a kustomize tree (kustomize takes time quadratic in them)")
 	addLimit(f, objects, "max-kustomize-objects", safetree.DefaultMaxKustomizeObjects, "limit: objects kustomize loads to render a tree, each base counted as often as it is included (kustomize takes time quadratic in them)")
-	addLimit(f, targets, "max-patch-targets", safetree.DefaultMaxPatchTargets, "limit: objects the patches of a kustomize tree may touch, summed over the patches (about a millisecond each)")
+	addLimit(f, targets, "max-patch-targets", safetree.DefaultMaxPatchTargets, "limit: objects the patches and list transformers (images, labels, replicas...) of a kustomize tree may touch, summed over them (up to a millisecond each)")
 }

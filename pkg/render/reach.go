@@ -143,20 +143,19 @@ func (g *kustomizeGraph) dir(dir string) *kustomizeWork {
 	if p, ok := k.OpenAPI["path"]; ok {
 		g.file(dir, p)
 	}
-	for _, r := range k.Replacements {
-		if r.Path != "" {
-			g.file(dir, r.Path)
-		}
-	}
 	g.generatorFiles(dir, k)
 	w.addObjects(int64(len(k.ConfigMapGenerator) + len(k.SecretGenerator)))
 	for _, e := range k.Generators {
 		w.addObjects(g.configs(dir, "generators", e))
 	}
+	// Each transformer a list makes runs over every object, as a patch
+	// does (work.go): they count with the patches.
+	transformers := g.replacements(dir, k)
 	for _, e := range slices.Concat(k.Transformers, k.Validators) {
-		g.configs(dir, "transformers", e)
+		transformers = satAdd(transformers, g.configs(dir, "transformers", e))
 	}
-	patches := satAdd(g.patches(dir, k), w.pending)
+	transformers = satAdd(transformers, listTransformers(k))
+	patches := satAdd(satAdd(g.patches(dir, k), transformers), w.pending)
 	w.pending = 0
 	if k.Kind == types.ComponentKind {
 		w.pending = patches
@@ -317,6 +316,54 @@ func (g *kustomizeGraph) configs(dir, field, entry string) int64 {
 		}
 	}
 	return n
+}
+
+// replacements reaches the files of the kustomization's replacements
+// and counts them: each entry written in place, each entry of a file.
+func (g *kustomizeGraph) replacements(dir string, k *types.Kustomization) int64 {
+	n := int64(0)
+	for _, r := range k.Replacements {
+		if r.Path == "" {
+			n++
+			continue
+		}
+		entries := 1
+		if p := g.file(dir, r.Path); p != "" {
+			for _, d := range g.sequences(p) {
+				entries = max(entries, len(d.Content))
+			}
+		}
+		n += int64(entries)
+	}
+	return n
+}
+
+// listTransformers counts the transformers over every object that the
+// kustomization's lists make (one for each entry of images, imageTags
+// and replicas), and the keys its labels and annotations add to every
+// object: each costs kustomize time in each object, and an object grown
+// by one key costs more to the next (measured in work.go).
+func listTransformers(k *types.Kustomization) int64 {
+	n := len(k.Images) + len(k.ImageTags) + len(k.Replicas) + len(k.CommonLabels) + len(k.CommonAnnotations)
+	for _, l := range k.Labels {
+		n += len(l.Pairs)
+	}
+	return int64(n)
+}
+
+// sequences are the documents of file p that are sequences.
+func (g *kustomizeGraph) sequences(p string) []*yaml.Node {
+	b, err := fs.ReadFile(g.fsys, p)
+	if err != nil {
+		return nil
+	}
+	var seqs []*yaml.Node
+	for _, ch := range splitYAML(b) {
+		if node, err := parseDocument(ch.text); err == nil && node != nil && node.YNode().Kind == yaml.SequenceNode {
+			seqs = append(seqs, node.YNode())
+		}
+	}
+	return seqs
 }
 
 // patches reaches the patch files of the kustomization of dir and counts

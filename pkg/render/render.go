@@ -86,7 +86,8 @@ type Options struct {
 	// such cap.
 	MaxMappingKeys int
 	// MaxKustomizeObjects caps the objects kustomize loads to render the
-	// tree, and MaxPatchTargets the objects its patches may touch
+	// tree, and MaxPatchTargets the objects its patches and the
+	// transformers of its lists (images, labels, replicas...) may touch
 	// (safetree.Limits.MaxKustomizeObjects and MaxPatchTargets, counted
 	// before kustomize runs); 0 means the default. Past them the render
 	// is refused with a *safetree.LimitError: kustomize takes time

@@ -24,13 +24,26 @@ import (
 //     to one object grow it for the next ones: 250 patches of one
 //     ConfigMap take 1.3 s, 500 take 6 s, 1,000 take 20 s.
 //
+//   - so does each transformer a list of a kustomization makes, over
+//     every object: each entry of images (an ImageTagTransformer),
+//     replicas, replacements, transformers and validators, and each
+//     key labels, commonLabels and commonAnnotations add to every
+//     object. Over 300 Deployments (0.3 s alone), 300 entries of
+//     images took kustomize 16 s, of labels 10 s, of transformers 19 s,
+//     of replacements 30 s, and commonAnnotations of 300 keys 19 s:
+//     100 to 300 µs for each transformer and object, growing as the
+//     objects grow; 300 images over 1,000 Deployments took 108 s. A
+//     transformer kustomize makes once (namespace, namePrefix) is
+//     linear in the objects, and vars cost 6 to 36 µs a var and object,
+//     sublinear: neither is counted.
+//
 // So before kustomize runs, the objects it will load are counted from
 // the files it will read (safetree.Limits.MaxKustomizeObjects), and so
-// are the objects its patches may touch (MaxPatchTargets): each patch
-// counts every object of the kustomization that applies it, since
-// matching a target is no cheaper to kustomize than it would be here,
-// plus one for each patch of that kustomization, which may have grown
-// what it touches.
+// are the objects its patches and list transformers may touch
+// (MaxPatchTargets): each counts every object of the kustomization that
+// applies it, since matching a target is no cheaper to kustomize than
+// it would be here, plus one for each patch or transformer of that
+// kustomization, which may have grown what it touches.
 
 // kustomizeWork is what one kustomization (or component) directory makes
 // kustomize do, counted each time it is referenced: a base included
@@ -38,8 +51,8 @@ import (
 type kustomizeWork struct {
 	// objects counts the objects the directory yields.
 	objects int64
-	// targets counts the objects the patches of the directory and of
-	// everything below it may touch.
+	// targets counts the objects the patches and list transformers of
+	// the directory and of everything below it may touch.
 	targets int64
 	// pending counts the patches of a component: they apply to the
 	// objects of the kustomization that includes it.
@@ -58,7 +71,7 @@ func checkKustomizeWork(fsys fs.FS, g *kustomizeGraph, limits safetree.Limits) e
 			w.objects, &safetree.LimitError{Name: "kustomize objects", Limit: int64(limits.MaxKustomizeObjects), Which: safetree.LimitKustomizeObjects})}
 	}
 	if w.targets > int64(limits.MaxPatchTargets) {
-		return &Error{File: root, Err: fmt.Errorf("patch targets of %d: %w (kustomize takes about a millisecond for each object a patch touches, and each patch may grow what the next touches)",
+		return &Error{File: root, Err: fmt.Errorf("patch targets of %d: %w (kustomize takes up to a millisecond for each object a patch or a transformer of a list such as images or labels touches, and each may grow what the next touches)",
 			w.targets, &safetree.LimitError{Name: "patch targets", Limit: int64(limits.MaxPatchTargets), Which: safetree.LimitPatchTargets})}
 	}
 	return nil
