@@ -37,10 +37,11 @@ import (
 // passes. A file no kustomization reaches (a README, Helm values, an
 // example) is not read: kustomize does not read it either.
 func checkReachedFiles(fsys fs.FS, g *kustomizeGraph, maxKeys int, allowRemote bool) error {
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !g.reaches(name) || !isFile(fsys, name, d) {
-			return err
-		}
+	files, err := g.files()
+	if err != nil {
+		return err
+	}
+	for _, name := range files {
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
@@ -66,8 +67,8 @@ func checkReachedFiles(fsys fs.FS, g *kustomizeGraph, maxKeys int, allowRemote b
 				return err
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // isFile tells whether name, of entry d, is a file, or a link to one.

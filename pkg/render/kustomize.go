@@ -151,9 +151,13 @@ func rootKustomization(fsys fs.FS) string {
 // and generators in other files are checkReachedFiles's
 // (builtinConfigsIn).
 func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKeys int) error {
-	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomization(name) || !g.reaches(name) {
-			return err
+	files, err := g.files()
+	if err != nil {
+		return err
+	}
+	for _, name := range files {
+		if !isKustomization(name) {
+			continue
 		}
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -166,8 +170,11 @@ func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKey
 		if err := checkKustomization(fsys, name, node, allowRemote); err != nil {
 			return err
 		}
-		return checkGenerators(fsys, name, node, maxKeys)
-	})
+		if err := checkGenerators(fsys, name, node, maxKeys); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // builtinConfigsIn refuses a remote location in the configuration of

@@ -110,6 +110,34 @@ func (g *kustomizeGraph) reaches(name string) bool {
 	return g.everything != "" || g.reached[name]
 }
 
+// files are the files kustomize may read, in tree order, then those it
+// reads through a link to a folder (linked/cm.yaml), which a walk of the
+// tree does not enter: each by the name kustomize reads it by. When the
+// walk gave up, they are every file of the tree.
+func (g *kustomizeGraph) files() ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	err := fs.WalkDir(g.fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !g.reaches(name) || !isFile(g.fsys, name, d) {
+			return err
+		}
+		seen[name] = true
+		out = append(out, name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var linked []string
+	for name := range g.reached {
+		if st, err := fs.Stat(g.fsys, name); !seen[name] && err == nil && st.Mode().IsRegular() {
+			linked = append(linked, name)
+		}
+	}
+	slices.Sort(linked)
+	return append(out, linked...), nil
+}
+
 // giveUp makes every file reached, for the reason why.
 func (g *kustomizeGraph) giveUp(why string) {
 	if g.everything == "" {

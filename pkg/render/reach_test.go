@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -227,5 +229,33 @@ func TestKustomizeWorkCountsGeneratorFolders(t *testing.T) {
 	var le *safetree.LimitError
 	if !errors.As(err, &le) || le.Which != safetree.LimitKustomizeObjects {
 		t.Errorf("4 objects (3 generated in a folder), a cap of 3: err = %v", err)
+	}
+}
+
+// kustomize reads a folder through a link to it (inside the tree, which
+// safetree.CheckLinks allows): the files it reads there are checked by
+// the names it reads them by, though a walk of the tree does not enter
+// the link.
+func TestKustomizeReachedThroughLinkedFolderRefused(t *testing.T) {
+	dir := t.TempDir()
+	for n, s := range map[string]string{
+		"kustomization.yaml":      "resources:\n- linked\n",
+		"real/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"real/cm.yaml":            hostileContents("")[0].text,
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := render.Render(t.Context(), os.DirFS(dir), render.Options{})
+	var re *render.Error
+	if !errors.Is(err, render.ErrKustomizeFatal) || !errors.As(err, &re) || re.File != "linked/cm.yaml" {
+		t.Errorf("err = %v; want ErrKustomizeFatal naming linked/cm.yaml", err)
 	}
 }
