@@ -334,7 +334,13 @@ func (z *xzReader) Read(p []byte) (int, error) {
 func (z *xzReader) open() error {
 	b := z.blocks[0]
 	z.sec = io.NewSectionReader(z.r, b.data, b.end-b.data)
-	z.br = bufio.NewReaderSize(z.sec, 64<<10)
+	// One read buffer serves every block: a new one a block cost 64 KiB
+	// for each 16-byte empty block of a hostile file.
+	if z.br == nil {
+		z.br = bufio.NewReaderSize(z.sec, 64<<10)
+	} else {
+		z.br.Reset(z.sec)
+	}
 	z.sum, z.read = xzCheck(b.check), 0
 	// A block never looks back further than it holds: its dictionary
 	// need not be larger than what its header and the index say it
