@@ -21,8 +21,12 @@ import (
 // ones come only from --long or a hand-set dictionary.
 const MaxDecoderWindow = 64 << 20
 
-// errXzStructure marks an xz file whose container does not parse.
-var errXzStructure = errors.New("xz: bad container structure")
+// ErrXzStructure marks an xz file whose container does not parse or
+// fails one of its own checks (a header's, the index's or the footer's
+// CRC32, the index against the blocks), or that has bytes after its
+// last stream that are neither stream padding nor a stream: what xz -t
+// refuses.
+var ErrXzStructure = errors.New("xz: bad container structure")
 
 // walkXz walks the xz container of r (every stream, every block
 // header, every LZMA2 chunk header, skipping the compressed data),
@@ -39,11 +43,14 @@ var errXzStructure = errors.New("xz: bad container structure")
 func walkXz(r io.ReaderAt, size, maxDict int64) ([]xzBlock, error) {
 	x := xzWalker{r: r, size: size}
 	for x.pos < size {
+		if x.pos > 0 && !x.streamHeaderAt(x.pos) {
+			return nil, fmt.Errorf("%w: %d bytes after the last stream at byte %d are neither stream padding nor a stream", ErrXzStructure, size-x.pos, x.pos)
+		}
 		if err := x.stream(maxDict); err != nil {
 			return nil, err
 		}
 		// Stream padding: zeros in groups of four, then maybe another stream.
-		for x.pos < size {
+		for x.pos+4 <= size {
 			var pad [4]byte
 			if err := x.read(pad[:]); err != nil {
 				return nil, err
@@ -72,11 +79,39 @@ type xzBlock struct {
 	check            byte
 	// uncompressed is the size its header and the index state.
 	uncompressed int64
+	// compressed is the size of its LZMA2 chunks its header states, -1
+	// when it states none.
+	compressed int64
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// streamMagic begins an xz stream's header; footerMagic ends its footer.
+const (
+	streamMagic = "\xfd7zXZ\x00"
+	footerMagic = "YZ"
+)
+
+// streamHeaderAt says whether a stream's magic bytes are at pos.
+func (x *xzWalker) streamHeaderAt(pos int64) bool {
+	var m [len(streamMagic)]byte
+	if pos+int64(len(m)) > x.size {
+		return false
+	}
+	_, err := x.r.ReadAt(m[:], pos)
+	return err == nil && string(m[:]) == streamMagic
 }
 
 func (x *xzWalker) read(p []byte) error {
 	if x.pos+int64(len(p)) > x.size {
-		return fmt.Errorf("%w: truncated at byte %d", errXzStructure, x.pos)
+		return fmt.Errorf("%w: truncated at byte %d", ErrXzStructure, x.pos)
 	}
 	if _, err := x.r.ReadAt(p, x.pos); err != nil {
 		return err
@@ -104,7 +139,7 @@ func (x *xzWalker) vli() (uint64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: integer too long at byte %d", errXzStructure, x.pos)
+	return 0, fmt.Errorf("%w: integer too long at byte %d", ErrXzStructure, x.pos)
 }
 
 // checkSizes are the lengths of the xz check types the decoder knows.
@@ -115,14 +150,18 @@ func (x *xzWalker) stream(maxDict int64) error {
 	if err := x.read(h[:]); err != nil {
 		return err
 	}
-	if string(h[:6]) != "\xfd7zXZ\x00" || h[6] != 0 {
-		return fmt.Errorf("%w: no stream header at byte %d", errXzStructure, x.pos-12)
+	if string(h[:6]) != streamMagic || h[6] != 0 {
+		return fmt.Errorf("%w: no stream header at byte %d", ErrXzStructure, x.pos-12)
+	}
+	if crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
+		return fmt.Errorf("%w: the stream header at byte %d fails its CRC32", ErrXzStructure, x.pos-12)
 	}
 	check, ok := checkSizes[h[7]]
 	if !ok {
-		return fmt.Errorf("%w: unknown check type %#x", errXzStructure, h[7])
+		return fmt.Errorf("%w: unknown check type %#x", ErrXzStructure, h[7])
 	}
 	first := len(x.blocks)
+	var index int64
 	for {
 		start := x.pos
 		b, err := x.byte()
@@ -130,6 +169,7 @@ func (x *xzWalker) stream(maxDict int64) error {
 			return err
 		}
 		if b == 0 { // the index
+			index = start
 			break
 		}
 		blk := xzBlock{start: start, check: h[7]}
@@ -141,6 +181,9 @@ func (x *xzWalker) stream(maxDict int64) error {
 			return err
 		}
 		blk.end = x.pos
+		if blk.compressed >= 0 && blk.compressed != blk.end-blk.data {
+			return fmt.Errorf("%w: the block at byte %d holds %d compressed bytes, its header says %d", ErrXzStructure, start, blk.end-blk.data, blk.compressed)
+		}
 		x.blocks = append(x.blocks, blk)
 		x.pos += (4-(x.pos-start)%4)%4 + check
 	}
@@ -153,7 +196,7 @@ func (x *xzWalker) stream(maxDict int64) error {
 		return err
 	}
 	if n != uint64(len(blocks)) {
-		return fmt.Errorf("%w: the index at byte %d lists %d blocks, the stream has %d", errXzStructure, x.pos, n, len(blocks))
+		return fmt.Errorf("%w: the index at byte %d lists %d blocks, the stream has %d", ErrXzStructure, x.pos, n, len(blocks))
 	}
 	for i := range blocks {
 		b := &blocks[i]
@@ -166,13 +209,47 @@ func (x *xzWalker) stream(maxDict int64) error {
 			return err
 		}
 		if unpadded != uint64(b.end-b.start+check) || b.uncompressed >= 0 && uint64(b.uncompressed) != uncompressed || uncompressed > 1<<62 {
-			return fmt.Errorf("%w: the index does not match the block at byte %d", errXzStructure, b.start)
+			return fmt.Errorf("%w: the index does not match the block at byte %d", ErrXzStructure, b.start)
 		}
 		b.uncompressed = int64(uncompressed)
 	}
-	x.pos += (4-x.pos%4)%4 + 4 + 12
-	if x.pos > x.size {
-		return fmt.Errorf("%w: truncated index or footer", errXzStructure)
+	return x.indexEnd(index, h[6:8])
+}
+
+// indexEnd reads what follows the index records that begin at index:
+// their padding (zeros), the index's CRC32, then the stream footer,
+// whose CRC32, index size and flags (those of the stream header) must
+// be right, as xz -t checks: an index or footer no one checks could
+// carry anything.
+func (x *xzWalker) indexEnd(index int64, flags []byte) error {
+	var pad [3]byte
+	if err := x.read(pad[:(4-(x.pos-index)%4)%4]); err != nil {
+		return err
+	}
+	if pad != [3]byte{} {
+		return fmt.Errorf("%w: the index at byte %d has non-zero padding", ErrXzStructure, index)
+	}
+	body := make([]byte, x.pos-index)
+	if _, err := x.r.ReadAt(body, index); err != nil {
+		return err
+	}
+	var tail [4 + 12]byte
+	if err := x.read(tail[:]); err != nil {
+		return err
+	}
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(tail[:4]) {
+		return fmt.Errorf("%w: the index at byte %d fails its CRC32", ErrXzStructure, index)
+	}
+	f := tail[4:]
+	switch {
+	case string(f[10:]) != footerMagic:
+		return fmt.Errorf("%w: no stream footer at byte %d", ErrXzStructure, x.pos-12)
+	case crc32.ChecksumIEEE(f[4:10]) != binary.LittleEndian.Uint32(f[:4]):
+		return fmt.Errorf("%w: the stream footer at byte %d fails its CRC32", ErrXzStructure, x.pos-12)
+	case int64(binary.LittleEndian.Uint32(f[4:8])+1)*4 != int64(len(body))+4:
+		return fmt.Errorf("%w: the stream footer at byte %d gives the index another size", ErrXzStructure, x.pos-12)
+	case !bytes.Equal(f[8:10], flags):
+		return fmt.Errorf("%w: the stream footer at byte %d has other flags than its header", ErrXzStructure, x.pos-12)
 	}
 	return nil
 }
@@ -185,29 +262,34 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 	start := b.start
 	head := make([]byte, hsize)
 	if start+hsize > x.size {
-		return fmt.Errorf("%w: truncated block header at byte %d", errXzStructure, start)
+		return fmt.Errorf("%w: truncated block header at byte %d", ErrXzStructure, start)
 	}
 	if _, err := x.r.ReadAt(head, start); err != nil {
 		return err
 	}
 	if crc32.ChecksumIEEE(head[:hsize-4]) != binary.LittleEndian.Uint32(head[hsize-4:]) {
-		return fmt.Errorf("%w: block header at byte %d fails its CRC32", errXzStructure, start)
+		return fmt.Errorf("%w: block header at byte %d fails its CRC32", ErrXzStructure, start)
 	}
 	flags, err := x.byte()
 	if err != nil {
 		return err
 	}
 	if flags&0x3c != 0 {
-		return fmt.Errorf("%w: reserved block flags at byte %d", errXzStructure, start)
+		return fmt.Errorf("%w: reserved block flags at byte %d", ErrXzStructure, start)
 	}
 	if flags&3 != 0 {
-		return fmt.Errorf("%w: block at byte %d has %d filters; only LZMA2 alone is read", errXzStructure, start, flags&3+1)
+		return fmt.Errorf("%w: block at byte %d has %d filters; only LZMA2 alone is read", ErrXzStructure, start, flags&3+1)
 	}
-	b.uncompressed = -1
+	b.uncompressed, b.compressed = -1, -1
 	if flags&0x40 != 0 { // compressed size
-		if _, err := x.vli(); err != nil {
+		c, err := x.vli()
+		if err != nil {
 			return err
 		}
+		if c > 1<<62 {
+			return fmt.Errorf("%w: block at byte %d claims %d compressed bytes", ErrXzStructure, start, c)
+		}
+		b.compressed = int64(c)
 	}
 	if flags&0x80 != 0 {
 		u, err := x.vli()
@@ -215,7 +297,7 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 			return err
 		}
 		if u > 1<<62 {
-			return fmt.Errorf("%w: block at byte %d claims %d bytes", errXzStructure, start, u)
+			return fmt.Errorf("%w: block at byte %d claims %d bytes", ErrXzStructure, start, u)
 		}
 		b.uncompressed = int64(u)
 	}
@@ -230,7 +312,7 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 			return err
 		}
 		if n > uint64(hsize) {
-			return fmt.Errorf("%w: filter properties longer than their block header", errXzStructure)
+			return fmt.Errorf("%w: filter properties longer than their block header", ErrXzStructure)
 		}
 		props := make([]byte, n)
 		if err := x.read(props); err != nil {
@@ -239,7 +321,7 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 		if id == 0x21 && n == 1 { // LZMA2
 			dict, err := lzma.DecodeDictCap(props[0])
 			if err != nil {
-				return fmt.Errorf("%w: %w", errXzStructure, err)
+				return fmt.Errorf("%w: %w", ErrXzStructure, err)
 			}
 			if dict > maxDict {
 				return fmt.Errorf("xz block at byte %d: %w: a %d MiB dictionary, more than the %d MiB allowed", start, ErrCompressionBounds, dict>>20, maxDict>>20)
@@ -248,10 +330,13 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 		}
 	}
 	if b.dict < 0 {
-		return fmt.Errorf("%w: block at byte %d is not LZMA2", errXzStructure, start)
+		return fmt.Errorf("%w: block at byte %d is not LZMA2", ErrXzStructure, start)
 	}
-	if x.pos > start+hsize {
-		return fmt.Errorf("%w: block header longer than it says", errXzStructure)
+	if x.pos > start+hsize-4 {
+		return fmt.Errorf("%w: block header longer than it says", ErrXzStructure)
+	}
+	if !allZero(head[x.pos-start : hsize-4]) {
+		return fmt.Errorf("%w: the block header at byte %d has non-zero padding", ErrXzStructure, start)
 	}
 	x.pos = start + hsize
 	return nil
@@ -284,7 +369,7 @@ func (x *xzWalker) lzma2Chunks() error {
 			}
 			x.pos += int64(binary.BigEndian.Uint16(h[2:4])) + 1
 		default:
-			return fmt.Errorf("%w: bad LZMA2 chunk %#x at byte %d", errXzStructure, c, x.pos-1)
+			return fmt.Errorf("%w: bad LZMA2 chunk %#x at byte %d", ErrXzStructure, c, x.pos-1)
 		}
 	}
 }
@@ -362,17 +447,17 @@ func (z *xzReader) finish() error {
 	b := z.blocks[0]
 	off, _ := z.sec.Seek(0, io.SeekCurrent)
 	if !z.cur.EOS() || off-int64(z.br.Buffered()) != b.end-b.data {
-		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d do not end where their headers say", errXzStructure, b.start)
+		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d do not end where their headers say", ErrXzStructure, b.start)
 	}
 	if b.uncompressed >= 0 && b.uncompressed != z.read {
-		return fmt.Errorf("%w: the block at byte %d holds %d bytes, its header says %d", errXzStructure, b.start, z.read, b.uncompressed)
+		return fmt.Errorf("%w: the block at byte %d holds %d bytes, its header says %d", ErrXzStructure, b.start, z.read, b.uncompressed)
 	}
 	want := make([]byte, z.sum.Size())
 	if _, err := z.r.ReadAt(want, b.end+(4-(b.end-b.start)%4)%4); err != nil {
 		return err
 	}
 	if !bytes.Equal(xzCheckSum(z.sum), want) {
-		return fmt.Errorf("%w: the block at byte %d fails its check", errXzStructure, b.start)
+		return fmt.Errorf("%w: the block at byte %d fails its check", ErrXzStructure, b.start)
 	}
 	return nil
 }

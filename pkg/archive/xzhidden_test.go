@@ -65,7 +65,11 @@ func hideBlock(t *testing.T, one []byte, size int, dict int64) []byte {
 	b = binary.AppendUvarint(b, uint64(size))
 	b = pad(b, 0)
 	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[index:]))
-	return append(b, make([]byte, 12)...)
+	f := binary.LittleEndian.AppendUint32(nil, uint32((len(b)-index)/4-1))
+	f = append(f, one[6:8]...) // the stream's flags
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(f))
+	b = append(b, f...)
+	return append(b, 'Y', 'Z')
 }
 
 // The dictionary bound holds for a block that only the decoder sees: an
