@@ -308,7 +308,7 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	if len(p) > f.limits.MaxPathLength {
 		return &safetree.LimitError{Name: "path length", Limit: int64(f.limits.MaxPathLength), Which: safetree.LimitPathLength, Entry: sanitize(p)}
 	}
-	if p == "." || !f.mayMatter(p) || isEstargzMetadata(ls, p) {
+	if p == "." || !f.mayMatter(p) || isEstargzMetadata(ls, p, hdr.Typeflag) {
 		return nil
 	}
 	e := layerEntry{hdr: hdr, path: p}
@@ -355,16 +355,22 @@ func (r *layerReader) entry(ctx context.Context, tr *tar.Reader, hdr *tar.Header
 	return r.send(ctx, e)
 }
 
-// isEstargzMetadata reports whether p is one of the entries that eStargz
-// adds at the root of a layer (its table of contents and its prefetch
-// landmarks) in a layer whose descriptor says it is eStargz (spec 4.4).
-// They describe the layer, not the filesystem: the lazy snapshotter
-// never shows them and containers/storage skips them, so the add-on
-// reads the same whether its layer was converted or not.
-func isEstargzMetadata(ls layerSource, p string) bool {
+// isEstargzMetadata reports whether the entry p of type typ is one of
+// the entries that eStargz adds at the root of a layer (its table of
+// contents and its prefetch landmarks, each a regular file) in a layer
+// whose descriptor says it is eStargz (spec 4.4). They describe the
+// layer, not the filesystem: the lazy snapshotter never shows them and
+// containers/storage skips them, so the add-on reads the same whether
+// its layer was converted or not. eStargz extends image layers only: in
+// the artifact form, a Flux artifact or any other layer the names are
+// the add-on's own files, as Flux reads them, whatever the descriptor
+// says, and so is an entry of those names that is no regular file.
+func isEstargzMetadata(ls layerSource, p string, typ byte) bool {
 	switch p {
 	case "stargz.index.json", ".prefetch.landmark", ".no.prefetch.landmark":
-		return ls.desc.Annotations[mediatypes.AnnotationEstargzTOC] != ""
+		return typ == tar.TypeReg &&
+			mediatypes.IsImageLayer(mediatypes.MediaType(ls.desc.MediaType)) &&
+			ls.desc.Annotations[mediatypes.AnnotationEstargzTOC] != ""
 	}
 	return false
 }
