@@ -3,10 +3,12 @@ package signature
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // What cosign 3 signs: a DSSE envelope whose payload is an in-toto
@@ -103,8 +106,11 @@ func readBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (body
 	if man.ArtifactType != string(mediatypes.SigstoreBundle) && man.Config.ArtifactType != string(mediatypes.SigstoreBundle) {
 		return nil, nil, nil
 	}
-	if len(man.Layers) != 1 || man.Layers[0].MediaType != mediatypes.SigstoreBundle {
+	if len(man.Layers) != 1 {
 		return nil, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
+	}
+	if mt := man.Layers[0].MediaType; mt != mediatypes.SigstoreBundle {
+		return nil, fmt.Errorf("its layer is %q, not %s", safetree.Sanitize(string(mt)), mediatypes.SigstoreBundle), nil
 	}
 	body, why = readPayload(m.Image, man.Layers[0])
 	return body, why, nil
@@ -147,7 +153,36 @@ func (v *KeyVerifier) checkBundle(body []byte, d v1.Hash) (Key, error) {
 			return k, nil
 		}
 	}
+	if who, ok := certificateOf(&b); ok {
+		return Key{}, fmt.Errorf(": %w, by %s, not by %s (a key verifier checks keys, never a certificate's identity or a transparency log)", ErrKeyless, safetree.Sanitize(who), keyNames(v.Keys))
+	}
 	return Key{}, fmt.Errorf(": not made by %s", keyNames(v.Keys))
+}
+
+// certificateOf says whether a bundle's verification material is a
+// certificate (keyless signing) and, when it parses, whom it names.
+func certificateOf(b *protobundle.Bundle) (string, bool) {
+	vm := b.GetVerificationMaterial()
+	raw := vm.GetCertificate().GetRawBytes()
+	if certs := vm.GetX509CertificateChain().GetCertificates(); raw == nil && len(certs) > 0 {
+		raw = certs[0].GetRawBytes()
+	}
+	if vm.GetCertificate() == nil && vm.GetX509CertificateChain() == nil {
+		return "", false
+	}
+	c, err := x509.ParseCertificate(raw)
+	if err != nil {
+		return "a certificate that does not parse", true
+	}
+	var names []string
+	names = append(names, c.EmailAddresses...)
+	for _, u := range c.URIs {
+		names = append(names, u.String())
+	}
+	if len(names) == 0 {
+		return "a certificate for " + strconv.Quote(c.Subject.String()), true
+	}
+	return "a certificate for " + strings.Join(names, ", "), true
 }
 
 // statementSigns checks that an in-toto statement is cosign sign's about

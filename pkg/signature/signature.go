@@ -46,6 +46,12 @@ var (
 	// ErrBadSignature: signatures are there, and none is a valid signature
 	// of this manifest by one of the keys.
 	ErrBadSignature = errors.New("no valid signature")
+	// ErrKeyless: a Sigstore bundle was signed keylessly (its
+	// verification material is a certificate, as cosign sign without
+	// --key makes it) and no given key made it. A KeyVerifier checks
+	// keys only, never a certificate's identity or a transparency log;
+	// it is one of the reasons under ErrBadSignature.
+	ErrKeyless = errors.New("signed keylessly")
 )
 
 // Tag is the tag of the signatures of the manifest d: sha256-HEX.sig.
