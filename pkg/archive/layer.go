@@ -354,7 +354,7 @@ var ErrCompressionBounds = errors.New("compressed stream over the decoder's memo
 // xz and bzip2 are refused only in layers (Decompress). Every block
 // header of an xz archive is checked against MaxDecoderWindow before the
 // decoder allocates a dictionary for it, and each block is decoded from
-// the bytes the check walked (xzReader). The caller bounds the output.
+// the bytes a walk like the check's finds (xzReader). The caller bounds the output.
 func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Compression, error) {
 	head := make([]byte, mediatypes.DetectLen)
 	n, err := r.ReadAt(head, 0)
@@ -365,11 +365,10 @@ func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Com
 	sr := io.NewSectionReader(r, 0, size)
 	switch c {
 	case mediatypes.Xz:
-		blocks, err := walkXz(r, size, MaxDecoderWindow)
-		if err != nil {
+		if err := walkXz(sr, size, MaxDecoderWindow); err != nil {
 			return nil, c, err
 		}
-		return io.NopCloser(&xzReader{r: sr, blocks: blocks}), c, nil
+		return io.NopCloser(&xzReader{r: sr, blocks: xzCursor{blocks: xzWalker{r: sr, size: size}, maxDict: MaxDecoderWindow}}), c, nil
 	case mediatypes.Bzip2:
 		// bzip2 blocks are at most 900 kB: the decoder's memory is bounded.
 		return io.NopCloser(bzip2.NewReader(bufio.NewReaderSize(sr, 64<<10))), c, nil

@@ -29,45 +29,167 @@ const MaxDecoderWindow = 64 << 20
 var ErrXzStructure = errors.New("xz: bad container structure")
 
 // walkXz walks the xz container of r (every stream, every block
-// header, every LZMA2 chunk header, skipping the compressed data),
-// refuses a block whose dictionary is larger than maxDict, and returns
-// the blocks where the walk found them. A decoder allocates each block's
-// dictionary from its header before it reads a byte of data, so the
-// claim is checked before it becomes an allocation, for every block: a
-// checked first block says nothing of the others. The blocks are then
-// decoded where the walk found them (xzReader), never where a decoder
-// would go on reading: an LZMA chunk's header claims its packed size,
-// and its range coder may take fewer bytes, so a decoder reading the
-// whole stream could find a block header inside what the walk skipped
-// as data.
-func walkXz(r io.ReaderAt, size, maxDict int64) ([]xzBlock, error) {
-	x := xzWalker{r: r, size: size}
-	for x.pos < size {
-		if x.pos > 0 && !x.streamHeaderAt(x.pos) {
-			return nil, fmt.Errorf("%w: %d bytes after the last stream at byte %d are neither stream padding nor a stream", ErrXzStructure, size-x.pos, x.pos)
-		}
-		if err := x.stream(maxDict); err != nil {
-			return nil, err
-		}
-		// Stream padding: zeros in groups of four, then maybe another stream.
-		for x.pos+4 <= size {
-			var pad [4]byte
-			if err := x.read(pad[:]); err != nil {
-				return nil, err
-			}
-			if pad != [4]byte{} {
-				x.pos -= 4
-				break
-			}
+// header, every LZMA2 chunk header, skipping the compressed data, every
+// index and footer) and refuses a block whose dictionary is larger than
+// maxDict, or a container xz -t would refuse. A decoder allocates each
+// block's dictionary from its header before it reads a byte of data, so
+// the claim is checked before it becomes an allocation, for every block:
+// a checked first block says nothing of the others. The blocks are then
+// decoded where a second walk finds them (xzReader's xzCursor), never
+// where a decoder would go on reading: an LZMA chunk's header claims its
+// packed size, and its range coder may take fewer bytes, so a decoder
+// reading the whole stream could find a block header inside what the
+// walk skipped as data. Neither walk holds the blocks: a file of many
+// empty 16-byte blocks would otherwise hold 3.5 times its size.
+func walkXz(r io.ReaderAt, size, maxDict int64) error {
+	c := xzCursor{blocks: xzWalker{r: r, size: size}, maxDict: maxDict}
+	for {
+		if _, err := c.next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
 		}
 	}
-	return x.blocks, nil
 }
 
+// xzCursor gives the blocks of an xz file one at a time, each with what
+// its stream's index says it holds: it walks each stream's blocks to
+// find its index, then again beside the index's records.
+type xzCursor struct {
+	maxDict int64
+	// blocks walks the blocks, index the current stream's index.
+	blocks, index xzWalker
+	// in: a stream is open; left of its blocks are still to come.
+	in    bool
+	left  uint64
+	start int64   // of the current stream's index
+	head  [2]byte // the current stream's flags
+}
+
+// next returns the next block, io.EOF after the end of the last stream.
+func (c *xzCursor) next() (xzBlock, error) {
+	for c.left == 0 {
+		if c.in {
+			if err := c.index.indexEnd(c.start, c.head[:]); err != nil {
+				return xzBlock{}, err
+			}
+			c.in, c.blocks.pos = false, c.index.pos
+			if err := c.blocks.padding(); err != nil {
+				return xzBlock{}, err
+			}
+		}
+		if c.blocks.pos >= c.blocks.size {
+			return xzBlock{}, io.EOF
+		}
+		if c.blocks.pos > 0 && !c.blocks.streamHeaderAt(c.blocks.pos) {
+			return xzBlock{}, fmt.Errorf("%w: %d bytes after the last stream at byte %d are neither stream padding nor a stream", ErrXzStructure, c.blocks.size-c.blocks.pos, c.blocks.pos)
+		}
+		if err := c.open(); err != nil {
+			return xzBlock{}, err
+		}
+	}
+	start := c.blocks.pos
+	b, err := c.blocks.byte()
+	if err != nil {
+		return xzBlock{}, err
+	}
+	if b == 0 {
+		return xzBlock{}, fmt.Errorf("%w: the stream's index at byte %d lists blocks that are not there", ErrXzStructure, start)
+	}
+	blk, err := c.blocks.block(start, b, c.head[1], c.maxDict)
+	if err != nil {
+		return xzBlock{}, err
+	}
+	if err := c.index.record(&blk); err != nil {
+		return xzBlock{}, err
+	}
+	c.left--
+	return blk, nil
+}
+
+// open reads the header of the stream at the block walk's position and
+// walks its blocks to its index, whose count of records it reads.
+func (c *xzCursor) open() error {
+	x := &c.blocks
+	var h [12]byte
+	if err := x.read(h[:]); err != nil {
+		return err
+	}
+	if string(h[:6]) != streamMagic || h[6] != 0 {
+		return fmt.Errorf("%w: no stream header at byte %d", ErrXzStructure, x.pos-12)
+	}
+	if crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
+		return fmt.Errorf("%w: the stream header at byte %d fails its CRC32", ErrXzStructure, x.pos-12)
+	}
+	if _, ok := checkSizes[h[7]]; !ok {
+		return fmt.Errorf("%w: unknown check type %#x", ErrXzStructure, h[7])
+	}
+	copy(c.head[:], h[6:8])
+	c.index = x.at(x.pos)
+	var n uint64
+	for {
+		start := c.index.pos
+		b, err := c.index.byte()
+		if err != nil {
+			return err
+		}
+		if b == 0 { // the index
+			c.start = start
+			break
+		}
+		if _, err := c.index.block(start, b, h[7], c.maxDict); err != nil {
+			return err
+		}
+		n++
+	}
+	// The index: a record of each block (its size unpadded, what it
+	// holds), padding to four bytes, a CRC32; then the stream footer.
+	// The records must name the blocks walked, as xz -t checks.
+	count, err := c.index.vli()
+	if err != nil {
+		return err
+	}
+	if count != n {
+		return fmt.Errorf("%w: the index at byte %d lists %d blocks, the stream has %d", ErrXzStructure, c.start, count, n)
+	}
+	c.in, c.left = true, n
+	return nil
+}
+
+// padding reads stream padding (zeros in groups of four) up to what is
+// not: maybe another stream.
+func (x *xzWalker) padding() error {
+	for x.pos+4 <= x.size {
+		var pad [4]byte
+		if err := x.read(pad[:]); err != nil {
+			return err
+		}
+		if pad != [4]byte{} {
+			x.pos -= 4
+			break
+		}
+	}
+	return nil
+}
+
+// xzWalker reads an xz file's container from pos. Its reads are small
+// (a header byte, an integer) and many (a block can be 16 bytes): they
+// are served from a window of the file read ahead, one ReadAt a window,
+// not a ReadAt (a system call, from a file) each.
 type xzWalker struct {
 	r         io.ReaderAt
 	size, pos int64
-	blocks    []xzBlock
+	// win holds the file's bytes from winAt.
+	win   []byte
+	winAt int64
+}
+
+// xzWindow is how much of the file a walker reads ahead.
+const xzWindow = 4 << 10
+
+// at is a walker of the same file from pos, with a window of its own.
+func (x *xzWalker) at(pos int64) xzWalker {
+	return xzWalker{r: x.r, size: x.size, pos: pos}
 }
 
 // xzBlock is where the walk found a block: its header at start, its
@@ -110,13 +232,36 @@ func (x *xzWalker) streamHeaderAt(pos int64) bool {
 }
 
 func (x *xzWalker) read(p []byte) error {
-	if x.pos+int64(len(p)) > x.size {
+	n := int64(len(p))
+	if x.pos+n > x.size {
 		return fmt.Errorf("%w: truncated at byte %d", ErrXzStructure, x.pos)
 	}
-	if _, err := x.r.ReadAt(p, x.pos); err != nil {
-		return err
+	if x.pos < x.winAt || x.pos+n > x.winAt+int64(len(x.win)) {
+		if n > xzWindow {
+			if k, err := x.r.ReadAt(p, x.pos); k < len(p) {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return err
+			}
+			x.pos += n
+			return nil
+		}
+		if x.win == nil {
+			x.win = make([]byte, xzWindow)
+		}
+		x.win = x.win[:min(xzWindow, x.size-x.pos)]
+		if k, err := x.r.ReadAt(x.win, x.pos); k < len(x.win) {
+			x.win = x.win[:0]
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		x.winAt = x.pos
 	}
-	x.pos += int64(len(p))
+	copy(p, x.win[x.pos-x.winAt:])
+	x.pos += n
 	return nil
 }
 
@@ -145,75 +290,41 @@ func (x *xzWalker) vli() (uint64, error) {
 // checkSizes are the lengths of the xz check types the decoder knows.
 var checkSizes = map[byte]int64{0x0: 0, 0x1: 4, 0x4: 8, 0xa: 32}
 
-func (x *xzWalker) stream(maxDict int64) error {
-	var h [12]byte
-	if err := x.read(h[:]); err != nil {
-		return err
+// block walks the block at start, whose first byte b was read, of a
+// stream of check type check, up to the end of its check.
+func (x *xzWalker) block(start int64, b, check byte, maxDict int64) (xzBlock, error) {
+	blk := xzBlock{start: start, check: check}
+	if err := x.blockHeader(&blk, int64(b)*4+4, maxDict); err != nil {
+		return blk, err
 	}
-	if string(h[:6]) != streamMagic || h[6] != 0 {
-		return fmt.Errorf("%w: no stream header at byte %d", ErrXzStructure, x.pos-12)
+	blk.data = x.pos
+	if err := x.lzma2Chunks(); err != nil {
+		return blk, err
 	}
-	if crc32.ChecksumIEEE(h[6:8]) != binary.LittleEndian.Uint32(h[8:12]) {
-		return fmt.Errorf("%w: the stream header at byte %d fails its CRC32", ErrXzStructure, x.pos-12)
+	blk.end = x.pos
+	if blk.compressed >= 0 && blk.compressed != blk.end-blk.data {
+		return blk, fmt.Errorf("%w: the block at byte %d holds %d compressed bytes, its header says %d", ErrXzStructure, start, blk.end-blk.data, blk.compressed)
 	}
-	check, ok := checkSizes[h[7]]
-	if !ok {
-		return fmt.Errorf("%w: unknown check type %#x", ErrXzStructure, h[7])
-	}
-	first := len(x.blocks)
-	var index int64
-	for {
-		start := x.pos
-		b, err := x.byte()
-		if err != nil {
-			return err
-		}
-		if b == 0 { // the index
-			index = start
-			break
-		}
-		blk := xzBlock{start: start, check: h[7]}
-		if err := x.blockHeader(&blk, int64(b)*4+4, maxDict); err != nil {
-			return err
-		}
-		blk.data = x.pos
-		if err := x.lzma2Chunks(); err != nil {
-			return err
-		}
-		blk.end = x.pos
-		if blk.compressed >= 0 && blk.compressed != blk.end-blk.data {
-			return fmt.Errorf("%w: the block at byte %d holds %d compressed bytes, its header says %d", ErrXzStructure, start, blk.end-blk.data, blk.compressed)
-		}
-		x.blocks = append(x.blocks, blk)
-		x.pos += (4-(x.pos-start)%4)%4 + check
-	}
-	// The index: a record of each block (its size unpadded, what it
-	// holds), padding to four bytes, a CRC32; then the stream footer.
-	// The records must name the blocks walked, as xz -t checks.
-	blocks := x.blocks[first:]
-	n, err := x.vli()
+	x.pos += (4-(x.pos-start)%4)%4 + checkSizes[check]
+	return blk, nil
+}
+
+// record reads the index record of the block b, which must match it,
+// and sets what it holds.
+func (x *xzWalker) record(b *xzBlock) error {
+	unpadded, err := x.vli()
 	if err != nil {
 		return err
 	}
-	if n != uint64(len(blocks)) {
-		return fmt.Errorf("%w: the index at byte %d lists %d blocks, the stream has %d", ErrXzStructure, x.pos, n, len(blocks))
+	uncompressed, err := x.vli()
+	if err != nil {
+		return err
 	}
-	for i := range blocks {
-		b := &blocks[i]
-		unpadded, err := x.vli()
-		if err != nil {
-			return err
-		}
-		uncompressed, err := x.vli()
-		if err != nil {
-			return err
-		}
-		if unpadded != uint64(b.end-b.start+check) || b.uncompressed >= 0 && uint64(b.uncompressed) != uncompressed || uncompressed > 1<<62 {
-			return fmt.Errorf("%w: the index does not match the block at byte %d", ErrXzStructure, b.start)
-		}
-		b.uncompressed = int64(uncompressed)
+	if unpadded != uint64(b.end-b.start+checkSizes[b.check]) || b.uncompressed >= 0 && uint64(b.uncompressed) != uncompressed || uncompressed > 1<<62 {
+		return fmt.Errorf("%w: the index does not match the block at byte %d", ErrXzStructure, b.start)
 	}
-	return x.indexEnd(index, h[6:8])
+	b.uncompressed = int64(uncompressed)
+	return nil
 }
 
 // indexEnd reads what follows the index records that begin at index:
@@ -229,15 +340,17 @@ func (x *xzWalker) indexEnd(index int64, flags []byte) error {
 	if pad != [3]byte{} {
 		return fmt.Errorf("%w: the index at byte %d has non-zero padding", ErrXzStructure, index)
 	}
-	body := make([]byte, x.pos-index)
-	if _, err := x.r.ReadAt(body, index); err != nil {
+	// The CRC32 of the index, read again in pieces: an index of many
+	// blocks is not held whole.
+	size, sum := x.pos-index, crc32.NewIEEE()
+	if _, err := io.CopyBuffer(sum, io.NewSectionReader(x.r, index, size), make([]byte, min(size, xzWindow))); err != nil {
 		return err
 	}
 	var tail [4 + 12]byte
 	if err := x.read(tail[:]); err != nil {
 		return err
 	}
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(tail[:4]) {
+	if sum.Sum32() != binary.LittleEndian.Uint32(tail[:4]) {
 		return fmt.Errorf("%w: the index at byte %d fails its CRC32", ErrXzStructure, index)
 	}
 	f := tail[4:]
@@ -246,7 +359,7 @@ func (x *xzWalker) indexEnd(index int64, flags []byte) error {
 		return fmt.Errorf("%w: no stream footer at byte %d", ErrXzStructure, x.pos-12)
 	case crc32.ChecksumIEEE(f[4:10]) != binary.LittleEndian.Uint32(f[:4]):
 		return fmt.Errorf("%w: the stream footer at byte %d fails its CRC32", ErrXzStructure, x.pos-12)
-	case int64(binary.LittleEndian.Uint32(f[4:8])+1)*4 != int64(len(body))+4:
+	case int64(binary.LittleEndian.Uint32(f[4:8]))*4+4 != size+4:
 		return fmt.Errorf("%w: the stream footer at byte %d gives the index another size", ErrXzStructure, x.pos-12)
 	case !bytes.Equal(f[8:10], flags):
 		return fmt.Errorf("%w: the stream footer at byte %d has other flags than its header", ErrXzStructure, x.pos-12)
@@ -264,9 +377,11 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 	if start+hsize > x.size {
 		return fmt.Errorf("%w: truncated block header at byte %d", ErrXzStructure, start)
 	}
-	if _, err := x.r.ReadAt(head, start); err != nil {
+	x.pos = start
+	if err := x.read(head); err != nil {
 		return err
 	}
+	x.pos = start + 1
 	if crc32.ChecksumIEEE(head[:hsize-4]) != binary.LittleEndian.Uint32(head[hsize-4:]) {
 		return fmt.Errorf("%w: block header at byte %d fails its CRC32", ErrXzStructure, start)
 	}
@@ -374,29 +489,38 @@ func (x *xzWalker) lzma2Chunks() error {
 	}
 }
 
-// xzReader decodes the blocks the walk found, each from its own bytes
+// xzReader decodes the blocks a second walk finds, each from its own bytes
 // only, with the dictionary its checked header states, or less when the
 // block holds less: the LZMA2 chunks
 // of a block must end, end marker and all, where the walk says they do,
 // and its check must match what it decoded.
 type xzReader struct {
 	r      io.ReaderAt
-	blocks []xzBlock
+	blocks xzCursor
+	block  xzBlock // the one being decoded
 
 	cur  *lzma.Reader2
 	sec  *io.SectionReader
 	br   *bufio.Reader
 	sum  hash.Hash
 	read int64
+	err  error
 }
 
 func (z *xzReader) Read(p []byte) (int, error) {
+	if z.err != nil {
+		return 0, z.err
+	}
 	for {
 		if z.cur == nil {
-			if len(z.blocks) == 0 {
-				return 0, io.EOF
+			b, err := z.blocks.next()
+			if err != nil {
+				z.err = err
+				return 0, err
 			}
+			z.block = b
 			if err := z.open(); err != nil {
+				z.err = err
 				return 0, err
 			}
 		}
@@ -405,19 +529,22 @@ func (z *xzReader) Read(p []byte) (int, error) {
 		z.read += int64(n)
 		if err == io.EOF {
 			err = z.finish()
-			z.cur, z.blocks = nil, z.blocks[1:]
+			z.cur = nil
 			if err == nil && n == 0 {
 				continue
 			}
 		} else if err != nil {
-			err = fmt.Errorf("xz block at byte %d: %w", z.blocks[0].start, err)
+			err = fmt.Errorf("xz block at byte %d: %w", z.block.start, err)
+		}
+		if err != nil {
+			z.err = err
 		}
 		return n, err
 	}
 }
 
 func (z *xzReader) open() error {
-	b := z.blocks[0]
+	b := z.block
 	z.sec = io.NewSectionReader(z.r, b.data, b.end-b.data)
 	// One read buffer serves every block: a new one a block cost 64 KiB
 	// for each 16-byte empty block of a hostile file.
@@ -444,7 +571,7 @@ func (z *xzReader) open() error {
 // at its end marker, held the size its header states and matches its
 // check.
 func (z *xzReader) finish() error {
-	b := z.blocks[0]
+	b := z.block
 	off, _ := z.sec.Seek(0, io.SeekCurrent)
 	if !z.cur.EOS() || off-int64(z.br.Buffered()) != b.end-b.data {
 		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d do not end where their headers say", ErrXzStructure, b.start)

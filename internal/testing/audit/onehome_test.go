@@ -29,6 +29,7 @@ var budgets = map[string]string{
 	"pkg/archive/layer.go:chunkSize":           "allocation unit of a layer being built",
 	"pkg/archive/layer.go:gzipBlockSize":       "a format parameter: layer digests depend on it",
 	"pkg/archive/xz.go:MaxDecoderWindow":       "memory budget: a decoder's window or dictionary (zstd, xz), claimed by a header before any data",
+	"pkg/archive/xz.go:xzWindow":               "read-ahead unit of the xz container walk",
 	"pkg/capi/capi.go:MaxDataBytes":            "the API server's limit on a ConfigMap's data, which output is split to fit: not a cap on input",
 	"pkg/apply/inventory.go:maxInventoryBytes": "the API server's limit on a Secret's data, which an inventory must fit: not a cap on input",
 }
