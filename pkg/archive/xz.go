@@ -73,7 +73,8 @@ func (c *xzCursor) next() (xzBlock, error) {
 			if err := c.index.indexEnd(c.start, c.head[:]); err != nil {
 				return xzBlock{}, err
 			}
-			c.in, c.blocks.pos = false, c.index.pos
+			c.in = false
+			c.blocks.walkFrom(&c.index, c.index.pos)
 			if err := c.blocks.padding(); err != nil {
 				return xzBlock{}, err
 			}
@@ -125,7 +126,7 @@ func (c *xzCursor) open() error {
 		return fmt.Errorf("%w: unknown check type %#x", ErrXzStructure, h[7])
 	}
 	copy(c.head[:], h[6:8])
-	c.index = x.at(x.pos)
+	c.index.walkFrom(x, x.pos)
 	var n uint64
 	for {
 		start := c.index.pos
@@ -187,9 +188,17 @@ type xzWalker struct {
 // xzWindow is how much of the file a walker reads ahead.
 const xzWindow = 4 << 10
 
-// at is a walker of the same file from pos, with a window of its own.
-func (x *xzWalker) at(pos int64) xzWalker {
-	return xzWalker{r: x.r, size: x.size, pos: pos}
+// walkFrom points w at pos of the file x walks, with a window of its
+// own (its buffer kept from one stream to the next) that starts with
+// what x's holds from pos: many tiny streams cost no read each.
+func (w *xzWalker) walkFrom(x *xzWalker, pos int64) {
+	if cap(w.win) < xzWindow {
+		w.win = make([]byte, 0, xzWindow)
+	}
+	w.r, w.size, w.pos, w.win, w.winAt = x.r, x.size, pos, w.win[:0], pos
+	if pos >= x.winAt && pos < x.winAt+int64(len(x.win)) {
+		w.win = append(w.win, x.win[pos-x.winAt:]...)
+	}
 }
 
 // xzBlock is where the walk found a block: its header at start, its
@@ -224,11 +233,9 @@ const (
 // streamHeaderAt says whether a stream's magic bytes are at pos.
 func (x *xzWalker) streamHeaderAt(pos int64) bool {
 	var m [len(streamMagic)]byte
-	if pos+int64(len(m)) > x.size {
-		return false
-	}
-	_, err := x.r.ReadAt(m[:], pos)
-	return err == nil && string(m[:]) == streamMagic
+	defer func(at int64) { x.pos = at }(x.pos)
+	x.pos = pos
+	return x.read(m[:]) == nil && string(m[:]) == streamMagic
 }
 
 func (x *xzWalker) read(p []byte) error {
@@ -247,7 +254,7 @@ func (x *xzWalker) read(p []byte) error {
 			x.pos += n
 			return nil
 		}
-		if x.win == nil {
+		if cap(x.win) < xzWindow {
 			x.win = make([]byte, xzWindow)
 		}
 		x.win = x.win[:min(xzWindow, x.size-x.pos)]
@@ -340,11 +347,16 @@ func (x *xzWalker) indexEnd(index int64, flags []byte) error {
 	if pad != [3]byte{} {
 		return fmt.Errorf("%w: the index at byte %d has non-zero padding", ErrXzStructure, index)
 	}
-	// The CRC32 of the index, read again in pieces: an index of many
-	// blocks is not held whole.
-	size, sum := x.pos-index, crc32.NewIEEE()
-	if _, err := io.CopyBuffer(sum, io.NewSectionReader(x.r, index, size), make([]byte, min(size, xzWindow))); err != nil {
-		return err
+	// The CRC32 of the index, read again in pieces (most often from the
+	// window still): an index of many blocks is not held whole.
+	end, size, sum := x.pos, x.pos-index, crc32.NewIEEE()
+	var piece [512]byte
+	for x.pos = index; x.pos < end; {
+		p := piece[:min(int64(len(piece)), end-x.pos)]
+		if err := x.read(p); err != nil {
+			return err
+		}
+		sum.Write(p)
 	}
 	var tail [4 + 12]byte
 	if err := x.read(tail[:]); err != nil {
