@@ -23,7 +23,8 @@ import (
 // Flux artifact, whose layers no eStargz converter writes and which
 // Flux reads as files, and hid a directory of that name (whose files
 // stayed). They are files of the tree there; in an image layer, only
-// regular files of those names are eStargz's.
+// regular files of those names at the layer's root are eStargz's: below
+// it, and in /addon, they are the add-on's.
 func TestEstargzNamesOnlyInImageLayers(t *testing.T) {
 	const cmJSON = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"index"}}`
 	ctx := context.Background()
@@ -55,6 +56,24 @@ func TestEstargzNamesOnlyInImageLayers(t *testing.T) {
 			}
 			return img
 		}, tree{"stargz.index.json": D, "stargz.index.json/cm.yaml": F(cmYAML), ".no.prefetch.landmark": L("cm.yaml"), "cm.yaml": F(cmYAML)}},
+		{"image form: the names below the root", func(t *testing.T) v1.Image {
+			l := tarLayer(tarBytes(dirE("base/"), file("base/stargz.index.json", cmJSON), file("base/.prefetch.landmark", "x"), file("cm.yaml", cmYAML)),
+				mediatypes.Gzip, types.OCILayer)
+			img, err := mutate.Append(imageOf(t, imageOpts{labels: map[string]string{mediatypes.LabelContent: "/"}}), mutate.Addendum{Layer: l, Annotations: toc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img
+		}, tree{"base": D, "base/stargz.index.json": F(cmJSON), "base/.prefetch.landmark": F("x"), "cm.yaml": F(cmYAML)}},
+		{"image form: the names in /addon", func(t *testing.T) v1.Image {
+			l := tarLayer(tarBytes(dirE("addon/"), file("addon/stargz.index.json", cmJSON), file("addon/.no.prefetch.landmark", "x"), file("addon/cm.yaml", cmYAML), file(".no.prefetch.landmark", "\x0f")),
+				mediatypes.Gzip, types.OCILayer)
+			img, err := mutate.Append(imageOf(t, imageOpts{}), mutate.Addendum{Layer: l, Annotations: toc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img
+		}, tree{"stargz.index.json": F(cmJSON), ".no.prefetch.landmark": F("x"), "cm.yaml": F(cmYAML)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := unpack.Image(ctx, c.img(t), unpack.Options{})
