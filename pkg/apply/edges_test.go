@@ -18,24 +18,12 @@ import (
 )
 
 // widgetsV1alpha1 serves its custom resources as v1alpha1 only.
-const widgetsV1alpha1 = `
+var widgetsV1alpha1 = `
 apiVersion: v1
 kind: Namespace
 metadata: {name: NS}
 ---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.GROUP}
-spec:
-  group: GROUP
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
+` + crdYAML("Widget", crdVersion{"v1alpha1", true, true}) + `---
 apiVersion: GROUP/v1alpha1
 kind: Widget
 metadata: {name: kept, namespace: NS}
@@ -47,28 +35,12 @@ metadata: {name: dropped, namespace: NS}
 
 // widgetsV1 moves the CRD to v1 and stops serving v1alpha1 (which stays
 // listed: the cluster stored objects in it), and drops one Widget.
-const widgetsV1 = `
+var widgetsV1 = `
 apiVersion: v1
 kind: Namespace
 metadata: {name: NS}
 ---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.GROUP}
-spec:
-  group: GROUP
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: false
-    storage: false
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
+` + crdYAML("Widget", crdVersion{"v1alpha1", false, false}, crdVersion{"v1", true, true}) + `---
 apiVersion: GROUP/v1
 kind: Widget
 metadata: {name: kept, namespace: NS}

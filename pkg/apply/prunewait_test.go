@@ -16,21 +16,7 @@ import (
 
 // pruneLater's version 1 holds a CRD and a custom resource of it that a
 // finalizer holds once deleted; version 2 holds neither.
-const pruneLater = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.GROUP}
-spec:
-  group: GROUP
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
+var pruneLater = crdYAML("Widget", crdVersion{"v1", true, true}) + `---
 apiVersion: GROUP/v1
 kind: Widget
 metadata: {name: held, namespace: default, finalizers: [example.com/test]}
