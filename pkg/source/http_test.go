@@ -97,6 +97,7 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 	}
 	f.files["/gzip.tar.xz"] = f.files["/ms.tar.gz"]
 	f.files["/text.tar.bz2"] = []byte("this is not an archive\n")
+	f.files["/text.tzst"] = []byte("this is not an archive\n")
 	bigDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bigDir, "big.yaml"), bytes.Repeat([]byte("#"), 4096), 0o644); err != nil {
 		t.Fatal(err)
@@ -348,6 +349,7 @@ func TestHTTPBadInputs(t *testing.T) {
 		{"not a zip", "/text.zip", f.opts, []string{"not a .zip archive"}, nil},
 		{"not an xz archive", "/gzip.tar.xz", f.opts, []string{"not a .tar.xz archive: the body is gzip data"}, nil},
 		{"not a bzip2 archive", "/text.tar.bz2", f.opts, []string{"not a .tar.bz2 archive: the body is text"}, nil},
+		{"not a zstd archive, by its short name", "/text.tzst", f.opts, []string{"not a .tar.zst archive: the body is text"}, nil},
 		{"binary yaml", "/binary.yaml", f.opts, []string{"not a YAML file: the body is binary data"}, nil},
 		{"empty", "/empty.yaml", f.opts, []string{"the body is empty"}, nil},
 		{"too large", "/big.yaml", small, []string{"download size limit of 1024 exceeded"}, safetree.ErrLimit},

@@ -289,8 +289,9 @@ const (
 
 // tarExts are the extensions of a tar download, and the compression
 // each names (None: a plain .tar, which may come compressed all the
-// same). docker load and tar read all four; archive.DecompressArchive
-// reads them within its bounds.
+// same), the one an error names such an archive by first (tarName).
+// docker load and tar read all four; archive.DecompressArchive reads
+// them within its bounds.
 var tarExts = []struct {
 	ext string
 	c   mediatypes.Compression
@@ -302,17 +303,13 @@ var tarExts = []struct {
 	{".tar", mediatypes.None},
 }
 
-// tarName is how an error names the tar archive of compression c.
+// tarName is how an error names the tar archive of compression c: by
+// the first of its extensions in tarExts (a .tgz is a .tar.gz archive).
 func tarName(c mediatypes.Compression) string {
-	switch c {
-	case mediatypes.Gzip:
-		return ".tar.gz archive"
-	case mediatypes.Xz:
-		return ".tar.xz archive"
-	case mediatypes.Bzip2:
-		return ".tar.bz2 archive"
-	case mediatypes.Zstd:
-		return ".tar.zst archive"
+	for _, te := range tarExts {
+		if te.c == c {
+			return te.ext + " archive"
+		}
 	}
 	return ".tar archive"
 }
