@@ -21,8 +21,11 @@ import (
 
 // Errors callers can test with errors.Is.
 var (
-	// ErrUnsupported: the location cannot hold or list referrers (a
-	// docker-archive).
+	// ErrUnsupported: a manifest has no place beside it where referrers
+	// could live (one read from a docker-archive), which Beside says
+	// instead of a Location; a copy of referrers copies none. A Location
+	// never returns it: a registry without the referrers API is read
+	// through the tag-schema fallback.
 	ErrUnsupported = errors.New("referrers unsupported")
 	// ErrTooMany: more referrers than Options.MaxCount.
 	ErrTooMany = errors.New("too many referrers")

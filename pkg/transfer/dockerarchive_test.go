@@ -73,3 +73,30 @@ func TestWriteDockerArchive(t *testing.T) {
 		})
 	}
 }
+
+// A copy with referrers from a docker-archive, which has no place for
+// them, copies the add-on and no referrers (referrers.ErrUnsupported
+// says so), rather than failing.
+func TestCopyFromDockerArchiveWithReferrers(t *testing.T) {
+	ctx := context.Background()
+	fsys, err := folder.LoadDir(filepath.Join("..", "..", "examples", "coredns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build.Build(ctx, fsys, build.Options{Name: "coredns", Format: pack.FormatImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := parse(t, "docker-archive:"+filepath.Join(t.TempDir(), "addon.tar")+":coredns:1")
+	if _, err := transfer.Write(ctx, &source.Artifact{Image: res.Image, Digest: res.Digest}, src, transfer.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	dst := parse(t, "oci:"+filepath.Join(t.TempDir(), "out")+":1")
+	got, err := transfer.Copy(ctx, src, dst, transfer.Options{Referrers: true, Options: source.Options{Store: newStore(t)}})
+	if err != nil {
+		t.Fatalf("copy with referrers from a docker-archive: %v", err)
+	}
+	if got.Referrers != 0 {
+		t.Errorf("copied %d referrers from a docker-archive", got.Referrers)
+	}
+}
