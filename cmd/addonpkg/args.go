@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -142,7 +144,45 @@ func outputHint(value string) string {
 	case "name":
 		return " (addonpkg has no -o name: --json prints JSON, from which jq picks the names)"
 	}
+	if format, ok := kubectlOutput(value); ok {
+		return " (addonpkg has no -o " + format + ": --json prints JSON, from which jq picks what you need)"
+	}
 	return ""
+}
+
+// kubectlTemplates are kubectl's -o formats that take an argument,
+// -o FORMAT=ARG.
+var kubectlTemplates = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", "go-template", "go-template-file", "template", "templatefile", "custom-columns", "custom-columns-file"}
+
+// kubectlOutput reports whether value is one of kubectl's -o output
+// formats, which its users type after -o by habit: json, yaml, wide,
+// name, or FORMAT=ARG (jsonpath=..., go-template=...); format is the
+// format's name.
+func kubectlOutput(value string) (format string, ok bool) {
+	if slices.Contains([]string{"json", "yaml", "wide", "name"}, value) {
+		return value, true
+	}
+	format, _, ok = strings.Cut(value, "=")
+	return format, ok && slices.Contains(kubectlTemplates, format)
+}
+
+// notOutputFormat is the check of an -o that names a file or folder to
+// write (render's and unpack's DIR, lock's and mirror's file): it
+// refuses one of kubectl's output formats (kubectlOutput) when nothing
+// by that name exists, so that "-o yaml" does not quietly write a
+// folder named yaml. What exists is taken as given (an empty folder
+// named yaml), and so is a value written as a path (./yaml). instead
+// says what the command prints in that format.
+func notOutputFormat(instead string) func(string) error {
+	return func(s string) error {
+		if _, ok := kubectlOutput(s); !ok {
+			return nil
+		}
+		if _, err := os.Lstat(s); !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("-o is where to write, not an output format: %s (to write a new %s, give ./%s)", instead, s, s)
+	}
 }
 
 // outputValue is the value args (the command line) give -o or --output,

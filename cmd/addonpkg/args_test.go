@@ -419,8 +419,9 @@ func TestUnpackListAlignsNamesLeft(t *testing.T) {
 
 // kubectl's, helm's and flux's -o json is --json here: a command that
 // prints JSON says so when given -o json or --output json, which it does
-// not know, and what to use for kubectl's -o yaml, -o wide and -o name,
-// which it has no output for; any other -o, or a command that takes -o
+// not know, and what to use for kubectl's -o yaml, -o wide, -o name and
+// -o FORMAT=... (jsonpath, go-template, custom-columns: these had no
+// hint), which it has no output for; any other -o, or a command that takes -o
 // for its output, or prints no JSON, says nothing more. -o yaml said
 // "prints JSON with --json, not -o json".
 func TestOutputFlagNamesJSON(t *testing.T) {
@@ -429,6 +430,9 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 		yaml = "(addonpkg prints no YAML: --json prints JSON, which a YAML reader reads as it is)"
 		wide = "(addonpkg has no -o wide: its table is all it prints for people; --json prints everything)"
 		name = "(addonpkg has no -o name: --json prints JSON, from which jq picks the names)"
+		jp   = "(addonpkg has no -o jsonpath: --json prints JSON, from which jq picks what you need)"
+		gt   = "(addonpkg has no -o go-template: --json prints JSON, from which jq picks what you need)"
+		cc   = "(addonpkg has no -o custom-columns: --json prints JSON, from which jq picks what you need)"
 	)
 	for _, c := range []struct {
 		args []string
@@ -442,6 +446,10 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 		{[]string{"images", "-o=yaml"}, yaml},
 		{[]string{"status", "-o", "wide"}, wide},
 		{[]string{"images", "--output", "name"}, name},
+		{[]string{"inspect", "x", "-o", "jsonpath={.digest}"}, jp},
+		{[]string{"status", "-o=go-template={{.name}}"}, gt},
+		{[]string{"images", "--output", "custom-columns=NAME:.name"}, cc},
+		{[]string{"images", "-o", "jsonpath"}, ""},
 		{[]string{"status", "-o", "jsn"}, ""},
 		{[]string{"status", "-o"}, ""},
 		{[]string{"build", ".", "-x"}, ""},
@@ -451,7 +459,7 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 	} {
 		r := cliRun(t, c.args...)
 		first, _, _ := strings.Cut(r.stderr, "\n")
-		hinted := slices.ContainsFunc([]string{json, yaml, wide, name}, func(h string) bool { return strings.Contains(r.stderr, h) })
+		hinted := slices.ContainsFunc([]string{json, yaml, wide, name, jp, gt, cc}, func(h string) bool { return strings.Contains(r.stderr, h) })
 		if r.code != 1 || (c.hint != "" && !strings.HasSuffix(first, c.hint)) || (c.hint == "" && hinted) {
 			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, hint %q", c.args, r.code, r.stderr, c.hint)
 		}

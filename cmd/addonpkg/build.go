@@ -94,7 +94,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f.StringVar(&bf.opts.Source, "source", "", "source URL (default: the git remote of PATH)")
 	f.StringVar(&bf.opts.Revision, "revision", "", "source revision (default: the last git commit that changed PATH, when PATH has no changes)")
 	addEnumFlag(cmd, &bf.compression, "compression", string(mediatypes.Gzip), "layer compression: gzip, zstd or none", string(mediatypes.Gzip), string(mediatypes.Zstd), string(mediatypes.None))
-	f.StringArrayVarP(&bf.outputs, "output", "o", nil, "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
+	f.VarP(&checkedArray{v: &bf.outputs, check: checkBuildOutput}, "output", "o", "also write to oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE] (repeatable)")
 	f.BoolVar(&bf.opts.NoValidate, "no-validate", false, "skip parsing and rendering the manifests")
 	f.BoolVar(&bf.opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	addKustomizeLimits(cmd, &bf.opts.MaxMappingKeys, &bf.opts.MaxKustomizeObjects, &bf.opts.MaxPatchTargets)
@@ -175,6 +175,19 @@ func parseOutput(s string, f pack.Format) (source.Ref, error) {
 		return source.Ref{}, fmt.Errorf("--output %s: %w", s, err)
 	}
 	return ref, nil
+}
+
+// checkBuildOutput refuses, as the flag is parsed, an --output that is no
+// destination of any build (parseOutput, before --format is known), and
+// says so of kubectl's -o yaml or -o json, which build has no use for.
+func checkBuildOutput(s string) error {
+	if format, ok := kubectlOutput(s); ok {
+		return fmt.Errorf("want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:REFERENCE], not kubectl's output format %s: build prints the digest, and JSON with --json", format)
+	}
+	if _, err := parseOutput(s, ""); err != nil {
+		return errors.Unwrap(err)
+	}
+	return nil
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {

@@ -98,17 +98,19 @@ a diff of each it would create or delete.
 
 Kustomize's warnings, and with --cluster the API server's (an API version
 it deprecates, which an add-on's objects still use), are printed on
-stderr, once each, as apply and status print them; --quiet hides them,
-and only them: unlike git diff --quiet it prints the diff still (for the
-exit status alone, send stdout to /dev/null).
+stderr, once each, as apply and status print them. --quiet prints
+nothing, as git diff --quiet: neither the diff nor the warnings, only an
+error; the exit status says whether the add-ons differ.
 
-Exit status: 0 when A and B render the same objects (--cluster: apply would change nothing), 1 when they differ, 2 on
-any error (a bad argument or flag, a source that cannot be read or rendered,
-an internal error), as diff(1) and git diff --exit-code; 130 when
-interrupted.`,
+Exit status, with or without --quiet: 0 when A and B render the same
+objects (--cluster: apply would change nothing), 1 when they differ, 2 on
+any error (a bad argument or flag, a source that cannot be read or
+rendered, a cluster that cannot be reached, an internal error), as diff(1),
+git diff --exit-code and kubectl diff; 130 when interrupted.`,
 		Example: `  addonpkg diff metrics-server:0.7.1 metrics-server:0.7.2
   addonpkg diff registry.example.com/addons/coredns:1.11 ./coredns
   addonpkg diff ./v1 ./v2 --json
+  addonpkg diff --quiet coredns:1.11 coredns:1.12 || echo "coredns changed"
   addonpkg diff --cluster registry.example.com/addons/coredns:1.12
   addonpkg diff --cluster ./coredns --name dns`,
 		ValidArgsFunction: sourceNames(a, 2),
@@ -121,6 +123,8 @@ interrupted.`,
 				return &usageError{cmd: cmd, msg: "missing argument B (or --cluster, to compare A with the cluster)"}
 			case !cluster && name != "":
 				return &usageError{cmd: cmd, msg: "--name names the installed add-on to compare with: it goes with --cluster"}
+			case asJSON && a.quiet:
+				return &usageError{cmd: cmd, msg: "--quiet prints nothing: it does not go with --json"}
 			}
 			sopts, uopts, err := src.options(cmd, a)
 			if err != nil {
@@ -134,9 +138,9 @@ interrupted.`,
 				return err
 			}
 			if cluster {
-				return a.diffCluster(cmd.Context(), &cf, args[0], name, reading{sopts, uopts, ropts}, asJSON)
+				return a.diffCluster(cmd.Context(), &cf, args[0], name, reading{sopts, uopts, ropts}, diffPrintOf(asJSON, a.quiet))
 			}
-			return a.diffAddons(cmd.Context(), args[0], args[1], reading{sopts, uopts, ropts}, asJSON)
+			return a.diffAddons(cmd.Context(), args[0], args[1], reading{sopts, uopts, ropts}, diffPrintOf(asJSON, a.quiet))
 		},
 	}
 	f := cmd.Flags()
@@ -144,7 +148,7 @@ interrupted.`,
 	src.add(a, cmd)
 	rf.add(cmd)
 	f.BoolVar(&cluster, "cluster", false, "compare the add-on A with what is installed in the cluster")
-	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's; with --cluster, the API server's), not the diff")
+	addQuietFlag(cmd, &a.quiet, "output, as git diff --quiet: no diff, no warnings; the exit status says whether they differ")
 	f.StringVar(&name, "name", "", "with --cluster: the installed add-on's name, as apply --name gave it (default the name A's config says)")
 	cf.add(cmd)
 	cf.addNamespace(cmd)
@@ -152,8 +156,29 @@ interrupted.`,
 	return cmd
 }
 
+// diffPrint is what diff prints: text, JSON, or nothing (--quiet).
+type diffPrint int
+
+const (
+	diffText diffPrint = iota
+	diffJSON
+	diffQuiet
+)
+
+// diffPrintOf is the diffPrint of --json and --quiet, which exclude each
+// other.
+func diffPrintOf(asJSON, quiet bool) diffPrint {
+	switch {
+	case quiet:
+		return diffQuiet
+	case asJSON:
+		return diffJSON
+	}
+	return diffText
+}
+
 // diffAddons prints how the add-ons a and b differ; exit 1 when they do.
-func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJSON bool) error {
+func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, p diffPrint) error {
 	var results [2]*render.Result
 	for i, s := range []string{srcA, srcB} {
 		var err error
@@ -167,9 +192,10 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJS
 		return err
 	}
 	var err error
-	if asJSON {
+	switch p {
+	case diffJSON:
 		err = a.printJSON(diffOutput{A: srcA, B: srcB, Equal: rep.Equal(), Changes: reportChanges(rep)})
-	} else {
+	case diffText:
 		err = rep.WriteText(a.stdout)
 	}
 	if err != nil {
@@ -183,7 +209,7 @@ func (a *app) diffAddons(ctx context.Context, srcA, srcB string, r reading, asJS
 
 // diffCluster prints what applying s would change in the cluster; exit 1
 // when something would.
-func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string, r reading, asJSON bool) error {
+func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string, r reading, p diffPrint) error {
 	ad, c, err := a.addonFor(ctx, cf, s, name, r)
 	if err != nil {
 		return err
@@ -192,9 +218,10 @@ func (a *app) diffCluster(ctx context.Context, cf *clusterFlags, s, name string,
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	switch p {
+	case diffJSON:
 		err = a.printJSON(diffOutput{A: s, Addon: cs.Addon, DryRun: cs.DryRun, Equal: !cs.Changed(), Changes: append([]apply.Change{}, cs.Changes...)})
-	} else {
+	case diffText:
 		err = a.printClusterDiff(cs)
 	}
 	if err != nil {

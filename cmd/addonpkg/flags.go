@@ -247,7 +247,8 @@ func (s *sourceFlags) options(cmd *cobra.Command, a *app) (source.Options, unpac
 
 // dirValue is unpack's -o DIR: a directory to write, never empty (-o ""
 // fell back to the stream on stdout) nor "-" (which made a folder named
-// "-"; the stream is what unpack prints without -o).
+// "-"; the stream is what unpack prints without -o), nor a new folder
+// named for one of kubectl's output formats (notOutputFormat).
 type dirValue string
 
 func (v *dirValue) String() string { return string(*v) }
@@ -258,6 +259,9 @@ func (v *dirValue) Set(s string) error {
 		return fmt.Errorf("want a directory")
 	case "-":
 		return fmt.Errorf("want a directory; without -o, unpack prints the rendered stream on stdout")
+	}
+	if err := notOutputFormat("unpack prints the rendered YAML stream on stdout without -o, and JSON with --json")(s); err != nil {
+		return err
 	}
 	*v = dirValue(s)
 	return nil

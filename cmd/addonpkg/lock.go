@@ -114,7 +114,8 @@ cannot be reached), as diff does.`,
 	}
 	sf.add(a, cmd)
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "the lock file (default: the declaration's name with .lock)")
+	f.VarP(&checkedString{v: &out, check: notOutputFormat("lock prints the lock as JSON with --json")},
+		"output", "o", "the lock file (default: the declaration's name with .lock; kubectl's output formats, -o json, -o yaml, are refused unless such a file exists)")
 	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
 	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed, 2 on trouble")
 	addJSONFlag(cmd, &asJSON, "the lock")

@@ -66,7 +66,8 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 	sf.add(a, cmd)
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "REGISTRY/PREFIX or oci-archive:FILE")
-	f.StringVarP(&out, "output", "o", "", "the mirrored declaration (default: NAME-mirror.yaml beside -f); its lock is written beside it")
+	f.VarP(&checkedString{v: &out, check: notOutputFormat("mirror prints the mirrored lock as JSON with --json")},
+		"output", "o", "the mirrored declaration (default: NAME-mirror.yaml beside -f; kubectl's output formats, -o json, -o yaml, are refused unless such a file exists); its lock is written beside it")
 	addJSONFlag(cmd, &asJSON, "the mirrored lock")
 	addReferrersFlag(cmd)
 	return cmd

@@ -152,7 +152,8 @@ in an annotation, which holds at most 256 KiB.`,
 	}
 	sf.add(a, cmd)
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "write each member's stream to DIR/NN-NAME.yaml (DIR must not exist or be empty)")
+	f.VarP(&checkedString{v: &out, check: notOutputFormat("render prints the YAML stream on stdout without -o, and the members as JSON with --json")},
+		"output", "o", "write each member's stream to DIR/NN-NAME.yaml (DIR must not exist or be empty; -o yaml, -o json and kubectl's other output formats are refused unless such a folder exists: write ./yaml for a new one)")
 	f.StringVar(&lockFile, "lock", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
 	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")

@@ -88,7 +88,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 		},
 	}
 	f := cmd.Flags()
-	f.VarP((*dirValue)(&u.out), "output", "o", "write the tree to this directory (must not exist or be empty)")
+	f.VarP((*dirValue)(&u.out), "output", "o", "write the tree to this directory (must not exist or be empty; -o yaml, -o json and kubectl's other output formats are refused unless such a folder exists: write ./yaml for a new one)")
 	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
 	addJSONFlag(cmd, &u.asJSON, "metadata, the file list and the values the add-on declares")
