@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -129,9 +130,12 @@ func readCapped(file string) ([]byte, error) {
 	defer f.Close()
 	b, err := declCap.ReadAll("", f)
 	var le *safetree.LimitError
+	var pe *fs.PathError
 	switch {
 	case errors.As(err, &le):
 		return nil, &DeclError{File: file, Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
+	case errors.As(err, &pe):
+		return nil, err // "read FILE: is a directory" names the file already
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -180,13 +179,9 @@ func (r *Result) WriteDir(dir string) error {
 			return err
 		}
 	}
-	if err := output.WriteDir(b.FS(), dir); err != nil {
-		if errors.Is(err, output.ErrNotEmpty) {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-		return err
-	}
-	return nil
+	// output's errors name dir (ErrNotEmpty as "DIR: output directory
+	// is not empty"): wrapped again, it was named twice.
+	return output.WriteDir(b.FS(), dir)
 }
 
 // recorded is the pinned source of a member with the path of a local
