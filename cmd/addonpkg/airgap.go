@@ -114,7 +114,7 @@ func (f *relocateFlag) apply(ctx context.Context, a *app, ref source.Ref, sopts 
 		return nil, fmt.Errorf("relocate %s: %w", ref, err)
 	}
 	for _, im := range out.Unrelocated {
-		fmt.Fprintf(a.stderr, "warning: %s: image %s is outside the fields relocated (core workload containers): left as it is\n", ref, safetree.Sanitize(im))
+		a.warn([]string{fmt.Sprintf("%s: image %s is outside the fields relocated (core workload containers): left as it is", ref, safetree.Sanitize(im))})
 	}
 	return out.Result, nil
 }

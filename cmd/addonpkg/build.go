@@ -67,10 +67,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 			if res.DefaultTag {
 				a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(res.Tags[0]))
 			}
-			a.warn(res.Warnings)
-			for _, w := range res.Flux {
-				fmt.Fprintf(a.stderr, "warning: %s\n", w)
-			}
+			a.warn(append(res.Warnings, res.Flux...))
 			if bf.asJSON {
 				return a.printJSON(map[string]any{"digest": res.Digest.String(), "tags": res.Tags, "format": opts.Build.Format, "config": res.Config})
 			}
@@ -99,6 +96,7 @@ func (bf *buildFlags) add(a *app, cmd *cobra.Command) {
 	f.BoolVar(&bf.opts.AllowRemote, "allow-remote", false, "let a kustomization load remote resources while validating")
 	addKustomizeLimits(cmd, &bf.opts.MaxMappingKeys, &bf.opts.MaxKustomizeObjects, &bf.opts.MaxPatchTargets)
 	addJSONFlag(cmd, &bf.asJSON, "digest, tags and config")
+	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's, Flux's), nor the note of the name given without -t")
 	f.StringVar(&bf.base, "base", "", "patch this add-on (a store name, REGISTRY/REPO:TAG, oci:DIR...): an image keeps its layers and gets PATH's files in one layer on top; an artifact becomes one layer of the patched tree (see --layered)")
 	f.StringArrayVar(&bf.deletes, "delete", nil, "with --base: delete this path of the base's tree (repeatable)")
 	addPlatformFlag(cmd, &bf.platform, false)

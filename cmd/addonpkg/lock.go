@@ -119,6 +119,7 @@ cannot be reached), as diff does.`,
 	f.BoolVar(&update, "update", false, "resolve the named members again (all when none is named)")
 	f.BoolVar(&check, "check", false, "write nothing; exit 1 when the lock is stale or a pinned source changed, 2 on trouble")
 	addJSONFlag(cmd, &asJSON, "the lock")
+	addQuietFlag(cmd, &a.quiet, "notes (members added, removed or moved; what was written or checked)")
 	// With --check, a bad flag before or after it and a crash are
 	// trouble (2), never a stale lock (1).
 	a.exitOnErrorWhen(cmd, "check", checkExit)

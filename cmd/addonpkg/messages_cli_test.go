@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,50 @@ func TestPathErrorsNameThePathOnce(t *testing.T) {
 		r := cliRun(t, c.args...)
 		if r.code != 1 || r.stderr != c.want || strings.Count(r.stderr, full) > 1 {
 			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// build, unpack, render, lock and mirror say more on stderr than their
+// errors (kustomize's warnings, what they wrote): -q/--quiet silences it,
+// as it does for push, copy and apply (they had no --quiet), and every
+// warning reads "addonpkg: warning: " (build's Flux warnings, unpack's
+// stale labels and relocation's said "warning: ").
+func TestQuietSilencesNotes(t *testing.T) {
+	cliNewHome(t)
+	tmp := t.TempDir()
+	kw := filepath.Join(tmp, "kw")
+	must(t, os.MkdirAll(kw, 0o755))
+	must(t, os.WriteFile(filepath.Join(kw, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644))
+	// kustomize warns of commonLabels, deprecated.
+	must(t, os.WriteFile(filepath.Join(kw, "kustomization.yaml"), []byte("commonLabels: {a: b}\nresources: [cm.yaml]\n"), 0o644))
+	for i, quiet := range []bool{false, true} {
+		out := func(name string) string { return filepath.Join(tmp, fmt.Sprint(i), name) }
+		for _, args := range [][]string{
+			{"build", kw},
+			{"build", kw, "--compression", "zstd", "-t", "kw:zstd"}, // Flux reads only gzip
+			{"unpack", kw},
+			{"lock", "-f", cliSet, "-o", out("set.lock")},
+			{"render", "-f", cliSet, "-o", out("manifests")},
+			{"mirror", "-f", cliSet, "--to", "oci-archive:" + out("set.tar"), "-o", out("mirror.yaml")},
+		} {
+			if quiet {
+				args = append(args, "-q")
+			}
+			r := cliRun(t, args...)
+			switch {
+			case r.code != 0:
+				t.Errorf("addonpkg %q: exit %d, stderr %q", args, r.code, r.stderr)
+			case quiet && r.stderr != "":
+				t.Errorf("addonpkg %q: stderr %q, want nothing", args, r.stderr)
+			case !quiet && r.stderr == "":
+				t.Errorf("addonpkg %q: nothing on stderr; the test needs a note or warning", args)
+			}
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if strings.HasPrefix(l, "warning: ") {
+					t.Errorf("addonpkg %q: %q, want addonpkg: warning:", args, l)
+				}
+			}
 		}
 	}
 }

@@ -69,6 +69,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 	f.VarP(&checkedString{v: &out, check: notOutputFormat("mirror prints the mirrored lock as JSON with --json")},
 		"output", "o", "the mirrored declaration (default: NAME-mirror.yaml beside -f; kubectl's output formats, -o json, -o yaml, are refused unless such a file exists); its lock is written beside it")
 	addJSONFlag(cmd, &asJSON, "the mirrored lock")
+	addQuietFlag(cmd, &a.quiet, "notes (referrers copied, files written)")
 	addReferrersFlag(cmd)
 	return cmd
 }

@@ -157,6 +157,7 @@ in an annotation, which holds at most 256 KiB.`,
 	f.StringVar(&lockFile, "lock", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
 	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
+	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's) nor notes (no lock file, what -o wrote)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	addKustomizeLimits(cmd, &maxKeys, &maxObjects, &maxTargets)
 	crs.add(cmd)

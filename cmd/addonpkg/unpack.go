@@ -82,7 +82,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 			}
 			defer release()
 			if ad.Stale {
-				fmt.Fprintf(a.stderr, "warning: %s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content\n", ref)
+				a.warn([]string{fmt.Sprintf("%s: stale labels: the image's identity or config label describes another tree (inherited through FROM?); metadata derived from the content", ref)})
 			}
 			return u.print(cmd, a, ref, ad)
 		},
@@ -92,6 +92,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 	f.BoolVar(&u.raw, "raw", false, "print the tree's manifests as written, without rendering kustomize (kustomization files, and files that are not Kubernetes objects such as JSON patches, are left out)")
 	f.BoolVar(&u.list, "list", false, "print the file list with sizes")
 	addJSONFlag(cmd, &u.asJSON, "metadata, the file list and the values the add-on declares")
+	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's, stale labels, images left unrelocated)")
 	f.StringVar(&u.contentDir, "content-dir", "", "content directory of an image-form add-on (default: its label, else /addon)")
 	u.rf.add(cmd)
 	addLimit(f, &u.limits.MaxAddonBytes, "max-addon-bytes", safetree.DefaultMaxAddonBytes, "limit: bytes of files in the add-on")
