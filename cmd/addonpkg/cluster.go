@@ -280,6 +280,7 @@ is applied again once they are gone. --quiet prints neither.`,
 	f.StringVarP(&setFile, "file", "f", "", "apply every member of this add-on set, from its lock, in dependsOn order")
 	f.StringVar(&name, "name", "", "the add-on's name in the cluster (default the name its config says, refused when the add-on of that name came from another origin)")
 	addEnumFlag(cmd, &dryRun, "dry-run", "none", "none, or server: ask the API server what would change and change nothing (--dry-run alone: server, as uninstall --dry-run)", "none", "server")
+	f.Lookup("dry-run").Value.(*checkedString).check = checkApplyDryRun
 	f.Lookup("dry-run").NoOptDefVal = "server"
 	f.BoolVar(&diff, "diff", false, "print each change as a unified diff (with --dry-run=server)")
 	f.BoolVar(&wait, "wait", true, "wait until every object is ready (CRDs established, Deployments available, Jobs complete, APIServices available) and what prune deleted is gone; with -f always")

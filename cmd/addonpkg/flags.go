@@ -61,6 +61,16 @@ func oneOf(words []string) func(string) error {
 	}
 }
 
+// checkApplyDryRun is apply's --dry-run: none or server. kubectl's
+// --dry-run=client, which prints the objects it would send without asking
+// the server, is what unpack does here: the error says so.
+func checkApplyDryRun(s string) error {
+	if s == "client" {
+		return errors.New("want none or server: apply has no client dry-run ('addonpkg unpack SOURCE' prints the objects it would send, without a cluster)")
+	}
+	return oneOf([]string{"none", "server"})(s)
+}
+
 // checkedArray is a repeatable string flag (pflag's stringArray: one
 // value a time, commas kept) whose every value check accepts or refuses
 // as the flag is parsed, so that a malformed --set X or --label X is a

@@ -89,3 +89,18 @@ func TestDiffQuietPrintsNothing(t *testing.T) {
 		}
 	}
 }
+
+// kubectl's apply --dry-run=client is refused by apply, which has only a
+// server dry-run, saying that unpack prints the objects without a
+// cluster; it said "want none or server" alone.
+func TestApplyDryRunClientSaysUnpack(t *testing.T) {
+	cliNewHome(t)
+	r := cliRun(t, "apply", "./x", "--dry-run=client")
+	const want = "addonpkg: apply: invalid argument \"client\" for \"--dry-run\" flag: want none or server: apply has no client dry-run ('addonpkg unpack SOURCE' prints the objects it would send, without a cluster)\n"
+	if r.code != 1 || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "\nUsage: addonpkg apply") {
+		t.Errorf("exit %d, stderr %q; want exit 1, %q and the usage line", r.code, r.stderr, want)
+	}
+	if r := cliRun(t, "apply", "./x", "--dry-run=bogus"); r.code != 1 || !strings.Contains(r.stderr, `"--dry-run" flag: want none or server`+"\n") {
+		t.Errorf("--dry-run=bogus: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
