@@ -319,7 +319,7 @@ func (a *app) applySet(ctx context.Context, cf *clusterFlags, file string, sopts
 	// An install installs what was reviewed: no lock, no install.
 	res, err := addonset.RenderLocked(ctx, file, addonset.RenderOptions{Options: addonset.Options{Source: sopts}, AllowRemote: rf.allowRemote, MaxMappingKeys: rf.maxKeys, MaxKustomizeObjects: rf.maxObjects, MaxPatchTargets: rf.maxTargets})
 	if err != nil {
-		return lockHint(err, file, "")
+		return notASetHint(lockHint(err, file, ""), "apply", file)
 	}
 	a.warnMembers(res)
 	addons, err := apply.FromSet(res.Members)
@@ -413,7 +413,7 @@ func (a *app) uninstall(ctx context.Context, cf *clusterFlags, names []string, s
 	if setFile != "" {
 		set, err := addonset.Load(ctx, setFile)
 		if err != nil {
-			return err
+			return notASetHint(err, "uninstall", setFile)
 		}
 		if names, err = set.UninstallOrder(); err != nil {
 			return fmt.Errorf("%s: %w", setFile, err)

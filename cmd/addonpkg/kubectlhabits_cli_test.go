@@ -104,3 +104,32 @@ func TestApplyDryRunClientSaysUnpack(t *testing.T) {
 		t.Errorf("--dry-run=bogus: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// kubectl's -f takes manifests; addonpkg's -f an add-on set's
+// declaration. Given a manifest, a kustomization or a folder, apply,
+// render, lock, mirror and uninstall say what -f takes and, where the
+// command has one, how it takes one add-on: apply -f manifest.yaml said
+// "invalid add-on set: more than one YAML document".
+func TestSetFileGivenAManifest(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	const takes = "(-f takes an add-on set's declaration, not a manifest or folder"
+	coredns, metrics := cliExampleDir("coredns"), cliExampleDir("metrics-server")
+	manifest, kustomization := filepath.Join(coredns, "coredns.yaml"), filepath.Join(metrics, "kustomization.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "-f", manifest}, `not an add-on set: kind "ServiceAccount", want "AddonSet" ` + takes + "; to apply one add-on: addonpkg apply " + manifest + ")"},
+		{[]string{"apply", "-f", coredns, "--dry-run"}, "is a directory " + takes + "; to apply one add-on: addonpkg apply " + coredns + ")"},
+		{[]string{"render", "-f", kustomization}, `kind "Kustomization", want "AddonSet" ` + takes + "; to render one add-on: addonpkg unpack " + metrics + ")"},
+		{[]string{"lock", "-f", coredns}, "is a directory " + takes + ")"},
+		{[]string{"mirror", "-f", manifest, "--to", "oci-archive:x.tar"}, takes + "; to copy one add-on: addonpkg copy " + manifest + " DST)"},
+		{[]string{"uninstall", "-f", manifest}, takes + ")"},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != 1 || r.stdout != "" || !strings.HasSuffix(r.stderr, c.want+"\n") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, one line ending %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"slices"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -38,12 +41,35 @@ func (f *setFlags) load(a *app, cmd *cobra.Command) (*addonset.Set, addonset.Opt
 		return nil, addonset.Options{}, &usageError{cmd: cmd, msg: msg}
 	}
 	if err != nil {
-		return nil, addonset.Options{}, err
+		return nil, addonset.Options{}, notASetHint(err, cmd.Name(), f.file)
 	}
 	opts := addonset.Options{Concurrency: f.concurrency}
 	opts.Source.Registry = a.reg
 	f.fetch.apply(&opts.Source)
 	return s, opts, nil
+}
+
+// notASetHint says, of a -f that is no add-on set's declaration (a
+// manifest or a folder, as kubectl's -f takes: addonset.ErrNotASet, or a
+// directory), what -f takes, and how the command named cmd takes the one
+// add-on in file, where it can.
+func notASetHint(err error, cmd, file string) error {
+	if !errors.Is(err, addonset.ErrNotASet) && !errors.Is(err, syscall.EISDIR) {
+		return err
+	}
+	hint := "-f takes an add-on set's declaration, not a manifest or folder"
+	if slices.Contains([]string{"kustomization.yaml", "kustomization.yml", "Kustomization"}, filepath.Base(file)) {
+		file = filepath.Dir(file) // a kustomization is read as its folder
+	}
+	switch cmd {
+	case "apply":
+		hint += "; to apply one add-on: addonpkg apply " + file
+	case "render":
+		hint += "; to render one add-on: addonpkg unpack " + file
+	case "mirror":
+		hint += "; to copy one add-on: addonpkg copy " + file + " DST"
+	}
+	return fmt.Errorf("%w (%s)", err, hint)
 }
 
 // lockHint says what to do about a missing lock (addonset.ErrNoLock):

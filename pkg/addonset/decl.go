@@ -142,6 +142,21 @@ func readCapped(file string) ([]byte, error) {
 	return b, nil
 }
 
+// docKind is the kind a YAML document's top-level mapping names, "" when
+// it names none.
+func docKind(doc *yaml.Node) string {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ""
+	}
+	m := doc.Content[0].Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i].Value == "kind" && m[i+1].Kind == yaml.ScalarNode {
+			return m[i+1].Value
+		}
+	}
+	return ""
+}
+
 // Parse decodes and checks a declaration: strict YAML (an unknown field is
 // an error), the apiVersion and kind, unique names, sources that parse and
 // can be pinned, version ranges, dependencies that exist and do not form a
@@ -160,6 +175,10 @@ func Parse(b []byte, file, dir string) (*Set, error) {
 		}
 		line, err := yamlErr(err)
 		return nil, derr(line, "", err)
+	}
+	if kind := docKind(&doc); kind != "" && kind != KindSet {
+		// Checked first: a manifest is no set, whatever else it holds.
+		return nil, derr(0, "", fmt.Errorf("%w: kind %q, want %q", ErrNotASet, kind, KindSet))
 	}
 	for {
 		// A trailing "---" (an empty document) is harmless; another

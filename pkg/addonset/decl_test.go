@@ -99,6 +99,25 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A manifest given where a declaration belongs (kubectl's -f habit) is
+// ErrNotASet, and ErrInvalid, whatever else it holds: a stream of several
+// objects said "more than one YAML document", one object "unknown field".
+func TestParseNotASet(t *testing.T) {
+	for _, text := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {}\n",
+		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+	} {
+		_, err := addonset.Parse([]byte(text), "x.yaml", declDir(t))
+		if !errors.Is(err, addonset.ErrNotASet) || !errors.Is(err, addonset.ErrInvalid) || !strings.Contains(err.Error(), `want "AddonSet"`) {
+			t.Errorf("%q: error %v, want ErrNotASet and ErrInvalid", text, err)
+		}
+	}
+	if _, err := addonset.Parse([]byte("apiVersion: v1\nkind: AddonSet\naddons: []\n"), "x.yaml", declDir(t)); errors.Is(err, addonset.ErrNotASet) {
+		t.Errorf("a set of another apiVersion: %v, want no ErrNotASet", err)
+	}
+}
+
 func TestParseTrailingSeparator(t *testing.T) {
 	s, err := addonset.Parse([]byte(header+"- name: a\n  source: ./one\n---\n"), "addons.yaml", declDir(t))
 	if err != nil || len(s.Addons) != 1 {

@@ -12,6 +12,10 @@ var (
 	// breaks a rule of the format. The more precise sentinels below wrap
 	// into it as well.
 	ErrInvalid = errors.New("invalid add-on set")
+	// ErrNotASet marks a file whose document is some other kind of
+	// object (a Deployment, a Kustomization): no declaration at all,
+	// where a kubectl user gave -f a manifest. It wraps into ErrInvalid.
+	ErrNotASet = errors.New("not an add-on set")
 	// ErrUnknownField marks a field the format does not define.
 	ErrUnknownField = errors.New("unknown field")
 	// ErrDuplicateName marks two members with the same name.
