@@ -89,13 +89,25 @@ func checkArgs(cmd *cobra.Command, args, required, optional []string, variadic b
 }
 
 // rootArgs answers an unknown command with cobra's suggestions, each on
-// its own line.
+// its own line. Another tool's word for a command (its SuggestFor: helm's
+// install, upgrade, template, package, show) is the answer alone: helm
+// install suggested uninstall, whose name is two letters off.
 func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
 	e := &usageError{cmd: cmd, msg: fmt.Sprintf("unknown command %q", args[0])}
-	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+	sug := cmd.SuggestionsFor(args[0])
+	var named []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() && slices.ContainsFunc(c.SuggestFor, func(w string) bool { return strings.EqualFold(w, args[0]) }) {
+			named = append(named, c.Name())
+		}
+	}
+	if len(named) > 0 {
+		sug = named
+	}
+	if len(sug) > 0 {
 		e.extra = append(e.extra, "Did you mean this?")
 		for _, s := range sug {
 			e.extra = append(e.extra, "    addonpkg "+s)

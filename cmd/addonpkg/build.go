@@ -28,8 +28,9 @@ type buildFlags struct {
 func newBuildCmd(a *app) *cobra.Command {
 	var bf buildFlags
 	cmd := &cobra.Command{
-		Use:   "build PATH",
-		Short: "Package a folder, a manifest file, a YAML stream, a download or a git repository as an add-on",
+		Use:        "build PATH",
+		SuggestFor: []string{"package"}, // helm package
+		Short:      "Package a folder, a manifest file, a YAML stream, a download or a git repository as an add-on",
 		Long: `Build packages PATH (a directory, a single YAML file, or - for a YAML stream
 on stdin) as an add-on in the image form (default) or the artifact form, into
 the local store and/or the --output destinations. The same input gives the same

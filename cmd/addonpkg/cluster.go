@@ -182,8 +182,10 @@ func newApplyCmd(a *app) *cobra.Command {
 		return nil
 	}
 	cmd := &cobra.Command{
-		Use:   "apply [SOURCE] [-f addons.yaml]",
-		Short: "Install or upgrade an add-on, or an add-on set, in a cluster (staged server-side apply, inventory, prune, wait)",
+		Use: "apply [SOURCE] [-f addons.yaml]",
+		// helm's and others' words for it
+		SuggestFor: []string{"install", "upgrade", "deploy"},
+		Short:      "Install or upgrade an add-on, or an add-on set, in a cluster (staged server-side apply, inventory, prune, wait)",
 		Long: `Apply reads an add-on from any SOURCE, renders it, and installs it into the
 cluster with server-side apply under the field manager "addonpkg": CRDs,
 Namespaces and ClusterRoles first (CRDs waited for until established), then

@@ -19,8 +19,9 @@ func newInspectCmd(a *app) *cobra.Command {
 		src    sourceFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "inspect SOURCE",
-		Short: "Show an add-on's form, metadata, inventory and layers",
+		Use:        "inspect SOURCE",
+		SuggestFor: []string{"show", "describe"}, // helm show, kubectl describe
+		Short:      "Show an add-on's form, metadata, inventory and layers",
 		Long: `Inspect shows an add-on's form, metadata, inventory and layers.
 
 A folder (or a download, or a git commit) has no manifest: inspect shows the

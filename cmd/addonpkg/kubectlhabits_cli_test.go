@@ -133,3 +133,22 @@ func TestSetFileGivenAManifest(t *testing.T) {
 		}
 	}
 }
+
+// Another tool's word for a command is answered with the command alone:
+// helm install suggested uninstall (two letters off), helm template,
+// package and show, docker save, load and rmi nothing or a wrong one. A
+// misspelling still gets cobra's suggestions.
+func TestOtherToolsWordsSuggestTheCommand(t *testing.T) {
+	cliNewHome(t)
+	for word, want := range map[string]string{
+		"install": "apply", "upgrade": "apply", "template": "unpack", "package": "build",
+		"show": "inspect", "describe": "inspect", "save": "copy", "load": "copy", "remove": "rm", "rmi": "rm",
+		"biuld": "build",
+	} {
+		r := cliRun(t, word, "x")
+		wantErr := "addonpkg: unknown command \"" + word + "\"\nDid you mean this?\n    addonpkg " + want + "\nRun 'addonpkg --help' for the commands.\n"
+		if r.code != 1 || r.stderr != wantErr {
+			t.Errorf("addonpkg %s: exit %d, stderr %q; want %q", word, r.code, r.stderr, wantErr)
+		}
+	}
+}

@@ -184,8 +184,9 @@ func newCopyCmd(a *app) *cobra.Command {
 		images      airgapFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "copy SRC DST",
-		Short: "Copy an add-on between registries, OCI layouts, archives and the store",
+		Use:        "copy SRC DST",
+		SuggestFor: []string{"save", "load"}, // docker save and load: an archive is a DST or SRC
+		Short:      "Copy an add-on between registries, OCI layouts, archives and the store",
 		Long: `Copy copies an add-on, digests preserved, between any two of: a registry
 reference, oci:DIR[:TAG], oci-archive:FILE[:TAG], and a name in the local store.
 It is the air-gap path: copy to an oci-archive on the connected side, carry the

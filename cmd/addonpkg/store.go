@@ -142,6 +142,7 @@ func newTagCmd(a *app) *cobra.Command {
 func newRmCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:               "rm NAME...",
+		SuggestFor:        []string{"remove", "rmi"},
 		Short:             "Remove names from the local store (blobs go with gc)",
 		Example:           `  addonpkg rm coredns:1.11 && addonpkg gc`,
 		Args:              minimumArgs("NAME"),

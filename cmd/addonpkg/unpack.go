@@ -31,8 +31,10 @@ type unpackFlags struct {
 func newUnpackCmd(a *app) *cobra.Command {
 	var u unpackFlags
 	cmd := &cobra.Command{
-		Use:   "unpack SOURCE",
-		Short: "Unpack an add-on to a directory, or render it to stdout",
+		Use: "unpack SOURCE",
+		// helm template renders; tar and docker's words extract
+		SuggestFor: []string{"template", "extract", "export"},
+		Short:      "Unpack an add-on to a directory, or render it to stdout",
 		Long: `Unpack reads the add-on in SOURCE, without a container runtime, and either
 writes its tree to -o DIR (atomically: DIR appears complete or not at all) or
 prints the rendered YAML stream for 'kubectl apply -f -'. Reading an image, -o
