@@ -74,3 +74,15 @@ func TestQuietSilencesNotes(t *testing.T) {
 		}
 	}
 }
+
+// One referrer copied is "1 referrer", not "1 referrers".
+func TestCopiedReferrersCounted(t *testing.T) {
+	cliNewHome(t)
+	priv, _ := cliKeys(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	cliMust(t, "sign", "--key", priv, "coredns:1")
+	r := cliRun(t, "copy", "coredns:1", "oci-archive:"+filepath.Join(t.TempDir(), "c.tar"))
+	if want := "copied 1 referrer (a signature, SBOM or attestation)\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("copy: exit %d, stderr %q; want %q", r.code, r.stderr, want)
+	}
+}

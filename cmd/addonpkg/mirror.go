@@ -57,7 +57,7 @@ and the lock across, then 'addonpkg render -f addons-mirror.yaml'.`,
 				fmt.Fprintln(a.stdout, p)
 			}
 			if referrersOn(cmd) && res.Referrers > 0 {
-				a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
+				a.infof("%s", copiedReferrers(res.Referrers))
 			}
 			a.infof("wrote %s and %s", files.Declaration, files.Lock)
 			return nil

@@ -56,9 +56,18 @@ func (a *app) copyCmd(cmd *cobra.Command, src, dst source.Ref, all bool, platfor
 		a.infof("copied %s alone, of an index of %s; --all-platforms copies the index whole", which, strings.Join(sanitizeAll(res.IndexPlatforms), ", "))
 	}
 	if opts.Referrers && res.Referrers > 0 {
-		a.infof("copied %d referrers (signatures, SBOMs, attestations)", res.Referrers)
+		a.infof("%s", copiedReferrers(res.Referrers))
 	}
 	return a.printResult(res, asJSON)
+}
+
+// copiedReferrers is the note of n referrers copied: "copied 1 referrer"
+// read "copied 1 referrers".
+func copiedReferrers(n int) string {
+	if n == 1 {
+		return "copied 1 referrer (a signature, SBOM or attestation)"
+	}
+	return fmt.Sprintf("copied %d referrers (signatures, SBOMs, attestations)", n)
 }
 
 func newPushCmd(a *app) *cobra.Command {
