@@ -22,7 +22,7 @@ func TestPathErrorsNameThePathOnce(t *testing.T) {
 	}{
 		{[]string{"render", "-f", cliSet, "-o", full}, "addonpkg: " + full + ": output directory is not empty\n"},
 		{[]string{"lock", "-f", cliSet, "-o", full}, "addonpkg: read " + full + ": is a directory\n"},
-		{[]string{"render", "-f", tmp}, "addonpkg: read " + tmp + ": is a directory\n"},
+		{[]string{"render", "-f", tmp}, "addonpkg: read " + tmp + ": is a directory (-f takes an add-on set's declaration, not a manifest or folder; to render one add-on: addonpkg unpack " + tmp + ")\n"},
 	} {
 		r := cliRun(t, c.args...)
 		if r.code != 1 || r.stderr != c.want || strings.Count(r.stderr, full) > 1 {
