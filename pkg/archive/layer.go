@@ -368,7 +368,7 @@ func DecompressArchive(r io.ReaderAt, size int64) (io.ReadCloser, mediatypes.Com
 		if err := walkXz(sr, size, MaxDecoderWindow); err != nil {
 			return nil, c, err
 		}
-		return io.NopCloser(&xzReader{r: sr, blocks: xzCursor{blocks: xzWalker{r: sr, size: size}, maxDict: MaxDecoderWindow}}), c, nil
+		return io.NopCloser(newXzReader(sr, size)), c, nil
 	case mediatypes.Bzip2:
 		// bzip2 blocks are at most 900 kB: the decoder's memory is bounded.
 		return io.NopCloser(bzip2.NewReader(bufio.NewReaderSize(sr, 64<<10))), c, nil

@@ -213,6 +213,8 @@ type xzBlock struct {
 	// compressed is the size of its LZMA2 chunks its header states, -1
 	// when it states none.
 	compressed int64
+	// chunked is what its LZMA2 chunk headers say they hold, together.
+	chunked int64
 }
 
 func allZero(b []byte) bool {
@@ -305,7 +307,7 @@ func (x *xzWalker) block(start int64, b, check byte, maxDict int64) (xzBlock, er
 		return blk, err
 	}
 	blk.data = x.pos
-	if err := x.lzma2Chunks(); err != nil {
+	if err := x.lzma2Chunks(&blk); err != nil {
 		return blk, err
 	}
 	blk.end = x.pos
@@ -329,6 +331,14 @@ func (x *xzWalker) record(b *xzBlock) error {
 	}
 	if unpadded != uint64(b.end-b.start+checkSizes[b.check]) || b.uncompressed >= 0 && uint64(b.uncompressed) != uncompressed || uncompressed > 1<<62 {
 		return fmt.Errorf("%w: the index does not match the block at byte %d", ErrXzStructure, b.start)
+	}
+	// A block decodes to what its chunk headers say (each chunk to its
+	// own size, or the decoder fails), so xz -t refuses a block whose
+	// chunks say otherwise than the index. Checked here, it lets one
+	// decoder read a block's output up to its size and know it stopped
+	// at the end of its last chunk (xzReader).
+	if uint64(b.chunked) != uncompressed {
+		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d hold %d bytes, the index says %d", ErrXzStructure, b.start, b.chunked, uncompressed)
 	}
 	b.uncompressed = int64(uncompressed)
 	return nil
@@ -469,13 +479,19 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 	return nil
 }
 
-// lzma2Chunks skips the LZMA2 chunks of a block by their headers, up to
-// and including the end marker.
-func (x *xzWalker) lzma2Chunks() error {
-	for {
+// lzma2Chunks skips the LZMA2 chunks of block b by their headers, up to
+// and including the end marker, and adds up what they hold. The first
+// chunk of a block resets the dictionary (xz -t refuses a block whose
+// first chunk does not): checked here, it lets one decoder, which
+// would carry its dictionary across, read every block (xzReader).
+func (x *xzWalker) lzma2Chunks(b *xzBlock) error {
+	for first := true; ; first = false {
 		c, err := x.byte()
 		if err != nil {
 			return err
+		}
+		if first && c != 0 && c != 1 && c < 0xe0 {
+			return fmt.Errorf("%w: the first LZMA2 chunk of the block at byte %d does not reset the dictionary", ErrXzStructure, b.start)
 		}
 		var h [5]byte
 		switch {
@@ -485,8 +501,10 @@ func (x *xzWalker) lzma2Chunks() error {
 			if err := x.read(h[:2]); err != nil {
 				return err
 			}
-			x.pos += int64(binary.BigEndian.Uint16(h[:2])) + 1
-		case c >= 0x80: // LZMA: unpacked size - 1, packed size - 1, maybe properties
+			n := int64(binary.BigEndian.Uint16(h[:2])) + 1
+			x.pos += n
+			b.chunked += n
+		case c >= 0x80: // LZMA: unpacked size - 1 (5 bits in c), packed size - 1, maybe properties
 			n := 4
 			if (c>>5)&3 >= 2 {
 				n = 5
@@ -495,69 +513,97 @@ func (x *xzWalker) lzma2Chunks() error {
 				return err
 			}
 			x.pos += int64(binary.BigEndian.Uint16(h[2:4])) + 1
+			b.chunked += int64(c&0x1f)<<16 + int64(binary.BigEndian.Uint16(h[:2])) + 1
 		default:
 			return fmt.Errorf("%w: bad LZMA2 chunk %#x at byte %d", ErrXzStructure, c, x.pos-1)
 		}
 	}
 }
 
-// xzReader decodes the blocks a second walk finds, each from its own bytes
-// only, with the dictionary its checked header states, or less when the
-// block holds less: the LZMA2 chunks
-// of a block must end, end marker and all, where the walk says they do,
-// and its check must match what it decoded.
+// newXzReader decodes the xz file of size bytes in r, which walkXz
+// has checked.
+func newXzReader(r io.ReaderAt, size int64) *xzReader {
+	return &xzReader{r: r, blocks: xzCursor{blocks: xzWalker{r: r, size: size}, maxDict: MaxDecoderWindow}}
+}
+
+// xzReader decodes the blocks a second walk finds, each from its own
+// bytes only, with the dictionary its checked header states, or less
+// when the block holds less: the LZMA2 chunks of a block must end,
+// where the walk says they do, and its check must match what it
+// decoded.
+//
+// One decoder reads block after block while their dictionaries are the
+// same size: a new lzma.Reader2 for each block (it cannot be reset)
+// cost 22 µs, 40 times xz -d, for a block of one byte, and output that
+// small is not bounded by the image's size. The decoder is fed each
+// block's chunks without their end marker, which would stop it for
+// good; the walk has checked that the first chunk of each block resets
+// the dictionary (so nothing is carried from the block before: the
+// Reader2's chunk states after a reset are those of a new one) and that
+// the chunks hold what the index says, so a block is read up to that
+// size and is then at the end of its last chunk. A new decoder is
+// needed only where the dictionary grows or shrinks, which takes a
+// block of more than lzma.MinDictCap bytes.
 type xzReader struct {
 	r      io.ReaderAt
 	blocks xzCursor
 	block  xzBlock // the one being decoded
+	// left of the block's bytes are still to be read; open while a block is.
+	left int64
+	open bool
 
-	cur  *lzma.Reader2
-	sec  *io.SectionReader
-	br   *bufio.Reader
-	sum  hash.Hash
-	read int64
-	err  error
+	cur     *lzma.Reader2
+	dictCap int // cur's
+	// decoders counts the Reader2s made, for tests.
+	decoders int
+	sec      *io.SectionReader
+	br       *bufio.Reader
+	sum      hash.Hash
+	err      error
 }
 
 func (z *xzReader) Read(p []byte) (int, error) {
 	if z.err != nil {
 		return 0, z.err
 	}
-	for {
-		if z.cur == nil {
-			b, err := z.blocks.next()
-			if err != nil {
-				z.err = err
-				return 0, err
-			}
-			z.block = b
-			if err := z.open(); err != nil {
-				z.err = err
-				return 0, err
-			}
-		}
-		n, err := z.cur.Read(p)
-		z.sum.Write(p[:n])
-		z.read += int64(n)
-		if err == io.EOF {
-			err = z.finish()
-			z.cur = nil
-			if err == nil && n == 0 {
-				continue
-			}
-		} else if err != nil {
-			err = fmt.Errorf("xz block at byte %d: %w", z.block.start, err)
-		}
-		if err != nil {
-			z.err = err
-		}
-		return n, err
+	if len(p) == 0 {
+		return 0, nil
 	}
+	for z.left == 0 {
+		if err := z.next(); err != nil {
+			z.err = err
+			return 0, err
+		}
+	}
+	n, err := z.cur.Read(p[:min(int64(len(p)), z.left)])
+	z.sum.Write(p[:n])
+	z.left -= int64(n)
+	if err != nil {
+		if err == io.EOF { // an end marker the walk did not see
+			err = io.ErrUnexpectedEOF
+		}
+		z.err = fmt.Errorf("xz block at byte %d: %w", z.block.start, err)
+		return n, z.err
+	}
+	return n, nil
 }
 
-func (z *xzReader) open() error {
-	b := z.block
-	z.sec = io.NewSectionReader(z.r, b.data, b.end-b.data)
+// next finishes the block just read, if any, and starts the next.
+func (z *xzReader) next() error {
+	if z.open {
+		if err := z.finish(); err != nil {
+			return err
+		}
+		z.open = false
+	}
+	b, err := z.blocks.next()
+	if err != nil {
+		return err
+	}
+	z.block, z.open, z.left = b, true, b.uncompressed
+	z.sum = xzCheck(b.check)
+	// The chunks without the end marker (the walk saw it at end-1).
+	z.sec = io.NewSectionReader(z.r, b.data, b.end-1-b.data)
 	// One read buffer serves every block: a new one a block cost 64 KiB
 	// for each 16-byte empty block of a hostile file.
 	if z.br == nil {
@@ -565,31 +611,33 @@ func (z *xzReader) open() error {
 	} else {
 		z.br.Reset(z.sec)
 	}
-	z.sum, z.read = xzCheck(b.check), 0
+	if b.uncompressed == 0 { // no chunks: nothing to decode
+		return nil
+	}
 	// A block never looks back further than it holds: its dictionary
 	// need not be larger than what its header and the index say it
-	// holds, which finish checks. Many small blocks that each state a
-	// 64 MiB dictionary would otherwise cost 64 MiB (allocated and
-	// cleared) each.
-	var err error
-	z.cur, err = lzma.Reader2Config{DictCap: int(max(min(b.dict, b.uncompressed), lzma.MinDictCap))}.NewReader2(z.br)
+	// holds. Many small blocks that each state a 64 MiB dictionary
+	// would otherwise cost 64 MiB (allocated and cleared) each.
+	dictCap := int(max(min(b.dict, b.uncompressed), lzma.MinDictCap))
+	if z.cur != nil && dictCap == z.dictCap {
+		return nil // the next Read reads the block's first chunk header from br
+	}
+	z.cur, err = lzma.Reader2Config{DictCap: dictCap}.NewReader2(z.br)
 	if err != nil {
 		return fmt.Errorf("xz block at byte %d: %w", b.start, err)
 	}
+	z.dictCap = dictCap
+	z.decoders++
 	return nil
 }
 
-// finish checks that the block just decoded ended where the walk said,
-// at its end marker, held the size its header states and matches its
-// check.
+// finish checks that the block just read ended where the walk said (at
+// its end marker) and matches its check.
 func (z *xzReader) finish() error {
 	b := z.block
 	off, _ := z.sec.Seek(0, io.SeekCurrent)
-	if !z.cur.EOS() || off-int64(z.br.Buffered()) != b.end-b.data {
+	if off-int64(z.br.Buffered()) != b.end-1-b.data {
 		return fmt.Errorf("%w: the LZMA2 chunks of the block at byte %d do not end where their headers say", ErrXzStructure, b.start)
-	}
-	if b.uncompressed >= 0 && b.uncompressed != z.read {
-		return fmt.Errorf("%w: the block at byte %d holds %d bytes, its header says %d", ErrXzStructure, b.start, z.read, b.uncompressed)
 	}
 	want := make([]byte, z.sum.Size())
 	if _, err := z.r.ReadAt(want, b.end+(4-(b.end-b.start)%4)%4); err != nil {
