@@ -2,11 +2,12 @@ package archive
 
 import "io"
 
-// XzDecoders decodes the xz file b, as DecompressArchive does, and says
-// how many LZMA2 decoders the reader made.
+// XzDecoders decodes the xz file b, as DecompressArchive does but
+// without its bound on LZMA2 chunks (to measure what it bounds), and
+// says how many LZMA2 decoders the reader made.
 func XzDecoders(b []byte) (out []byte, decoders int, err error) {
 	r := &byteReaderAt{b}
-	if err := walkXz(r, int64(len(b)), MaxDecoderWindow); err != nil {
+	if err := walkXzBudget(r, int64(len(b)), MaxDecoderWindow, nil); err != nil {
 		return nil, 0, err
 	}
 	z := newXzReader(r, int64(len(b)))

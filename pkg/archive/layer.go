@@ -344,7 +344,9 @@ func (g *gzipMembers) Close() error { return g.zr.Close() }
 var ErrLayerCompression = errors.New("not a layer compression")
 
 // ErrCompressionBounds marks a compressed stream whose decoder would need
-// more memory than allowed: an xz block with a dictionary over MaxDecoderWindow.
+// more memory or work than allowed: an xz block with a dictionary over
+// MaxDecoderWindow, an xz archive of more LZMA2 chunks than its output
+// justifies (*XzChunksError).
 var ErrCompressionBounds = errors.New("compressed stream over the decoder's memory bound")
 
 // DecompressArchive returns the tar stream inside the size bytes of r, an

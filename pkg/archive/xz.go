@@ -41,8 +41,17 @@ var ErrXzStructure = errors.New("xz: bad container structure")
 // reading the whole stream could find a block header inside what the
 // walk skipped as data. Neither walk holds the blocks: a file of many
 // empty 16-byte blocks would otherwise hold 3.5 times its size.
+//
+// The walk also bounds the decoder's work by its output
+// (xzChunkBudget): ulikunitz/xz spends tens of µs and up to 32 KiB of
+// allocation on each LZMA2 chunk, however little it holds.
 func walkXz(r io.ReaderAt, size, maxDict int64) error {
-	c := xzCursor{blocks: xzWalker{r: r, size: size}, maxDict: maxDict}
+	return walkXzBudget(r, size, maxDict, &xzChunkBudget{})
+}
+
+// walkXzBudget is walkXz with the chunks counted in budget, none if nil.
+func walkXzBudget(r io.ReaderAt, size, maxDict int64, budget *xzChunkBudget) error {
+	c := xzCursor{blocks: xzWalker{r: r, size: size, budget: budget}, maxDict: maxDict}
 	for {
 		if _, err := c.next(); err == io.EOF {
 			return nil
@@ -183,6 +192,56 @@ type xzWalker struct {
 	// win holds the file's bytes from winAt.
 	win   []byte
 	winAt int64
+	// budget counts the LZMA2 chunks walked, if set.
+	budget *xzChunkBudget
+}
+
+// XzChunkSlack LZMA2 chunks of an xz archive are free; each one after
+// them must follow a KiB of output from the chunks before it. Every
+// chunk costs ulikunitz/xz's decoder tens of µs and a new buffer (up to
+// 32 KiB for an uncompressed chunk, 12 KiB of probabilities for one
+// that resets the properties), whatever it holds: a 512 KiB file of
+// 131,072 one-byte chunks took 6 s, so a 512 MiB download 100 minutes,
+// while its output stayed far under MaxImageBytes. xz writes chunks of
+// up to 2 MiB (64 KiB when the data does not compress), and a smaller
+// one only at the end of a block: only --block-size under 1 KiB or
+// --flush-timeout make more. The bound is checked chunk by chunk, as
+// they are decoded, so that chunks holding much at the end do not
+// excuse many tiny ones before them that a caller's bound on the
+// output would never reach.
+const (
+	XzChunkSlack = 1024
+	xzChunkBytes = 1 << 10
+)
+
+// XzChunksError says an xz archive holds more LZMA2 chunks than the
+// output before them justifies (XzChunkSlack). It matches
+// ErrCompressionBounds.
+type XzChunksError struct {
+	// Offset is where the chunk over the bound starts in the archive.
+	Offset int64
+	// Chunks is its number, counted from 1, Bytes what the chunks before
+	// it hold and Limit the most chunks those bytes allow.
+	Chunks, Bytes, Limit int64
+}
+
+func (e *XzChunksError) Error() string {
+	return fmt.Sprintf("xz: the LZMA2 chunk at byte %d is chunk %d after %d bytes of output, more than the %d chunks allowed (%d, and one a KiB): %s", e.Offset, e.Chunks, e.Bytes, e.Limit, XzChunkSlack, ErrCompressionBounds)
+}
+
+func (e *XzChunksError) Unwrap() error { return ErrCompressionBounds }
+
+// xzChunkBudget counts the LZMA2 chunks of an xz file and what they hold.
+type xzChunkBudget struct{ chunks, bytes int64 }
+
+// add counts the chunk at off, which holds n bytes.
+func (b *xzChunkBudget) add(off, n int64) error {
+	b.chunks++
+	if limit := b.bytes/xzChunkBytes + XzChunkSlack; b.chunks > limit {
+		return &XzChunksError{Offset: off, Chunks: b.chunks, Bytes: b.bytes, Limit: limit}
+	}
+	b.bytes += n
+	return nil
 }
 
 // xzWindow is how much of the file a walker reads ahead.
@@ -486,6 +545,7 @@ func (x *xzWalker) blockHeader(b *xzBlock, hsize, maxDict int64) error {
 // would carry its dictionary across, read every block (xzReader).
 func (x *xzWalker) lzma2Chunks(b *xzBlock) error {
 	for first := true; ; first = false {
+		start := x.pos
 		c, err := x.byte()
 		if err != nil {
 			return err
@@ -494,6 +554,7 @@ func (x *xzWalker) lzma2Chunks(b *xzBlock) error {
 			return fmt.Errorf("%w: the first LZMA2 chunk of the block at byte %d does not reset the dictionary", ErrXzStructure, b.start)
 		}
 		var h [5]byte
+		var n int64 // what the chunk holds
 		switch {
 		case c == 0:
 			return nil
@@ -501,21 +562,26 @@ func (x *xzWalker) lzma2Chunks(b *xzBlock) error {
 			if err := x.read(h[:2]); err != nil {
 				return err
 			}
-			n := int64(binary.BigEndian.Uint16(h[:2])) + 1
+			n = int64(binary.BigEndian.Uint16(h[:2])) + 1
 			x.pos += n
-			b.chunked += n
 		case c >= 0x80: // LZMA: unpacked size - 1 (5 bits in c), packed size - 1, maybe properties
-			n := 4
+			hl := 4
 			if (c>>5)&3 >= 2 {
-				n = 5
+				hl = 5
 			}
-			if err := x.read(h[:n]); err != nil {
+			if err := x.read(h[:hl]); err != nil {
 				return err
 			}
 			x.pos += int64(binary.BigEndian.Uint16(h[2:4])) + 1
-			b.chunked += int64(c&0x1f)<<16 + int64(binary.BigEndian.Uint16(h[:2])) + 1
+			n = int64(c&0x1f)<<16 + int64(binary.BigEndian.Uint16(h[:2])) + 1
 		default:
 			return fmt.Errorf("%w: bad LZMA2 chunk %#x at byte %d", ErrXzStructure, c, x.pos-1)
+		}
+		b.chunked += n
+		if x.budget != nil {
+			if err := x.budget.add(start, n); err != nil {
+				return err
+			}
 		}
 	}
 }

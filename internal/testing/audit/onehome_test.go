@@ -30,6 +30,7 @@ var budgets = map[string]string{
 	"pkg/archive/layer.go:gzipBlockSize":       "a format parameter: layer digests depend on it",
 	"pkg/archive/xz.go:MaxDecoderWindow":       "memory budget: a decoder's window or dictionary (zstd, xz), claimed by a header before any data",
 	"pkg/archive/xz.go:xzWindow":               "read-ahead unit of the xz container walk",
+	"pkg/archive/xz.go:xzChunkBytes":           "work budget: the output each LZMA2 chunk after XzChunkSlack must follow (a ratio of decoder work to output, not a cap on input; one home: the xz walk)",
 	"pkg/capi/capi.go:MaxDataBytes":            "the API server's limit on a ConfigMap's data, which output is split to fit: not a cap on input",
 	"pkg/apply/inventory.go:maxInventoryBytes": "the API server's limit on a Secret's data, which an inventory must fit: not a cap on input",
 }
