@@ -266,8 +266,10 @@ func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, 
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
 	}
+	// Over the cap, the tag is a reason, not the verdict: anyone who can
+	// push a tag could otherwise stop the Sigstore bundles from being read.
 	if len(man.Layers) > MaxSignatures {
-		return nil, nil, false, fmt.Errorf("%s@%s: %w: %s holds %d signatures, over %d", loc, d, ErrBadSignature, tag, len(man.Layers), MaxSignatures)
+		return nil, []error{fmt.Errorf("%s holds %d signatures, over %d: none read", tag, len(man.Layers), MaxSignatures)}, true, nil
 	}
 	var why []error
 	for i, l := range man.Layers {
