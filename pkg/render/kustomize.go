@@ -193,11 +193,7 @@ func builtinConfigsIn(file string, b []byte) error {
 		if err != nil || node == nil {
 			continue // not a configuration kustomize reads
 		}
-		configs := []*yaml.RNode{node}
-		if items, ok, _ := listItems(node); ok {
-			configs = items
-		}
-		for _, cfg := range configs {
+		for _, cfg := range configsOf(node) {
 			if err := checkBuiltinConfig(file, c.line, cfg, true); err != nil {
 				return err
 			}
@@ -231,13 +227,26 @@ func inlineConfigs(field, entry string) ([]*yaml.RNode, bool) {
 		if node.YNode().Kind != yaml.MappingNode {
 			return nil, false
 		}
-		if items, ok, _ := listItems(node); ok {
-			configs = append(configs, items...)
-			continue
-		}
-		configs = append(configs, node)
+		configs = append(configs, configsOf(node)...)
 	}
 	return configs, len(configs) > 0
+}
+
+// configsOf are the configurations kustomize reads from the parsed
+// document node, as it reads them: with its aliases and merge keys
+// expanded (kyaml's ByteReader de-anchors every document before
+// kustomize looks at it, so an apiVersion, a kind or a path may come
+// from an anchor or a merge key), and the items of a List in its place.
+// node is expanded in place (parseDocument bounds what its aliases
+// expand to); none when kustomize could not expand it either.
+func configsOf(node *yaml.RNode) []*yaml.RNode {
+	if err := node.DeAnchor(); err != nil {
+		return nil
+	}
+	if items, ok, _ := listItems(node); ok {
+		return items
+	}
+	return []*yaml.RNode{node}
 }
 
 // builtinAPIVersion is the apiVersion of the configuration of a

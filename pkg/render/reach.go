@@ -471,11 +471,7 @@ func (g *kustomizeGraph) findBuiltinFileNames() {
 			if err != nil || node == nil {
 				continue
 			}
-			configs := []*yaml.RNode{node}
-			if items, ok, _ := listItems(node); ok {
-				configs = items
-			}
-			for _, cfg := range configs {
+			for _, cfg := range configsOf(node) {
 				if builtinNamesFiles(cfg) {
 					g.giveUp(name + " holds a builtin configuration that names files")
 					return
@@ -509,9 +505,10 @@ var fileKeys = map[string][]string{
 // builtinNamesFiles tells whether cfg configures one of kustomize's
 // builtin transformers or generators and may name a file for it to
 // read: a key of fileKeys anywhere in it, in any case (kustomize decodes
-// a configuration as JSON, whose field names match in any case), or a
-// YAML merge key, which may bring one. A configuration that is no
-// builtin's names none: kustomize runs no plugins, and refuses it.
+// a configuration as JSON, whose field names match in any case). cfg is
+// read as kustomize reads it, its anchors and merge keys expanded
+// (configsOf). A configuration that is no builtin's names none:
+// kustomize runs no plugins, and refuses it.
 func builtinNamesFiles(cfg *yaml.RNode) bool {
 	n := cfg.YNode()
 	if n.Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
@@ -532,14 +529,12 @@ func builtinNamesFiles(cfg *yaml.RNode) bool {
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i]
-				if k.ShortTag() == yaml.MergeTag || slices.ContainsFunc(keys, func(s string) bool { return strings.EqualFold(s, k.Value) }) {
+				if slices.ContainsFunc(keys, func(s string) bool { return strings.EqualFold(s, k.Value) }) {
 					return true
 				}
 			}
 		}
-		if n.Kind != yaml.AliasNode {
-			stack = append(stack, n.Content...)
-		}
+		stack = append(stack, n.Content...)
 	}
 	return false
 }
