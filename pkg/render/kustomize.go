@@ -147,10 +147,14 @@ func rootKustomization(fsys fs.FS) string {
 
 // checkKustomizations refuses a kustomization kustomize reads (g) that
 // inflates a Helm chart, or (unless allowRemote) names a remote resource
-// or a path outside the tree; the configurations of builtin transformers
+// or a path outside the tree, or changes the objects of a folder of
+// configurations (kustomizeGraph.changedConfigs); the configurations of builtin transformers
 // and generators in other files are checkReachedFiles's
 // (builtinConfigsIn).
 func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKeys int) error {
+	if c := g.changedConfigs; c.file != "" && !allowRemote {
+		return &Error{File: c.file, Err: fmt.Errorf("%w: %s changes the objects of a folder listed in transformers, generators or validators, which kustomize then reads as configurations: it may give one a remote path (a PatchTransformer's, fetched over HTTP) that no file of the tree holds; list the configurations as written, or allow remote resources", ErrRemote, c.field)}
+	}
 	files, err := g.files()
 	if err != nil {
 		return err

@@ -34,7 +34,9 @@ import (
 // cannot decode, a field it does not follow (kustomizationFields), a
 // builtin transformer or generator configuration that names files of its
 // own (builtinNamesFiles: kustomize resolves them against the
-// kustomization that lists the configuration, wherever it is written).
+// kustomization that lists the configuration, wherever it is written), a
+// folder of configurations whose kustomization changes them
+// (changedConfigs).
 
 // fieldUse says what the walk does with a field of a kustomization.
 type fieldUse int
@@ -84,6 +86,9 @@ type kustomizeGraph struct {
 	// everything, when not "", says why the walk cannot tell what
 	// kustomize reads: every file of the tree counts as reached.
 	everything string
+	// changedConfigs, when its file is not "", is a kustomization of a
+	// folder of configurations that changes them (changedConfigs).
+	changedConfigs changedConfigs
 	// root is the work of the root kustomization.
 	root  *kustomizeWork
 	done  map[string]*kustomizeWork
@@ -157,7 +162,7 @@ func (g *kustomizeGraph) dir(dir string) *kustomizeWork {
 	}
 	g.doing[dir] = true
 	defer delete(g.doing, dir)
-	k := g.kustomization(dir)
+	_, k := g.kustomization(dir)
 	if k == nil {
 		g.done[dir] = w
 		return w
@@ -194,11 +199,11 @@ func (g *kustomizeGraph) dir(dir string) *kustomizeWork {
 	return w
 }
 
-// kustomization reads the kustomization of dir as kustomize does, or nil
-// when kustomize reads none there. Every kustomization file of dir is
-// reached: kustomize reads each name it knows, and refuses a folder of
-// two.
-func (g *kustomizeGraph) kustomization(dir string) *types.Kustomization {
+// kustomization reads the kustomization of dir as kustomize does, and
+// returns its file's name, or nil when kustomize reads none there. Every
+// kustomization file of dir is reached: kustomize reads each name it
+// knows, and refuses a folder of two.
+func (g *kustomizeGraph) kustomization(dir string) (string, *types.Kustomization) {
 	var found []string
 	for _, n := range addon.KustomizationNames {
 		p := path.Join(dir, n)
@@ -208,47 +213,100 @@ func (g *kustomizeGraph) kustomization(dir string) *types.Kustomization {
 		}
 	}
 	if len(found) != 1 {
-		return nil
+		return "", nil
 	}
 	b, err := fs.ReadFile(g.fsys, found[0])
 	if err != nil {
-		return nil // kustomize says why
+		return "", nil // kustomize says why
 	}
 	// An alias bomb is refused as reached content; it is not decoded.
 	for _, c := range splitYAML(b) {
 		if _, err := parseDocument(c.text); err != nil {
 			g.giveUp(found[0] + " does not parse")
-			return nil
+			return "", nil
 		}
 	}
 	var k types.Kustomization
 	if err := k.Unmarshal(b); err != nil {
 		g.giveUp(found[0] + " does not decode as kustomize decodes it")
-		return nil
+		return "", nil
 	}
-	if f := unfollowedField(reflect.ValueOf(k)); f != "" {
+	followed := func(name string) bool {
+		use, ok := kustomizationFields[name]
+		return ok && use != notFollowed
+	}
+	if f := fieldSetOutside(reflect.ValueOf(k), followed); f != "" {
 		g.giveUp(found[0] + " sets " + f)
 	}
-	return &k
+	return found[0], &k
 }
 
-// unfollowedField is the JSON name of the first field set in v (a
-// types.Kustomization) that the walk does not follow, or "".
-func unfollowedField(v reflect.Value) string {
+// fieldSetOutside is the JSON name of the first field set in v (a
+// types.Kustomization) for which in is false, or "".
+func fieldSetOutside(v reflect.Value, in func(name string) bool) string {
 	for i := range v.NumField() {
 		f, fv := v.Type().Field(i), v.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.Anonymous && strings.Contains(opts, "inline") {
-			if s := unfollowedField(fv); s != "" {
+			if s := fieldSetOutside(fv, in); s != "" {
 				return s
 			}
 			continue
 		}
-		if use, ok := kustomizationFields[name]; (!ok || use == notFollowed) && !fv.IsZero() {
+		if !in(name) && !fv.IsZero() {
 			return name
 		}
 	}
 	return ""
+}
+
+// changedConfigs is a kustomization (file) of a folder listed in
+// transformers, generators or validators, or of a folder below one, that
+// sets field, which changes the objects kustomize then reads as
+// configurations: a patch, a replacement, a transformer or a field
+// specification may give one an apiVersion of builtin or a path (a
+// PatchTransformer's, over HTTP) that no file of the tree holds, so
+// neither the walk nor the remote check can see what kustomize will
+// read. The walk then reaches everything, and the render refuses the
+// tree unless remote resources are allowed (checkKustomizations).
+type changedConfigs struct {
+	file, field string
+}
+
+// gatherFields are the fields of a kustomization that gather objects
+// without changing them.
+var gatherFields = map[string]bool{
+	"apiVersion": true, "kind": true, "metadata": true,
+	"resources": true, "bases": true, "components": true, "sortOptions": true,
+}
+
+// findChangedConfigs finds, in the kustomization of the configurations
+// folder dir and in those of the folders below it, one that changes its
+// objects (changedConfigs). seen holds the folders already looked at.
+func (g *kustomizeGraph) findChangedConfigs(dir string, seen map[string]bool) changedConfigs {
+	if seen[dir] {
+		return changedConfigs{}
+	}
+	seen[dir] = true
+	file, k := g.kustomization(dir)
+	if k == nil {
+		return changedConfigs{} // kustomize refuses it
+	}
+	if f := fieldSetOutside(reflect.ValueOf(*k), func(name string) bool { return gatherFields[name] }); f != "" {
+		return changedConfigs{file: file, field: f}
+	}
+	for _, e := range slices.Concat(k.Resources, k.Bases, k.Components) {
+		if e == "" || looksRemote(e) {
+			continue
+		}
+		p := treePath(dir, e)
+		if st, err := fs.Stat(g.fsys, p); err == nil && st.IsDir() {
+			if c := g.findChangedConfigs(p, seen); c.file != "" {
+				return c
+			}
+		}
+	}
+	return changedConfigs{}
 }
 
 // treePath is where kustomize, in the kustomization folder dir, reads
@@ -334,6 +392,10 @@ func (g *kustomizeGraph) configs(dir, field, entry string) int64 {
 	}
 	p := treePath(dir, entry)
 	if st, err := fs.Stat(g.fsys, p); err == nil && st.IsDir() {
+		if c := g.findChangedConfigs(p, map[string]bool{}); c.file != "" && g.changedConfigs.file == "" {
+			g.changedConfigs = c
+			g.giveUp(c.file + " changes the configurations of its folder")
+		}
 		return satAdd(n, g.dir(p).objects)
 	}
 	if p := g.file(dir, entry); p != "" {
