@@ -419,8 +419,8 @@ func (g *kustomizeGraph) replacements(dir string, k *types.Kustomization) int64 
 		}
 		entries := 1
 		if p := g.file(dir, r.Path); p != "" {
-			for _, d := range g.sequences(p) {
-				entries = max(entries, len(d.Content))
+			for _, d := range g.fileDocumentsOfKind(p, yaml.SequenceNode) {
+				entries = max(entries, len(d.YNode().Content))
 			}
 		}
 		n += int64(entries)
@@ -441,19 +441,27 @@ func listTransformers(k *types.Kustomization) int64 {
 	return int64(n)
 }
 
-// sequences are the documents of file p that are sequences.
-func (g *kustomizeGraph) sequences(p string) []*yaml.Node {
+// documentsOfKind are the documents of b that parse as nodes of kind
+// (a mapping, a sequence); the others kustomize refuses, or the checks
+// of reached files do.
+func documentsOfKind(b []byte, kind yaml.Kind) []*yaml.RNode {
+	var docs []*yaml.RNode
+	for _, ch := range splitYAML(b) {
+		if node, err := parseDocument(ch.text); err == nil && node != nil && node.YNode().Kind == kind {
+			docs = append(docs, node)
+		}
+	}
+	return docs
+}
+
+// fileDocumentsOfKind are the documents of file p of kind
+// (documentsOfKind); none when p cannot be read.
+func (g *kustomizeGraph) fileDocumentsOfKind(p string, kind yaml.Kind) []*yaml.RNode {
 	b, err := fs.ReadFile(g.fsys, p)
 	if err != nil {
 		return nil
 	}
-	var seqs []*yaml.Node
-	for _, ch := range splitYAML(b) {
-		if node, err := parseDocument(ch.text); err == nil && node != nil && node.YNode().Kind == yaml.SequenceNode {
-			seqs = append(seqs, node.YNode())
-		}
-	}
-	return seqs
+	return documentsOfKind(b, kind)
 }
 
 // patches reaches the patch files of the kustomization of dir and counts
@@ -468,7 +476,7 @@ func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
 		if p := g.file(dir, string(e)); p != "" {
 			docs = len(g.documents(p))
 		}
-		n += int64(max(1, docs, len(inlineDocs(string(e)))))
+		n += int64(max(1, docs, len(documentsOfKind([]byte(e), yaml.MappingNode))))
 	}
 	for _, p := range slices.Concat(k.Patches, k.PatchesJson6902) {
 		docs := 0
@@ -478,7 +486,7 @@ func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
 				docs = len(g.documents(f))
 			}
 		case p.Patch != "":
-			docs = len(inlineDocs(p.Patch))
+			docs = len(documentsOfKind([]byte(p.Patch), yaml.MappingNode))
 		}
 		n += int64(max(1, docs))
 	}
@@ -489,16 +497,8 @@ func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
 // place; none when p cannot be read or parsed (kustomize says why, or
 // the checks of reached files refuse it).
 func (g *kustomizeGraph) documents(p string) []*yaml.RNode {
-	b, err := fs.ReadFile(g.fsys, p)
-	if err != nil {
-		return nil
-	}
 	var docs []*yaml.RNode
-	for _, ch := range splitYAML(b) {
-		node, err := parseDocument(ch.text)
-		if err != nil || node == nil || node.YNode().Kind != yaml.MappingNode {
-			continue
-		}
+	for _, node := range g.fileDocumentsOfKind(p, yaml.MappingNode) {
 		if items, ok, _ := listItems(node); ok {
 			docs = append(docs, items...)
 			continue

@@ -5,8 +5,6 @@ import (
 	"io/fs"
 	"math"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
@@ -89,17 +87,6 @@ func checkKustomizeWork(fsys fs.FS, g *kustomizeGraph, limits safetree.Limits) e
 // with it.
 func countKustomizeWork(fsys fs.FS) *kustomizeWork {
 	return walkKustomizations(fsys).root
-}
-
-// inlineDocs are the mapping documents of a patch written in place.
-func inlineDocs(s string) []*yaml.RNode {
-	var docs []*yaml.RNode
-	for _, ch := range splitYAML([]byte(s)) {
-		if node, err := parseDocument(ch.text); err == nil && node != nil && node.YNode().Kind == yaml.MappingNode {
-			docs = append(docs, node)
-		}
-	}
-	return docs
 }
 
 func (w *kustomizeWork) addObjects(n int64) {
