@@ -301,11 +301,7 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 	}
 	for _, field := range pathFields {
-		list := node.Field(field)
-		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, item := range list.Value.YNode().Content {
+		for _, item := range entriesOf(node, field) {
 			if item.Kind != yaml.ScalarNode {
 				continue
 			}
@@ -328,6 +324,36 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 		}
 	}
 	return nil
+}
+
+// entriesOf are the entries of the list field of the kustomization
+// node, read as kustomize reads them (types.Kustomization's Unmarshal):
+// with its anchors and merge keys expanded, under the field's name in any
+// case. A list that came through a merge key, or under Transformers,
+// had its inline configurations' remote paths fetched unchecked. Every
+// key of that name counts, whichever one kustomize keeps. node is not
+// changed (a copy is expanded), and its aliases are bounded first
+// (checkAliases).
+func entriesOf(node *yaml.RNode, field string) []*yaml.Node {
+	if checkAliases(node.YNode()) != nil {
+		return nil // refused as reached content (checkReachedFiles)
+	}
+	text, err := node.String()
+	if err != nil {
+		return nil
+	}
+	expanded, err := yaml.Parse(text)
+	if err != nil || expanded.DeAnchor() != nil {
+		expanded = node // kyaml cannot expand it: what it says as written
+	}
+	var entries []*yaml.Node
+	m := expanded.YNode().Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if strings.EqualFold(m[i].Value, field) && m[i+1].Kind == yaml.SequenceNode {
+			entries = append(entries, m[i+1].Content...)
+		}
+	}
+	return entries
 }
 
 // textFields are the keys whose values kustomize copies into objects

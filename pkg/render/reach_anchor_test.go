@@ -61,3 +61,26 @@ func TestKustomizeBuiltinConfigThroughAnchorsChecked(t *testing.T) {
 func fmtPath(format, p string) string {
 	return strings.Replace(format, "%s", p, 1)
 }
+
+// kustomize decodes a kustomization as JSON, with its anchors and merge
+// keys expanded and its field names in any case: a configuration written
+// in place in transformers that came through a merge key, or under
+// Transformers, is checked as one under transformers. Its remote path
+// was fetched.
+func TestKustomizeInlineConfigsThroughMergeKeysAndCase(t *testing.T) {
+	srv, hits := remoteServer(t)
+	inline := "- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  path: " + srv.URL + "/patch.yaml\n  target: {kind: ConfigMap}\n"
+	for name, k := range map[string]string{
+		"merge key":  "<<:\n  resources: [cm.yaml]\n  transformers:\n  " + strings.ReplaceAll(inline, "\n", "\n  "),
+		"other case": "resources: [cm.yaml]\nTransformers:\n" + inline,
+		"upper case": "resources: [cm.yaml]\nTRANSFORMERS:\n" + inline,
+	} {
+		_, err := renderTree(t, map[string]string{"kustomization.yaml": k, "cm.yaml": configMap})
+		if !errors.Is(err, render.ErrRemote) {
+			t.Errorf("%s: err = %v; want ErrRemote", name, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the renders made %d requests", n)
+	}
+}
