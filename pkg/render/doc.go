@@ -27,7 +27,13 @@
 // kustomization names (a README, Helm values, an example) is not parsed
 // and does not make a render fail; where the walk cannot tell what
 // kustomize reads (a builtin transformer's configuration naming files of
-// its own, a kustomization it cannot decode) it checks every file. The OpenAPI schema a kustomization names (its
+// its own, a kustomization it cannot decode, a folder of configurations
+// whose kustomization changes them) it checks every file. Builtin
+// configurations and a kustomization's lists are read as kustomize
+// reads them, anchors and merge keys expanded, field names in any case;
+// a folder of configurations that changes them is refused unless remote
+// resources are allowed, since what it makes may name a remote file no
+// check can see. The OpenAPI schema a kustomization names (its
 // openapi field) is kustomize's package state, which each render resets
 // before and after it runs, so that no add-on renders with another's.
 //
