@@ -22,8 +22,7 @@ import (
 //
 // Parallel: each case waits out client-go's ten retries (20 s of sleep,
 // no work), on objects of its own (newCluster's prefix), so the cases
-// wait together, and beside TestClientPrintsNothing's 30 s, instead of
-// adding 40 s to the package.
+// wait together instead of adding 40 s to the package.
 func TestRetryAfterIsBounded(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
