@@ -18,7 +18,6 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/imagelock"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
-	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
 const (
@@ -180,16 +179,9 @@ func TestCLISignedPinCannotBeRedirected(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "layout")
 	cliMust(t, "build", tree, "--name", "app", "--output", "oci:"+dir+":1")
 
-	keys := t.TempDir()
-	priv, pub, err := signature.GenerateKeyPair(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliWriteFile(t, filepath.Join(keys, "cosign.key"), string(priv))
-	cliWriteFile(t, filepath.Join(keys, "cosign.pub"), string(pub))
-	t.Setenv(signature.PasswordEnv, "")
-	cliMust(t, "sign", "--key", filepath.Join(keys, "cosign.key"), "oci:"+dir+":1")
-	cliMust(t, "verify", "--key", filepath.Join(keys, "cosign.pub"), "oci:"+dir+":1")
+	key, pub := cliKeys(t, "a")
+	cliMust(t, "sign", "--key", key, "oci:"+dir+":1")
+	cliMust(t, "verify", "--key", pub, "oci:"+dir+":1")
 
 	st, err := layout.Open(dir)
 	if err != nil {
@@ -208,7 +200,7 @@ func TestCLISignedPinCannotBeRedirected(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	verify := []string{"--verify-key", filepath.Join(keys, "cosign.pub")}
+	verify := []string{"--verify-key", pub}
 	for _, args := range [][]string{
 		append([]string{"unpack", "--relocate", "mirror.example:5000", "oci:" + dir + ":1"}, verify...),
 		append([]string{"copy", "--with-images", "oci:" + dir + ":1", "oci-archive:" + filepath.Join(t.TempDir(), "out.tar") + ":1"}, verify...),

@@ -66,7 +66,7 @@ func TestCLIGCCollectsWhatOnlyARemovedAddonHeld(t *testing.T) {
 	kept := cliBlobNames(t, home)
 	src := gcLayout(t, 3)
 	cliMust(t, "copy", "--with-images", "-q", "oci:"+src+":1", "web:1")
-	priv, _ := cliKeys(t)
+	priv, _ := cliKeys(t, "a")
 	cliMust(t, "sign", "--key", priv, "web:1")
 	withWeb := cliBlobNames(t, home)
 

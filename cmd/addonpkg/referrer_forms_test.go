@@ -2,11 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
 // TestImagesNamesSignatures: a signature made in the store (cosign's
@@ -16,13 +13,7 @@ import (
 func TestImagesNamesSignatures(t *testing.T) {
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
-	priv, _, err := signature.GenerateKeyPair(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(t.TempDir(), "cosign.key")
-	cliWriteFile(t, key, string(priv))
-	t.Setenv(signature.PasswordEnv, "")
+	key, _ := cliKeys(t, "a")
 	cliMust(t, "sign", "--key", key, "coredns:1")
 
 	if rows := cliImagesJSON(t); len(rows) != 1 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -23,17 +24,35 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
-// cliKeys writes a fresh cosign key pair (no password) and returns the
-// private and public key files.
-func cliKeys(t *testing.T) (string, string) {
+// cliKeyPairs caches cliKeys's pairs by label: making one encrypts the
+// private key with scrypt, seconds of CPU under -race on a busy machine,
+// and every signing test made its own. What a test proves does not
+// depend on which key it signs with; a test that needs two keys names
+// two labels.
+var (
+	cliKeyPairsMu sync.Mutex
+	cliKeyPairs   = map[string][2][]byte{}
+)
+
+// cliKeys writes the cosign key pair named label (no password) into a
+// folder of the test's own and returns the private and public key files.
+func cliKeys(t *testing.T, label string) (string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	priv, pub, err := signature.GenerateKeyPair(nil)
-	if err != nil {
-		t.Fatal(err)
+	cliKeyPairsMu.Lock()
+	pair, ok := cliKeyPairs[label]
+	if !ok {
+		priv, pub, err := signature.GenerateKeyPair(nil)
+		if err != nil {
+			cliKeyPairsMu.Unlock()
+			t.Fatal(err)
+		}
+		pair = [2][]byte{priv, pub}
+		cliKeyPairs[label] = pair
 	}
-	cliWriteFile(t, filepath.Join(dir, "cosign.key"), string(priv))
-	cliWriteFile(t, filepath.Join(dir, "cosign.pub"), string(pub))
+	cliKeyPairsMu.Unlock()
+	dir := t.TempDir()
+	cliWriteFile(t, filepath.Join(dir, "cosign.key"), string(pair[0]))
+	cliWriteFile(t, filepath.Join(dir, "cosign.pub"), string(pair[1]))
 	t.Setenv(signature.PasswordEnv, "")
 	return filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
 }
@@ -45,7 +64,7 @@ func cliKeys(t *testing.T) (string, string) {
 func TestCLICopyWithImagesCarriesSignature(t *testing.T) {
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
-	key, pub := cliKeys(t)
+	key, pub := cliKeys(t, "a")
 	dir := filepath.Join(t.TempDir(), "layout")
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "--name", "crds", "--output", "oci:"+dir+":1")
 	cliMust(t, "sign", "--key", key, "oci:"+dir+":1")
@@ -97,7 +116,7 @@ func twoPlatformIndex(t *testing.T, key string) string {
 func TestCLISignedIndexTravelsWhole(t *testing.T) {
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
-	key, pub := cliKeys(t)
+	key, pub := cliKeys(t, "a")
 	dir := twoPlatformIndex(t, key)
 
 	archive := filepath.Join(t.TempDir(), "one.tar")
@@ -127,7 +146,7 @@ func TestCLISignedIndexTravelsWhole(t *testing.T) {
 func TestCLIPushCarriesSignature(t *testing.T) {
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
-	key, pub := cliKeys(t)
+	key, pub := cliKeys(t, "a")
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "-t", "crds:1")
 	cliMust(t, "sign", "--key", key, "crds:1")
 	cliMust(t, "verify", "--key", pub, "crds:1")
@@ -140,7 +159,7 @@ func TestCLIPushCarriesSignature(t *testing.T) {
 func TestCLIMirrorCarriesSignatures(t *testing.T) {
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
-	key, pub := cliKeys(t)
+	key, pub := cliKeys(t, "a")
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "-t", "crds:1")
 	cliMust(t, "sign", "--key", key, "crds:1")
 	cliMust(t, "copy", "crds:1", reg.Host+"/pushed/crds:1")

@@ -30,8 +30,8 @@ func TestCLISourceFlagsVerifyBeforeApply(t *testing.T) {
 	if _, stderr, code := cc.run(t, "build", tree, "--name", "signed-cm", "--output", src); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, stderr)
 	}
-	key, pub := cliKeys(t)
-	_, otherPub := cliKeys(t)
+	key, pub := cliKeys(t, "a")
+	_, otherPub := cliKeys(t, "b")
 	if _, stderr, code := cc.run(t, "sign", "--key", key, src); code != 0 {
 		t.Fatalf("sign: exit %d: %s", code, stderr)
 	}
