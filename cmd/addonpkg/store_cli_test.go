@@ -158,7 +158,15 @@ func TestCLIPullNonOCIContentType(t *testing.T) {
 // gc deletes nothing while a name's manifest cannot be read, and says on
 // one line which name and what to do; a media type in index.json that is
 // not a manifest's (a store written by an older version) does not matter.
+//
+// Each case damages a copy of one store, built once: two builds per case
+// cost about 5 s each under -race.
 func TestCLIGCUnreadableTag(t *testing.T) {
+	template := cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	// Something gc would delete: the blobs of a removed name.
+	cliMust(t, "build", cliExampleDir("metrics-server"), "-t", "gone:1")
+	cliMust(t, "rm", "gone:1")
 	for _, c := range []struct {
 		name   string
 		damage func(t *testing.T, home string, manifest v1.Hash)
@@ -223,10 +231,12 @@ func TestCLIGCUnreadableTag(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := cliNewHome(t)
-			cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
-			// Something gc would delete: the blobs of a removed name.
-			cliMust(t, "build", cliExampleDir("metrics-server"), "-t", "gone:1")
-			cliMust(t, "rm", "gone:1")
+			if err := os.CopyFS(home, os.DirFS(template)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(cliBlobNames(t, home)); n <= 3 {
+				t.Fatalf("%d blobs in the store, want more than coredns:1's 3 (gone:1's, for gc)", n)
+			}
 			m, cfg, layer := storeCLIBlobs(t, home, "coredns:1")
 			c.damage(t, home, m)
 			state := cliStoreState(t, home)
