@@ -78,7 +78,7 @@ func TestQuietSilencesNotes(t *testing.T) {
 // One referrer copied is "1 referrer", not "1 referrers".
 func TestCopiedReferrersCounted(t *testing.T) {
 	cliNewHome(t)
-	priv, _ := cliKeys(t)
+	priv, _ := cliKeys(t, "a")
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	cliMust(t, "sign", "--key", priv, "coredns:1")
 	r := cliRun(t, "copy", "coredns:1", "oci-archive:"+filepath.Join(t.TempDir(), "c.tar"))
