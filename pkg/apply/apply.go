@@ -178,6 +178,24 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, err)
 	}
 	p.label()
+	var prevObjects []InventoryEntry
+	if p.prev != nil {
+		prevObjects = p.prev.Objects
+	}
+	inv := &Inventory{
+		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity, Content: content,
+			Values: maps.Clone(a.Values), Namespace: p.namespace, Phase: PhasePending},
+		Objects: union(prevObjects, p.entries()),
+	}
+	// A record too large for its Secret is refused before the dry-run of
+	// every object, which it would follow, and by a dry-run too: the
+	// apply it stands for would be refused. (A re-apply that writes no
+	// pending record lists no more than the last record did.) Stamped, as
+	// writeInventory stamps it, to be measured at the size it is written.
+	inv.Updated = time.Now().UTC().Truncate(time.Second)
+	if _, err := c.encodeFitting(inv); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", verb, a.Name, upgradeTooLarge(err, inv, p))
+	}
 	if opts.DryRun {
 		// What the apply refuses before any change of an object it may
 		// recreate, the dry-run refuses too: ssa's diff takes any refusal
@@ -194,15 +212,6 @@ func (c *Client) Apply(ctx context.Context, a Addon, opts Options) (*ChangeSet, 
 	}
 
 	cs := &ChangeSet{Addon: a.Name}
-	var prevObjects []InventoryEntry
-	if p.prev != nil {
-		prevObjects = p.prev.Objects
-	}
-	inv := &Inventory{
-		Record: Record{Name: a.Name, Version: a.Version, Source: a.Source, Digest: a.Digest, Identity: a.Identity, Content: content,
-			Values: maps.Clone(a.Values), Namespace: p.namespace, Phase: PhasePending},
-		Objects: union(prevObjects, p.entries()),
-	}
 	// A re-apply of what the last record says (same add-on, values and
 	// objects, or fewer) writes no pending record: that one already covers
 	// all an apply cut short could leave behind.

@@ -25,12 +25,15 @@ func TestInventoryTooLargeChangesNothing(t *testing.T) {
 	for i := range 3400 {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s-%05d, namespace: NS}\n", strings.Repeat("x", 240), i)
 	}
-	_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "1", b.String()), apply.Options{})
-	var tl *apply.InventoryTooLargeError
-	if !errors.Is(err, apply.ErrInvalid) || !errors.As(err, &tl) || tl.Objects != 3400 || tl.Limit != 1<<20 || tl.Bytes <= tl.Limit || tl.Installed != 0 {
-		t.Fatalf("apply of an add-on too large to record = %v (%+v), want an InventoryTooLargeError of 3400 objects, matching ErrInvalid", err, tl)
+	// The dry-run says what the apply would: it is refused.
+	for _, opts := range []apply.Options{{DryRun: true}, {}} {
+		_, err := k.admin.Apply(k.ctx, k.addon(t, k.prefix, "1", b.String()), opts)
+		var tl *apply.InventoryTooLargeError
+		if !errors.Is(err, apply.ErrInvalid) || !errors.As(err, &tl) || tl.Objects != 3400 || tl.Limit != 1<<20 || tl.Bytes <= tl.Limit || tl.Installed != 0 {
+			t.Fatalf("apply (dry-run %v) of an add-on too large to record = %v (%+v), want an InventoryTooLargeError of 3400 objects, matching ErrInvalid", opts.DryRun, err, tl)
+		}
+		oneLine(t, err, "3400 objects", "split the add-on")
 	}
-	oneLine(t, err, "3400 objects", "split the add-on")
 	if k.inventorySecret(t, k.prefix) != nil {
 		t.Error("the refused apply left an inventory")
 	}
@@ -76,12 +79,14 @@ func TestInventoryTooLargeForAnUpgrade(t *testing.T) {
 		_ = k.typed.CoreV1().Secrets(sec.Namespace).Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
 	})
 
-	_, err = k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", b.String()), apply.Options{})
-	var tl *apply.InventoryTooLargeError
-	if !errors.Is(err, apply.ErrInvalid) || !errors.As(err, &tl) || tl.Installed != n || tl.Objects != 2*n || tl.Addon != k.prefix {
-		t.Fatalf("upgrade too large to record beside the installed objects = %v (%+v), want an InventoryTooLargeError counting %d installed", err, tl, n)
+	for _, opts := range []apply.Options{{DryRun: true}, {}} {
+		_, err = k.admin.Apply(k.ctx, k.addon(t, k.prefix, "2", b.String()), opts)
+		var tl *apply.InventoryTooLargeError
+		if !errors.Is(err, apply.ErrInvalid) || !errors.As(err, &tl) || tl.Installed != n || tl.Objects != 2*n || tl.Addon != k.prefix {
+			t.Fatalf("upgrade (dry-run %v) too large to record beside the installed objects = %v (%+v), want an InventoryTooLargeError counting %d installed", opts.DryRun, err, tl, n)
+		}
+		oneLine(t, err, "uninstall "+k.prefix+" first")
 	}
-	oneLine(t, err, "uninstall "+k.prefix+" first")
 	if now := k.inventorySecret(t, k.prefix); now == nil || now.ResourceVersion != sec.ResourceVersion {
 		t.Error("the refused upgrade changed the installed record")
 	}

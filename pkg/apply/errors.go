@@ -182,8 +182,8 @@ func (e *NameClaimError) Error() string {
 func (e *NameClaimError) Is(target error) bool { return target == ErrConflict }
 
 // InventoryTooLargeError is an inventory record too large for its
-// Secret, refused before it is written (nothing else is changed when it
-// is an apply's first write): the API server holds at most Limit bytes
+// Secret, refused before the apply's dry-run and any write, and by a
+// dry-run (Options.DryRun) too: the API server holds at most Limit bytes
 // of a Secret's data, about three thousand objects with long names. It
 // matches ErrInvalid.
 //

@@ -408,16 +408,11 @@ func decodeInventory(s *corev1.Secret) (*Inventory, error) {
 // conflict instead of overwriting each other's record.
 func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev1.Secret) (*corev1.Secret, error) {
 	inv.Updated = time.Now().UTC().Truncate(time.Second)
-	data, err := encodeInventory(inv)
+	data, err := c.encodeFitting(inv)
 	if err != nil {
 		return nil, err
 	}
 	ns, name := c.opts.InventoryNamespace, InventoryName(inv.Name)
-	if len(data) > maxInventoryBytes {
-		// The API server's answer ("data: Too long") names neither the
-		// add-on's objects nor what to do.
-		return nil, &InventoryTooLargeError{Addon: inv.Name, Secret: ns + "/" + name, Objects: len(inv.Objects), Bytes: len(data), Limit: maxInventoryBytes}
-	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
@@ -446,6 +441,23 @@ func (c *Client) writeInventory(ctx context.Context, inv *Inventory, prev *corev
 		return nil, fmt.Errorf("write inventory %s/%s: %w", ns, name, wrap(err))
 	}
 	return out, nil
+}
+
+// encodeFitting is the JSON inv is recorded as, or an
+// *InventoryTooLargeError when it does not fit the Secret. The API
+// server's own answer ("data: Too long") names neither the add-on's
+// objects nor what to do, and comes only after the apply's dry-run of
+// every object: Apply asks before it.
+func (c *Client) encodeFitting(inv *Inventory) ([]byte, error) {
+	data, err := encodeInventory(inv)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInventoryBytes {
+		secret := c.opts.InventoryNamespace + "/" + InventoryName(inv.Name)
+		return nil, &InventoryTooLargeError{Addon: inv.Name, Secret: secret, Objects: len(inv.Objects), Bytes: len(data), Limit: maxInventoryBytes}
+	}
+	return data, nil
 }
 
 // encodeInventory is the JSON inv is recorded as, its objects sorted.
