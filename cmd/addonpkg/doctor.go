@@ -53,6 +53,7 @@ cached for a day (in the user cache directory) for 'push --format auto'.`,
 		},
 	}
 	addJSONFlag(cmd, &asJSON, "the report")
+	addQuietFlag(cmd, &a.quiet, "warnings (a report that could not be cached)")
 	a.addRegistryFlags(cmd)
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,7 @@ from stdin with --password-stdin; it is never taken on the command line.`,
 	}
 	cmd.Flags().StringVarP(&user, "username", "u", "", "user name")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin")
+	addQuietFlag(cmd, &a.quiet, "note of the login (the prompts on a terminal stay)")
 	a.addRegistryFlags(cmd)
 	return cmd
 }
@@ -113,17 +115,27 @@ func readPassword(r io.Reader) (string, error) {
 }
 
 func newLogoutCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "logout REGISTRY",
-		Short:   "Remove a registry's saved credentials",
+	cmd := &cobra.Command{
+		Use:   "logout REGISTRY",
+		Short: "Remove a registry's saved credentials",
+		Long: `Logout removes the credentials saved for REGISTRY. A registry with no saved
+credentials is a note, not a failure (exit 0), as with docker logout: the
+end state, no credentials, is the one asked for.`,
 		Example: `  addonpkg logout registry.example.com`,
 		Args:    exactArgs("REGISTRY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := registry.Logout(args[0]); err != nil {
+			err := registry.Logout(args[0])
+			if errors.Is(err, registry.ErrNotLoggedIn) {
+				a.infof("Not logged in to %s", safetree.Sanitize(args[0]))
+				return nil
+			}
+			if err != nil {
 				return err
 			}
-			a.infof("Removed credentials for %s", args[0])
+			a.infof("Removed credentials for %s", safetree.Sanitize(args[0]))
 			return nil
 		},
 	}
+	addQuietFlag(cmd, &a.quiet, "notes (credentials removed, or none to remove)")
+	return cmd
 }

@@ -140,7 +140,8 @@ func newTagCmd(a *app) *cobra.Command {
 }
 
 func newRmCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:               "rm NAME...",
 		SuggestFor:        []string{"remove", "rmi"},
 		Short:             "Remove names from the local store (blobs go with gc)",
@@ -152,6 +153,7 @@ func newRmCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			removed := []string{}
 			for _, n := range args {
 				n = reference.WithDefaultTag(n)
 				err := st.Untag(n)
@@ -161,11 +163,23 @@ func newRmCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				removed = append(removed, n)
 				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(n))
+			}
+			if asJSON {
+				return a.printJSON(rmResult{Removed: removed})
 			}
 			return nil
 		},
 	}
+	addJSONFlag(cmd, &asJSON, "the names removed")
+	addQuietFlag(cmd, &a.quiet, "notes (the names removed)")
+	return cmd
+}
+
+// rmResult is rm --json: the names removed, with their default tag.
+type rmResult struct {
+	Removed []string `json:"removed"`
 }
 
 func newGCCmd(a *app) *cobra.Command {
@@ -190,19 +204,25 @@ func newGCCmd(a *app) *cobra.Command {
 			if asJSON {
 				return a.printJSON(res)
 			}
-			for _, e := range res.Removed {
-				fmt.Fprintf(a.stderr, "removed %s %s: %s\n", safetree.Sanitize(cmp.Or(e.Name, "untagged")), e.Digest, safetree.Sanitize(e.Why))
-			}
-			fmt.Fprintf(a.stderr, "removed %d files, freed %d bytes", res.Files, res.Bytes)
-			if len(res.Kept) > 0 {
-				fmt.Fprintf(a.stderr, "; kept %d untagged entries that names reach (gc --json says how)", len(res.Kept))
-			}
-			fmt.Fprintln(a.stderr)
+			printGCNotes(a, res)
 			return nil
 		},
 	}
 	addJSONFlag(cmd, &asJSON, "the result")
+	addQuietFlag(cmd, &a.quiet, "notes (what was removed, files and bytes freed)")
 	return cmd
+}
+
+// printGCNotes says on stderr what gc removed and kept, unless --quiet.
+func printGCNotes(a *app, res *layout.GCResult) {
+	for _, e := range res.Removed {
+		a.infof("removed %s %s: %s", safetree.Sanitize(cmp.Or(e.Name, "untagged")), e.Digest, safetree.Sanitize(e.Why))
+	}
+	kept := ""
+	if len(res.Kept) > 0 {
+		kept = fmt.Sprintf("; kept %d untagged entries that names reach (gc --json says how)", len(res.Kept))
+	}
+	a.infof("removed %d files, freed %d bytes%s", res.Files, res.Bytes, kept)
 }
 
 // gcRefusal says, on one line, which names keep gc from running and what

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -62,7 +63,13 @@ func Login(ctx context.Context, server, user, password string, o Options) error 
 	return nil
 }
 
-// Logout removes saved credentials for server.
+// ErrNotLoggedIn is Logout's error when the docker config holds no
+// credentials for the server (nothing to remove). docker logout treats
+// it as a note, not a failure.
+var ErrNotLoggedIn = errors.New("not logged in")
+
+// Logout removes saved credentials for server; ErrNotLoggedIn if there
+// are none.
 func Logout(server string) error {
 	cf, err := config.Load(dockerConfigDir())
 	if err != nil {
@@ -73,7 +80,7 @@ func Logout(server string) error {
 		key = authn.DefaultAuthKey
 	}
 	if _, ok := cf.AuthConfigs[key]; !ok && cf.CredentialsStore == "" && cf.CredentialHelpers[key] == "" {
-		return fmt.Errorf("%s: not logged in", server)
+		return fmt.Errorf("%s: %w", server, ErrNotLoggedIn)
 	}
 	if err := cf.GetCredentialsStore(key).Erase(key); err != nil {
 		return fmt.Errorf("remove credentials: %w", err)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/internal/testing/testregistry"
+)
+
+// Every command that says more on stderr than its errors takes -q, which
+// leaves out those notes (and nothing on stdout): gc, rm, doctor, login
+// and logout had none.
+func TestQuietSilencesStoreAndLoginNotes(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.BasicAuth})
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	cliMust(t, "tag", "coredns:1", "other:1")
+	login := func(extra ...string) cliOutcome {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"login", reg.Host, "-u", reg.Username, "--password-stdin"}, extra...)
+		code := run(context.Background(), args, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
+		return cliOutcome{code, stdout.String(), stderr.String()}
+	}
+	for _, c := range []struct {
+		name string
+		run  func(quiet ...string) cliOutcome
+	}{
+		{"login", login},
+		{"logout", func(q ...string) cliOutcome { return cliRun(t, append([]string{"logout", reg.Host}, q...)...) }},
+		{"rm", func(q ...string) cliOutcome { return cliRun(t, append([]string{"rm", "other:1"}, q...)...) }},
+		{"gc", func(q ...string) cliOutcome { return cliRun(t, append([]string{"gc"}, q...)...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := c.run(); r.code != 0 || r.stderr == "" {
+				t.Fatalf("%s: exit %d, stderr %q; want 0 and a note", c.name, r.code, r.stderr)
+			}
+			if c.name == "rm" {
+				cliMust(t, "tag", "coredns:1", "other:1")
+			}
+			if c.name == "logout" {
+				login()
+			}
+			if r := c.run("-q"); r.code != 0 || r.stderr != "" || r.stdout != "" {
+				t.Errorf("%s -q: exit %d, stdout %q, stderr %q; want 0 and nothing", c.name, r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	// doctor's one note is a warning when its report cannot be cached;
+	// the flag is there as on every other command.
+	if r := cliRun(t, "doctor", "-q", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--quiet") {
+		t.Errorf("doctor -q --help: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// Logging out of a registry with no saved credentials is a note and exit
+// 0, as docker logout does: no credentials is what was asked for. It
+// exited 1.
+func TestLogoutNotLoggedIn(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	r := cliRun(t, "logout", "127.0.0.1:1")
+	if r.code != 0 || r.stdout != "" || r.stderr != "Not logged in to 127.0.0.1:1\n" {
+		t.Errorf("logout: exit %d, stdout %q, stderr %q; want 0 and a note", r.code, r.stdout, r.stderr)
+	}
+	if r := cliRun(t, "logout", "127.0.0.1:1", "-q"); r.code != 0 || r.stderr != "" {
+		t.Errorf("logout -q: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// rm --json prints the names it removed, with their default tag, so a
+// script learns what went (rm had no --json).
+func TestRmJSON(t *testing.T) {
+	cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	cliMust(t, "tag", "coredns:1", "other")
+	var got struct{ Removed []string }
+	if err := json.Unmarshal([]byte(cliMust(t, "rm", "coredns:1", "other", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Removed, " ") != "coredns:1 other:latest" {
+		t.Errorf("rm --json removed %q, want coredns:1 other:latest", got.Removed)
+	}
+}
