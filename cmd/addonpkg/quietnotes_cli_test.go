@@ -84,3 +84,37 @@ func TestRmJSON(t *testing.T) {
 		t.Errorf("rm --json removed %q, want coredns:1 other:latest", got.Removed)
 	}
 }
+
+// push, pull and copy -q hide the notes of referrers copied as well as
+// the progress; the help said "no progress output" alone.
+func TestQuietHelpSaysItHidesNotes(t *testing.T) {
+	for _, c := range []string{"push", "pull", "copy"} {
+		r := cliRun(t, c, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "progress output nor notes (referrers copied") {
+			t.Errorf("%s --help: exit %d; its -q help does not say it hides the referrer notes:\n%s", c, r.code, r.stdout)
+		}
+	}
+}
+
+// A key file that cannot be read names the flag that gave it: "--key:
+// unusable key: open nokey: ..." (it said "unusable key: open nokey"
+// alone, which flag left to guess).
+func TestUnusableKeyNamesTheFlag(t *testing.T) {
+	cliNewHome(t)
+	dir := t.TempDir()
+	missing := dir + "/nokey"
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"sign", "--key", missing, "x:1"}, "--key"},
+		{[]string{"verify", "--key", missing, "x:1"}, "--key"},
+		{[]string{"unpack", "--verify-key", missing, "x:1"}, "--verify-key"},
+	} {
+		r := cliRun(t, c.args...)
+		want := "addonpkg: " + c.flag + ": unusable key: open " + missing + ": "
+		if r.code != 1 || !strings.HasPrefix(r.stderr, want) {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want 1 and %q", c.args, r.code, r.stderr, want)
+		}
+	}
+}

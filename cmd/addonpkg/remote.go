@@ -110,7 +110,7 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 	}
 	addJSONFlag(cmd, &asJSON, "reference, digest, size and media type")
 	addEnumFlag(cmd, &format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form", transfer.FormatKeep, transfer.FormatAuto)
-	addQuietFlag(cmd, &a.quiet, "progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output nor notes (referrers copied or ignored, one platform of an index copied alone, the image form pushed by --format auto)")
 	addReferrersFlag(cmd)
 	a.addRegistryFlags(cmd)
 	return cmd
@@ -305,7 +305,7 @@ func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, p
 	addJSONFlag(cmd, asJSON, "the result")
 	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
 	addPlatformFlag(cmd, platform, false)
-	addQuietFlag(cmd, &a.quiet, "progress output")
+	addQuietFlag(cmd, &a.quiet, "progress output nor notes (referrers copied or ignored, one platform of an index copied alone)")
 	a.addLayerLimit(cmd)
 	addVerifyKeyFlag(cmd)
 	addReferrersFlag(cmd)

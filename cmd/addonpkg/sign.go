@@ -68,7 +68,7 @@ It prints REF@sha256:... on stdout.`,
 			}
 			signer, err := signature.LoadPrivateKeyFile(key)
 			if err != nil {
-				return err
+				return flagValueError("key", err)
 			}
 			return a.onSigned(cmd, args[0], asJSON, func(art *source.Artifact, loc referrers.Location) (any, string, error) {
 				res, err := signature.Sign(cmd.Context(), loc, art.Digest, signer, signature.SignOptions{Identity: art.Repository()})
@@ -112,7 +112,7 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 			}
 			v, err := signature.LoadKeyVerifier(keys...)
 			if err != nil {
-				return err
+				return flagValueError("key", err)
 			}
 			return a.onSigned(cmd, args[0], asJSON, func(art *source.Artifact, loc referrers.Location) (any, string, error) {
 				res, err := v.Verify(cmd.Context(), loc, art.Digest)

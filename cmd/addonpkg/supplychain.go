@@ -32,7 +32,7 @@ func applyVerifyKeys(cmd *cobra.Command, o *source.Options) error {
 	}
 	v, err := signature.LoadKeyVerifier(files...)
 	if err != nil {
-		return err
+		return flagValueError(flagVerifyKey, err)
 	}
 	o.Verify = v
 	return nil
@@ -68,4 +68,11 @@ func verifiedSource(cmd *cobra.Command, src source.Ref, sopts source.Options) (s
 		return src, err
 	}
 	return source.Pin(cmd.Context(), src, sopts)
+}
+
+// flagValueError names the flag whose value (a file it names) could not
+// be used, so that "unusable key: open nokey: ..." says which flag gave
+// nokey. The cause stays wrapped for errors.Is.
+func flagValueError(flag string, err error) error {
+	return fmt.Errorf("--%s: %w", flag, err)
 }
