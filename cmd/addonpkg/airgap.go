@@ -84,12 +84,12 @@ func (f *relocateFlag) add(cmd *cobra.Command) {
 func (f *relocateFlag) enabled() bool { return f.mirror != "" }
 
 // check refuses --relocate beside what prints no rendered stream.
-func (f *relocateFlag) check(out string, raw, list, asJSON bool) error {
+func (f *relocateFlag) check(cmd *cobra.Command, out string, raw, list, asJSON bool) error {
 	if f.mirror == "" {
 		return nil
 	}
 	if out != "" || raw || list || asJSON {
-		return errors.New("--relocate rewrites the rendered stream: it does not go with -o, --raw, --list or --json")
+		return flagConflict(cmd, "--relocate rewrites the rendered stream: it does not go with -o, --raw, --list or --json")
 	}
 	if err := reference.CheckMirror(f.mirror); err != nil {
 		return fmt.Errorf("--relocate: %w", err)

@@ -80,17 +80,22 @@ func TestCLIRelocate(t *testing.T) {
 		name  string
 		args  []string
 		wants []string
+		usage bool // a flag combination: a usage error
 	}{
-		{"image missing from the lock", []string{"unpack", "--relocate", "mirror.example", "oci:" + partial + ":1"}, []string{airgapImageB, "not in the image lock"}},
-		{"no lock", []string{"unpack", "--relocate", "mirror.example", "crds:1"}, []string{"crds:1", "no image lock", "--with-images"}},
-		{"bad mirror", []string{"unpack", "--relocate", "mirror", "oci:" + full + ":1"}, []string{"invalid mirror", `"mirror"`}},
-		{"with -o", []string{"unpack", "--relocate", "mirror.example", "oci:" + full + ":1", "-o", filepath.Join(t.TempDir(), "o")}, []string{"--relocate", "-o"}},
-		{"with --json", []string{"unpack", "--relocate", "mirror.example", "oci:" + full + ":1", "--json"}, []string{"--relocate", "--json"}},
-		{"image mirror without images", []string{"copy", "--image-mirror", "mirror.example", "crds:1", "oci-archive:" + archive + ":1"}, []string{"--image-mirror", "--with-images"}},
-		{"archive without a tag", []string{"copy", "--with-images", "crds:1", "oci-archive:" + archive}, []string{archive, ":TAG"}},
+		{"image missing from the lock", []string{"unpack", "--relocate", "mirror.example", "oci:" + partial + ":1"}, []string{airgapImageB, "not in the image lock"}, false},
+		{"no lock", []string{"unpack", "--relocate", "mirror.example", "crds:1"}, []string{"crds:1", "no image lock", "--with-images"}, false},
+		{"bad mirror", []string{"unpack", "--relocate", "mirror", "oci:" + full + ":1"}, []string{"invalid mirror", `"mirror"`}, false},
+		{"with -o", []string{"unpack", "--relocate", "mirror.example", "oci:" + full + ":1", "-o", filepath.Join(t.TempDir(), "o")}, []string{"--relocate", "-o"}, true},
+		{"with --json", []string{"unpack", "--relocate", "mirror.example", "oci:" + full + ":1", "--json"}, []string{"--relocate", "--json"}, true},
+		{"image mirror without images", []string{"copy", "--image-mirror", "mirror.example", "crds:1", "oci-archive:" + archive + ":1"}, []string{"--image-mirror", "--with-images"}, true},
+		{"archive without a tag", []string{"copy", "--with-images", "crds:1", "oci-archive:" + archive}, []string{archive, ":TAG"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.usage {
+				cliCheckUsageError(t, cliRun(t, tc.args...), tc.wants...)
+				return
+			}
 			cliCheckError(t, cliRun(t, tc.args...), tc.wants...)
 		})
 	}

@@ -135,11 +135,11 @@ func (bf *buildFlags) options(a *app, cmd *cobra.Command, path string) (publish.
 	bf.fetch.apply(&o.Tree)
 	switch {
 	case bf.base == "" && len(bf.deletes) > 0:
-		return o, fmt.Errorf("--delete needs --base: only a patch deletes files of another add-on")
+		return o, flagConflict(cmd, "--delete needs --base: only a patch deletes files of another add-on")
 	case bf.base == "" && bf.layered:
-		return o, fmt.Errorf("--layered needs --base: only a patch of an artifact has layers to keep")
+		return o, flagConflict(cmd, "--layered needs --base: only a patch of an artifact has layers to keep")
 	case bf.base == "" && bf.platform != "":
-		return o, fmt.Errorf("--platform needs --base: it picks the base's image from an index of several")
+		return o, flagConflict(cmd, "--platform needs --base: it picks the base's image from an index of several")
 	case bf.base == "":
 		return o, nil
 	case cmd.Flags().Changed("format"):

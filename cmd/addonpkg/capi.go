@@ -35,18 +35,18 @@ func (c *crsFlags) check(cmd *cobra.Command, out string, asJSON bool) error {
 	if c.opts.Name == "" {
 		for _, n := range crsDependents {
 			if cmd.Flags().Changed(n) {
-				return fmt.Errorf("--%s needs --cluster-resource-set", n)
+				return flagConflict(cmd, fmt.Sprintf("--%s needs --cluster-resource-set", n))
 			}
 		}
 		return nil
 	}
 	switch {
 	case out != "":
-		return fmt.Errorf("--cluster-resource-set prints one stream: redirect stdout rather than -o DIR")
+		return flagConflict(cmd, "--cluster-resource-set prints one stream: redirect stdout rather than -o DIR")
 	case asJSON:
-		return fmt.Errorf("--cluster-resource-set and --json exclude each other")
+		return flagConflict(cmd, "--cluster-resource-set and --json exclude each other")
 	case len(c.opts.ClusterSelector) == 0:
-		return fmt.Errorf("--cluster-resource-set needs --cluster-selector k=v: Cluster API refuses a ClusterResourceSet that selects no cluster")
+		return flagConflict(cmd, "--cluster-resource-set needs --cluster-selector k=v: Cluster API refuses a ClusterResourceSet that selects no cluster")
 	}
 	c.opts.Strategy = capi.Strategy(c.strategy)
 	return c.opts.Validate()

@@ -20,8 +20,10 @@ import (
 // Secret, one depending on another declared after it) and renders it with
 // --cluster-resource-set: the stream is a resource per member in
 // dependsOn order, the Secret's member in a Secret, each carrying what the
-// lock pins, then the ClusterResourceSet listing them; the flags that
-// exclude each other are refused in one line.
+// lock pins, then the ClusterResourceSet listing them. Flags that
+// exclude or need each other are usage errors (the message, then the
+// usage line, as every flag combination is); values capi refuses (a bad
+// name or selector) are one line.
 func TestRenderClusterResourceSet(t *testing.T) {
 	cliNewHome(t)
 	dir := t.TempDir()
@@ -87,22 +89,26 @@ func TestRenderClusterResourceSet(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name string
-		args []string
-		want string
+		name  string
+		args  []string
+		want  string
+		lines int
 	}{
-		{"selector alone", []string{"--cluster-selector", "a=b"}, "--cluster-selector needs --cluster-resource-set"},
-		{"namespace alone", []string{"--namespace", "x"}, "--namespace needs --cluster-resource-set"},
-		{"no selector", []string{"--cluster-resource-set", "fleet"}, "needs --cluster-selector"},
-		{"with -o", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "-o", filepath.Join(dir, "out")}, "redirect stdout"},
-		{"with --json", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "--json"}, "exclude each other"},
-		{"bad name", []string{"--cluster-resource-set", "Fleet", "--cluster-selector", "a=b"}, `name "Fleet"`},
-		{"bad selector", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b c"}, `a="b c"`},
+		{"selector alone", []string{"--cluster-selector", "a=b"}, "--cluster-selector needs --cluster-resource-set", 2},
+		{"namespace alone", []string{"--namespace", "x"}, "--namespace needs --cluster-resource-set", 2},
+		{"no selector", []string{"--cluster-resource-set", "fleet"}, "needs --cluster-selector", 2},
+		{"with -o", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "-o", filepath.Join(dir, "out")}, "redirect stdout", 2},
+		{"with --json", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b", "--json"}, "exclude each other", 2},
+		{"bad name", []string{"--cluster-resource-set", "Fleet", "--cluster-selector", "a=b"}, `name "Fleet"`, 1},
+		{"bad selector", []string{"--cluster-resource-set", "fleet", "--cluster-selector", "a=b c"}, `a="b c"`, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cliRun(t, append([]string{"render", "-f", set}, c.args...)...)
-			if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", r.code, r.stdout, r.stderr, c.want)
+			if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != c.lines || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %d lines with %q", r.code, r.stdout, r.stderr, c.lines, c.want)
+			}
+			if usage := strings.Contains(r.stderr, "\nUsage: addonpkg render"); usage != (c.lines == 2) {
+				t.Errorf("stderr %q: usage line %v, want %v", r.stderr, usage, c.lines == 2)
 			}
 		})
 	}

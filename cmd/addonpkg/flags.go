@@ -34,6 +34,13 @@ func addQuietFlag(cmd *cobra.Command, v *bool, what string) {
 	cmd.Flags().BoolVarP(v, "quiet", "q", false, "no "+what)
 }
 
+// flagConflict is the error for flags that do not go together (or one
+// that needs another): a usage error, exit 1 with the usage line, as a
+// bad flag value is, whichever command finds it.
+func flagConflict(cmd *cobra.Command, msg string) error {
+	return &usageError{cmd: cmd, msg: msg}
+}
+
 // addPullFlag adds --pull, the local store's policy for registry
 // references (source.PullMissing, PullAlways, PullNever).
 func addPullFlag(cmd *cobra.Command, v *string) {

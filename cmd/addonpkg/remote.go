@@ -237,7 +237,7 @@ original registries need not be reachable.`,
 				return a.copyWithImages(cmd, src, dst, all, platform, asJSON, images)
 			}
 			if images.mirror != "" {
-				return fmt.Errorf("--image-mirror goes with --with-images")
+				return flagConflict(cmd, "--image-mirror goes with --with-images")
 			}
 			return a.copyCmd(cmd, src, dst, all, platform, asJSON)
 		},

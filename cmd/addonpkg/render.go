@@ -124,7 +124,7 @@ in an annotation, which holds at most 256 KiB.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if noLock && lockFile != "" {
-				return fmt.Errorf("--lock and --no-lock exclude each other")
+				return flagConflict(cmd, "--lock and --no-lock exclude each other")
 			}
 			if err := crs.check(cmd, out, asJSON); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -71,7 +70,7 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 		Args:              exactArgs("SOURCE"),
 		ValidArgsFunction: sourceNames(a, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := u.check(); err != nil {
+			if err := u.check(cmd); err != nil {
 				return err
 			}
 			ref, err := source.Parse(args[0])
@@ -112,11 +111,11 @@ registry's referrers). An image of the stream that the lock lacks is refused.`,
 // check refuses flags that ask for two outputs: -o writes the tree,
 // --list and --raw print something else (--list -o wrote the tree and
 // listed nothing).
-func (u *unpackFlags) check() error {
+func (u *unpackFlags) check(cmd *cobra.Command) error {
 	if u.out != "" && (u.list || u.raw) {
-		return errors.New("-o writes the tree: it does not go with --list or --raw, which print instead")
+		return flagConflict(cmd, "-o writes the tree: it does not go with --list or --raw, which print instead")
 	}
-	return u.reloc.check(u.out, u.raw, u.list, u.asJSON)
+	return u.reloc.check(cmd, u.out, u.raw, u.list, u.asJSON)
 }
 
 // unpack reads the add-on: into -o DIR, or into a tree that spills to a
