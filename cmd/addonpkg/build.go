@@ -66,7 +66,7 @@ apiVersion, kind and metadata.name; a kustomize tree must render offline.`,
 				return err
 			}
 			if res.DefaultTag {
-				a.infof("Tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(res.Tags[0]))
+				a.infof("tagged %s in the local store (no -t given; name it with -t NAME:TAG)", safetree.Sanitize(res.Tags[0]))
 			}
 			a.warn(append(res.Warnings, res.Flux...))
 			if bf.asJSON {

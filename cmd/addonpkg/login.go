@@ -57,7 +57,7 @@ from stdin with --password-stdin; it is never taken on the command line.`,
 			if err := registry.Login(cmd.Context(), args[0], user, pw, a.reg); err != nil {
 				return err
 			}
-			a.infof("Login succeeded: %s", safetree.Sanitize(args[0]))
+			a.infof("login succeeded: %s", safetree.Sanitize(args[0]))
 			return nil
 		},
 	}
@@ -126,13 +126,13 @@ end state, no credentials, is the one asked for.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := registry.Logout(args[0])
 			if errors.Is(err, registry.ErrNotLoggedIn) {
-				a.infof("Not logged in to %s", safetree.Sanitize(args[0]))
+				a.infof("not logged in to %s", safetree.Sanitize(args[0]))
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			a.infof("Removed credentials for %s", safetree.Sanitize(args[0]))
+			a.infof("removed credentials for %s", safetree.Sanitize(args[0]))
 			return nil
 		},
 	}

@@ -67,7 +67,7 @@ func TestLoginPromptsOnATerminal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("login: exit %d, stderr %q", code, stderr.String())
 	}
-	if want := "Username: Password: \nLogin succeeded: " + reg.Host + "\n"; stderr.String() != want {
+	if want := "Username: Password: \nlogin succeeded: " + reg.Host + "\n"; stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 	if !strings.Contains(echo, reg.Username) {

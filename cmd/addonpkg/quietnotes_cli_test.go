@@ -62,7 +62,7 @@ func TestQuietSilencesStoreAndLoginNotes(t *testing.T) {
 func TestLogoutNotLoggedIn(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	r := cliRun(t, "logout", "127.0.0.1:1")
-	if r.code != 0 || r.stdout != "" || r.stderr != "Not logged in to 127.0.0.1:1\n" {
+	if r.code != 0 || r.stdout != "" || r.stderr != "not logged in to 127.0.0.1:1\n" {
 		t.Errorf("logout: exit %d, stdout %q, stderr %q; want 0 and a note", r.code, r.stdout, r.stderr)
 	}
 	if r := cliRun(t, "logout", "127.0.0.1:1", "-q"); r.code != 0 || r.stderr != "" {

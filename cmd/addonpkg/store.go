@@ -164,7 +164,7 @@ func newRmCmd(a *app) *cobra.Command {
 					return err
 				}
 				removed = append(removed, n)
-				a.infof("Removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(n))
+				a.infof("removed %s (its blobs go with 'addonpkg gc')", safetree.Sanitize(n))
 			}
 			if asJSON {
 				return a.printJSON(rmResult{Removed: removed})
