@@ -118,3 +118,17 @@ func TestUnusableKeyNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// tag --json prints the name given, the name it came from and the
+// digest, as rm --json prints what it removed (tag had no --json).
+func TestTagJSON(t *testing.T) {
+	cliNewHome(t)
+	digest := strings.TrimSpace(cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1"))
+	var got struct{ Source, Name, Digest string }
+	if err := json.Unmarshal([]byte(cliMust(t, "tag", "coredns:1", "other", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != "coredns:1" || got.Name != "other:latest" || got.Digest != digest {
+		t.Errorf("tag --json: %+v, want source coredns:1, name other:latest, digest %s", got, digest)
+	}
+}

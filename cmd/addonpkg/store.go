@@ -109,6 +109,7 @@ func completeNames(a *app, n int, directive cobra.ShellCompDirective) cobra.Comp
 }
 
 func newTagCmd(a *app) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:               "tag SRC DST",
 		Short:             "Give an add-on in the local store another name",
@@ -132,11 +133,23 @@ func newTagCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(tagResult{Source: src, Name: dst, Digest: d.Digest.String()})
+			}
 			fmt.Fprintln(a.stdout, d.Digest.String())
 			return nil
 		},
 	}
+	addJSONFlag(cmd, &asJSON, "the name given, its source and digest")
 	return cmd
+}
+
+// tagResult is tag --json: the new name, the name it was given from
+// (with its default tag) and the digest both now name.
+type tagResult struct {
+	Source string `json:"source"`
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
 }
 
 func newRmCmd(a *app) *cobra.Command {
