@@ -343,7 +343,7 @@ func TestWordFlagsRefusedAsBadFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"apply", "./x", "--dry-run=client"}, 1, `addonpkg: apply: invalid argument "client" for "--dry-run" flag: want none or server`},
+		{[]string{"apply", "./x", "--dry-run=client"}, 1, `addonpkg: apply: invalid argument "client" for "--dry-run" flag: want none or server: apply has no client dry-run ('addonpkg unpack SOURCE' prints the objects it would send, without a cluster)`},
 		{[]string{"apply", "./x", "--pull=sometimes"}, 1, `addonpkg: apply: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
 		{[]string{"diff", "./x", "./y", "--pull", "sometimes"}, 2, `addonpkg: diff: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
 		{[]string{"unpack", "x:1", "--pull", "sometimes"}, 1, `addonpkg: unpack: invalid argument "sometimes" for "--pull" flag: want missing, always or never`},
