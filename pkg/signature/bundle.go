@@ -28,19 +28,46 @@ const (
 	InTotoStatementType = "https://in-toto.io/Statement/v1"
 )
 
-// bundleSig is one signature found in a Sigstore bundle referrer.
-type bundleSig struct {
-	referrer v1.Hash
-	body     []byte
+// The search for a Sigstore bundle that verifies is bounded by its work,
+// not by a bundle's place in the listing: anyone who can push a referrer
+// can push junk bundles whose digests sort before the real one, so each
+// candidate is checked as soon as it is read and the search stops at the
+// first that verifies. It reads at most MaxBundleReferrers referrer
+// manifests and MaxBundleSearchBytes of bundle bodies (each bundle also
+// capped like a legacy payload); past either bound it stops with a
+// *BundleSearchError.
+const (
+	MaxBundleReferrers   = 256
+	MaxBundleSearchBytes = 64 << 20
+)
+
+// BundleSearchError says the search for a Sigstore bundle stopped at
+// its bound (MaxBundleReferrers, MaxBundleSearchBytes) before one
+// verified: Checked candidates were read and none verified, Unread were
+// listed and not read. It is one of the reasons under ErrBadSignature;
+// an operator cleans the repository of the referrers that are not
+// signatures of the add-on.
+type BundleSearchError struct {
+	// Checked is how many candidates (listed as Sigstore bundles) were
+	// read and checked; Unread how many were left.
+	Checked, Unread int
+	// Bound names the bound that stopped the search.
+	Bound string
 }
 
-// bundles reads the Sigstore bundles that refer to d at loc (cosign 3
-// sign's storage: the referrers API, or the sha256-HEX fallback index on a
-// registry without it, as pkg/referrers finds them). It reads at most
-// MaxSignatures of them, each bundle capped like a legacy payload. A
-// referrer that is not a bundle is not looked at; one that claims to be
-// and is not readable as one is a reason in why.
-func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bundleSig, why []error, err error) {
+func (e *BundleSearchError) Error() string {
+	return fmt.Sprintf("checked %d Sigstore bundle referrers, none verified, and left %d unread: the search stops at %s (remove the referrers that are not signatures of this add-on)", e.Checked, e.Unread, e.Bound)
+}
+
+// verifyBundles checks the Sigstore bundles that refer to d at loc
+// (cosign 3 sign's storage: the referrers API, or the sha256-HEX fallback
+// index on a registry without it, as pkg/referrers finds them), in
+// digest order, and returns the first that one of the keys verifies.
+// Else it returns why each failed: a referrer that is not a bundle is
+// not looked at; one that claims to be and is not readable as one, or
+// does not verify, is a reason in why, and so is a search stopped at its
+// bound (a *BundleSearchError). No reason: no bundle refers to d.
+func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, []error, error) {
 	descs, err := loc.Referrers(ctx, d)
 	if errors.Is(err, referrers.ErrUnsupported) {
 		// A docker-archive holds no referrers: only a tag can sign.
@@ -49,15 +76,20 @@ func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bu
 	if err != nil {
 		return nil, nil, err
 	}
+	// Cheap filtering first: the listing's artifactType, before any read.
+	var candidates []v1.Descriptor
 	for _, desc := range descs {
-		if !maybeBundle(desc.ArtifactType) {
-			continue
+		if maybeBundle(desc.ArtifactType) {
+			candidates = append(candidates, desc)
 		}
-		if len(found)+len(why) == MaxSignatures {
-			why = append(why, fmt.Errorf("over %d Sigstore bundles refer to it: the rest are not read", MaxSignatures))
-			break
+	}
+	var why []error
+	var spent int64
+	for i, desc := range candidates {
+		if i == MaxBundleReferrers {
+			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: fmt.Sprintf("%d referrers", MaxBundleReferrers)}), nil
 		}
-		body, reason, err := readBundle(ctx, loc, d, desc.Digest)
+		img, layer, reason, err := openBundle(ctx, loc, d, desc.Digest)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -65,55 +97,71 @@ func bundles(ctx context.Context, loc referrers.Location, d v1.Hash) (found []bu
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue
 		}
-		if body == nil {
+		if img == nil {
 			continue // another artifact with an empty config
 		}
-		found = append(found, bundleSig{referrer: desc.Digest, body: body})
+		// The layer's size is bound to its digest (readPayload checks
+		// it): the budget is judged before the body is fetched. One over
+		// the per-bundle cap is refused by readPayload unread.
+		if layer.Size <= payloadCap.Bytes() && spent+layer.Size > MaxBundleSearchBytes {
+			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: fmt.Sprintf("%d MiB of bundle bodies", MaxBundleSearchBytes>>20)}), nil
+		}
+		body, reason := readPayload(img, layer)
+		if reason != nil {
+			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
+			continue
+		}
+		spent += int64(len(body))
+		k, err := v.checkBundle(body, d)
+		if err != nil {
+			why = append(why, fmt.Errorf("bundle %s%w", desc.Digest, err))
+			continue
+		}
+		return &Verified{Digest: d.String(), Key: k.Name, Location: loc.String(), Referrer: desc.Digest.String()}, nil, nil
 	}
-	return found, why, nil
+	return nil, why, nil
 }
 
 // maybeBundle says whether a listed referrer may be a Sigstore bundle by
 // the artifactType the listing gives: the bundle's own, or the media type
 // of its empty config, which some registries list instead (go-
 // containerregistry's). The listing is only a filter: the manifest read
-// decides (readBundle).
+// decides (openBundle).
 func maybeBundle(artifactType string) bool {
 	return artifactType == string(mediatypes.SigstoreBundle) || artifactType == string(mediatypes.OCIEmpty)
 }
 
-// readBundle opens the referrer r and reads its one Sigstore bundle
-// layer, capped and digest-checked. It returns nothing for a manifest
-// that is no bundle, why it is not a bundle about d (a bundle over its cap: a *safetree.LimitError), or an error
-// when it cannot be read at all.
-func readBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (body []byte, why, err error) {
+// openBundle opens the referrer r and finds its one Sigstore bundle
+// layer, unread. It returns no image for a manifest that is no bundle,
+// why it is not a bundle about d, or an error when it cannot be read at
+// all.
+func openBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (img v1.Image, layer v1.Descriptor, why, err error) {
 	m, err := loc.Open(ctx, r)
 	if err != nil {
-		return nil, nil, err
+		return nil, v1.Descriptor{}, nil, err
 	}
 	if m.Image == nil {
-		return nil, errors.New("an index, not a bundle manifest"), nil
+		return nil, v1.Descriptor{}, errors.New("an index, not a bundle manifest"), nil
 	}
 	man, err := m.Image.Manifest()
 	if err != nil {
-		return nil, nil, err
+		return nil, v1.Descriptor{}, nil, err
 	}
 	// The listing is the registry's word; the manifest's bytes are
 	// checked against r.
 	if man.Subject == nil || man.Subject.Digest != d {
-		return nil, errors.New("its manifest is about another subject"), nil
+		return nil, v1.Descriptor{}, errors.New("its manifest is about another subject"), nil
 	}
 	if man.ArtifactType != string(mediatypes.SigstoreBundle) && man.Config.ArtifactType != string(mediatypes.SigstoreBundle) {
-		return nil, nil, nil
+		return nil, v1.Descriptor{}, nil, nil
 	}
 	if len(man.Layers) != 1 {
-		return nil, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
+		return nil, v1.Descriptor{}, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
 	}
 	if mt := man.Layers[0].MediaType; mt != mediatypes.SigstoreBundle {
-		return nil, fmt.Errorf("its layer is %q, not %s", safetree.Sanitize(string(mt)), mediatypes.SigstoreBundle), nil
+		return nil, v1.Descriptor{}, fmt.Errorf("its layer is %q, not %s", safetree.Sanitize(string(mt)), mediatypes.SigstoreBundle), nil
 	}
-	body, why = readPayload(m.Image, man.Layers[0])
-	return body, why, nil
+	return m.Image, man.Layers[0], nil, nil
 }
 
 // checkBundle verifies one Sigstore bundle as cosign 3 verify --key

@@ -199,7 +199,8 @@ func (v *KeyVerifier) VerifyAt(ctx context.Context, loc referrers.Location, d v1
 // the referrers API or the sha256-HEX fallback index). No signature is an
 // error wrapping ErrNoSignature; signatures that all fail, one wrapping
 // ErrBadSignature and, for each, why (a bundle or payload over its cap
-// is a *safetree.LimitError).
+// is a *safetree.LimitError; a search for a bundle stopped at its bound,
+// MaxBundleReferrers or MaxBundleSearchBytes, a *BundleSearchError).
 func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error) {
 	if len(v.Keys) == 0 {
 		return nil, fmt.Errorf("verify %s: %w: no key given", d, ErrBadKey)
@@ -208,20 +209,15 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 	if res != nil || err != nil {
 		return res, err
 	}
-	found, bundleWhy, err := bundles(ctx, loc, d)
-	if err != nil {
-		return nil, fmt.Errorf("%s@%s: look up Sigstore bundles: %w", loc, d, err)
+	res, bundleWhy, err := v.verifyBundles(ctx, loc, d)
+	if res != nil || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("%s@%s: look up Sigstore bundles: %w", loc, d, err)
+		}
+		return res, nil
 	}
 	why = append(why, bundleWhy...)
-	for _, b := range found {
-		k, err := v.checkBundle(b.body, d)
-		if err != nil {
-			why = append(why, fmt.Errorf("bundle %s%w", b.referrer, err))
-			continue
-		}
-		return &Verified{Digest: d.String(), Key: k.Name, Location: loc.String(), Referrer: b.referrer.String()}, nil
-	}
-	if !sigTag && len(found) == 0 && len(bundleWhy) == 0 {
+	if !sigTag && len(bundleWhy) == 0 {
 		return nil, fmt.Errorf("%s@%s: %w (no tag %s beside it, no Sigstore bundle refers to it)", loc, d, ErrNoSignature, Tag(d))
 	}
 	if len(why) == 0 {

@@ -1,0 +1,169 @@
+package signature_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/addonpkg/addonpkg/pkg/mediatypes"
+	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/signature"
+)
+
+// junkReferrer is the n-th of many bundle referrers of subject that
+// share one bundle body: each manifest differs by an annotation only, so
+// its digest is new while the store holds the body once.
+func junkReferrer(t *testing.T, bundle []byte, subject v1.Descriptor, n int) *referrers.Manifest {
+	t.Helper()
+	bd, _, _ := v1.SHA256(bytes.NewReader(bundle))
+	ed, _, _ := v1.SHA256(bytes.NewReader(emptyJSON))
+	raw, err := json.Marshal(&v1.Manifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIManifestSchema1,
+		ArtifactType:  string(mediatypes.SigstoreBundle),
+		Config:        v1.Descriptor{MediaType: mediatypes.OCIEmpty, Size: 2, Digest: ed},
+		Layers:        []v1.Descriptor{{MediaType: types.MediaType(mediatypes.SigstoreBundle), Size: int64(len(bundle)), Digest: bd}},
+		Subject:       &v1.Descriptor{MediaType: subject.MediaType, Size: subject.Size, Digest: subject.Digest},
+		Annotations:   map[string]string{"junk": fmt.Sprint(n)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := partial.CompressedToImage(&bundleImage{manifest: raw, bundle: bundle, bundleDigest: bd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := partial.Descriptor(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &referrers.Manifest{Descriptor: *d, Image: img}
+}
+
+// forgeries are bundles about d that must never verify with good's key:
+// made by another key, by the key about another manifest, and an
+// attestation by the key.
+func forgeries(t *testing.T, d v1.Hash, good, other keyPair) [][]byte {
+	return [][]byte{
+		cosign3Bundle(t, other.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)),
+		cosign3Bundle(t, good.signer, statement(strings.Repeat("0", 64), mediatypes.CosignSignPredicateType)),
+		cosign3Bundle(t, good.signer, statement(d.Hex, "https://slsa.dev/provenance/v1")),
+	}
+}
+
+// Anyone who can push a referrer could push MaxSignatures junk bundles
+// whose digests sort before the real one: Verify read the first 64 in
+// digest order, then checked them, and a correctly signed add-on failed
+// with ErrBadSignature. Each candidate is now checked as it is read and
+// the first that verifies wins; forged bundles among many never do.
+func TestVerifyBundleBehindJunk(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
+	keys := []signature.Key{good.public}
+	for locName, loc := range bundleLocations(t) {
+		t.Run(locName, func(t *testing.T) {
+			d := putImage(t, loc, "signed")
+			m, err := loc.Open(ctx, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The real bundle sorts in the upper half, so that junk
+			// sorting before it is quick to make.
+			var real *referrers.Manifest
+			for real == nil || real.Descriptor.Digest.Hex < "8" {
+				real = newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), m.Descriptor, mediatypes.CosignSignPredicateType)
+			}
+			forged := forgeries(t, d, good, other)
+			for n, pushed := 0, 0; pushed <= signature.MaxSignatures; n++ {
+				j := junkReferrer(t, forged[n%len(forged)], m.Descriptor, n)
+				if j.Descriptor.Digest.Hex > real.Descriptor.Digest.Hex {
+					continue
+				}
+				if err := loc.Write(ctx, j, ""); err != nil {
+					t.Fatal(err)
+				}
+				pushed++
+			}
+			// Forgeries alone, however many, are refused.
+			_, err = (&signature.KeyVerifier{Keys: keys}).Verify(ctx, loc, d)
+			var search *signature.BundleSearchError
+			if !errors.Is(err, signature.ErrBadSignature) || errors.As(err, &search) {
+				t.Fatalf("Verify of forgeries only: %v, want ErrBadSignature, the search not bounded", err)
+			}
+			if err := loc.Write(ctx, real, ""); err != nil {
+				t.Fatal(err)
+			}
+			got, err := (&signature.KeyVerifier{Keys: keys}).Verify(ctx, loc, d)
+			if err != nil {
+				t.Fatalf("Verify: %v, want the real bundle behind %d junk ones verified", err, signature.MaxSignatures+1)
+			}
+			if got.Referrer != real.Descriptor.Digest.String() || got.Key != "good.pub" || got.Digest != d.String() {
+				t.Errorf("verified %+v, want %s by good.pub over %s", got, real.Descriptor.Digest, d)
+			}
+		})
+	}
+}
+
+// The search is bounded by its work: MaxBundleReferrers referrers read,
+// MaxBundleSearchBytes of bundle bodies. Past either bound Verify fails
+// closed with a *BundleSearchError under ErrBadSignature that counts the
+// candidates checked and those left unread, for an operator to clean
+// the repository.
+func TestVerifyBundleSearchBound(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
+	keys := []signature.Key{good.public}
+	// A body at the per-bundle cap: MaxBundleSearchBytes of them are
+	// read, the next is not.
+	atCap := bytes.Repeat([]byte(" "), 1<<20)
+	perCap := int(signature.MaxBundleSearchBytes / int64(len(atCap)))
+	for locName, loc := range bundleLocations(t) {
+		t.Run(locName, func(t *testing.T) {
+			for _, c := range []struct {
+				name        string
+				junk        func(d v1.Hash) [][]byte
+				n           int
+				wantChecked int
+			}{
+				{name: "referrers", junk: func(d v1.Hash) [][]byte { return forgeries(t, d, good, other) },
+					n: signature.MaxBundleReferrers + 3, wantChecked: signature.MaxBundleReferrers},
+				{name: "bytes", junk: func(v1.Hash) [][]byte { return [][]byte{atCap} },
+					n: perCap + 2, wantChecked: perCap},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					d := putImage(t, loc, "junk-"+c.name)
+					m, err := loc.Open(ctx, d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					junk := c.junk(d)
+					for n := range c.n {
+						if err := loc.Write(ctx, junkReferrer(t, junk[n%len(junk)], m.Descriptor, n), ""); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got, err := (&signature.KeyVerifier{Keys: keys}).Verify(ctx, loc, d)
+					if got != nil || !errors.Is(err, signature.ErrBadSignature) {
+						t.Fatalf("verified %+v, %v; want ErrBadSignature", got, err)
+					}
+					var search *signature.BundleSearchError
+					if !errors.As(err, &search) {
+						t.Fatalf("err = %v, want a *BundleSearchError", err)
+					}
+					if search.Checked != c.wantChecked || search.Unread != c.n-c.wantChecked {
+						t.Errorf("checked %d, unread %d; want %d, %d", search.Checked, search.Unread, c.wantChecked, c.n-c.wantChecked)
+					}
+					t.Logf("%v", search)
+				})
+			}
+		})
+	}
+}
