@@ -161,7 +161,12 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 					if search.Checked != c.wantChecked || search.Unread != c.n-c.wantChecked {
 						t.Errorf("checked %d, unread %d; want %d, %d", search.Checked, search.Unread, c.wantChecked, c.n-c.wantChecked)
 					}
-					t.Logf("%v", search)
+					// The message stays readable and ends with the counts,
+					// however many junk referrers there are.
+					if msg := err.Error(); len(msg) > 4096 || !strings.HasSuffix(msg, search.Error()) {
+						t.Errorf("a message of %d bytes, want at most 4096 ending with %q", len(msg), search)
+					}
+					t.Logf("%v", err)
 				})
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -229,9 +230,19 @@ func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.H
 // reasons are why each signature failed, in one message.
 type reasons []error
 
+// maxReasonsShown bounds the reasons one message prints: hundreds of junk
+// referrers would make it hundreds of lines. The last is always printed
+// (a bounded bundle search says so last, with its counts); Unwrap still
+// gives every reason.
+const maxReasonsShown = 8
+
 func (r reasons) Error() string {
-	s := make([]string, len(r))
-	for i, e := range r {
+	shown := []error(r)
+	if len(r) > maxReasonsShown {
+		shown = append(slices.Clip(r[:maxReasonsShown-1]), fmt.Errorf("%d more reasons", len(r)-maxReasonsShown), r[len(r)-1])
+	}
+	s := make([]string, len(shown))
+	for i, e := range shown {
 		s[i] = e.Error()
 	}
 	return strings.Join(s, "; ")
