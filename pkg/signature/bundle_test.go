@@ -85,6 +85,13 @@ func newBundleImage(t *testing.T, bundle []byte, subject v1.Descriptor, predicat
 	if err != nil {
 		t.Fatal(err)
 	}
+	return bundleManifest(t, raw, bundle, bd)
+}
+
+// bundleManifest is the referrer whose manifest is raw and whose one
+// layer is bundle (of digest bd).
+func bundleManifest(t *testing.T, raw, bundle []byte, bd v1.Hash) *referrers.Manifest {
+	t.Helper()
 	img, err := partial.CompressedToImage(&bundleImage{manifest: raw, bundle: bundle, bundleDigest: bd})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
@@ -101,15 +100,7 @@ func bundleReferrer(t *testing.T, bundle []byte, subject v1.Descriptor, artifact
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := partial.CompressedToImage(&bundleImage{manifest: raw, bundle: bundle, bundleDigest: bd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := partial.Descriptor(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &referrers.Manifest{Descriptor: *d, Image: img}
+	return bundleManifest(t, raw, bundle, bd)
 }
 
 // Sigstore bundles made the way another tool or an attacker makes them:

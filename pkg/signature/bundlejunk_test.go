@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
@@ -37,15 +36,7 @@ func junkReferrer(t *testing.T, bundle []byte, subject v1.Descriptor, n int) *re
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := partial.CompressedToImage(&bundleImage{manifest: raw, bundle: bundle, bundleDigest: bd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := partial.Descriptor(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &referrers.Manifest{Descriptor: *d, Image: img}
+	return bundleManifest(t, raw, bundle, bd)
 }
 
 // forgeries are bundles about d that must never verify with good's key:
