@@ -300,8 +300,9 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 	if s, line, ok := remoteIn(node.YNode()); ok {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s)}
 	}
+	expanded := expandedCopy(node)
 	for _, field := range pathFields {
-		for _, item := range entriesOf(node, field) {
+		for _, item := range entriesOf(expanded, field) {
 			if item.Kind != yaml.ScalarNode {
 				continue
 			}
@@ -326,17 +327,15 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 	return nil
 }
 
-// entriesOf are the entries of the list field of the kustomization
-// node, read as kustomize reads them (types.Kustomization's Unmarshal):
-// with its anchors and merge keys expanded, under the field's name in any
-// case. A list that came through a merge key, or under Transformers,
-// had its inline configurations' remote paths fetched unchecked. Every
-// key of that name counts, whichever one kustomize keeps. node is not
-// changed (a copy is expanded), and its aliases are bounded first
-// (checkAliases).
-func entriesOf(node *yaml.RNode, field string) []*yaml.Node {
+// expandedCopy is the kustomization node as kustomize reads it
+// (types.Kustomization's Unmarshal): a copy with its anchors and merge
+// keys expanded, node itself where kyaml cannot expand it; nil when its
+// aliases are past the bound (checkAliases), which checkReachedFiles
+// refuses. A list that came through a merge key had its inline
+// configurations' remote paths fetched unchecked.
+func expandedCopy(node *yaml.RNode) *yaml.RNode {
 	if checkAliases(node.YNode()) != nil {
-		return nil // refused as reached content (checkReachedFiles)
+		return nil
 	}
 	text, err := node.String()
 	if err != nil {
@@ -344,7 +343,19 @@ func entriesOf(node *yaml.RNode, field string) []*yaml.Node {
 	}
 	expanded, err := yaml.Parse(text)
 	if err != nil || expanded.DeAnchor() != nil {
-		expanded = node // kyaml cannot expand it: what it says as written
+		return node // what it says as written
+	}
+	return expanded
+}
+
+// entriesOf are the entries of the list field of expanded (an
+// expandedCopy), under the field's name in any case, as kustomize reads
+// it: a list under Transformers had its inline configurations' remote
+// paths fetched unchecked. Every key of that name counts, whichever one
+// kustomize keeps.
+func entriesOf(expanded *yaml.RNode, field string) []*yaml.Node {
+	if expanded == nil {
+		return nil
 	}
 	var entries []*yaml.Node
 	m := expanded.YNode().Content
