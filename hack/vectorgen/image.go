@@ -209,8 +209,11 @@ func putArtifact(bs blobs, o artifactOpts, layers ...layer) descriptor {
 		if l.mediaType == "" {
 			l.mediaType = map[compression]string{gz: mtAddonGzip, zst: mtAddonZstd, none: mtAddonTar}[l.comp]
 		}
-		m.Layers = append(m.Layers, putLayer(bs, l, tarOf(l.entries),
-			map[string]string{"org.opencontainers.image.title": ".", "io.deis.oras.content.unpack": "true"}))
+		annotations := map[string]string{"org.opencontainers.image.title": ".", "io.deis.oras.content.unpack": "true"}
+		for k, v := range l.annotations {
+			annotations[k] = v
+		}
+		m.Layers = append(m.Layers, putLayer(bs, l, tarOf(l.entries), annotations))
 	}
 	return bs.put(m.MediaType, mustJSON(m))
 }

@@ -37,11 +37,18 @@ var demo = []node{f("config/settings.yaml", cmYAML), f("namespace.yaml", nsYAML)
 // exeTree is an add-on with an executable file, for the mode vectors.
 var exeTree = []node{fx("bin/check.sh", "#!/bin/sh\nexit 0\n"), f("namespace.yaml", nsYAML)}
 
-// withDemo is the demo add-on with extra nodes before its own.
 // estargzTOC stands for an eStargz table of contents: its bytes do not
 // matter to a reader, only that the layer says it has one.
 const estargzTOC = `{"version":1,"entries":[]}`
 
+// estargzAnnotation is what an eStargz converter puts on a layer.
+var estargzAnnotation = map[string]string{"containerd.io/snapshot/stargz/toc.digest": digestOf([]byte(estargzTOC))}
+
+// estargzNamed is the demo add-on with files named as eStargz's own
+// entries, which are files like any other outside an image layer.
+var estargzNamed = withDemo(f(".no.prefetch.landmark", "\x0f"), f("stargz.index.json", estargzTOC))
+
+// withDemo is the demo add-on with extra nodes before its own.
 func withDemo(extra ...node) []node { return append(append([]node(nil), extra...), demo...) }
 
 func refuse(reason string) conformance.Result {
@@ -93,8 +100,10 @@ func all() []vector {
 		{name: "content-dir-label", pins: "4.3", about: "an image whose io.cncf.addon.content label names /manifests: that is the tree, /addon is ignored",
 			input: labelled("/manifests", "manifests", "addon"), want: expectOK("image", demo)},
 		{name: "estargz-metadata-ignored", pins: "4.4", about: "an image whose content directory is / and whose layer says it is eStargz (containerd.io/snapshot/stargz/toc.digest): its .no.prefetch.landmark and stargz.index.json at the layer root are not files of the tree",
-			input: image(imageOpts{labels: map[string]string{"io.cncf.addon.content": "/"}}, layer{comp: gz, annotations: map[string]string{"containerd.io/snapshot/stargz/toc.digest": digestOf([]byte(estargzTOC))},
+			input: image(imageOpts{labels: map[string]string{"io.cncf.addon.content": "/"}}, layer{comp: gz, annotations: estargzAnnotation,
 				entries: append(append(es(file(".no.prefetch.landmark", "\x0f")), prefixed("", demo)...), file("stargz.index.json", estargzTOC))}), want: expectOK("image", demo)},
+		{name: "artifact-estargz-names-kept", pins: "4.4", about: "an artifact whose content layer carries the eStargz annotation: eStargz extends image layers only, so its .no.prefetch.landmark and stargz.index.json are files of the tree",
+			input: artifact(artifactOpts{tree: estargzNamed}, layer{comp: gz, annotations: estargzAnnotation, entries: prefixed("", estargzNamed)}), want: expectOK("artifact", estargzNamed)},
 		{name: "index-platforms", pins: "9.1", about: "an index with linux/amd64 and linux/arm64 entries of different trees: the requested linux/amd64 one is read",
 			input: twoPlatforms, want: expectOK("image", demo)},
 		{name: "image-foreign-platform-config", pins: "4.2", about: "an image reached without an index whose config says linux/s390x: its platform fields are ignored",
