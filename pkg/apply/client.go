@@ -227,7 +227,7 @@ func New(cfg *rest.Config, opts ClientOptions) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Minute
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return retryAfterCap{rt} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return retryAfterCap{answerCheck{rt}} })
 	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
 		cfg.WarningHandlerWithContext = warningLogger{opts.Logger}
 	}
@@ -343,6 +343,10 @@ func (c *Client) Ping(ctx context.Context) error {
 		return nil
 	}
 	body, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	var bad *badAnswerError
+	if errors.As(err, &bad) && bad.Excerpt != "" {
+		return fmt.Errorf("connect to %s: %w: not a Kubernetes API server (/version answered %s %q)", c.cfg.Host, ErrUnreachable, bad.ContentType, bad.Excerpt)
+	}
 	if err != nil {
 		// The host is named once: not again in the request's URL.
 		var ue *url.Error

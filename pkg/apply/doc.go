@@ -27,7 +27,7 @@
 // context; impersonation as kubectl's --as); New takes a *rest.Config. Errors match the sentinels of errors.go with
 // errors.Is: ErrConflict (*OwnershipError, *NameClaimError), ErrForbidden
 // (*PreflightError), ErrTimeout and ErrNotReady (*WaitError),
-// ErrUnreachable, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid
+// ErrUnreachable, ErrServer, ErrUnauthorized, ErrRejected (ErrImmutable), ErrInvalid
 // (*InventoryTooLargeError), ErrNotInstalled, ErrCorruptInventory,
 // ErrKubeconfig, ErrInvalidOption.
 // ApplyAll's and UninstallAll's errors are *AddonError, naming the add-on

@@ -3,7 +3,10 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"syscall"
@@ -56,6 +59,14 @@ var (
 	// a binding's roleRef, an immutable ConfigMap's data). Recreate (or
 	// AnnotationRecreate on the object) deletes and creates it again.
 	ErrImmutable = errors.New("field is immutable")
+	// ErrServer: the API server, or what it calls or stands behind, failed
+	// to do what was asked or to answer it: a 5xx (an admission webhook
+	// it could not call, etcd timing out, a proxy's 502 page), a 429
+	// still there after client-go's retries, or an answer that is not
+	// one (a page where an object was due, a body cut short). Not the
+	// add-on's fault: the same apply may succeed later. What was asked
+	// may have been done: the inventory stays pending, listing it.
+	ErrServer = errors.New("api server failed")
 )
 
 // OwnershipError is an object that another installed add-on owns. It
@@ -355,6 +366,8 @@ func (e *apiError) Is(target error) bool {
 		return immutable(e.err)
 	case ErrUnreachable:
 		return unreachable(e.err)
+	case ErrServer:
+		return serverFailed(e.err)
 	}
 	return false
 }
@@ -392,10 +405,33 @@ func immutable(err error) bool {
 	return false
 }
 
+// unreachable reports whether err is a connection that could not be
+// made, or that broke before the answer was whole: a request's EOF (the
+// server or a proxy closed the connection), a body's unexpected EOF.
 func unreachable(err error) bool {
 	var op *net.OpError
 	var dns *net.DNSError
-	return errors.As(err, &op) || errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+	var ue *url.Error
+	return errors.As(err, &op) || errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED) ||
+		(errors.As(err, &ue) && errors.Is(ue.Err, io.EOF)) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// serverFailed reports whether err is the API server's failure, not the
+// request's: a status of 5xx (an InternalError such as an admission
+// webhook it could not call, a proxy's 502 page, a 503 or 504) or 429
+// (what client-go's retries left), or an answer that is no answer
+// (badAnswerError).
+func serverFailed(err error) bool {
+	var bad *badAnswerError
+	if errors.As(err, &bad) {
+		return true
+	}
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Status().Code
+	return code >= 500 || code == http.StatusTooManyRequests
 }
 
 // wrap gives err the sentinels of its cause; nil stays nil.

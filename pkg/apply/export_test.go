@@ -1,5 +1,7 @@
 package apply
 
+import "net/http"
+
 // SetTestHook sets the function called between Apply's stages; nil
 // removes it.
 func SetTestHook(f func(stage string)) { testHook = f }
@@ -14,3 +16,6 @@ var Nth = nth
 
 // ReadyStatus is the status a wait and Status compute of an object.
 var ReadyStatus = readyStatus
+
+// CheckAnswers is the transport New puts around the API server's.
+func CheckAnswers(rt http.RoundTripper) http.RoundTripper { return answerCheck{rt} }

@@ -112,7 +112,7 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 		// changed yet, so the apply takes its pending inventory back.
 		atDryRun bool
 	}{
-		{"proxy error page", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, false},
+		{"proxy error page", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, apply.ErrServer, false},
 		{"stalled answer", nil, []string{"ConfigMap", "/c", "deadline exceeded"}, context.DeadlineExceeded, false},
 		{"dropped connection", func(w http.ResponseWriter, r *http.Request) bool {
 			conn, _, err := http.NewResponseController(w).Hijack()
@@ -120,8 +120,8 @@ func TestMisbehavingAPIServerMidApply(t *testing.T) {
 				conn.Close()
 			}
 			return true
-		}, []string{"ConfigMap", "EOF"}, nil, false},
-		{"proxy error page at the dry-run", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, nil, true},
+		}, []string{"ConfigMap", "EOF"}, apply.ErrUnreachable, false},
+		{"proxy error page at the dry-run", errorPage, []string{"ConfigMap", "/c", "502 Bad Gateway"}, apply.ErrServer, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newCluster(t)
@@ -224,6 +224,9 @@ func TestMisbehavingAPIServerMidUninstall(t *testing.T) {
 	})
 	_, err := broken.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
 	oneLine(t, err, "ConfigMap", "/b", "502 Bad Gateway")
+	if !errors.Is(err, apply.ErrServer) {
+		t.Errorf("error %q does not match ErrServer", err)
+	}
 	inv := k.inventory(t, a.Name)
 	want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap"}
 	if inv == nil || inv.Phase != apply.PhasePending || !slices.Equal(ids(inv), want) {
@@ -389,14 +392,7 @@ func TestPreflightAsksNamesConcurrently(t *testing.T) {
 // the API server; each discovery answer is kept for the next lag.
 func (k *cluster) laggingDiscovery(t *testing.T, crd string, lag time.Duration) fault {
 	t.Helper()
-	upstream, err := url.Parse(k.env.Admin.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rest.TransportFor(k.env.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	forward := k.forwarder(t)
 	type answer struct {
 		status int
 		header http.Header
@@ -424,16 +420,7 @@ func (k *cluster) laggingDiscovery(t *testing.T, crd string, lag time.Duration) 
 		stale = stale && time.Now().Before(until)
 		mu.Unlock()
 		if !stale {
-			req := r.Clone(r.Context())
-			req.RequestURI, req.Host = "", ""
-			req.URL.Scheme, req.URL.Host = upstream.Scheme, upstream.Host
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return true
-			}
-			body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-			resp.Body.Close()
+			resp, body, err := forward(r)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadGateway)
 				return true

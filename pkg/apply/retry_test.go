@@ -50,6 +50,9 @@ func TestRetryAfterIsBounded(t *testing.T) {
 				t.Errorf("the upgrade took %s to fail on an answer asking to retry in an hour", took.Round(time.Second))
 			}
 			oneLine(t, err, "ConfigMap", "/c")
+			if !errors.Is(err, apply.ErrServer) {
+				t.Errorf("error %q does not match ErrServer", err)
+			}
 			if errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("the error %q says the request timed out, not what the server answered", err)
 			}
@@ -79,6 +82,9 @@ func TestMisbehavingAPIServerMidPrune(t *testing.T) {
 	})
 	_, err := broken.Apply(k.ctx, v2, apply.Options{Timeout: 30 * time.Second})
 	oneLine(t, err, "ConfigMap", "/b", "502 Bad Gateway")
+	if !errors.Is(err, apply.ErrServer) {
+		t.Errorf("error %q does not match ErrServer", err)
+	}
 	inv := k.inventory(t, k.prefix)
 	want := []string{"_" + k.prefix + "__Namespace", k.prefix + "_a__ConfigMap", k.prefix + "_b__ConfigMap", k.prefix + "_c__ConfigMap"}
 	if got := ids(inv); inv.Phase != apply.PhasePending || !slices.Equal(got, want) {

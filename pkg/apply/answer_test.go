@@ -1,0 +1,67 @@
+package apply_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/addonpkg/addonpkg/pkg/apply"
+)
+
+// Answers of 2xx that are no Kubernetes answer fail their read with an
+// error matching ErrServer; whole JSON, a watch's stream, an Accept's own
+// type and an empty body pass as they are, byte for byte.
+func TestAnswerCheck(t *testing.T) {
+	const cm = `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a\"}{[","namespace":"n"},"data":{"k":"\\\\"}}` + "\n"
+	for _, tc := range []struct {
+		name, contentType, accept, query, body string
+		bad                                    bool
+	}{
+		{"object", "application/json", "", "", cm, false},
+		{"list", "application/json", "", "", `[` + cm + `,{}]`, false},
+		{"discovery", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "", "", `{"items":[]}`, false},
+		{"empty", "application/json", "", "", "", false},
+		{"protobuf", "application/vnd.kubernetes.protobuf", "", "", "k8s\x00\x0a", false},
+		{"asked for", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", "", "\x0a\x03", false},
+		{"watch", "application/json", "", "?watch=true", cm + cm[:20], false},
+		{"cut short", "application/json", "", "", cm[:len(cm)/2], true},
+		{"cut in a string", "application/json", "", "", cm[:40], true},
+		{"more after", "application/json", "", "", cm + "{}", true},
+		{"not JSON", "application/json", "", "", "<html>502</html>", true},
+		{"blank", "application/json", "", "", "  \n", true},
+		{"page", "text/html", "application/json, */*", "", "<html>login</html>", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/namespaces/n/configmaps/a"+tc.query, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			resp, err := apply.CheckAnswers(http.DefaultTransport).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if tc.bad {
+				if !errors.Is(err, apply.ErrServer) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("read: %v, want one line matching ErrServer", err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.body {
+				t.Errorf("read %q, %v; want %q as it is", got, err, tc.body)
+			}
+		})
+	}
+}
