@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +262,63 @@ func TestWebhookThatCannotBeCalled(t *testing.T) {
 	}
 	if inv := k.inventory(t, k.prefix); inv == nil || !slices.Contains(ids(inv), k.prefix+"_b__ConfigMap") {
 		t.Errorf("the inventory %+v lost b, which is still there", inv)
+	}
+}
+
+// An API server that answers each read of an object after the first
+// with another uid (as when the object is deleted and made again under
+// its name between two reads, again and again): an uninstall deletes
+// only the uid it read and checked, so each delete is refused as a
+// conflict. The uninstall fails in one line naming the object
+// (ErrConflict), leaves it and the pending record listing it, and the
+// next uninstall through a healthy server finishes.
+func TestUninstallOfAnObjectWhoseUIDChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real API server")
+	}
+	k := newCluster(t)
+	a := k.addon(t, k.prefix, "1", killV1)
+	k.mustApply(t, a, apply.Options{})
+	forward := k.forwarder(t)
+	var reads atomic.Int32
+	lying := k.faultyClient(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/configmaps/b") || reads.Add(1) == 1 {
+			return false
+		}
+		resp, body, err := forward(r)
+		if err != nil {
+			t.Errorf("pass the read of b on: %v", err)
+			return false
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(body, &obj); err == nil && resp.StatusCode == http.StatusOK {
+			obj["metadata"].(map[string]any)["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", reads.Load())
+			body, _ = json.Marshal(obj)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.StatusCode)
+		w.Write(body)
+		return true
+	})
+	_, err := lying.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second})
+	oneLine(t, err, a.Name, "ConfigMap", "/b")
+	if !errors.Is(err, apply.ErrConflict) {
+		t.Errorf("error %q does not match ErrConflict", err)
+	}
+	if reads.Load() < 2 {
+		t.Fatalf("b was read %d times, want the uninstall to read it again before its delete", reads.Load())
+	}
+	if !k.exists(t, gvrConfigMap, k.prefix, "b") {
+		t.Fatal("b was deleted though each read said another uid")
+	}
+	inv := k.inventory(t, a.Name)
+	if inv == nil || inv.Phase != apply.PhasePending || !slices.Contains(ids(inv), k.prefix+"_b__ConfigMap") {
+		t.Fatalf("after the failed uninstall the inventory is %+v, want pending with b", inv)
+	}
+	if _, err := k.admin.Uninstall(k.ctx, a.Name, apply.UninstallOptions{Timeout: 30 * time.Second}); err != nil {
+		t.Fatalf("the next uninstall: %v", err)
+	}
+	if k.exists(t, gvrConfigMap, k.prefix, "b") || k.inventorySecret(t, a.Name) != nil {
+		t.Error("the next uninstall left b or the inventory")
 	}
 }
