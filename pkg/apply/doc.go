@@ -89,6 +89,18 @@
 // refused (*OwnershipError, naming the set and its parent when found, or
 // the controller) unless Options.Force.
 //
+// A Namespace is no exception: two add-ons that both declare one
+// conflict, the second refused before any change, naming both. An
+// object has one owner, as in kubectl's ApplySets (the labels hold one
+// value each), and the owner's prune or uninstall would delete the
+// Namespace with everything in it. (Flux's kustomize-controller does not
+// refuse: the last Kustomization to apply takes the labels, and its
+// removal deletes the Namespace and the other's objects.) To share one,
+// let one add-on declare it and the other only put objects in it:
+// uninstalling the owner keeps a Namespace that holds the other's
+// objects (Prune and uninstall, below), and it stays in the owner's
+// inventory until an uninstall finds it empty.
+//
 // # Names and origins
 //
 // An add-on is installed under Addon.Name: the installer's choice, or,
