@@ -435,26 +435,45 @@ var scpLike = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@[^/:]+[:/].`)
 // so a directory of the tree named like them was no protection. So does
 // a host with a user before it (deploy@host:org/repo, not only git@) or
 // github.com in any case: kustomize runs git fetch of those over ssh.
+//
+// Those forms are known by how the text starts, whatever follows it:
+// kustomize fetched "https://host/p.yaml x" (its loader's URL parser
+// takes a space in the path) and cloned "https://host/org/repo x", so a
+// space makes no location local. Text with a space is only exempt from
+// the looser rules after them (a "://" anywhere), which would take a
+// patch written in place for a location. Spaces around s count for
+// nothing: kustomize reads " https://host/p.yaml" from the tree, and
+// refusing it costs no add-on anything.
 func looksRemote(s string) bool {
 	s = strings.TrimSpace(s)
-	if strings.ContainsAny(s, " \n") {
-		return false
-	}
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+	t, forced := trimPrefixFold(s, "git::")
+	if forced {
 		return true
 	}
-	if strings.Contains(s, "://") || len(s) >= 5 && strings.EqualFold(s[:5], "git::") {
-		return true
+	for _, p := range []string{"http://", "https://", "ssh://", "file://", "git@", "github.com/", "github.com:", "gitlab.com/", "bitbucket.org/"} {
+		if _, ok := trimPrefixFold(t, p); ok {
+			return true
+		}
 	}
 	// scp's user@host:path, with any user (kustomize's extractUsername),
 	// or user@host/path: kustomize runs git fetch of it over ssh.
 	if scpLike.MatchString(s) {
 		return true
 	}
-	for _, p := range []string{"git@", "github.com/", "github.com:", "gitlab.com/", "bitbucket.org/"} {
-		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
-			return true
-		}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return false
 	}
-	return strings.Contains(s, "?ref=") || strings.Contains(s, ".git//") || strings.Contains(s, "_git/")
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return true
+	}
+	return strings.Contains(s, "://") || strings.Contains(s, "?ref=") || strings.Contains(s, ".git//") || strings.Contains(s, "_git/")
+}
+
+// trimPrefixFold is s without prefix, matched in any case, and whether
+// s had it.
+func trimPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
