@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -137,12 +138,17 @@ func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []
 }
 
 func rootKustomization(fsys fs.FS) string {
+	return kustomizationFile(fsys, ".")
+}
+
+// kustomizationFile is the name of the kustomization of the folder dir.
+func kustomizationFile(fsys fs.FS, dir string) string {
 	for _, n := range addon.KustomizationNames {
-		if _, err := fs.Stat(fsys, n); err == nil {
-			return n
+		if _, err := fs.Stat(fsys, path.Join(dir, n)); err == nil {
+			return path.Join(dir, n)
 		}
 	}
-	return addon.KustomizationNames[0]
+	return path.Join(dir, addon.KustomizationNames[0])
 }
 
 // checkKustomizations refuses a kustomization kustomize reads (g) that
@@ -177,6 +183,11 @@ func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKey
 		if err := checkGenerators(fsys, name, node, maxKeys); err != nil {
 			return err
 		}
+	}
+	// What the text did not show (a !!binary scalar), kustomize's own
+	// reading of the kustomizations did (kustomizeGraph.remote).
+	if r := g.remote; len(r) > 0 && !allowRemote {
+		return &Error{File: kustomizationFile(fsys, r[0].dir), Err: fmt.Errorf("%w: %q (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, r[0].location)}
 	}
 	return nil
 }
@@ -262,7 +273,7 @@ const builtinAPIVersion = "builtin"
 // file; inner says the error names the line of the location in that
 // document rather than line itself.
 func checkBuiltinConfig(file string, line int, cfg *yaml.RNode, inner bool) error {
-	if cfg.YNode().Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
+	if !isBuiltinConfig(cfg) {
 		return nil
 	}
 	if s, l, ok := remoteIn(cfg.YNode()); ok {
@@ -272,6 +283,13 @@ func checkBuiltinConfig(file string, line int, cfg *yaml.RNode, inner bool) erro
 		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %q, which the builtin %s would load (an add-on renders from its own tree unless remote resources are allowed)", ErrRemote, s, cfg.GetKind())}
 	}
 	return nil
+}
+
+// isBuiltinConfig tells whether cfg configures one of kustomize's
+// builtin transformers or generators, the only configurations it loads
+// (it runs no plugins).
+func isBuiltinConfig(cfg *yaml.RNode) bool {
+	return cfg.YNode().Kind == yaml.MappingNode && strings.TrimPrefix(cfg.GetApiVersion(), "/") == builtinAPIVersion
 }
 
 func isKustomization(name string) bool {
@@ -384,8 +402,9 @@ var textFields = map[string]bool{
 
 // remoteIn finds a scalar of n that kustomize would load from a remote
 // location (looksRemote), outside the values of textFields: the first
-// such scalar, its line and true. An alias is followed (a URL anchored
-// in an annotation and named in resources is loaded), each node once.
+// such scalar (as kustomize reads it: scalarText), its line and true.
+// An alias is followed (a URL anchored in an annotation and named in
+// resources is loaded), each node once.
 func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 	seen := map[*yaml.Node]bool{}
 	var walk func(n *yaml.Node) bool
@@ -396,13 +415,14 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 		seen[n] = true
 		switch n.Kind {
 		case yaml.ScalarNode:
-			s, line, ok = n.Value, n.Line, looksRemote(n.Value)
+			s, line = scalarText(n), n.Line
+			ok = looksRemote(s)
 			return ok
 		case yaml.AliasNode:
 			return walk(n.Alias)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if !textFields[n.Content[i].Value] && walk(n.Content[i+1]) {
+				if !textFields[scalarText(n.Content[i])] && walk(n.Content[i+1]) {
 					return true
 				}
 			}
@@ -420,6 +440,23 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 	}
 	return s, line, true
 }
+
+// scalarText is the text kustomize reads from the scalar n. It decodes
+// kustomizations and the configurations of its builtins with a YAML
+// library that decodes a !!binary scalar to its bytes, so
+// "path: !!binary aHR0cHM6Ly8uLi4=" names a URL that the text of the
+// node does not show, and that kustomize fetched. Base64 that does not
+// decode is the node's text: kustomize refuses it.
+func scalarText(n *yaml.Node) string {
+	if n.ShortTag() == binaryTag {
+		if b, err := base64.StdEncoding.DecodeString(n.Value); err == nil {
+			return string(b)
+		}
+	}
+	return n.Value
+}
+
+const binaryTag = "!!binary"
 
 // scpLike matches a user name as kustomize's git URL parser takes one
 // (a letter, then letters, digits and dashes, then @), a host and a path

@@ -89,10 +89,32 @@ type kustomizeGraph struct {
 	// changedConfigs, when its file is not "", is a kustomization of a
 	// folder of configurations that changes them (changedConfigs).
 	changedConfigs changedConfigs
+	// remote are the remote locations (looksRemote) that the
+	// kustomizations name, as kustomize reads them: the walk does not
+	// follow them, and checkKustomizations refuses them unless remote
+	// resources are allowed. That check reads each kustomization's text,
+	// which may show a location otherwise than kustomize reads it (a
+	// !!binary scalar); this list is what kustomize decodes.
+	remote []remoteEntry
 	// root is the work of the root kustomization.
 	root  *kustomizeWork
 	done  map[string]*kustomizeWork
 	doing map[string]bool
+}
+
+// remoteEntry is a remote location named by the kustomization of dir.
+type remoteEntry struct {
+	dir, location string
+}
+
+// isRemote tells whether entry, of the kustomization of dir, names a
+// remote location, and notes it (kustomizeGraph.remote).
+func (g *kustomizeGraph) isRemote(dir, entry string) bool {
+	if !looksRemote(entry) {
+		return false
+	}
+	g.remote = append(g.remote, remoteEntry{dir: dir, location: entry})
+	return true
 }
 
 // walkKustomizations walks the kustomization graph of fsys from its root
@@ -322,7 +344,7 @@ func treePath(dir, entry string) string {
 // file reaches the file entry names from dir, and returns its name, or
 // "" when it is remote or no file of the tree.
 func (g *kustomizeGraph) file(dir, entry string) string {
-	if entry == "" || looksRemote(entry) {
+	if entry == "" || g.isRemote(dir, entry) {
 		return "" // refused unless allowed (checkKustomization); not in the tree
 	}
 	p := treePath(dir, entry)
@@ -336,7 +358,7 @@ func (g *kustomizeGraph) file(dir, entry string) string {
 // resource walks an entry of resources, bases or components: a folder's
 // kustomization, or a file's objects.
 func (g *kustomizeGraph) resource(w *kustomizeWork, dir, entry string) {
-	if entry == "" || looksRemote(entry) {
+	if entry == "" || g.isRemote(dir, entry) {
 		return
 	}
 	p := treePath(dir, entry)
@@ -384,10 +406,13 @@ func (g *kustomizeGraph) configs(dir, field, entry string) int64 {
 			if builtinNamesFiles(cfg) {
 				g.giveUp("an inline configuration names files")
 			}
+			if s, _, ok := remoteIn(cfg.YNode()); ok && isBuiltinConfig(cfg) {
+				g.remote = append(g.remote, remoteEntry{dir: dir, location: s})
+			}
 		}
 		n = int64(len(configs))
 	}
-	if looksRemote(entry) || strings.Contains(entry, "\n") {
+	if g.isRemote(dir, entry) || strings.Contains(entry, "\n") {
 		return n
 	}
 	p := treePath(dir, entry)
@@ -567,13 +592,13 @@ var fileKeys = map[string][]string{
 // builtinNamesFiles tells whether cfg configures one of kustomize's
 // builtin transformers or generators and may name a file for it to
 // read: a key of fileKeys anywhere in it, in any case (kustomize decodes
-// a configuration as JSON, whose field names match in any case). cfg is
-// read as kustomize reads it, its anchors and merge keys expanded
-// (configsOf). A configuration that is no builtin's names none:
+// a configuration as JSON, whose field names match in any case), and
+// written as text or as a !!binary scalar (scalarText). cfg is read as
+// kustomize reads it, its anchors and merge keys expanded (configsOf). A configuration that is no builtin's names none:
 // kustomize runs no plugins, and refuses it.
 func builtinNamesFiles(cfg *yaml.RNode) bool {
 	n := cfg.YNode()
-	if n.Kind != yaml.MappingNode || strings.TrimPrefix(cfg.GetApiVersion(), "/") != builtinAPIVersion {
+	if !isBuiltinConfig(cfg) {
 		return false
 	}
 	kind := cfg.GetKind()
@@ -591,7 +616,7 @@ func builtinNamesFiles(cfg *yaml.RNode) bool {
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i]
-				if slices.ContainsFunc(keys, func(s string) bool { return strings.EqualFold(s, k.Value) }) {
+				if slices.ContainsFunc(keys, func(s string) bool { return strings.EqualFold(s, scalarText(k)) }) {
 					return true
 				}
 			}
