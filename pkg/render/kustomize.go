@@ -35,6 +35,9 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	// checks below look at those files only (reach.go), and the caps
 	// count its work.
 	g := walkKustomizations(fsys)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	if err := checkKustomizations(fsys, g, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
@@ -48,9 +51,11 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 		return nil, nil, err
 	}
 	// kustomize takes no context: it runs on its own goroutine, and a
-	// render whose ctx ends returns then, while kustomize finishes (or
-	// fails, when the caller removes the tree) on its own. A command
-	// exits; a library caller has its goroutine back at once.
+	// render whose ctx ends returns then, while kustomize stops at its
+	// next read of the tree (treeFS fails every read once ctx ends) or,
+	// busy between reads (patches and transformers over the objects,
+	// which the caps bound), finishes on its own. A command exits; a
+	// library caller has its goroutine back at once.
 	type outcome struct {
 		docs     []Document
 		warnings []string
@@ -105,7 +110,12 @@ func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []
 	kopts := krusty.MakeDefaultOptions()
 	kopts.Reorder = krusty.ReorderOptionUnspecified
 	var read readFiles
-	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{fsys: fsys, read: &read}, "/")
+	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{ctx: ctx, fsys: fsys, read: &read}, "/")
+	// A run that ended with ctx (its reads failed, or its result came
+	// too late) is the caller's leaving, not the add-on's error.
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}

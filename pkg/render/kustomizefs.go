@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -21,6 +22,12 @@ var errReadOnly = errors.New("add-on tree is read-only")
 // memory, so kustomize reads the tree in place. Nothing outside the tree
 // exists for it.
 type treeFS struct {
+	// ctx, when not nil, is the render's: once it ends, every read
+	// fails with its error. kustomize takes no context, and this is the
+	// one way to stop it early: a run whose caller left ends at its next
+	// read of the tree (and frees kustomizeMu for the renders waiting),
+	// though not in the middle of work between two reads.
+	ctx  context.Context
 	fsys fs.FS
 	// read, when not nil, collects the files kustomize reads (for the
 	// warnings about them: kustomizeWarnings).
@@ -45,7 +52,18 @@ func (t treeFS) MkdirAll(string) error               { return errReadOnly }
 func (t treeFS) RemoveAll(string) error              { return errReadOnly }
 func (t treeFS) WriteFile(string, []byte) error      { return errReadOnly }
 
+// ended is the error of t's context once it has ended, else nil.
+func (t treeFS) ended() error {
+	if t.ctx == nil {
+		return nil
+	}
+	return t.ctx.Err()
+}
+
 func (t treeFS) Open(p string) (filesys.File, error) {
+	if err := t.ended(); err != nil {
+		return nil, err
+	}
 	f, err := t.fsys.Open(rel(p))
 	if err != nil {
 		return nil, err
@@ -64,6 +82,9 @@ func (t treeFS) Exists(p string) bool {
 }
 
 func (t treeFS) ReadDir(p string) ([]string, error) {
+	if err := t.ended(); err != nil {
+		return nil, err
+	}
 	entries, err := fs.ReadDir(t.fsys, rel(p))
 	if err != nil {
 		return nil, err
@@ -76,6 +97,9 @@ func (t treeFS) ReadDir(p string) ([]string, error) {
 }
 
 func (t treeFS) ReadFile(p string) ([]byte, error) {
+	if err := t.ended(); err != nil {
+		return nil, err
+	}
 	b, err := fs.ReadFile(t.fsys, rel(p))
 	if err == nil && t.read != nil {
 		t.read.add(rel(p))
@@ -84,6 +108,9 @@ func (t treeFS) ReadFile(p string) ([]byte, error) {
 }
 
 func (t treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if err := t.ended(); err != nil {
+		return "", "", err
+	}
 	r := rel(p)
 	st, err := fs.Stat(t.fsys, r)
 	if err != nil {
@@ -97,6 +124,9 @@ func (t treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 }
 
 func (t treeFS) Glob(pattern string) ([]string, error) {
+	if err := t.ended(); err != nil {
+		return nil, err
+	}
 	m, err := fs.Glob(t.fsys, rel(pattern))
 	if err != nil {
 		return nil, err
@@ -108,6 +138,9 @@ func (t treeFS) Glob(pattern string) ([]string, error) {
 }
 
 func (t treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
+	if err := t.ended(); err != nil {
+		return err
+	}
 	root := rel(p)
 	return fs.WalkDir(t.fsys, root, func(name string, d fs.DirEntry, err error) error {
 		full := "/" + strings.TrimPrefix(name, ".")
