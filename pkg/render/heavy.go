@@ -26,8 +26,8 @@ import (
 //
 // Plain manifests do not go through kustomize and render in linear time.
 
-// checkReachedFiles reads each file kustomize may read (g) once before
-// kustomize reads it, and refuses one with an alias bomb or a mapping of
+// checkReachedFiles reads each file kustomize may read (g, whose read
+// keeps the text kustomize then reads), and refuses one with an alias bomb or a mapping of
 // more than maxKeys keys, a key kustomize cannot take (checkKeys), or
 // (unless allowRemote) a builtin configuration that names a remote
 // location (builtinConfigsIn). A file is reached by the kustomizations
@@ -36,13 +36,13 @@ import (
 // [cm.txt]), and a check on names that end in .yaml is one that cm.txt
 // passes. A file no kustomization reaches (a README, Helm values, an
 // example) is not read: kustomize does not read it either.
-func checkReachedFiles(fsys fs.FS, g *kustomizeGraph, maxKeys int, allowRemote bool) error {
+func checkReachedFiles(g *kustomizeGraph, maxKeys int, allowRemote bool) error {
 	files, err := g.files()
 	if err != nil {
 		return err
 	}
 	for _, name := range files {
-		b, err := fs.ReadFile(fsys, name)
+		b, err := g.read(name)
 		if err != nil {
 			return err
 		}
@@ -111,14 +111,14 @@ var generatorFields = []string{"configMapGenerator", "secretGenerator"}
 // checkGenerators refuses a generator of the kustomization node (file)
 // that would make a ConfigMap or Secret of more than maxKeys keys: one a
 // literal, a line of an env file, or a file.
-func checkGenerators(fsys fs.FS, file string, node *yaml.RNode, maxKeys int) error {
+func checkGenerators(g *kustomizeGraph, file string, node *yaml.RNode, maxKeys int) error {
 	for _, field := range generatorFields {
 		list := node.Field(field)
 		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
 			continue
 		}
 		for _, item := range list.Value.YNode().Content {
-			keys, err := generatedKeys(fsys, file, item)
+			keys, err := generatedKeys(g, file, item)
 			if err != nil {
 				return err
 			}
@@ -132,7 +132,7 @@ func checkGenerators(fsys fs.FS, file string, node *yaml.RNode, maxKeys int) err
 
 // generatedKeys counts the keys one generator entry makes: its literals
 // and files, and the lines of its env files that set a key.
-func generatedKeys(fsys fs.FS, file string, item *yaml.Node) (int, error) {
+func generatedKeys(g *kustomizeGraph, file string, item *yaml.Node) (int, error) {
 	if item.Kind != yaml.MappingNode {
 		return 0, nil
 	}
@@ -156,7 +156,7 @@ func generatedKeys(fsys fs.FS, file string, item *yaml.Node) (int, error) {
 		if err != nil {
 			continue // checkKustomization refuses it
 		}
-		b, err := fs.ReadFile(fsys, p)
+		b, err := g.read(p)
 		if err != nil {
 			continue // kustomize says it is missing
 		}

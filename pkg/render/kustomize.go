@@ -41,7 +41,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	if err := checkKustomizations(fsys, g, opts.AllowRemote, maxKeys); err != nil {
 		return nil, nil, err
 	}
-	if err := checkReachedFiles(fsys, g, maxKeys, opts.AllowRemote); err != nil {
+	if err := checkReachedFiles(g, maxKeys, opts.AllowRemote); err != nil {
 		return nil, nil, err
 	}
 	if err := checkKustomizeWork(fsys, g, limits); err != nil {
@@ -64,7 +64,7 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.docs, o.warnings, o.err = runKustomize(ctx, fsys)
+		o.docs, o.warnings, o.err = runKustomize(ctx, treeFS{fsys: fsys, files: g.content})
 		done <- o
 	}()
 	select {
@@ -79,7 +79,8 @@ func renderKustomize(ctx context.Context, fsys fs.FS, opts Options) (docs []Docu
 // time, unless ctx ended while it waited for its turn, and turns its
 // resources into documents. The warnings are those kustomizeWarnings
 // works out from the files it read.
-func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []string, err error) {
+func runKustomize(ctx context.Context, tree treeFS) (docs []Document, warnings []string, err error) {
+	fsys := tree.fsys
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
 	// A render whose caller left while it waited for the lock (another
@@ -110,7 +111,8 @@ func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []
 	kopts := krusty.MakeDefaultOptions()
 	kopts.Reorder = krusty.ReorderOptionUnspecified
 	var read readFiles
-	resMap, err := krusty.MakeKustomizer(kopts).Run(treeFS{ctx: ctx, fsys: fsys, read: &read}, "/")
+	tree.ctx, tree.read = ctx, &read
+	resMap, err := krusty.MakeKustomizer(kopts).Run(tree, "/")
 	// A run that ended with ctx (its reads failed, or its result came
 	// too late) is the caller's leaving, not the add-on's error.
 	if err := ctx.Err(); err != nil {
@@ -119,7 +121,7 @@ func runKustomize(ctx context.Context, fsys fs.FS) (docs []Document, warnings []
 	if err != nil {
 		return nil, nil, &Error{File: rootKustomization(fsys), Err: fmt.Errorf("kustomize build: %w", err)}
 	}
-	warnings = kustomizeWarnings(treeFS{fsys: fsys}, read.names)
+	warnings = kustomizeWarnings(treeFS{fsys: fsys, files: tree.files}, read.names)
 	if err := fixManagedBy(resMap); err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +181,7 @@ func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKey
 		if !isKustomization(name) {
 			continue
 		}
-		b, err := fs.ReadFile(fsys, name)
+		b, err := g.read(name)
 		if err != nil {
 			return err
 		}
@@ -190,7 +192,7 @@ func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKey
 		if err := checkKustomization(fsys, name, node, allowRemote); err != nil {
 			return err
 		}
-		if err := checkGenerators(fsys, name, node, maxKeys); err != nil {
+		if err := checkGenerators(g, name, node, maxKeys); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,7 @@ func TestKustomizeStopsReadingWhenCtxEnds(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runKustomize(ctx, g)
+		_, _, err := runKustomize(ctx, treeFS{fsys: g})
 		done <- err
 	}()
 	<-g.reached

@@ -29,6 +29,9 @@ type treeFS struct {
 	// though not in the middle of work between two reads.
 	ctx  context.Context
 	fsys fs.FS
+	// files, read only, are files of fsys already read, by their names
+	// in it (kustomizeGraph.content): kustomize reads them from here.
+	files map[string][]byte
 	// read, when not nil, collects the files kustomize reads (for the
 	// warnings about them: kustomizeWarnings).
 	read *readFiles
@@ -100,9 +103,14 @@ func (t treeFS) ReadFile(p string) ([]byte, error) {
 	if err := t.ended(); err != nil {
 		return nil, err
 	}
-	b, err := fs.ReadFile(t.fsys, rel(p))
+	name := rel(p)
+	b, ok := t.files[name]
+	var err error
+	if !ok {
+		b, err = fs.ReadFile(t.fsys, name)
+	}
 	if err == nil && t.read != nil {
-		t.read.add(rel(p))
+		t.read.add(name)
 	}
 	return b, err
 }

@@ -96,6 +96,9 @@ type kustomizeGraph struct {
 	// which may show a location otherwise than kustomize reads it (a
 	// !!binary scalar); this list is what kustomize decodes.
 	remote []remoteEntry
+	// content holds the files the walk reached, read once (read) for
+	// the walk, the checks and kustomize itself (treeFS.files).
+	content map[string][]byte
 	// root is the work of the root kustomization.
 	root  *kustomizeWork
 	done  map[string]*kustomizeWork
@@ -129,7 +132,24 @@ func walkKustomizations(fsys fs.FS) *kustomizeGraph {
 }
 
 func newKustomizeGraph(fsys fs.FS) *kustomizeGraph {
-	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
+	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, content: map[string][]byte{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
+}
+
+// read is the content of the file name of the tree. A file the walk
+// reached is read once, and kept: the walk, the checks and kustomize
+// (treeFS.files) read the same bytes, so kustomize reads no other text
+// than the one checked. Any other file (each file of a tree the walk
+// gave up on) is read each time, and not kept, since kustomize reads
+// few of them.
+func (g *kustomizeGraph) read(name string) ([]byte, error) {
+	if b, ok := g.content[name]; ok {
+		return b, nil
+	}
+	b, err := fs.ReadFile(g.fsys, name)
+	if err == nil && g.reached[name] {
+		g.content[name] = b
+	}
+	return b, err
 }
 
 // reaches tells whether kustomize may read the file name.
@@ -237,7 +257,7 @@ func (g *kustomizeGraph) kustomization(dir string) (string, *types.Kustomization
 	if len(found) != 1 {
 		return "", nil
 	}
-	b, err := fs.ReadFile(g.fsys, found[0])
+	b, err := g.read(found[0])
 	if err != nil {
 		return "", nil // kustomize says why
 	}
@@ -482,7 +502,7 @@ func documentsOfKind(b []byte, kind yaml.Kind) []*yaml.RNode {
 // fileDocumentsOfKind are the documents of file p of kind
 // (documentsOfKind); none when p cannot be read.
 func (g *kustomizeGraph) fileDocumentsOfKind(p string, kind yaml.Kind) []*yaml.RNode {
-	b, err := fs.ReadFile(g.fsys, p)
+	b, err := g.read(p)
 	if err != nil {
 		return nil
 	}
@@ -549,7 +569,7 @@ func (g *kustomizeGraph) findBuiltinFileNames() {
 		if isKustomization(name) {
 			continue
 		}
-		b, err := fs.ReadFile(g.fsys, name)
+		b, err := g.read(name)
 		if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
 			continue
 		}
