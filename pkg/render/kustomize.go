@@ -212,7 +212,7 @@ func checkKustomizations(fsys fs.FS, g *kustomizeGraph, allowRemote bool, maxKey
 // ConfigMapGenerator's files) over HTTP when they are URLs, whatever its
 // load restrictions say.
 func builtinConfigsIn(file string, b []byte) error {
-	if !bytes.Contains(b, []byte(builtinAPIVersion)) {
+	if !mayHoldBuiltin(b) {
 		return nil
 	}
 	for _, c := range splitYAML(b) {
@@ -279,6 +279,17 @@ func configsOf(node *yaml.RNode) []*yaml.RNode {
 // builtinAPIVersion is the apiVersion of the configuration of a
 // transformer or generator built into kustomize.
 const builtinAPIVersion = "builtin"
+
+// mayHoldBuiltin tells whether the file b may hold a configuration of
+// apiVersion builtin, so that a file that does not is not parsed for
+// one. The word need not be in its bytes: a double-quoted scalar writes
+// it with escapes ("b\u0075iltin"), and a file in UTF-16 (with its byte
+// order mark, which YAML reads) in other bytes; kustomize read both as
+// builtin, and loaded the remote path of such a PatchTransformer.
+func mayHoldBuiltin(b []byte) bool {
+	return bytes.Contains(b, []byte(builtinAPIVersion)) || bytes.IndexByte(b, '\\') >= 0 ||
+		bytes.HasPrefix(b, []byte{0xFF, 0xFE}) || bytes.HasPrefix(b, []byte{0xFE, 0xFF})
+}
 
 // checkBuiltinConfig refuses a remote location in cfg, when it configures
 // a builtin transformer or generator. line is that of cfg's document in

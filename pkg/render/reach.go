@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"io/fs"
 	"path"
 	"reflect"
@@ -570,7 +569,7 @@ func (g *kustomizeGraph) findBuiltinFileNames() {
 			continue
 		}
 		b, err := g.read(name)
-		if err != nil || !bytes.Contains(b, []byte(builtinAPIVersion)) {
+		if err != nil || !mayHoldBuiltin(b) {
 			continue
 		}
 		for _, c := range splitYAML(b) {

@@ -2,9 +2,16 @@ package render
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"unicode/utf16"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -56,6 +63,14 @@ func TestWalkReachesWhatKustomizeReads(t *testing.T) {
 			"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [t.yaml]\n",
 			"t.yaml":             "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\n? !!binary " + b64("path") + "\n: h.yaml\ntarget: {kind: ConfigMap}\n",
 		},
+		"apiVersion builtin in escapes": {
+			"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [t.yaml]\n",
+			"t.yaml":             "apiVersion: \"b\\u0075iltin\"\nkind: PatchTransformer\nmetadata: {name: p}\npath: h.yaml\ntarget: {kind: ConfigMap}\n",
+		},
+		"configuration in UTF-16": {
+			"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [t.yaml]\n",
+			"t.yaml":             utf16LE("apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: h.yaml\ntarget: {kind: ConfigMap}\n"),
+		},
 		"binary files key in a configuration": {
 			"kustomization.yaml": "resources: [cm.yaml]\ngenerators: [g.yaml]\n",
 			"g.yaml":             "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: g}\n? !!binary " + b64("files") + "\n: [h.yaml]\n",
@@ -79,5 +94,44 @@ func TestWalkReachesWhatKustomizeReads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// utf16LE is s in UTF-16, little-endian, after its byte order mark.
+func utf16LE(s string) string {
+	b := []byte{0xFF, 0xFE}
+	for _, r := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(r), byte(r>>8))
+	}
+	return string(b)
+}
+
+// A builtin configuration need not hold the word builtin in its bytes:
+// its apiVersion may be written with escapes, or the file in UTF-16,
+// and kustomize reads both as builtin. Such a configuration was not
+// looked at, and kustomize fetched its remote path.
+func TestBuiltinConfigSpelledOtherwiseRefused(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
+	}))
+	defer srv.Close()
+	cfg := "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: " + srv.URL + "/p.yaml\ntarget: {kind: ConfigMap}\n"
+	for name, text := range map[string]string{
+		"escapes": strings.Replace(cfg, "builtin", `"b\u0075iltin"`, 1),
+		"UTF-16":  utf16LE(cfg),
+	} {
+		fsys := fstest.MapFS{
+			"kustomization.yaml": {Data: []byte("resources: [cm.yaml]\ntransformers: [t.yaml]\n")},
+			"cm.yaml":            {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")},
+			"t.yaml":             {Data: []byte(text)},
+		}
+		if _, err := Render(t.Context(), fsys, Options{}); !errors.Is(err, ErrRemote) {
+			t.Errorf("%s: err = %v; want ErrRemote", name, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the renders made %d requests", n)
 	}
 }
