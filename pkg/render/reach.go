@@ -36,6 +36,13 @@ import (
 // kustomization that lists the configuration, wherever it is written), a
 // folder of configurations whose kustomization changes them
 // (changedConfigs).
+//
+// The walk also keeps, as kustomize decodes them, the remote locations
+// the kustomizations name (kustomizeGraph.remote: the text checks can be
+// misled by a !!binary scalar), and the text of each file it reaches,
+// which the checks and kustomize then read (kustomizeGraph.read).
+// TestWalkReachesWhatKustomizeReads holds the walk to what kustomize
+// reads, by running kustomize.
 
 // fieldUse says what the walk does with a field of a kustomization.
 type fieldUse int
