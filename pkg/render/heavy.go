@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -104,65 +106,60 @@ func tooManyKeys(what string, keys, max int) error {
 		what, keys, &safetree.LimitError{Name: "mapping keys", Limit: int64(max), Which: safetree.LimitMappingKeys})
 }
 
-// generatorFields are the kustomization fields whose items each make one
-// ConfigMap or Secret.
-var generatorFields = []string{"configMapGenerator", "secretGenerator"}
-
-// checkGenerators refuses a generator of the kustomization node (file)
-// that would make a ConfigMap or Secret of more than maxKeys keys: one a
-// literal, a line of an env file, or a file.
+// checkGenerators refuses a generator of the kustomization file that
+// would make a ConfigMap or Secret of more than maxKeys keys: one a
+// literal, a line of an env file, or a file. The generators are those
+// kustomize decodes (the walk's, g.decoded): a field or key in another
+// case (ENVS, ConfigMapGenerator), a merge key or a !!binary scalar
+// escaped a count of the text as written. node, the kustomization as
+// written, only gives the error its line.
 func checkGenerators(g *kustomizeGraph, file string, node *yaml.RNode, maxKeys int) error {
-	for _, field := range generatorFields {
-		list := node.Field(field)
-		if list == nil || list.Value.YNode().Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, item := range list.Value.YNode().Content {
-			keys, err := generatedKeys(g, file, item)
-			if err != nil {
-				return err
-			}
-			if keys > maxKeys {
-				return &Error{File: file, Line: item.Line, Err: tooManyKeys("a "+field+" entry", keys, maxKeys)}
+	k := g.decoded[file]
+	if k == nil {
+		return nil // kustomize does not read it, or refuses it
+	}
+	var cms, secrets []types.KvPairSources
+	for _, a := range k.ConfigMapGenerator {
+		cms = append(cms, a.KvPairSources)
+	}
+	for _, a := range k.SecretGenerator {
+		secrets = append(secrets, a.KvPairSources)
+	}
+	expanded := expandedCopy(node)
+	for _, gen := range []struct {
+		field   string
+		sources []types.KvPairSources
+	}{{"configMapGenerator", cms}, {"secretGenerator", secrets}} {
+		items := entriesOf(expanded, gen.field)
+		for i, s := range gen.sources {
+			if keys := generatedKeys(g, path.Dir(file), s); keys > maxKeys {
+				line := 0
+				if i < len(items) {
+					line = items[i].Line
+				}
+				return &Error{File: file, Line: line, Err: tooManyKeys("a "+gen.field+" entry", keys, maxKeys)}
 			}
 		}
 	}
 	return nil
 }
 
-// generatedKeys counts the keys one generator entry makes: its literals
-// and files, and the lines of its env files that set a key.
-func generatedKeys(g *kustomizeGraph, file string, item *yaml.Node) (int, error) {
-	if item.Kind != yaml.MappingNode {
-		return 0, nil
-	}
-	keys := 0
-	var envs []string
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		k, v := item.Content[i].Value, item.Content[i+1]
-		switch {
-		case (k == "literals" || k == "files") && v.Kind == yaml.SequenceNode:
-			keys += len(v.Content)
-		case k == "envs" && v.Kind == yaml.SequenceNode:
-			for _, e := range v.Content {
-				envs = append(envs, e.Value)
-			}
-		case k == "env" && v.Kind == yaml.ScalarNode:
-			envs = append(envs, v.Value)
+// generatedKeys counts the keys one generator entry of the
+// kustomization of dir makes: its literals and files, and the lines of
+// its env files that set a key.
+func generatedKeys(g *kustomizeGraph, dir string, s types.KvPairSources) int {
+	keys := len(s.LiteralSources) + len(s.FileSources)
+	for _, e := range append(slices.Clone(s.EnvSources), s.EnvSource) {
+		if e == "" || looksRemote(e) {
+			continue // refused unless allowed (checkKustomizations)
 		}
-	}
-	for _, e := range envs {
-		p, err := safetree.JoinInside(path.Dir(file), e)
-		if err != nil {
-			continue // checkKustomization refuses it
-		}
-		b, err := g.read(p)
+		b, err := g.read(treePath(dir, e))
 		if err != nil {
 			continue // kustomize says it is missing
 		}
 		keys += envKeys(b)
 	}
-	return keys, nil
+	return keys
 }
 
 // envKeys counts the lines of an env file that set a key: not blank, not

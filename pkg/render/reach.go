@@ -102,6 +102,9 @@ type kustomizeGraph struct {
 	// which may show a location otherwise than kustomize reads it (a
 	// !!binary scalar); this list is what kustomize decodes.
 	remote []remoteEntry
+	// decoded are the kustomizations the walk read, by their files'
+	// names, as kustomize decodes them.
+	decoded map[string]*types.Kustomization
 	// content holds the files the walk reached, read once (read) for
 	// the walk, the checks and kustomize itself (treeFS.files).
 	content map[string][]byte
@@ -138,7 +141,7 @@ func walkKustomizations(fsys fs.FS) *kustomizeGraph {
 }
 
 func newKustomizeGraph(fsys fs.FS) *kustomizeGraph {
-	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, content: map[string][]byte{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
+	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, decoded: map[string]*types.Kustomization{}, content: map[string][]byte{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
 }
 
 // read is the content of the file name of the tree. A file the walk
@@ -286,6 +289,7 @@ func (g *kustomizeGraph) kustomization(dir string) (string, *types.Kustomization
 	if f := fieldSetOutside(reflect.ValueOf(k), followed); f != "" {
 		g.giveUp(found[0] + " sets " + f)
 	}
+	g.decoded[found[0]] = &k
 	return found[0], &k
 }
 
