@@ -92,8 +92,8 @@ func badKeyIn(file string, line int, n *yaml.Node) error {
 				if why := keyProblem(k); why != "" {
 					return &Error{File: file, Line: line + k.Line - 1, Err: fmt.Errorf("%w: %w: %s", ErrInvalid, ErrKustomizeFatal, why)}
 				}
-				if (k.Value == "path" || k.Value == "from") && v.Kind == yaml.ScalarNode && hasKey(n, "op") && emptySegment(v.Value) {
-					return &Error{File: file, Line: line + v.Line - 1, Err: fmt.Errorf("%w: %w: JSON patch %s %q names an empty key, which kustomize's generators exit on when they merge data", ErrInvalid, ErrKustomizeFatal, k.Value, v.Value)}
+				if (k.Value == "path" || k.Value == "from") && v.Kind == yaml.ScalarNode && hasKey(n, "op") && emptySegment(scalarText(v)) {
+					return &Error{File: file, Line: line + v.Line - 1, Err: fmt.Errorf("%w: %w: JSON patch %s %q names an empty key, which kustomize's generators exit on when they merge data", ErrInvalid, ErrKustomizeFatal, k.Value, scalarText(v))}
 				}
 			}
 		}
@@ -152,35 +152,40 @@ var patchFields = []string{"patches", "patchesStrategicMerge", "patchesJson6902"
 // patch of an entry of patches or patchesJson6902, and the patches of
 // the configurations written in place in its transformers and
 // generators (inlineConfigs). Each is named by the line of its text.
+// The fields are found as kustomize decodes them: their names in any
+// case (it decodes JSON), through merge keys and aliases (pairsOf), and
+// their text decoded from a !!binary scalar (scalarText). A patch under
+// Patches, PATCH, a merge key or in base64 went unchecked, and kustomize
+// exited the process on it.
 func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 	if doc.Kind != yaml.MappingNode {
 		return nil
 	}
 	var texts []*yaml.Node
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k, v := doc.Content[i].Value, doc.Content[i+1]
+	for _, kv := range pairsOf(doc) {
+		k, v := scalarText(kv[0]), deref(kv[1])
 		switch {
-		case k == "patch" && v.Kind == yaml.ScalarNode:
+		case strings.EqualFold(k, "patch") && v.Kind == yaml.ScalarNode:
 			texts = append(texts, v)
-		case slices.Contains(patchFields, k) && v.Kind == yaml.SequenceNode:
+		case foldIn(patchFields, k) != "" && v.Kind == yaml.SequenceNode:
 			for _, e := range v.Content {
-				switch e.Kind {
+				switch e = deref(e); e.Kind {
 				case yaml.ScalarNode:
 					texts = append(texts, e)
 				case yaml.MappingNode:
-					for j := 0; j+1 < len(e.Content); j += 2 {
-						if e.Content[j].Value == "patch" && e.Content[j+1].Kind == yaml.ScalarNode {
-							texts = append(texts, e.Content[j+1])
+					for _, ekv := range pairsOf(e) {
+						if t := deref(ekv[1]); strings.EqualFold(scalarText(ekv[0]), "patch") && t.Kind == yaml.ScalarNode {
+							texts = append(texts, t)
 						}
 					}
 				}
 			}
-		case slices.Contains(inlineFields, k) && v.Kind == yaml.SequenceNode:
+		case foldIn(inlineFields, k) != "" && v.Kind == yaml.SequenceNode:
 			for _, e := range v.Content {
-				if e.Kind != yaml.ScalarNode {
+				if e = deref(e); e.Kind != yaml.ScalarNode {
 					continue
 				}
-				configs, ok := inlineConfigs(k, e.Value)
+				configs, ok := inlineConfigs(foldIn(inlineFields, k), scalarText(e))
 				if !ok {
 					continue
 				}
@@ -198,7 +203,7 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 	}
 	for _, t := range texts {
 		at := line + t.Line - 1
-		for _, c := range splitYAML([]byte(t.Value)) {
+		for _, c := range splitYAML([]byte(scalarText(t))) {
 			node, err := parseDocument(c.text)
 			if err != nil || node == nil {
 				continue // a path, or text kustomize refuses itself
@@ -212,6 +217,59 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// foldIn is the name of names that s is in any case, or "".
+func foldIn(names []string, s string) string {
+	for _, n := range names {
+		if strings.EqualFold(n, s) {
+			return n
+		}
+	}
+	return ""
+}
+
+// deref is the node the alias n names (through aliases of aliases), or n.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxAliasChain; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// maxAliasChain bounds the aliases followed from one node, and the
+// merge keys followed into one mapping: YAML makes neither a cycle, and
+// the bound keeps a parser's mistake from being one.
+const maxAliasChain = 64
+
+// pairsOf are the keys and values of the mapping m as kustomize reads
+// them, those that merge keys (<<) bring in included, each node where it
+// is written (for its line).
+func pairsOf(m *yaml.Node) [][2]*yaml.Node {
+	var out [][2]*yaml.Node
+	var add func(n *yaml.Node, depth int)
+	add = func(n *yaml.Node, depth int) {
+		if depth > maxAliasChain {
+			return
+		}
+		switch n = deref(n); n.Kind {
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				add(c, depth+1)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Kind == yaml.ScalarNode && k.ShortTag() == yaml.MergeTag {
+					add(v, depth+1)
+					continue
+				}
+				out = append(out, [2]*yaml.Node{k, v})
+			}
+		}
+	}
+	add(m, 0)
+	return out
 }
 
 // lineOf names the line of the text of an inline patch or configuration

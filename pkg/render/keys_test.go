@@ -55,6 +55,35 @@ var fatalCases = map[string]struct {
 		"kustomization.yaml": strings.Replace(mergeCM, "%s", "cm.txt", 1),
 		"cm.txt":             configMap + "data:\n  \"\": x\n",
 	}, "cm.txt:6: "},
+	// kustomize decodes a kustomization and a builtin configuration as
+	// JSON (field names in any case), with merge keys expanded and
+	// !!binary scalars decoded: each of these patches went unchecked.
+	"empty key from a patch under Patches": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\nPatches:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/\n      value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/kustomization.yaml:6: "},
+	"empty key from a patch under PATCH": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  PATCH: |-\n    - op: add\n      path: /data/\n      value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/kustomization.yaml:6: "},
+	"empty key from a patch through a merge key": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\n<<: {patches: [{target: {kind: ConfigMap}, patch: \"- op: add\\n  path: /data/\\n  value: x\\n\"}]}\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/kustomization.yaml:3: "},
+	"empty key from a patch in base64": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  patch: !!binary LSBvcDogYWRkCiAgcGF0aDogL2RhdGEvCiAgdmFsdWU6IHgK\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/kustomization.yaml:6: "},
+	"empty key from a PatchTransformer's PATCH": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- t.yaml\n",
+		"base/t.yaml":             "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\ntarget:\n  kind: ConfigMap\nPATCH: |-\n  - op: add\n    path: /data/\n    value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/t.yaml:7: "},
 	// Two ConfigMaps were named cm; the Pod's reference to cm is
 	// ambiguous, and kustomize prints the Pod to say so (MustYaml), which
 	// it cannot with an integer key: it exits.
