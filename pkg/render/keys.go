@@ -65,13 +65,14 @@ func keyDocument(doc *yaml.Node) bool {
 	return false
 }
 
+// hasKey tells whether the mapping m has key as kustomize reads it:
+// written as text or in a !!binary scalar, or brought in by a merge key
+// (pairsOf). A JSON patch whose op came so went unchecked, and kustomize
+// exited the process on its path.
 func hasKey(m *yaml.Node, key string) bool {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(pairsOf(m), func(kv [2]*yaml.Node) bool {
+		return kv[0].Kind == yaml.ScalarNode && scalarText(kv[0]) == key
+	})
 }
 
 // badKeyIn finds the first key of a mapping in n that kustomize cannot

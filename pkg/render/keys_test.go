@@ -84,6 +84,24 @@ var fatalCases = map[string]struct {
 		"base/t.yaml":             "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\ntarget:\n  kind: ConfigMap\nPATCH: |-\n  - op: add\n    path: /data/\n    value: x\n",
 		"base/cm.yaml":            configMap + "data:\n  k: v\n",
 	}, "base/t.yaml:7: "},
+	"empty key from a JSON patch file whose op key is in base64": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  path: add.yaml\n",
+		"base/add.yaml":           "- ? !!binary b3A=\n  : add\n  path: /data/\n  value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/add.yaml:1: "},
+	"empty key from a JSON patch file whose op comes from a merge key": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  path: add.yaml\n",
+		"base/add.yaml":           "- &o {op: add, path: /metadata/labels, value: {a: b}}\n- <<: *o\n  path: /data/\n  value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/add.yaml:3: "},
+	"empty key from a JSON patch file whose path is in base64": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  path: add.yaml\n",
+		"base/add.yaml":           "- op: add\n  path: !!binary L2RhdGEv\n  value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/add.yaml:2: "},
 	// Two ConfigMaps were named cm; the Pod's reference to cm is
 	// ambiguous, and kustomize prints the Pod to say so (MustYaml), which
 	// it cannot with an integer key: it exits.
