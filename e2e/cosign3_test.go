@@ -97,3 +97,73 @@ func TestCosign3Interop(t *testing.T) {
 		})
 	}
 }
+
+// TestCosign3BothFormsAndLegacy: cosign 3 signs an add-on of each form
+// (image, artifact) both ways it can, with a key and offline: a Sigstore
+// bundle referring to it (its default) and, with --new-bundle-format=false,
+// cosign 2's legacy sha256-HEX.sig tag. addonpkg verify accepts each with
+// the key (and says which form it read), refuses each with another key,
+// and unpack --verify-key reads the add-on from the registry. addonpkg sign's legacy tag on
+// either form verifies with cosign 3. TestCosign3Interop covered the image
+// form's bundle alone.
+func TestCosign3BothFormsAndLegacy(t *testing.T) {
+	cosign3 := requirePeer(t, "cosign3")
+	for _, kind := range signatureRegistryKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			c := newCLI(t)
+			env := cosignEnv(t)
+			key, pub := cosignKeys(t, c, cosign3, env)
+			_, otherPub := cosignKeys(t, c, cosign3, env)
+			r := kind.start(t)
+			for _, form := range []string{"image", "artifact"} {
+				for _, how := range []string{"bundle", "legacy", "addonpkg"} {
+					t.Run(form+"/"+how, func(t *testing.T) {
+						cc := c.on(t)
+						name := form + "-" + how
+						built := cc.build(smallAddon(t, name), "-t", name+":1", "--format", form)
+						if built.Format != form {
+							t.Fatalf("build --format %s: made %q", form, built.Format)
+						}
+						cc.ok("push", name+":1", r.host+"/addons/"+name+":1")
+						ref := r.host + "/addons/" + name + "@" + built.Digest
+						switch how {
+						case "bundle":
+							cosign3Sign(t, cc, cosign3, env, key, ref)
+						case "legacy":
+							res := cc.withEnv("", env, cosign3, "sign", "--key", key, "--new-bundle-format=false", "--tlog-upload=false", "--use-signing-config=false",
+								"--trusted-root", cosignTrustedRoot(t), "--allow-http-registry", "--yes", ref)
+							if res.code != 0 {
+								t.Fatalf("cosign3 sign --new-bundle-format=false:\n%s", res)
+							}
+						case "addonpkg":
+							if res := cc.withEnv("", env, addonpkgBin, "sign", "--key", key, ref); res.code != 0 {
+								t.Fatalf("addonpkg sign:\n%s", res)
+							}
+							if res := cosignVerify(t, cc, cosign3, env, pub, ref); res.code != 0 {
+								t.Errorf("cosign 3 verify refused addonpkg's signature on the %s form:\n%s", form, res)
+							}
+						}
+						var v struct {
+							Digest, Key, Tag, Referrer string
+						}
+						cc.okJSON(&v, "verify", "--key", otherPub, "--key", pub, ref, "--json")
+						wantTag := cosignTag(built.Digest) + ".sig"
+						if how == "bundle" {
+							wantTag = ""
+						}
+						if v.Digest != built.Digest || v.Key != pub || v.Tag != wantTag || (how == "bundle") != strings.HasPrefix(v.Referrer, "sha256:") {
+							t.Errorf("addonpkg verify: %+v, want %s by %s, tag %q, a referrer only for a bundle", v, built.Digest, pub, wantTag)
+						}
+						if line := mustFailOneLine(t, cc.run("verify", "--key", otherPub, ref)); !strings.Contains(line, "not made by") {
+							t.Errorf("addonpkg verify with another key: %q, want \"not made by\"", line)
+						}
+						// From a store that does not hold the add-on: one that
+						// does (this one built it) is read first, and its
+						// signatures are looked for there.
+						newCLI(t).ok("unpack", "--verify-key", pub, ref, "-o", filepath.Join(t.TempDir(), "out"))
+					})
+				}
+			}
+		})
+	}
+}
