@@ -26,7 +26,7 @@ func TestLimitHintNamesOnlyTheCommandsFlags(t *testing.T) {
 		safetree.LimitAddonBytes, safetree.LimitImageBytes, safetree.LimitEntries, safetree.LimitFileBytes,
 		safetree.LimitPathLength, safetree.LimitDepth, safetree.LimitLayers, safetree.LimitDownloadBytes,
 		safetree.LimitManifestBytes, safetree.LimitIndexBytes, safetree.LimitConfigBytes, safetree.LimitLockBytes,
-		safetree.LimitSignatureBytes, safetree.LimitDeclarationBytes,
+		safetree.LimitSignatureBytes, safetree.LimitDeclarationBytes, safetree.LimitBundleReferrers, safetree.LimitBundleSearchBytes,
 	} {
 		err := fmt.Errorf("read: %w", &safetree.LimitError{Name: "x", Limit: 1, Which: id})
 		hint := flagHint(unpack, err)

@@ -114,6 +114,7 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 			if err != nil {
 				return flagValueError("key", err)
 			}
+			v.Limits = bundleLimits(cmd)
 			return a.onSigned(cmd, args[0], asJSON, func(art *source.Artifact, loc referrers.Location) (any, string, error) {
 				res, err := v.Verify(cmd.Context(), loc, art.Digest)
 				if err != nil {
@@ -125,6 +126,7 @@ oci:DIR[:TAG] or oci-archive:FILE[:TAG]. It prints REF@sha256:... on stdout.`,
 	}
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "public key file (cosign.pub); repeatable: any one key suffices")
 	addJSONFlag(cmd, &asJSON, "the digest, the key that verified it and where the signature is")
+	addBundleLimits(cmd)
 	addQuietFlag(cmd, &a.quiet, "messages on stderr")
 	a.addRegistryFlags(cmd)
 	return cmd

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/signature"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
@@ -19,9 +20,29 @@ const (
 	flagNoReferrers = "no-referrers"
 )
 
-// addVerifyKeyFlag adds --verify-key.
+// addVerifyKeyFlag adds --verify-key and the bounds of its search.
 func addVerifyKeyFlag(cmd *cobra.Command) {
 	cmd.Flags().StringArray(flagVerifyKey, nil, "refuse the add-on, before any layer is read, unless its manifest digest is signed (as cosign sign --key does) by this public key; repeatable: any one key suffices")
+	addBundleLimits(cmd)
+}
+
+// addBundleLimits adds the bounds of the search for a Sigstore bundle
+// that verifies (safetree.Limits): --max-bundle-referrers and
+// --max-bundle-search-bytes, for a repository busy with referrers.
+func addBundleLimits(cmd *cobra.Command) {
+	var l safetree.Limits
+	f := cmd.Flags()
+	addLimit(f, &l.MaxBundleReferrers, "max-bundle-referrers", safetree.DefaultMaxBundleReferrers, "limit: referrers listed as Sigstore bundles that one signature check reads (anyone who can push can push junk ones)")
+	addLimit(f, &l.MaxBundleSearchBytes, "max-bundle-search-bytes", safetree.DefaultMaxBundleSearchBytes, "limit: bytes of Sigstore bundles that one signature check reads, over all of them")
+}
+
+// bundleLimits are the values of addBundleLimits' flags; a command
+// without them gets the defaults.
+func bundleLimits(cmd *cobra.Command) safetree.Limits {
+	var l safetree.Limits
+	l.MaxBundleReferrers, _ = cmd.Flags().GetInt("max-bundle-referrers")
+	l.MaxBundleSearchBytes, _ = cmd.Flags().GetInt64("max-bundle-search-bytes")
+	return l
 }
 
 // applyVerifyKeys sets o.Verify from --verify-key.
@@ -34,6 +55,7 @@ func applyVerifyKeys(cmd *cobra.Command, o *source.Options) error {
 	if err != nil {
 		return flagValueError(flagVerifyKey, err)
 	}
+	v.Limits = bundleLimits(cmd)
 	o.Verify = v
 	return nil
 }

@@ -84,6 +84,19 @@ type Limits struct {
 	// MaxDiffBytes caps the unified diffs one diff report holds: past
 	// it, each further changed object is reported by its sizes.
 	MaxDiffBytes int64
+
+	// The bounds on the search for a Sigstore bundle that verifies
+	// (pkg/signature): anyone who can push a referrer can push junk
+	// bundles, so the search is bounded by its work. A repository busy
+	// with referrers of one add-on needs them raised.
+
+	// MaxBundleReferrers caps the referrer manifests listed as Sigstore
+	// bundles that one verification reads.
+	MaxBundleReferrers int
+	// MaxBundleSearchBytes caps the bundle bytes one verification reads
+	// across all those referrers (each bundle is capped by
+	// MaxSignatureBytes too).
+	MaxBundleSearchBytes int64
 }
 
 // Defaults, as spec/SECURITY.md documents them: the one table of the
@@ -119,6 +132,10 @@ const (
 	// limit): every such object is diffed line by line.
 	DefaultMaxDiffObjectBytes = 2 << 20
 	DefaultMaxDiffBytes       = 16 << 20
+	// 256 candidates, 64 MiB: a verification reads at most that much,
+	// in seconds, before it fails closed.
+	DefaultMaxBundleReferrers   = 256
+	DefaultMaxBundleSearchBytes = 64 << 20
 	// DefaultMaxDownloadBytes is the default of source.Options'
 	// MaxDownloadBytes (LimitDownloadBytes).
 	DefaultMaxDownloadBytes = 512 << 20
@@ -165,6 +182,9 @@ const (
 
 	LimitDiffObjectBytes LimitID = "diff-object-bytes"
 	LimitDiffBytes       LimitID = "diff-bytes"
+
+	LimitBundleReferrers   LimitID = "bundle-referrers"
+	LimitBundleSearchBytes LimitID = "bundle-search-bytes"
 )
 
 // WithDefaults fills the zero (or negative) fields.
@@ -187,6 +207,8 @@ func (l Limits) WithDefaults() Limits {
 	orDefault(&l.MaxPatchTargets, DefaultMaxPatchTargets)
 	orDefault(&l.MaxDiffObjectBytes, DefaultMaxDiffObjectBytes)
 	orDefault(&l.MaxDiffBytes, DefaultMaxDiffBytes)
+	orDefault(&l.MaxBundleReferrers, DefaultMaxBundleReferrers)
+	orDefault(&l.MaxBundleSearchBytes, DefaultMaxBundleSearchBytes)
 	return l
 }
 

@@ -32,32 +32,35 @@ const (
 // not by a bundle's place in the listing: anyone who can push a referrer
 // can push junk bundles whose digests sort before the real one, so each
 // candidate is checked as soon as it is read and the search stops at the
-// first that verifies. It reads at most MaxBundleReferrers referrer
-// manifests and MaxBundleSearchBytes of bundle bodies (each bundle also
-// capped like a legacy payload); past either bound it stops with a
-// *BundleSearchError.
-const (
-	MaxBundleReferrers   = 256
-	MaxBundleSearchBytes = 64 << 20
-)
+// first that verifies. It reads at most KeyVerifier.Limits'
+// MaxBundleReferrers referrer manifests and MaxBundleSearchBytes of
+// bundle bodies (each bundle also capped like a legacy payload, by
+// MaxSignatureBytes); past either bound it stops with a
+// *BundleSearchError. The defaults are safetree's
+// (DefaultMaxBundleReferrers, DefaultMaxBundleSearchBytes).
 
 // BundleSearchError says the search for a Sigstore bundle stopped at
-// its bound (MaxBundleReferrers, MaxBundleSearchBytes) before one
-// verified: Checked candidates were read and none verified, Unread were
-// listed and not read. It is one of the reasons under ErrBadSignature;
-// an operator cleans the repository of the referrers that are not
-// signatures of the add-on.
+// its bound (safetree.Limits' MaxBundleReferrers or
+// MaxBundleSearchBytes) before one verified: Checked candidates were
+// read and none verified, Unread were listed and not read. It is one of
+// the reasons under ErrBadSignature, and unwraps to the
+// *safetree.LimitError of the bound it met (its Which says which one to
+// raise); an operator cleans the repository of the referrers that are
+// not signatures of the add-on, or raises the bound.
 type BundleSearchError struct {
 	// Checked is how many candidates (listed as Sigstore bundles) were
 	// read and checked; Unread how many were left.
 	Checked, Unread int
-	// Bound names the bound that stopped the search.
-	Bound string
+	// Bound is the bound that stopped the search.
+	Bound *safetree.LimitError
 }
 
 func (e *BundleSearchError) Error() string {
-	return fmt.Sprintf("checked %d Sigstore bundle referrers, none verified, and left %d unread: the search stops at %s (remove the referrers that are not signatures of this add-on)", e.Checked, e.Unread, e.Bound)
+	return fmt.Sprintf("checked %d Sigstore bundle referrers, none verified, and left %d unread: the search stops at %d %s (remove the referrers that are not signatures of this add-on)", e.Checked, e.Unread, e.Bound.Limit, e.Bound.Name)
 }
+
+// Unwrap is the bound's *safetree.LimitError.
+func (e *BundleSearchError) Unwrap() error { return e.Bound }
 
 // verifyBundles checks the Sigstore bundles that refer to d at loc
 // (cosign 3 sign's storage: the referrers API, or the sha256-HEX fallback
@@ -83,11 +86,16 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 			candidates = append(candidates, desc)
 		}
 	}
+	lim := v.Limits.WithDefaults()
+	payloadCap := lim.Cap(safetree.LimitSignatureBytes)
+	stop := func(i int, which safetree.LimitID, name string, max int64) *BundleSearchError {
+		return &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: &safetree.LimitError{Name: name, Limit: max, Which: which}}
+	}
 	var why []error
 	var spent int64
 	for i, desc := range candidates {
-		if i == MaxBundleReferrers {
-			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: fmt.Sprintf("%d referrers", MaxBundleReferrers)}), nil
+		if i == lim.MaxBundleReferrers {
+			return nil, append(why, stop(i, safetree.LimitBundleReferrers, "bundle referrers read", int64(lim.MaxBundleReferrers))), nil
 		}
 		img, layer, reason, err := openBundle(ctx, loc, d, desc.Digest)
 		if err != nil {
@@ -103,10 +111,10 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 		// The layer's size is bound to its digest (readPayload checks
 		// it): the budget is judged before the body is fetched. One over
 		// the per-bundle cap is refused by readPayload unread.
-		if layer.Size <= payloadCap.Bytes() && spent+layer.Size > MaxBundleSearchBytes {
-			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: fmt.Sprintf("%d MiB of bundle bodies", MaxBundleSearchBytes>>20)}), nil
+		if layer.Size <= payloadCap.Bytes() && spent+layer.Size > lim.MaxBundleSearchBytes {
+			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundles read", lim.MaxBundleSearchBytes)), nil
 		}
-		body, reason := readPayload(img, layer)
+		body, reason := readPayload(img, layer, payloadCap)
 		if reason != nil {
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue

@@ -14,6 +14,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
@@ -103,34 +104,38 @@ func TestVerifyBundleBehindJunk(t *testing.T) {
 	}
 }
 
-// The search is bounded by its work: MaxBundleReferrers referrers read,
-// MaxBundleSearchBytes of bundle bodies. Past either bound Verify fails
-// closed with a *BundleSearchError under ErrBadSignature that counts the
-// candidates checked and those left unread, for an operator to clean
-// the repository.
+// The search is bounded by its work: KeyVerifier.Limits'
+// MaxBundleReferrers referrers read, MaxBundleSearchBytes of bundle
+// bodies (safetree's defaults when unset). Past either bound Verify
+// fails closed with a *BundleSearchError under ErrBadSignature that
+// counts the candidates checked and those left unread, for an operator
+// to clean the repository, and unwraps to the *safetree.LimitError of
+// the bound (the command line names its flag from it).
 func TestVerifyBundleSearchBound(t *testing.T) {
 	ctx := context.Background()
 	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
 	keys := []signature.Key{good.public}
-	// A body at the per-bundle cap: MaxBundleSearchBytes of them are
-	// read, the next is not.
-	atCap := bytes.Repeat([]byte(" "), 1<<20)
-	perCap := int(signature.MaxBundleSearchBytes / int64(len(atCap)))
+	// 1 KiB bodies that are no bundle: each is read, and spent.
+	junkBody := bytes.Repeat([]byte(" "), 1<<10)
 	for locName, loc := range bundleLocations(t) {
 		t.Run(locName, func(t *testing.T) {
 			for _, c := range []struct {
 				name        string
+				limits      safetree.Limits
 				junk        func(d v1.Hash) [][]byte
 				n           int
 				wantChecked int
+				which       safetree.LimitID
 			}{
-				{name: "referrers", junk: func(d v1.Hash) [][]byte { return forgeries(t, d, good, other) },
-					n: signature.MaxBundleReferrers + 3, wantChecked: signature.MaxBundleReferrers},
-				{name: "bytes", junk: func(v1.Hash) [][]byte { return [][]byte{atCap} },
-					n: perCap + 2, wantChecked: perCap},
+				{name: "default referrers", junk: func(d v1.Hash) [][]byte { return forgeries(t, d, good, other) },
+					n: safetree.DefaultMaxBundleReferrers + 3, wantChecked: safetree.DefaultMaxBundleReferrers, which: safetree.LimitBundleReferrers},
+				{name: "referrers", limits: safetree.Limits{MaxBundleReferrers: 8}, junk: func(d v1.Hash) [][]byte { return forgeries(t, d, good, other) },
+					n: 11, wantChecked: 8, which: safetree.LimitBundleReferrers},
+				{name: "bytes", limits: safetree.Limits{MaxBundleSearchBytes: 4 << 10}, junk: func(v1.Hash) [][]byte { return [][]byte{junkBody} },
+					n: 6, wantChecked: 4, which: safetree.LimitBundleSearchBytes},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					d := putImage(t, loc, "junk-"+c.name)
+					d := putImage(t, loc, "junk-"+strings.ReplaceAll(c.name, " ", "-"))
 					m, err := loc.Open(ctx, d)
 					if err != nil {
 						t.Fatal(err)
@@ -141,7 +146,7 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					got, err := (&signature.KeyVerifier{Keys: keys}).Verify(ctx, loc, d)
+					got, err := (&signature.KeyVerifier{Keys: keys, Limits: c.limits}).Verify(ctx, loc, d)
 					if got != nil || !errors.Is(err, signature.ErrBadSignature) {
 						t.Fatalf("verified %+v, %v; want ErrBadSignature", got, err)
 					}
@@ -152,6 +157,10 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 					if search.Checked != c.wantChecked || search.Unread != c.n-c.wantChecked {
 						t.Errorf("checked %d, unread %d; want %d, %d", search.Checked, search.Unread, c.wantChecked, c.n-c.wantChecked)
 					}
+					var le *safetree.LimitError
+					if !errors.As(err, &le) || le.Which != c.which || !errors.Is(err, safetree.ErrLimit) {
+						t.Errorf("err = %v, want it to unwrap to the %s limit", err, c.which)
+					}
 					// The message stays readable and ends with the counts,
 					// however many junk referrers there are.
 					if msg := err.Error(); len(msg) > 4096 || !strings.HasSuffix(msg, search.Error()) {
@@ -159,6 +168,51 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 					}
 					t.Logf("%v", err)
 				})
+			}
+		})
+	}
+}
+
+// A repository busy with referrers of one add-on raises the bound: the
+// real bundle behind eight junk ones is past a bound of eight, and found
+// under a bound of nine.
+func TestVerifyBundleSearchBoundRaised(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
+	keys := []signature.Key{good.public}
+	for locName, loc := range bundleLocations(t) {
+		t.Run(locName, func(t *testing.T) {
+			d := putImage(t, loc, "busy")
+			m, err := loc.Open(ctx, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var real *referrers.Manifest
+			for real == nil || real.Descriptor.Digest.Hex < "8" {
+				real = newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), m.Descriptor, mediatypes.CosignSignPredicateType)
+			}
+			forged := forgeries(t, d, good, other)
+			for n, pushed := 0, 0; pushed < 8; n++ {
+				j := junkReferrer(t, forged[n%len(forged)], m.Descriptor, n)
+				if j.Descriptor.Digest.Hex > real.Descriptor.Digest.Hex {
+					continue
+				}
+				if err := loc.Write(ctx, j, ""); err != nil {
+					t.Fatal(err)
+				}
+				pushed++
+			}
+			if err := loc.Write(ctx, real, ""); err != nil {
+				t.Fatal(err)
+			}
+			_, err = (&signature.KeyVerifier{Keys: keys, Limits: safetree.Limits{MaxBundleReferrers: 8}}).Verify(ctx, loc, d)
+			var search *signature.BundleSearchError
+			if !errors.As(err, &search) || search.Checked != 8 || search.Unread != 1 {
+				t.Fatalf("Verify under a bound of 8: %v, want the search stopped with the real bundle unread", err)
+			}
+			got, err := (&signature.KeyVerifier{Keys: keys, Limits: safetree.Limits{MaxBundleReferrers: 9}}).Verify(ctx, loc, d)
+			if err != nil || got.Referrer != real.Descriptor.Digest.String() {
+				t.Fatalf("Verify under a bound of 9: %+v, %v; want the real bundle %s", got, err, real.Descriptor.Digest)
 			}
 		})
 	}

@@ -38,8 +38,6 @@ const (
 // input like any other (its payloads are capped by safetree.Limits).
 const MaxSignatures = 64
 
-var payloadCap = safetree.DefaultCap(safetree.LimitSignatureBytes)
-
 // Errors callers can test with errors.Is.
 var (
 	// ErrNoSignature: the manifest has no signature at the location.
@@ -185,6 +183,11 @@ type Verifier interface {
 // check every add-on before it is read.
 type KeyVerifier struct {
 	Keys []Key
+	// Limits bound what a verification reads: each payload or bundle
+	// (MaxSignatureBytes) and the search for a Sigstore bundle
+	// (MaxBundleReferrers, MaxBundleSearchBytes). A zero field is its
+	// default.
+	Limits safetree.Limits
 }
 
 // VerifyAt is Verify without its result: the source.Verifier method.
@@ -201,7 +204,8 @@ func (v *KeyVerifier) VerifyAt(ctx context.Context, loc referrers.Location, d v1
 // error wrapping ErrNoSignature; signatures that all fail, one wrapping
 // ErrBadSignature and, for each, why (a bundle or payload over its cap
 // is a *safetree.LimitError; a search for a bundle stopped at its bound,
-// MaxBundleReferrers or MaxBundleSearchBytes, a *BundleSearchError).
+// v.Limits' MaxBundleReferrers or MaxBundleSearchBytes, a
+// *BundleSearchError).
 func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error) {
 	if len(v.Keys) == 0 {
 		return nil, fmt.Errorf("verify %s: %w: no key given", d, ErrBadKey)
@@ -279,11 +283,12 @@ func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, 
 		return nil, []error{fmt.Errorf("%s holds %d signatures, over %d: none read", tag, len(man.Layers), MaxSignatures)}, true, nil
 	}
 	var why []error
+	payloadCap := v.Limits.WithDefaults().Cap(safetree.LimitSignatureBytes)
 	for i, l := range man.Layers {
 		if l.MediaType != mediatypes.CosignSimpleSigning {
 			continue
 		}
-		body, err := readPayload(m.Image, l)
+		body, err := readPayload(m.Image, l, payloadCap)
 		if err != nil {
 			why = append(why, fmt.Errorf("signature %d: %w", i+1, err))
 			continue
@@ -339,9 +344,9 @@ func keyNames(keys []Key) string {
 	return "any of the keys " + strings.Join(names, ", ")
 }
 
-// readPayload reads a signature layer's bytes, capped and checked against
-// the layer's digest.
-func readPayload(img v1.Image, l v1.Descriptor) ([]byte, error) {
+// readPayload reads a signature layer's bytes, capped by payloadCap and
+// checked against the layer's digest.
+func readPayload(img v1.Image, l v1.Descriptor, payloadCap safetree.Cap) ([]byte, error) {
 	if l.Size < 0 {
 		return nil, fmt.Errorf("payload %s: %d bytes", l.Digest, l.Size)
 	}
