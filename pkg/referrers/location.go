@@ -17,6 +17,7 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/registry"
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // Errors callers can test with errors.Is.
@@ -27,9 +28,28 @@ var (
 	// never returns it: a registry without the referrers API is read
 	// through the tag-schema fallback.
 	ErrUnsupported = errors.New("referrers unsupported")
-	// ErrTooMany: more referrers than Options.MaxCount.
+	// ErrTooMany: more referrers than Options.MaxCount, or a listing
+	// longer than safetree.MaxIndexManifests (a *ListingError).
 	ErrTooMany = errors.New("too many referrers")
 )
+
+// ListingError says a listing of the referrers of Subject at Location
+// (Location.Referrers) names Listed of them, over Max: a registry (or
+// anyone who can push to it) that lists that many is not read further.
+// A listing is an index, bounded as every index is: at most
+// safetree.MaxIndexManifests entries, and its bytes capped before it is
+// decoded, as any manifest a registry serves (safetree's index cap, a
+// *safetree.LimitError) or as a layout's index.json. It wraps ErrTooMany.
+type ListingError struct {
+	Location, Subject string
+	Listed, Max       int
+}
+
+func (e *ListingError) Error() string {
+	return fmt.Sprintf("%s@%s: %d referrers listed, over %d", e.Location, e.Subject, e.Listed, e.Max)
+}
+
+func (e *ListingError) Unwrap() error { return ErrTooMany }
 
 // Manifest is an opened manifest: an image or an index (exactly one is
 // set), and its descriptor, whose media type is the one its bytes give.
@@ -105,7 +125,7 @@ func (r *registryLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descr
 	if err != nil {
 		return nil, registry.Explain(ref.String(), fmt.Errorf("list referrers: %w", err))
 	}
-	return sorted(im.Manifests), nil
+	return listed(r, d, im.Manifests)
 }
 
 func (r *registryLocation) Open(ctx context.Context, d v1.Hash) (*Manifest, error) {
@@ -246,7 +266,7 @@ func (l *layoutLocation) Referrers(ctx context.Context, d v1.Hash) ([]v1.Descrip
 	if err != nil {
 		return nil, err
 	}
-	return sorted(ds), nil
+	return listed(l, d, ds)
 }
 
 func (l *layoutLocation) Open(_ context.Context, d v1.Hash) (*Manifest, error) {
@@ -290,6 +310,15 @@ func (l *layoutLocation) Write(ctx context.Context, m *Manifest, tag string) err
 		return fmt.Errorf("write %s@%s: %w", l, m.Descriptor.Digest, err)
 	}
 	return nil
+}
+
+// listed is the listing ds of the referrers of d at loc, sorted, or a
+// *ListingError when it names more than safetree.MaxIndexManifests.
+func listed(loc Location, d v1.Hash, ds []v1.Descriptor) ([]v1.Descriptor, error) {
+	if len(ds) > safetree.MaxIndexManifests {
+		return nil, &ListingError{Location: loc.String(), Subject: d.String(), Listed: len(ds), Max: safetree.MaxIndexManifests}
+	}
+	return sorted(ds), nil
 }
 
 // sorted drops descriptors that are not manifests of a valid sha256
