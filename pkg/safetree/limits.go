@@ -93,9 +93,10 @@ type Limits struct {
 	// MaxBundleReferrers caps the referrer manifests listed as Sigstore
 	// bundles that one verification reads.
 	MaxBundleReferrers int
-	// MaxBundleSearchBytes caps the bundle bytes one verification reads
-	// across all those referrers (each bundle is capped by
-	// MaxSignatureBytes too).
+	// MaxBundleSearchBytes caps the bytes one verification reads across
+	// all those referrers, their manifests and their bundles (each
+	// bundle is capped by MaxSignatureBytes too, each manifest as any
+	// manifest is).
 	MaxBundleSearchBytes int64
 }
 

@@ -14,6 +14,7 @@ import (
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/addonpkg/addonpkg/pkg/errdef"
 	"github.com/addonpkg/addonpkg/pkg/mediatypes"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
@@ -34,8 +35,8 @@ const (
 // candidate is checked as soon as it is read and the search stops at the
 // first that verifies. It reads at most KeyVerifier.Limits'
 // MaxBundleReferrers referrer manifests and MaxBundleSearchBytes of
-// bundle bodies (each bundle also capped like a legacy payload, by
-// MaxSignatureBytes); past either bound it stops with a
+// them and their bundles (each bundle also capped like a legacy payload,
+// by MaxSignatureBytes); past either bound it stops with a
 // *BundleSearchError. The defaults are safetree's
 // (DefaultMaxBundleReferrers, DefaultMaxBundleSearchBytes).
 
@@ -92,15 +93,23 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 		return &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: &safetree.LimitError{Name: name, Limit: max, Which: which}}
 	}
 	var why []error
-	var spent int64
+	var spent int64 // bytes read: manifests and bundles
+	overBudget := func(size int64) bool { return spent+max(size, 0) > lim.MaxBundleSearchBytes }
 	for i, desc := range candidates {
 		if i == lim.MaxBundleReferrers {
 			return nil, append(why, stop(i, safetree.LimitBundleReferrers, "bundle referrers read", int64(lim.MaxBundleReferrers))), nil
 		}
-		img, layer, reason, err := openBundle(ctx, loc, d, desc.Digest)
+		// A manifest is judged by its listed size before it is read,
+		// and counted by what was read (a listing may lie; the read is
+		// capped as every manifest is).
+		if overBudget(desc.Size) {
+			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundle referrers read", lim.MaxBundleSearchBytes)), nil
+		}
+		img, layer, size, reason, err := openBundle(ctx, loc, d, desc.Digest)
 		if err != nil {
 			return nil, nil, err
 		}
+		spent += size
 		if reason != nil {
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue
@@ -111,8 +120,8 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 		// The layer's size is bound to its digest (readPayload checks
 		// it): the budget is judged before the body is fetched. One over
 		// the per-bundle cap is refused by readPayload unread.
-		if layer.Size <= payloadCap.Bytes() && spent+layer.Size > lim.MaxBundleSearchBytes {
-			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundles read", lim.MaxBundleSearchBytes)), nil
+		if layer.Size <= payloadCap.Bytes() && overBudget(layer.Size) {
+			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundle referrers read", lim.MaxBundleSearchBytes)), nil
 		}
 		body, reason := readPayload(img, layer, payloadCap)
 		if reason != nil {
@@ -140,36 +149,41 @@ func maybeBundle(artifactType string) bool {
 }
 
 // openBundle opens the referrer r and finds its one Sigstore bundle
-// layer, unread. It returns no image for a manifest that is no bundle,
-// why it is not a bundle about d, or an error when it cannot be read at
-// all.
-func openBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (img v1.Image, layer v1.Descriptor, why, err error) {
+// layer, unread. It returns the bytes of the manifest read, and no image
+// for a manifest that is no bundle, why it is not a bundle about d (one
+// listed and gone among them: a stale fallback index), or an error when
+// it cannot be read at all.
+func openBundle(ctx context.Context, loc referrers.Location, d, r v1.Hash) (img v1.Image, layer v1.Descriptor, size int64, why, err error) {
 	m, err := loc.Open(ctx, r)
-	if err != nil {
-		return nil, v1.Descriptor{}, nil, err
+	if errors.Is(err, errdef.ErrNotFound) {
+		return nil, v1.Descriptor{}, 0, errors.New("listed, and not found"), nil
 	}
+	if err != nil {
+		return nil, v1.Descriptor{}, 0, nil, err
+	}
+	size = m.Descriptor.Size
 	if m.Image == nil {
-		return nil, v1.Descriptor{}, errors.New("an index, not a bundle manifest"), nil
+		return nil, v1.Descriptor{}, size, errors.New("an index, not a bundle manifest"), nil
 	}
 	man, err := m.Image.Manifest()
 	if err != nil {
-		return nil, v1.Descriptor{}, nil, err
+		return nil, v1.Descriptor{}, size, nil, err
 	}
 	// The listing is the registry's word; the manifest's bytes are
 	// checked against r.
 	if man.Subject == nil || man.Subject.Digest != d {
-		return nil, v1.Descriptor{}, errors.New("its manifest is about another subject"), nil
+		return nil, v1.Descriptor{}, size, errors.New("its manifest is about another subject"), nil
 	}
 	if man.ArtifactType != string(mediatypes.SigstoreBundle) && man.Config.ArtifactType != string(mediatypes.SigstoreBundle) {
-		return nil, v1.Descriptor{}, nil, nil
+		return nil, v1.Descriptor{}, size, nil, nil
 	}
 	if len(man.Layers) != 1 {
-		return nil, v1.Descriptor{}, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
+		return nil, v1.Descriptor{}, size, fmt.Errorf("%d layers, not one %s", len(man.Layers), mediatypes.SigstoreBundle), nil
 	}
 	if mt := man.Layers[0].MediaType; mt != mediatypes.SigstoreBundle {
-		return nil, v1.Descriptor{}, fmt.Errorf("its layer is %q, not %s", safetree.Sanitize(string(mt)), mediatypes.SigstoreBundle), nil
+		return nil, v1.Descriptor{}, size, fmt.Errorf("its layer is %q, not %s", safetree.Sanitize(string(mt)), mediatypes.SigstoreBundle), nil
 	}
-	return m.Image, man.Layers[0], nil, nil
+	return m.Image, man.Layers[0], size, nil, nil
 }
 
 // checkBundle verifies one Sigstore bundle as cosign 3 verify --key

@@ -115,8 +115,9 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 	ctx := context.Background()
 	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
 	keys := []signature.Key{good.public}
-	// 1 KiB bodies that are no bundle: each is read, and spent.
-	junkBody := bytes.Repeat([]byte(" "), 1<<10)
+	// 64 KiB bodies that are no bundle: each is read, and spent, with
+	// its manifest (under a KiB: the budget leaves 4 KiB for them).
+	junkBody := bytes.Repeat([]byte(" "), 64<<10)
 	for locName, loc := range bundleLocations(t) {
 		t.Run(locName, func(t *testing.T) {
 			for _, c := range []struct {
@@ -131,7 +132,7 @@ func TestVerifyBundleSearchBound(t *testing.T) {
 					n: safetree.DefaultMaxBundleReferrers + 3, wantChecked: safetree.DefaultMaxBundleReferrers, which: safetree.LimitBundleReferrers},
 				{name: "referrers", limits: safetree.Limits{MaxBundleReferrers: 8}, junk: func(d v1.Hash) [][]byte { return forgeries(t, d, good, other) },
 					n: 11, wantChecked: 8, which: safetree.LimitBundleReferrers},
-				{name: "bytes", limits: safetree.Limits{MaxBundleSearchBytes: 4 << 10}, junk: func(v1.Hash) [][]byte { return [][]byte{junkBody} },
+				{name: "bytes", limits: safetree.Limits{MaxBundleSearchBytes: 4*64<<10 + 4<<10}, junk: func(v1.Hash) [][]byte { return [][]byte{junkBody} },
 					n: 6, wantChecked: 4, which: safetree.LimitBundleSearchBytes},
 			} {
 				t.Run(c.name, func(t *testing.T) {

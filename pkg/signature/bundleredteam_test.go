@@ -259,3 +259,87 @@ func TestVerifyBundleRegistryLies(t *testing.T) {
 		}
 	})
 }
+
+// A referrer listed and gone (a stale sha256-HEX fallback index, which
+// anyone who can push rewrites and no registry cleans when a referrer is
+// deleted) stopped the whole search with an error: the real bundle after
+// it was never read. It is one reason among the others, as a copy skips
+// it.
+func TestVerifyBundleListedButGone(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
+	keys := []signature.Key{good.public}
+	h := newHostileRegistry(t)
+	d := putImage(t, h.loc, "stale")
+	m, err := h.loc.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), m.Descriptor, mediatypes.CosignSignPredicateType)
+	if err := h.loc.Write(ctx, real, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Sorting first: never pushed, listed all the same.
+	gone := junkReferrer(t, forgeries(t, d, good, other)[0], m.Descriptor, 0).Descriptor
+	gone.Digest.Hex = strings.Repeat("0", 64)
+	gone.ArtifactType = string(mediatypes.SigstoreBundle)
+	h.set(func(listed []v1.Descriptor) []v1.Descriptor { return append(listed, gone) })
+	got, err := (&signature.KeyVerifier{Keys: keys}).Verify(ctx, h.loc, d)
+	if err != nil || got.Referrer != real.Descriptor.Digest.String() {
+		t.Fatalf("verified %+v, %v; want the real bundle %s behind the gone one", got, err, real.Descriptor.Digest)
+	}
+	// Gone alone: a bad signature that names it, not an error of the
+	// registry's.
+	h.set(func([]v1.Descriptor) []v1.Descriptor { return []v1.Descriptor{gone} })
+	_, err = (&signature.KeyVerifier{Keys: keys}).Verify(ctx, h.loc, d)
+	if !errors.Is(err, signature.ErrBadSignature) || !strings.Contains(err.Error(), gone.Digest.String()) {
+		t.Errorf("err = %v, want ErrBadSignature naming %s", err, gone.Digest)
+	}
+}
+
+// The search's byte bound counts what it reads: the referrer manifests as
+// well as their bundles. Manifests of junk annotations (a megabyte each,
+// under the manifest cap) were read without count: 256 of them at the
+// registry's 16 MiB manifest cap are 4 GiB read to verify one add-on.
+func TestVerifyBundleSearchCountsManifests(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKeyPair(t, "good"), newKeyPair(t, "other")
+	keys := []signature.Key{good.public}
+	for locName, loc := range bundleLocations(t) {
+		t.Run(locName, func(t *testing.T) {
+			d := putImage(t, loc, "fat")
+			m, err := loc.Open(ctx, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged := forgeries(t, d, good, other)[0]
+			const n = 8
+			for i := range n {
+				fat := junkReferrer(t, forged, m.Descriptor, i)
+				raw, err := fat.Image.RawManifest()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var man map[string]any
+				if err := json.Unmarshal(raw, &man); err != nil {
+					t.Fatal(err)
+				}
+				man["annotations"] = map[string]string{"junk": fmt.Sprint(i), "pad": strings.Repeat("x", 1<<20)}
+				raw, err = json.Marshal(man)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bd, _, _ := v1.SHA256(bytes.NewReader(forged))
+				if err := loc.Write(ctx, bundleManifest(t, raw, forged, bd), ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = (&signature.KeyVerifier{Keys: keys, Limits: safetree.Limits{MaxBundleSearchBytes: 4 << 20}}).Verify(ctx, loc, d)
+			var search *signature.BundleSearchError
+			if !errors.As(err, &search) || search.Bound.Which != safetree.LimitBundleSearchBytes || search.Checked > 4 {
+				t.Fatalf("err = %v; want the search stopped at 4 MiB, after at most 4 manifests of a MiB", err)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
