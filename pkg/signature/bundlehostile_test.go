@@ -13,7 +13,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +135,23 @@ func TestVerifyHostileBundles(t *testing.T) {
 					sig := signBytes(t, good.signer, signature.PAE(signature.InTotoPayloadType, st))
 					return dsse(t, signature.InTotoPayloadType, st, pub, sig, sig)
 				}},
+				{name: "more signatures than MaxSignatures, the good one last", bundle: func(d v1.Hash) []byte {
+					st := statement(d.Hex, mediatypes.CosignSignPredicateType)
+					sigs := make([][]byte, signature.MaxSignatures, signature.MaxSignatures+1)
+					for i := range sigs {
+						sigs[i] = []byte("junk")
+					}
+					sigs = append(sigs, signBytes(t, good.signer, signature.PAE(signature.InTotoPayloadType, st)))
+					return dsse(t, signature.InTotoPayloadType, st, pub, sigs...)
+				}, want: []error{signature.ErrBadSignature}},
+				{name: "the digest under another algorithm's name", bundle: func(d v1.Hash) []byte {
+					st := fmt.Appendf(nil, `{"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha512":%q}}],"predicateType":%q,"predicate":{}}`, d.Hex, mediatypes.CosignSignPredicateType)
+					return dsse(t, signature.InTotoPayloadType, st, pub, signBytes(t, good.signer, signature.PAE(signature.InTotoPayloadType, st)))
+				}, want: []error{signature.ErrBadSignature}},
+				{name: "the digest in upper case", bundle: func(d v1.Hash) []byte {
+					st := statement(strings.ToUpper(d.Hex), mediatypes.CosignSignPredicateType)
+					return dsse(t, signature.InTotoPayloadType, st, pub, signBytes(t, good.signer, signature.PAE(signature.InTotoPayloadType, st)))
+				}, want: []error{signature.ErrBadSignature}},
 				{name: "payload type not in-toto", bundle: func(d v1.Hash) []byte {
 					st := statement(d.Hex, mediatypes.CosignSignPredicateType)
 					return dsse(t, "application/json", st, pub, signBytes(t, good.signer, signature.PAE("application/json", st)))
