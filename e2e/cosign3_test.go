@@ -103,7 +103,8 @@ func TestCosign3Interop(t *testing.T) {
 // bundle referring to it (its default) and, with --new-bundle-format=false,
 // cosign 2's legacy sha256-HEX.sig tag. addonpkg verify accepts each with
 // the key (and says which form it read), refuses each with another key,
-// and unpack --verify-key reads the add-on from the registry. addonpkg sign's legacy tag on
+// and unpack --verify-key of the store's copy finds the signature at the
+// registry. addonpkg sign's legacy tag on
 // either form verifies with cosign 3. TestCosign3Interop covered the image
 // form's bundle alone.
 func TestCosign3BothFormsAndLegacy(t *testing.T) {
@@ -157,10 +158,13 @@ func TestCosign3BothFormsAndLegacy(t *testing.T) {
 						if line := mustFailOneLine(t, cc.run("verify", "--key", otherPub, ref)); !strings.Contains(line, "not made by") {
 							t.Errorf("addonpkg verify with another key: %q, want \"not made by\"", line)
 						}
-						// From a store that does not hold the add-on: one that
-						// does (this one built it) is read first, and its
-						// signatures are looked for there.
-						newCLI(t).ok("unpack", "--verify-key", pub, ref, "-o", filepath.Join(t.TempDir(), "out"))
+						// The store holds the add-on (it was built here) and
+						// reads it from there; the signature is at the
+						// registry. It was refused: "no signature".
+						cc.ok("unpack", "--verify-key", pub, ref, "-o", filepath.Join(t.TempDir(), "out"))
+						if res := cc.run("unpack", "--pull", "never", "--verify-key", pub, ref, "-o", filepath.Join(t.TempDir(), "out")); res.code == 0 {
+							t.Errorf("unpack --pull never read the registry's signature:\n%s", res)
+						}
 					})
 				}
 			}

@@ -233,3 +233,55 @@ func TestSourceVerify(t *testing.T) {
 		t.Errorf("folder: err = %v, want ErrNotVerifiable", err)
 	}
 }
+
+// A registry reference whose manifest the local store holds (StoreFirst:
+// built here and pushed, or pulled before it was signed) is read from
+// the store, and its signature was looked for only beside the store's
+// copy: an add-on signed at the registry was refused with "no
+// signature" by unpack --verify-key REGISTRY/REPO@DIGEST, while verify,
+// which reads the registry, accepted it. A signature at the registry
+// signs the same digest; PullNever keeps the check to the store.
+func TestSourceVerifyStoreCopySignedAtRegistry(t *testing.T) {
+	ctx := context.Background()
+	kp := newKeyPair(t, "good")
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repo, err := name.NewRepository(strings.TrimPrefix(srv.URL, "http://") + "/addons/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := referrers.Registry(repo)
+	d := putImage(t, reg, "1")
+	if _, err := signature.Sign(ctx, reg, d, kp.signer, signature.SignOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The store holds the same manifest, unsigned.
+	st, err := layout.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reg.Open(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := referrers.Layout(st, "").Write(ctx, m, "local"); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := source.Parse(repo.Name() + "@" + d.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := source.Options{Store: st, StoreFirst: true, Verify: &signature.KeyVerifier{Keys: []signature.Key{kp.public}}}
+	a, err := source.Open(ctx, ref, opts)
+	if err != nil {
+		t.Fatalf("the store's copy, signed at the registry: %v", err)
+	}
+	if a.Layout() != st {
+		t.Errorf("read from %v, want the store's copy", a.Layout())
+	}
+	a.Close()
+	opts.Pull = source.PullNever
+	if _, err := source.Open(ctx, ref, opts); !errors.Is(err, signature.ErrNoSignature) {
+		t.Errorf("PullNever: err = %v, want ErrNoSignature (the store's copy is unsigned)", err)
+	}
+}

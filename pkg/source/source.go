@@ -236,6 +236,9 @@ type Options struct {
 	// Verify, when set, checks every artifact Open returns (its manifest
 	// digest, before any layer is read): what fails is not returned. Tree
 	// sources (folders, http, git) are refused, having no digest to sign.
+	// Signatures are looked for beside what was read; for a registry
+	// reference read from the store's copy, at the registry too (unless
+	// Pull is PullNever) when none beside the copy verifies.
 	Verify Verifier
 	// Netrc is the netrc file read for https credentials (machine, login,
 	// password); "" means $NETRC, else ~/.netrc. Git over https also takes

@@ -107,7 +107,23 @@ func verifyArtifact(ctx context.Context, a *Artifact, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotVerifiable, err)
 	}
-	return opts.Verify.VerifyAt(ctx, loc, a.Digest)
+	err = opts.Verify.VerifyAt(ctx, loc, a.Digest)
+	if err == nil || a.Ref.Kind != KindRegistry || a.store == nil || opts.Pull == PullNever {
+		return err
+	}
+	// A registry reference read from the store's copy (StoreFirst): its
+	// signature may be beside the copy (pulled with it) or only at the
+	// registry the reference names (signed after the copy was pulled, or
+	// pushed from a build here). It is the same manifest digest, so a
+	// signature at either place signs it; PullNever keeps the check
+	// offline.
+	rloc, rerr := referrers.Beside(ctx, nil, "", a.Ref.Name, opts.Registry)
+	if rerr == nil {
+		if rerr = opts.Verify.VerifyAt(ctx, rloc, a.Digest); rerr == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w (the local store's copy); at the registry: %w", err, rerr)
 }
 
 // withoutReferrers drops from a layout's entries those that refer to
