@@ -57,6 +57,10 @@ func minimumArgs(required ...string) cobra.PositionalArgs {
 // found in store").
 func checkArgs(cmd *cobra.Command, args, required, optional []string, variadic bool) error {
 	names := append(slices.Clip(required), optional...)
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[argNamesKey] = strings.Join(names, " ")
 	switch {
 	case len(args) < len(required):
 		missing := required[len(args):]
@@ -256,4 +260,92 @@ func dashes(name string) string {
 		return "-" + name
 	}
 	return "--" + name
+}
+
+// argNamesKey is the annotation in which checkArgs leaves the names of
+// the arguments a command was given (its Use line's), for inputError.
+const argNamesKey = "addonpkg/args"
+
+// inputError is a file or folder named on the command line, by an
+// argument or a flag, that cannot be read or written (missing, a
+// directory where a file is wanted, no permission): every command says
+// it in one form, "NAME PATH: PROBLEM" (SOURCE ./x: no such file or
+// directory, -f addons.yaml: is a directory), as kubectl says 'the path
+// "x" does not exist'. err is the whole error, for errors.Is.
+type inputError struct {
+	name, path string // -f, --key or the argument's name; the value given
+	problem    error  // the *fs.PathError's Err
+	hint       string // what the command added (notASetHint), or ""
+	err        error
+}
+
+func (e *inputError) Error() string {
+	s := e.name + " " + e.path + ": " + e.problem.Error()
+	if e.hint != "" {
+		s += " (" + e.hint + ")"
+	}
+	return s
+}
+
+func (e *inputError) Unwrap() error { return e.err }
+
+// hintedError is err with a hint after it in parentheses, which
+// inputError keeps when it names the path err is about.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() + " (" + e.hint + ")" }
+func (e *hintedError) Unwrap() error { return e.err }
+
+// namedInput is err said as an inputError when it is an *fs.PathError
+// about a path that cmd's command line gives: an argument (named as its
+// Use line names it) or a flag's value (-f, --key, --values, -o), or
+// the path of a SOURCE written with its transport (oci-archive:x.tar).
+// Any other error is err: a path the command found itself (a file a
+// kustomization lists) is named by the library's own words.
+func namedInput(cmd *cobra.Command, err error) error {
+	var pe *fs.PathError
+	var ie *inputError
+	if cmd == nil || !errors.As(err, &pe) || errors.As(err, &ie) {
+		return err
+	}
+	gives := func(value string) bool {
+		if value == pe.Path {
+			return true
+		}
+		transport, path, ok := strings.Cut(value, ":")
+		return ok && path == pe.Path && !strings.ContainsAny(transport, "/.")
+	}
+	name, given := "", ""
+	if names := strings.Fields(cmd.Annotations[argNamesKey]); len(names) > 0 {
+		for i, arg := range cmd.Flags().Args() {
+			if gives(arg) {
+				name, given = names[min(i, len(names)-1)], arg
+				break
+			}
+		}
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		if i := slices.IndexFunc(values, gives); name == "" && i >= 0 {
+			name, given = dashes(f.Name), values[i]
+			if f.Shorthand != "" {
+				name = dashes(f.Shorthand)
+			}
+		}
+	})
+	if name == "" {
+		return err
+	}
+	var he *hintedError
+	hint := ""
+	if errors.As(err, &he) {
+		hint = he.hint
+	}
+	return &inputError{name: name, path: given, problem: pe.Err, hint: hint, err: err}
 }

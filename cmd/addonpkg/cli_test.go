@@ -770,7 +770,7 @@ func TestCLIValuesFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--values", missing}, "addonpkg: --values: open " + missing + ": no such file or directory\n"},
+		{[]string{"--values", missing}, "addonpkg: --values " + missing + ": no such file or directory\n"},
 	} {
 		r := cliRun(t, append([]string{"unpack", cliExampleDir("coredns")}, c.args...)...)
 		if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {

@@ -247,6 +247,7 @@ func (a *app) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 		re.Hint = registryHint(cmd, re)
 	}
 	for _, e := range joined(err) {
+		e = namedInput(cmd, e)
 		a.errorf("%s", e.Error()+flagHint(cmd, e))
 	}
 	if a.verbose && re != nil && re.Detail() != "" {

@@ -69,7 +69,7 @@ func notASetHint(err error, cmd, file string) error {
 	case "mirror":
 		hint += "; to copy one add-on: addonpkg copy " + file + " DST"
 	}
-	return fmt.Errorf("%w (%s)", err, hint)
+	return &hintedError{err: err, hint: hint}
 }
 
 // lockHint says what to do about a missing lock (addonset.ErrNoLock):

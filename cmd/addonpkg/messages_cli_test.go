@@ -10,7 +10,8 @@ import (
 
 // An error names the path it is about once: render -o into a folder that
 // is not empty said "DIR: DIR: output directory is not empty", and a lock
-// or declaration that is a folder "read F: read F: is a directory".
+// or declaration that is a folder "read F: read F: is a directory"; it
+// says "-o F: is a directory" now (TestInputPathErrorsOneForm).
 func TestPathErrorsNameThePathOnce(t *testing.T) {
 	cliNewHome(t)
 	tmp := t.TempDir()
@@ -21,8 +22,8 @@ func TestPathErrorsNameThePathOnce(t *testing.T) {
 		want string
 	}{
 		{[]string{"render", "-f", cliSet, "-o", full}, "addonpkg: " + full + ": output directory is not empty\n"},
-		{[]string{"lock", "-f", cliSet, "-o", full}, "addonpkg: read " + full + ": is a directory\n"},
-		{[]string{"render", "-f", tmp}, "addonpkg: read " + tmp + ": is a directory (-f takes an add-on set's declaration, not a manifest or folder; to render one add-on: addonpkg unpack " + tmp + ")\n"},
+		{[]string{"lock", "-f", cliSet, "-o", full}, "addonpkg: -o " + full + ": is a directory\n"},
+		{[]string{"render", "-f", tmp}, "addonpkg: -f " + tmp + ": is a directory (-f takes an add-on set's declaration, not a manifest or folder; to render one add-on: addonpkg unpack " + tmp + ")\n"},
 	} {
 		r := cliRun(t, c.args...)
 		if r.code != 1 || r.stderr != c.want || strings.Count(r.stderr, full) > 1 {
@@ -84,5 +85,46 @@ func TestCopiedReferrersCounted(t *testing.T) {
 	r := cliRun(t, "copy", "coredns:1", "oci-archive:"+filepath.Join(t.TempDir(), "c.tar"))
 	if want := "copied 1 referrer (a signature, SBOM or attestation)\n"; r.code != 0 || r.stderr != want {
 		t.Errorf("copy: exit %d, stderr %q; want %q", r.code, r.stderr, want)
+	}
+}
+
+// A file or folder named on the command line that cannot be read is said
+// in one form by every command, "NAME PATH: PROBLEM", naming the flag or
+// the argument (as the usage line names it) and the path as given. It
+// was said three ways: "read source ./x: ...", "open x.yaml: ..." and
+// "--key: unusable key: open k.pem: ...".
+func TestInputPathErrorsOneForm(t *testing.T) {
+	cliNewHome(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	tmp := t.TempDir()
+	nope, dir := filepath.Join(tmp, "nope"), filepath.Join(tmp, "dir")
+	must(t, os.MkdirAll(dir, 0o755))
+	const enoent, eisdir = ": no such file or directory\n", ": is a directory\n"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"build", nope}, 1, "PATH " + nope + enoent},
+		{[]string{"inspect", nope}, 1, "SOURCE " + nope + enoent},
+		{[]string{"unpack", nope}, 1, "SOURCE " + nope + enoent},
+		{[]string{"inspect", "oci-archive:" + nope}, 1, "SOURCE oci-archive:" + nope + enoent},
+		{[]string{"copy", "oci-archive:" + nope, "oci:" + dir}, 1, "SRC oci-archive:" + nope + enoent},
+		{[]string{"diff", nope, cliExampleDir("coredns")}, 2, "A " + nope + enoent},
+		{[]string{"diff", cliExampleDir("coredns"), nope}, 2, "B " + nope + enoent},
+		{[]string{"lock", "-f", nope}, 1, "-f " + nope + enoent},
+		{[]string{"render", "-f", nope}, 1, "-f " + nope + enoent},
+		{[]string{"mirror", "-f", nope, "--to", "oci-archive:" + filepath.Join(tmp, "x.tar")}, 1, "-f " + nope + enoent},
+		{[]string{"apply", "-f", nope}, 1, "-f " + nope + enoent},
+		{[]string{"lock", "-f", cliSet, "-o", dir}, 1, "-o " + dir + eisdir},
+		{[]string{"sign", "--key", nope, "x:1"}, 1, "--key " + nope + enoent},
+		{[]string{"sign", "--key", dir, "x:1"}, 1, "--key " + dir + eisdir},
+		{[]string{"unpack", cliExampleDir("coredns"), "--values", nope}, 1, "--values " + nope + enoent},
+		{[]string{"conformance", "run", "--vectors", nope}, 1, "--vectors " + nope + enoent},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != c.code || r.stderr != "addonpkg: "+c.want {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit %d, %q", c.args, r.code, r.stderr, c.code, "addonpkg: "+c.want)
+		}
 	}
 }

@@ -96,8 +96,8 @@ func TestQuietHelpSaysItHidesNotes(t *testing.T) {
 	}
 }
 
-// A key file that cannot be read names the flag that gave it: "--key:
-// unusable key: open nokey: ..." (it said "unusable key: open nokey"
+// A key file that cannot be read names the flag that gave it: "--key
+// nokey: no such file or directory" (it said "unusable key: open nokey"
 // alone, which flag left to guess).
 func TestUnusableKeyNamesTheFlag(t *testing.T) {
 	cliNewHome(t)
@@ -112,8 +112,8 @@ func TestUnusableKeyNamesTheFlag(t *testing.T) {
 		{[]string{"unpack", "--verify-key", missing, "x:1"}, "--verify-key"},
 	} {
 		r := cliRun(t, c.args...)
-		want := "addonpkg: " + c.flag + ": unusable key: open " + missing + ": "
-		if r.code != 1 || !strings.HasPrefix(r.stderr, want) {
+		want := "addonpkg: " + c.flag + " " + missing + ": no such file or directory\n"
+		if r.code != 1 || r.stderr != want {
 			t.Errorf("addonpkg %q: exit %d, stderr %q; want 1 and %q", c.args, r.code, r.stderr, want)
 		}
 	}

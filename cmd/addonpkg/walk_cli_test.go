@@ -58,7 +58,7 @@ func TestSetCommandsWithoutDeclaration(t *testing.T) {
 		{[]string{"lock"}, 1, "addonpkg: lock: no addons.yaml here: give the add-on set's declaration with -f FILE\nUsage: addonpkg lock "},
 		{[]string{"lock", "--check"}, 2, "addonpkg: lock: no addons.yaml here"},
 		{[]string{"mirror", "--to", "oci-archive:x.tar"}, 1, "addonpkg: mirror: no addons.yaml here"},
-		{[]string{"render", "-f", "nope.yaml"}, 1, "addonpkg: open nope.yaml: "},
+		{[]string{"render", "-f", "nope.yaml"}, 1, "addonpkg: -f nope.yaml: no such file or directory\n"},
 	} {
 		r := lcRun(c.args...)
 		if r.code != c.code || !strings.HasPrefix(r.stderr, c.want) {

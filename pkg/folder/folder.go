@@ -55,7 +55,7 @@ func LoadDir(dir string) (*filetree.FS, error) { return Load(dir, safetree.Limit
 func Load(dir string, limits safetree.Limits) (*filetree.FS, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read source %s: %w", dir, errors.Unwrap(err))
+		return nil, &fs.PathError{Op: "read source", Path: dir, Err: errors.Unwrap(err)}
 	}
 	if !st.IsDir() {
 		return loadFile(dir, limits.WithDefaults())
@@ -120,7 +120,7 @@ func LoadFile(file string) (*filetree.FS, error) {
 func loadFile(file string, limits safetree.Limits) (*filetree.FS, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("read source %s: %w", file, errors.Unwrap(err))
+		return nil, &fs.PathError{Op: "read source", Path: file, Err: errors.Unwrap(err)}
 	}
 	defer f.Close()
 	name := filepath.Base(file)

@@ -39,10 +39,10 @@ var ErrNotDir = errors.New("not a directory")
 func Open(dir string, limits safetree.Limits) (*filetree.FS, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read source %s: %w", dir, errors.Unwrap(err))
+		return nil, &fs.PathError{Op: "read source", Path: dir, Err: errors.Unwrap(err)}
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("read source %s: %w", dir, ErrNotDir)
+		return nil, &fs.PathError{Op: "read source", Path: dir, Err: ErrNotDir}
 	}
 	return list(dir, limits)
 }

@@ -126,7 +126,7 @@ func OpenArchiveLimit(file string, maxBytes int64) (*Store, error) {
 	// path error (the temporary file's: TMPDIR missing or full) keeps
 	// its path, or a missing TMPDIR reads as a missing archive.
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" && pe.Path == file {
-		return nil, fmt.Errorf("open oci-archive %s: %w", file, pe.Err)
+		return nil, &fs.PathError{Op: "open oci-archive", Path: file, Err: pe.Err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("oci-archive %s: %w", file, err)
