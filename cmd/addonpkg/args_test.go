@@ -454,8 +454,9 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 		{[]string{"status", "-o"}, ""},
 		{[]string{"build", ".", "-x"}, ""},
 		{[]string{"unpack", "x", "-o"}, ""},
-		{[]string{"logout", "-o", "json"}, ""},
-		{[]string{"logout", "-o", "yaml"}, ""},
+		{[]string{"logout", "-o", "json"}, json},
+		{[]string{"conformance", "read", "-o", "json"}, ""},
+		{[]string{"conformance", "read", "-o", "yaml"}, ""},
 	} {
 		r := cliRun(t, c.args...)
 		first, _, _ := strings.Cut(r.stderr, "\n")

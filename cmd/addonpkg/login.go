@@ -17,8 +17,8 @@ import (
 
 func newLoginCmd(a *app) *cobra.Command {
 	var (
-		user          string
-		passwordStdin bool
+		user                  string
+		passwordStdin, asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "login REGISTRY",
@@ -58,11 +58,12 @@ from stdin with --password-stdin; it is never taken on the command line.`,
 				return err
 			}
 			a.infof("login succeeded: %s", safetree.Sanitize(args[0]))
-			return nil
+			return a.printLogin(loginResult{Registry: args[0], Username: user, LoggedIn: true}, asJSON)
 		},
 	}
 	cmd.Flags().StringVarP(&user, "username", "u", "", "user name")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin")
+	addJSONFlag(cmd, &asJSON, "the registry and user name saved")
 	addQuietFlag(cmd, &a.quiet, "note of the login (the prompts on a terminal stay)")
 	a.addRegistryFlags(cmd)
 	return cmd
@@ -114,7 +115,28 @@ func readPassword(r io.Reader) (string, error) {
 	return pw, nil
 }
 
+// loginResult is login's and logout's --json: the registry as given,
+// the user name saved (login), and whether credentials are saved now.
+// logout's Removed says whether there were any to remove: logging out
+// of a registry with none is no failure, and a script can still tell.
+type loginResult struct {
+	Registry string `json:"registry"`
+	Username string `json:"username,omitempty"`
+	LoggedIn bool   `json:"loggedIn"`
+	Removed  *bool  `json:"removed,omitempty"`
+}
+
+// printLogin prints r with --json; without it, login and logout print
+// nothing on stdout (their note is on stderr).
+func (a *app) printLogin(r loginResult, asJSON bool) error {
+	if !asJSON {
+		return nil
+	}
+	return a.printJSON(r)
+}
+
 func newLogoutCmd(a *app) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "logout REGISTRY",
 		Short: "Remove a registry's saved credentials",
@@ -125,17 +147,19 @@ end state, no credentials, is the one asked for.`,
 		Args:    exactArgs("REGISTRY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := registry.Logout(args[0])
-			if errors.Is(err, registry.ErrNotLoggedIn) {
+			removed := err == nil
+			switch {
+			case errors.Is(err, registry.ErrNotLoggedIn):
 				a.infof("not logged in to %s", safetree.Sanitize(args[0]))
-				return nil
-			}
-			if err != nil {
+			case err != nil:
 				return err
+			default:
+				a.infof("removed credentials for %s", safetree.Sanitize(args[0]))
 			}
-			a.infof("removed credentials for %s", safetree.Sanitize(args[0]))
-			return nil
+			return a.printLogin(loginResult{Registry: args[0], Removed: &removed}, asJSON)
 		},
 	}
+	addJSONFlag(cmd, &asJSON, "the registry and whether credentials were removed")
 	addQuietFlag(cmd, &a.quiet, "notes (credentials removed, or none to remove)")
 	return cmd
 }

@@ -132,3 +132,35 @@ func TestTagJSON(t *testing.T) {
 		t.Errorf("tag --json: %+v, want source coredns:1, name other:latest, digest %s", got, digest)
 	}
 }
+
+// login and logout --json print what they did, as every other command
+// that reports data does (they had no --json): the registry, the user
+// saved, whether credentials are saved now, and for logout whether there
+// were any to remove. Their notes stay on stderr.
+func TestLoginLogoutJSON(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.BasicAuth})
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"login", reg.Host, "-u", reg.Username, "--password-stdin", "--json"}, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
+	want := `{"registry":"` + reg.Host + `","username":"` + reg.Username + `","loggedIn":true}`
+	if got := compactJSON(t, stdout.String()); code != 0 || got != want {
+		t.Errorf("login --json: exit %d, stdout %q (stderr %q); want %s", code, stdout.String(), stderr.String(), want)
+	}
+	for _, removed := range []string{"true", "false"} {
+		r := cliRun(t, "logout", reg.Host, "--json")
+		want := `{"registry":"` + reg.Host + `","loggedIn":false,"removed":` + removed + `}`
+		if got := compactJSON(t, r.stdout); r.code != 0 || got != want || r.stderr == "" {
+			t.Errorf("logout --json: exit %d, stdout %q, stderr %q; want %s and a note", r.code, r.stdout, r.stderr, want)
+		}
+	}
+}
+
+// compactJSON is s, one JSON value, without its spaces.
+func compactJSON(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Errorf("not JSON: %q: %v", s, err)
+	}
+	return b.String()
+}
