@@ -164,3 +164,32 @@ func compactJSON(t *testing.T, s string) string {
 	}
 	return b.String()
 }
+
+// push, pull and copy print the same pinned reference, REPO@DIGEST, as
+// crane push does, in text and in --json's reference: pull printed
+// REPO:TAG@DIGEST (the tag of a pinned reference is ignored, and the
+// name then differed from push's). What pull prints names the add-on in
+// the store and in the registry both.
+func TestPushPullPrintOneReference(t *testing.T) {
+	cliNewHome(t)
+	reg := testregistry.Start(t, testregistry.Options{})
+	digest := strings.TrimSpace(cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1"))
+	repo := reg.Host + "/addons/coredns"
+	want := repo + "@" + digest
+	push := strings.TrimSpace(cliMust(t, "push", "-q", "coredns:1", repo+":1"))
+	cliMust(t, "rm", "coredns:1")
+	pull := strings.TrimSpace(cliMust(t, "pull", "-q", repo+":1"))
+	var res struct{ Reference string }
+	if err := json.Unmarshal([]byte(cliMust(t, "pull", "-q", "--json", repo+":1")), &res); err != nil {
+		t.Fatal(err)
+	}
+	copied := strings.TrimSpace(cliMust(t, "copy", "-q", repo+":1", "other:2"))
+	if push != want || pull != want || res.Reference != want || copied != "other@"+digest {
+		t.Errorf("push printed %q, pull %q, pull --json %q, copy to the store %q; want %q (and other@%s)", push, pull, res.Reference, copied, want, digest)
+	}
+	for _, ref := range []string{pull, copied} {
+		if r := cliRun(t, "inspect", "--pull", "never", ref); r.code != 0 {
+			t.Errorf("inspect %s from the store: exit %d, %q", ref, r.code, r.stderr)
+		}
+	}
+}

@@ -164,8 +164,11 @@ func newPullCmd(a *app) *cobra.Command {
 		platform    string
 	)
 	cmd := &cobra.Command{
-		Use:     "pull REF",
-		Short:   "Pull an add-on from a registry into the local store",
+		Use:   "pull REF",
+		Short: "Pull an add-on from a registry into the local store",
+		Long: `Pull copies an add-on from a registry into the local store, under the name
+REF (with :latest when it has no tag), and prints REGISTRY/REPO@sha256:...,
+as push does: the add-on pinned, in the store and in the registry.`,
 		Example: `  addonpkg pull registry.example.com/addons/coredns:1.11`,
 		Args:    exactArgs("REF"),
 		RunE: func(cmd *cobra.Command, args []string) error {

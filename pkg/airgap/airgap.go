@@ -423,7 +423,7 @@ func write(ctx context.Context, a *source.Artifact, src source.Ref, todo []pendi
 			}
 		}
 		if to.Kind == source.KindStore {
-			res.Addon.Reference = to.Name + "@" + h.String()
+			res.Addon.Reference = reference.Repository(to.Name) + "@" + h.String() // as source.Write gives
 		}
 	}
 	res.Lock, res.LockDigest = lock, ld.String()

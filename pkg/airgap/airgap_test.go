@@ -362,8 +362,14 @@ func TestCopyToStore(t *testing.T) {
 	opts := airgap.Options{}
 	opts.Store = st
 	dst := source.Ref{Kind: source.KindStore, Name: "demo:1"}
-	if _, err := airgap.Copy(ctx, parse(t, f.addon), dst, opts); err != nil {
+	res, err := airgap.Copy(ctx, parse(t, f.addon), dst, opts)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// REPO@DIGEST, as source.Write gives for the store and a registry
+	// (the tag of a pinned reference is dropped).
+	if want := "demo@" + f.addonD.String(); res.Addon.Reference != want {
+		t.Errorf("reference %s, want %s", res.Addon.Reference, want)
 	}
 	entries, err := st.List()
 	if err != nil {

@@ -80,7 +80,10 @@ func (storeLocation) Write(ctx context.Context, a *Artifact, dst Ref, opts Optio
 	if err := writeLayout(ctx, st, a, dst.Name, opts.BlobProgress); err != nil {
 		return "", err
 	}
-	return dst.Name + "@" + a.Digest.String(), nil
+	// REPO@DIGEST, as a registry's Write gives (push prints it): the
+	// tag is not part of a pinned reference. It names the same add-on in
+	// the store (Pinned) and, for a name pulled, in the registry.
+	return reference.Repository(dst.Name) + "@" + a.Digest.String(), nil
 }
 
 func (storeLocation) Pinned(a *Artifact) string {

@@ -19,7 +19,8 @@ var ErrUnsupportedDestination = errors.New("unsupported destination")
 // Written describes what Write wrote.
 type Written struct {
 	// Reference is where it went, with its digest: REGISTRY/REPO@sha256:...
-	// for registries, oci:DIR@sha256:... for layouts.
+	// for registries and the local store (its name's repository, without
+	// the tag), oci:DIR@sha256:... for layouts.
 	Reference string          `json:"reference"`
 	Digest    string          `json:"digest"`
 	Size      int64           `json:"size"`
