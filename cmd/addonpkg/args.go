@@ -93,13 +93,16 @@ func checkArgs(cmd *cobra.Command, args, required, optional []string, variadic b
 }
 
 // rootArgs answers an unknown command with cobra's suggestions, each on
-// its own line. Another tool's word for a command (its SuggestFor: helm's
-// install, upgrade, template, package, show) is the answer alone: helm
-// install suggested uninstall, whose name is two letters off.
+// its own line: the root's, and a command's that groups others
+// (conformance), which cobra answered with its help and exit 0. Another
+// tool's word for a command (its SuggestFor: helm's install, upgrade,
+// template, package, show) is the answer alone: helm install suggested
+// uninstall, whose name is two letters off.
 func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
+	path := cmd.CommandPath()
 	e := &usageError{cmd: cmd, msg: fmt.Sprintf("unknown command %q", args[0])}
 	sug := cmd.SuggestionsFor(args[0])
 	var named []string
@@ -114,10 +117,10 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(sug) > 0 {
 		e.extra = append(e.extra, "Did you mean this?")
 		for _, s := range sug {
-			e.extra = append(e.extra, "    addonpkg "+s)
+			e.extra = append(e.extra, "    "+path+" "+s)
 		}
 	}
-	e.extra = append(e.extra, "Run 'addonpkg --help' for the commands.")
+	e.extra = append(e.extra, "Run '"+path+" --help' for the commands.")
 	return e
 }
 

@@ -507,3 +507,23 @@ func TestLsAloneSaysWhichCommandLists(t *testing.T) {
 		t.Errorf("ls a b: exit %d, stderr %q; want exit 1 without the other lists", r.code, r.stderr)
 	}
 }
+
+// A command that groups others (conformance) answers an unknown one as
+// the root does: an error with suggestions, exit 1. cobra printed its
+// help and exited 0, so "addonpkg conformance raed" passed in a script.
+func TestGroupCommandUnknownSubcommand(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		code         int
+		stdout, want string
+	}{
+		{[]string{"conformance", "raed"}, 1, "", "addonpkg: conformance: unknown command \"raed\"\nDid you mean this?\n    addonpkg conformance read\nRun 'addonpkg conformance --help' for the commands.\nUsage: addonpkg conformance [flags]\n"},
+		{[]string{"conformance", "nope"}, 1, "", "addonpkg: conformance: unknown command \"nope\"\nRun 'addonpkg conformance --help' for the commands.\nUsage: addonpkg conformance [flags]\n"},
+		{[]string{"conformance"}, 0, "Available Commands:", ""},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != c.code || r.stderr != c.want || !strings.Contains(r.stdout, c.stdout) {
+			t.Errorf("addonpkg %q: exit %d, stdout %.60q, stderr %q; want exit %d, %q", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	}
+}

@@ -23,7 +23,12 @@ runs any reader command over the vectors and compares.`,
 		Example: `  addonpkg conformance run
   addonpkg conformance run --vectors spec/conformance/vectors -- ./my-reader --json
   addonpkg conformance read oci:spec/conformance/vectors/image-gzip/layout:v1`,
+		// Without a command: the help; an unknown one is an error, as the
+		// root's (cobra printed the help and exited 0).
+		Args: rootArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	cmd.SuggestionsMinimumDistance = 2 // as the root's
 	cmd.AddCommand(newConformanceReadCmd(a), newConformanceRunCmd(a))
 	return cmd
 }
