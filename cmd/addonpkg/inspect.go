@@ -61,7 +61,7 @@ are ignored with a warning.`,
 			return printInspection(a, in)
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "the result")
+	addJSONFlag(cmd, &asJSON, "the form, metadata, inventory and layers")
 	src.add(a, cmd)
 	return cmd
 }

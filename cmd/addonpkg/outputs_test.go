@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestOutputsMakeTheirFolders: every kind of output (oci:DIR,
@@ -112,5 +115,31 @@ func TestOutputFileThatIsAFolder(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("the folder in the way holds %v (%v)", entries, err)
+	}
+}
+
+// Every --json says what it prints, once: six said "print the result as
+// JSON", push said more than pull and copy of the same result, and
+// render's read "... as JSON instead of the stream as JSON".
+func TestJSONHelpSaysWhat(t *testing.T) {
+	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
+	seen := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+			f := sub.Flags().Lookup("json")
+			if f == nil {
+				continue
+			}
+			if strings.Contains(f.Usage, "the result") || strings.Count(f.Usage, "JSON") != 1 {
+				t.Errorf("%s --json: %q: say what it prints, and JSON once", sub.CommandPath(), f.Usage)
+			}
+			seen[sub.Name()] = f.Usage
+		}
+	}
+	walk(root)
+	if seen["push"] != seen["pull"] || seen["pull"] != seen["copy"] {
+		t.Errorf("push, pull and copy print one result; their --json help differs:\n%q\n%q\n%q", seen["push"], seen["pull"], seen["copy"])
 	}
 }

@@ -108,7 +108,7 @@ DEST. Docker Hub is reached only by an explicit docker.io/... reference.`,
 			return a.copyCmd(cmd, src, dst, true, "", asJSON)
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "reference, digest, size and media type")
+	addJSONFlag(cmd, &asJSON, copiedJSON)
 	addEnumFlag(cmd, &format, "format", transfer.FormatKeep, "keep: push the add-on as it is; auto: push an artifact-form add-on as the image form to a registry that refuses the artifact form", transfer.FormatKeep, transfer.FormatAuto)
 	addQuietFlag(cmd, &a.quiet, "progress output nor notes (referrers copied or ignored, one platform of an index copied alone, the image form pushed by --format auto)")
 	addReferrersFlag(cmd)
@@ -297,15 +297,19 @@ func newLsCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "the result")
+	addJSONFlag(cmd, &asJSON, "the tags (a list, semver-sorted)")
 	a.addRegistryFlags(cmd)
 	return cmd
 }
 
+// copiedJSON is what push, pull and copy print with --json (a
+// transfer.Result), said once so that their help agrees.
+const copiedJSON = "the reference, digest, size, media type and referrers copied"
+
 // addCopyFlags adds the flags pull and copy share.
 func (a *app) addCopyFlags(cmd *cobra.Command, verb string, asJSON, all *bool, platform *string) {
 	f := cmd.Flags()
-	addJSONFlag(cmd, asJSON, "the result")
+	addJSONFlag(cmd, asJSON, copiedJSON)
 	f.BoolVar(all, "all-platforms", false, verb+" a whole index, not one platform's image")
 	addPlatformFlag(cmd, platform, false)
 	addQuietFlag(cmd, &a.quiet, "progress output nor notes (referrers copied or ignored, one platform of an index copied alone)")

@@ -156,7 +156,7 @@ in an annotation, which holds at most 256 KiB.`,
 		"output", "o", "write each member's stream to DIR/NN-NAME.yaml (DIR must not exist or be empty; -o yaml, -o json and kubectl's other output formats are refused unless such a folder exists: write ./yaml for a new one)")
 	f.StringVar(&lockFile, "lock", "", "the lock file (default: the declaration's name with .lock)")
 	f.BoolVar(&noLock, "no-lock", false, "ignore the lock file: resolve the declaration as it is now")
-	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file) as JSON instead of the stream")
+	addJSONFlag(cmd, &asJSON, "the members (name, pinned source, identity, documents, file), not the stream,")
 	addQuietFlag(cmd, &a.quiet, "warnings (kustomize's) nor notes (no lock file, what -o wrote)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "let a kustomization load remote resources")
 	addKustomizeLimits(cmd, &maxKeys, &maxObjects, &maxTargets)

@@ -47,7 +47,7 @@ func newImagesCmd(a *app) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "the result")
+	addJSONFlag(cmd, &asJSON, "each name, digest, form and media type")
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list the tags named after a digest: signatures, SBOMs and attestations (sha256-HEX.sig ...)")
 	return cmd
 }
@@ -221,7 +221,7 @@ func newGCCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "the result")
+	addJSONFlag(cmd, &asJSON, "what was removed (files and bytes freed)")
 	addQuietFlag(cmd, &a.quiet, "notes (what was removed, files and bytes freed)")
 	return cmd
 }

@@ -84,7 +84,7 @@ func newVersionCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	addJSONFlag(cmd, &asJSON, "the result")
+	addJSONFlag(cmd, &asJSON, "the version, commit, Go version and platform")
 	return cmd
 }
 
