@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -305,21 +306,35 @@ func (e *hintedError) Unwrap() error { return e.err }
 // namedInput is err said as an inputError when it is an *fs.PathError
 // about a path that cmd's command line gives: an argument (named as its
 // Use line names it) or a flag's value (-f, --key, --values, -o), or
-// the path of a SOURCE written with its transport (oci-archive:x.tar).
-// Any other error is err: a path the command found itself (a file a
-// kustomization lists) is named by the library's own words.
+// the path of a SOURCE or DST written with its transport
+// (oci-archive:x.tar). An error about a folder above that path (a file
+// in the way of -o a/b/x.lock) names the folder after it. Any other
+// error is err: a path the command found itself (a file a kustomization
+// lists) is named by the library's own words.
 func namedInput(cmd *cobra.Command, err error) error {
 	var pe *fs.PathError
 	var ie *inputError
 	if cmd == nil || !errors.As(err, &pe) || errors.As(err, &ie) {
 		return err
 	}
+	var problem error
 	gives := func(value string) bool {
-		if value == pe.Path {
+		if transport, path, ok := strings.Cut(value, ":"); ok && !strings.ContainsAny(transport, "/.") {
+			value = path
+		}
+		switch {
+		case value == pe.Path:
+			problem = pe.Err
+			// "output x: stat x: not a directory" says x once.
+			for inner := (*fs.PathError)(nil); errors.As(problem, &inner) && inner.Path == pe.Path; {
+				problem = inner.Err
+			}
+			return true
+		case above(pe.Path, value):
+			problem = pe
 			return true
 		}
-		transport, path, ok := strings.Cut(value, ":")
-		return ok && path == pe.Path && !strings.ContainsAny(transport, "/.")
+		return false
 	}
 	name, given := "", ""
 	if names := strings.Fields(cmd.Annotations[argNamesKey]); len(names) > 0 {
@@ -350,5 +365,16 @@ func namedInput(cmd *cobra.Command, err error) error {
 	if errors.As(err, &he) {
 		hint = he.hint
 	}
-	return &inputError{name: name, path: given, problem: pe.Err, hint: hint, err: err}
+	return &inputError{name: name, path: given, problem: problem, hint: hint, err: err}
+}
+
+// above says whether dir is a folder above path (both made absolute).
+func above(dir, path string) bool {
+	d, derr := filepath.Abs(dir)
+	p, perr := filepath.Abs(path)
+	if derr != nil || perr != nil || d == p {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -106,6 +106,25 @@ func (c *checkedArray) String() string {
 // the flag as stringArray's.
 func (c *checkedArray) Type() string { return "stringArray" }
 
+// GetSlice is the values given, each its own, as pflag's stringArray
+// gives them (pflag.SliceValue): an error about one names it
+// (namedInput), not the list.
+func (c *checkedArray) GetSlice() []string { return *c.v }
+
+// Append is Set (pflag.SliceValue).
+func (c *checkedArray) Append(s string) error { return c.Set(s) }
+
+// Replace sets the values to vals, each checked (pflag.SliceValue).
+func (c *checkedArray) Replace(vals []string) error {
+	for _, s := range vals {
+		if err := c.check(s); err != nil {
+			return err
+		}
+	}
+	*c.v = slices.Clone(vals)
+	return nil
+}
+
 func (c *checkedArray) Set(s string) error {
 	if err := c.check(s); err != nil {
 		return err

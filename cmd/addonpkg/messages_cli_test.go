@@ -99,7 +99,10 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 	tmp := t.TempDir()
 	nope, dir := filepath.Join(tmp, "nope"), filepath.Join(tmp, "dir")
 	must(t, os.MkdirAll(dir, 0o755))
-	const enoent, eisdir = ": no such file or directory\n", ": is a directory\n"
+	file := filepath.Join(tmp, "file")
+	must(t, os.WriteFile(file, []byte("x"), 0o644))
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	const enoent, eisdir, enotdir = ": no such file or directory\n", ": is a directory\n", ": not a directory\n"
 	for _, c := range []struct {
 		args []string
 		code int
@@ -121,6 +124,13 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 		{[]string{"sign", "--key", dir, "x:1"}, 1, "--key " + dir + eisdir},
 		{[]string{"unpack", cliExampleDir("coredns"), "--values", nope}, 1, "--values " + nope + enoent},
 		{[]string{"conformance", "run", "--vectors", nope}, 1, "--vectors " + nope + enoent},
+		// Outputs: a file where a folder must be, as the output or above it.
+		{[]string{"unpack", "coredns:1", "-o", file}, 1, "-o " + file + enotdir},
+		{[]string{"render", "-f", cliSet, "-o", file}, 1, "-o " + file + enotdir},
+		{[]string{"lock", "-f", cliSet, "-o", file + "/x.lock"}, 1, "-o " + file + "/x.lock: make folder " + file + enotdir},
+		{[]string{"build", cliExampleDir("coredns"), "-o", "oci-archive:" + file + "/x.tar"}, 1, "-o oci-archive:" + file + "/x.tar: make folder " + file + enotdir},
+		{[]string{"copy", "coredns:1", "oci-archive:" + file + "/x.tar"}, 1, "DST oci-archive:" + file + "/x.tar: make folder " + file + enotdir},
+		{[]string{"mirror", "-f", cliSet, "--to", "oci-archive:" + file + "/x.tar"}, 1, "--to oci-archive:" + file + "/x.tar: make folder " + file + enotdir},
 	} {
 		r := cliRun(t, c.args...)
 		if r.code != c.code || r.stderr != "addonpkg: "+c.want {

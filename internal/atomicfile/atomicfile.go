@@ -131,7 +131,7 @@ func missingAbove(name string) (missing []string, err error) {
 		case err == nil && fi.IsDir():
 			return missing, nil
 		case err == nil:
-			return nil, fmt.Errorf("%s: %w", d, syscall.ENOTDIR)
+			return nil, &fs.PathError{Op: "make folder", Path: d, Err: syscall.ENOTDIR}
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}

@@ -118,7 +118,7 @@ func NewWriter(dir string) (*Writer, error) {
 	dir = filepath.Clean(dir)
 	inPlace, err := existingDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("output %s: %w", dir, err)
+		return nil, &fs.PathError{Op: "output", Path: dir, Err: err}
 	}
 	parent, base := filepath.Dir(dir), tempBase(filepath.Base(dir))
 	if inPlace {
@@ -127,7 +127,7 @@ func NewWriter(dir string) (*Writer, error) {
 		if err := checkEmpty(dir); errors.Is(err, ErrNotEmpty) {
 			return nil, err
 		} else if err != nil {
-			return nil, fmt.Errorf("output %s: %w", dir, err)
+			return nil, &fs.PathError{Op: "output", Path: dir, Err: err}
 		}
 		removeStaleTemps(dir, inPlaceBase)
 		parent, base = dir, inPlaceBase
@@ -136,13 +136,13 @@ func NewWriter(dir string) (*Writer, error) {
 	if !inPlace {
 		if made, err = atomicfile.MakeParent(dir); err != nil {
 			atomicfile.RemoveMade(made)
-			return nil, fmt.Errorf("output %s: %w", dir, err)
+			return nil, &fs.PathError{Op: "output", Path: dir, Err: err}
 		}
 	}
 	tmp, unlockTmp, err := newTempDir(parent, base)
 	if err != nil {
 		atomicfile.RemoveMade(made)
-		return nil, fmt.Errorf("output %s: %w", dir, err)
+		return nil, &fs.PathError{Op: "output", Path: dir, Err: err}
 	}
 	root, err := os.OpenRoot(tmp)
 	if err == nil {
@@ -157,7 +157,7 @@ func NewWriter(dir string) (*Writer, error) {
 		os.RemoveAll(tmp)
 		unlockTmp()
 		atomicfile.RemoveMade(made)
-		return nil, fmt.Errorf("output %s: %w", dir, err)
+		return nil, &fs.PathError{Op: "output", Path: dir, Err: err}
 	}
 	w := &Writer{
 		dir: dir, tmp: tmp, root: root, unlockTmp: unlockTmp, inPlace: inPlace, made: made,
@@ -626,7 +626,7 @@ func existingDir(dir string) (bool, error) {
 	case err == nil && st.IsDir():
 		return true, nil
 	case err == nil:
-		return false, errors.New("not a directory")
+		return false, syscall.ENOTDIR
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}
