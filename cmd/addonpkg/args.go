@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/addonpkg/addonpkg/pkg/apply"
+	"github.com/addonpkg/addonpkg/pkg/source"
 )
 
 // The positional-argument validators of the commands, declared on each
@@ -319,8 +320,9 @@ func namedInput(cmd *cobra.Command, err error) error {
 	}
 	var problem error
 	gives := func(value string) bool {
-		if transport, path, ok := strings.Cut(value, ":"); ok && !strings.ContainsAny(transport, "/.") {
-			value = path
+		// oci-archive:x.tar's path is x.tar (SOURCE and DST syntax).
+		if ref, err := source.Parse(value); err == nil && ref.Path != "" {
+			value = ref.Path
 		}
 		switch {
 		case value == pe.Path:
