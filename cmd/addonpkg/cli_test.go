@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/render"
@@ -849,5 +852,40 @@ func TestInspectFolder(t *testing.T) {
 		if strings.Contains(out, not) {
 			t.Errorf("inspect of a folder shows %q:\n%s", not, out)
 		}
+	}
+}
+
+// A flag completes paths only when its value is one (pathFlags): the
+// shell offered the working directory's files for --name, -t, --set,
+// --timeout and every other value without a completion of its own.
+func TestFlagCompletionOffersPathsOnlyForPaths(t *testing.T) {
+	cliNewHome(t)
+	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+			if !sub.Runnable() || sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			sub.Flags().VisitAll(func(f *pflag.Flag) {
+				if f.Name == "help" {
+					return
+				}
+				n++
+				path := strings.Fields(sub.CommandPath())[1:]
+				out := cliMust(t, append(append([]string{"__complete"}, path...), "--"+f.Name+"=")...)
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				files := lines[len(lines)-1] == ":0"
+				if want := slices.Contains(pathFlags, f.Name); files != want {
+					t.Errorf("%s --%s: completes files %v, want %v (%q)", sub.CommandPath(), f.Name, files, want, lines[len(lines)-1])
+				}
+			})
+		}
+	}
+	walk(root)
+	if n < 100 {
+		t.Errorf("checked %d flags; the walk missed the commands", n)
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // shells are the shells cobra's completion command writes scripts for.
@@ -17,6 +19,7 @@ var shells = []string{"bash", "zsh", "fish", "powershell"}
 func strictCompletionAndHelp(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	noFileCompletion(root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "completion":
@@ -39,5 +42,29 @@ func strictCompletionAndHelp(root *cobra.Command) {
 				return target.Help()
 			}
 		}
+	}
+}
+
+// pathFlags are the flags whose value is a file or folder on this
+// machine (or may be: --to oci-archive:FILE, --base ./dir, build's -o
+// oci:DIR): the shell completes paths for them.
+var pathFlags = []string{"ca-file", "key", "verify-key", "file", "output", "values", "vectors", "kubeconfig", "lock", "store", "base", "to"}
+
+// noFileCompletion makes every flag of c and its commands that has no
+// completion of its own and is no path (pathFlags) complete nothing (a
+// bool's --flag= too): the shell offered the files of the working directory
+// for --name, --tag, --set, --timeout and the like, as kubectl does not.
+// TestFlagCompletionOffersPathsOnlyForPaths keeps new flags to it.
+func noFileCompletion(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if slices.Contains(pathFlags, f.Name) {
+			return
+		}
+		if _, ok := c.GetFlagCompletionFunc(f.Name); !ok {
+			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
+		}
+	})
+	for _, sub := range c.Commands() {
+		noFileCompletion(sub)
 	}
 }
