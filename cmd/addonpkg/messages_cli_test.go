@@ -122,6 +122,9 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 		{[]string{"lock", "-f", cliSet, "-o", dir}, 1, "-o " + dir + eisdir},
 		{[]string{"sign", "--key", nope, "x:1"}, 1, "--key " + nope + enoent},
 		{[]string{"sign", "--key", dir, "x:1"}, 1, "--key " + dir + eisdir},
+		// A file that is there but is no key: the same form.
+		{[]string{"verify", "--key", file, "x:1"}, 1, "--key " + file + ": unusable key: PEM decoding failed\n"},
+		{[]string{"unpack", "--verify-key", file, "x:1"}, 1, "--verify-key " + file + ": unusable key: PEM decoding failed\n"},
 		{[]string{"unpack", cliExampleDir("coredns"), "--values", nope}, 1, "--values " + nope + enoent},
 		{[]string{"conformance", "run", "--vectors", nope}, 1, "--vectors " + nope + enoent},
 		// Outputs: a file where a folder must be, as the output or above it.

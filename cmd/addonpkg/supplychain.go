@@ -93,8 +93,9 @@ func verifiedSource(cmd *cobra.Command, src source.Ref, sopts source.Options) (s
 }
 
 // flagValueError names the flag whose value (a file it names) could not
-// be used, so that "unusable key: open nokey: ..." says which flag gave
-// nokey. The cause stays wrapped for errors.Is.
+// be used. A key's error is an *fs.PathError, which fail says as
+// "--key FILE: ..." (namedInput); this is the word for any other. The
+// cause stays wrapped for errors.Is.
 func flagValueError(flag string, err error) error {
 	return fmt.Errorf("--%s: %w", flag, err)
 }

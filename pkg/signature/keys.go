@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -19,6 +20,14 @@ const PasswordEnv = "COSIGN_PASSWORD"
 
 // ErrBadKey marks a key file that cannot be read or decrypted.
 var ErrBadKey = errors.New("unusable key")
+
+// keyError is ErrBadKey for the key named name (its file), as an
+// *fs.PathError, so that a caller can tell which of several keys it is
+// and name it as its user gave it: "load key NAME: unusable key: CAUSE",
+// hint after the cause.
+func keyError(name string, err error, hint string) error {
+	return &fs.PathError{Op: "load key", Path: name, Err: fmt.Errorf("%w: %w%s", ErrBadKey, err, hint)}
+}
 
 // Key is a public key that signatures are checked against.
 type Key struct {
@@ -52,11 +61,11 @@ func (k Key) verify(sig, body []byte) error {
 func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
 	if err != nil {
-		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+		return Key{}, keyError(name, err, "")
 	}
 	v, err := sigsig.LoadVerifier(pub, crypto.SHA256)
 	if err != nil {
-		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+		return Key{}, keyError(name, err, "")
 	}
 	ec, ok := pub.(*ecdsa.PublicKey)
 	if !ok || ec.Curve == elliptic.P256() {
@@ -64,7 +73,7 @@ func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 	}
 	dv, err := sigsig.LoadDefaultVerifier(pub)
 	if err != nil {
-		return Key{}, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+		return Key{}, keyError(name, err, "")
 	}
 	return Key{Name: name, Verifier: v, curveHash: dv}, nil
 }
@@ -73,7 +82,7 @@ func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 func LoadPublicKeyFile(file string) (Key, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return Key{}, fmt.Errorf("%w: %w", ErrBadKey, err)
+		return Key{}, keyError(file, err, "")
 	}
 	return LoadPublicKey(file, b)
 }
@@ -102,11 +111,11 @@ func LoadPrivateKey(name string, pemBytes, password []byte) (sigsig.SignerVerifi
 	}
 	pk, err := cryptoutils.UnmarshalPEMToPrivateKey(pemBytes, cryptoutils.StaticPasswordFunc(password))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w (is %s right?)", name, ErrBadKey, err, PasswordEnv)
+		return nil, keyError(name, err, " (is "+PasswordEnv+" right?)")
 	}
 	sv, err := sigsig.LoadSignerVerifier(pk, crypto.SHA256)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", name, ErrBadKey, err)
+		return nil, keyError(name, err, "")
 	}
 	return sv, nil
 }
@@ -116,7 +125,7 @@ func LoadPrivateKey(name string, pemBytes, password []byte) (sigsig.SignerVerifi
 func LoadPrivateKeyFile(file string) (sigsig.SignerVerifier, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadKey, err)
+		return nil, keyError(file, err, "")
 	}
 	return LoadPrivateKey(file, b, []byte(os.Getenv(PasswordEnv)))
 }
