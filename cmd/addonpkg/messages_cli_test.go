@@ -110,6 +110,10 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 	}{
 		{[]string{"build", nope}, 1, "PATH " + nope + enoent},
 		{[]string{"inspect", nope}, 1, "SOURCE " + nope + enoent},
+		// A bare word that is no reference nor a file ("invalid source:
+		// \"x.yaml\" is neither..." named neither the argument nor the form).
+		{[]string{"unpack", "x.yaml"}, 1, "SOURCE x.yaml: invalid source: neither a reference nor an existing path\n"},
+		{[]string{"apply", "x.yaml"}, 1, "SOURCE x.yaml: invalid source: neither a reference nor an existing path\n"},
 		{[]string{"unpack", nope}, 1, "SOURCE " + nope + enoent},
 		{[]string{"inspect", "oci-archive:" + nope}, 1, "SOURCE oci-archive:" + nope + enoent},
 		{[]string{"copy", "oci-archive:" + nope, "oci:" + dir}, 1, "SRC oci-archive:" + nope + enoent},

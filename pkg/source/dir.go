@@ -40,7 +40,9 @@ func (dirLocation) LoadTree(ctx context.Context, ref Ref, opts Options, limits s
 	fsys, err := folder.Load(ref.Path, limits)
 	if err != nil {
 		if _, serr := os.Lstat(ref.Path); ref.Bare && errors.Is(serr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %q is neither a reference nor an existing path", ErrBadSource, ref.Path)
+			// A *fs.PathError, as a path that is not there is said
+			// (folder.Load), naming it: the CLI names the argument too.
+			return nil, &fs.PathError{Op: "read source", Path: ref.Path, Err: fmt.Errorf("%w: neither a reference nor an existing path", ErrBadSource)}
 		}
 		return nil, err
 	}
