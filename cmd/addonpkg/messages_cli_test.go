@@ -21,7 +21,7 @@ func TestPathErrorsNameThePathOnce(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"render", "-f", cliSet, "-o", full}, "addonpkg: " + full + ": output directory is not empty\n"},
+		{[]string{"render", "-f", cliSet, "-o", full}, "addonpkg: -o " + full + ": output directory is not empty\n"},
 		{[]string{"lock", "-f", cliSet, "-o", full}, "addonpkg: -o " + full + ": is a directory\n"},
 		{[]string{"render", "-f", tmp}, "addonpkg: -f " + tmp + ": is a directory (-f takes an add-on set's declaration, not a manifest or folder; to render one add-on: addonpkg unpack " + tmp + ")\n"},
 	} {

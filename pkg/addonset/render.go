@@ -179,8 +179,8 @@ func (r *Result) WriteDir(dir string) error {
 			return err
 		}
 	}
-	// output's errors name dir (ErrNotEmpty as "DIR: output directory
-	// is not empty"): wrapped again, it was named twice.
+	// output's errors name dir (ErrNotEmpty as "write DIR: output
+	// directory is not empty"): wrapped again, it was named twice.
 	return output.WriteDir(b.FS(), dir)
 }
 

@@ -608,7 +608,7 @@ func (w *Writer) renameIn() error {
 // notEmpty is err, or ErrNotEmpty when it says that dir holds entries.
 func notEmpty(dir string, err error) error {
 	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+		return &fs.PathError{Op: "write", Path: dir, Err: ErrNotEmpty}
 	}
 	return err
 }
@@ -645,7 +645,7 @@ func checkEmpty(dir string) error {
 	}
 	for _, e := range entries {
 		if !e.IsDir() || !isTempName(e.Name(), inPlaceBase) {
-			return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+			return &fs.PathError{Op: "write", Path: dir, Err: ErrNotEmpty}
 		}
 	}
 	return nil
