@@ -410,8 +410,11 @@ func entriesOf(expanded *yaml.RNode, field string) []*yaml.Node {
 
 // textFields are the keys whose values kustomize copies into objects
 // as text and never loads: labels and annotations, names, namespaces,
-// images, generator literals, selectors. A URL there (an annotation
-// naming the project's documentation) is not a remote resource. Any
+// images, generator literals, selectors, and a patch written in place
+// (patch, a PatchJson6902Transformer's jsonOp: kustomize applies that
+// text; a patch it loads is named by path). A URL there (an annotation
+// naming the project's documentation, a one-line JSON patch setting
+// one) is not a remote resource. Any
 // other field is scanned: kustomize loads files from fields of many
 // names (resources, patches' path, generators' files and envs, openapi's
 // path...), and a field it may load from is better refused than missed.
@@ -421,6 +424,7 @@ var textFields = map[string]bool{
 	"metadata": true, "namePrefix": true, "nameSuffix": true, "prefix": true, "suffix": true,
 	"namespace": true, "images": true, "replicas": true, "literals": true,
 	"target": true, "select": true, "reject": true, "fieldSpecs": true,
+	"patch": true, "jsonOp": true,
 }
 
 // remoteIn finds a scalar of n that kustomize would load from a remote

@@ -255,6 +255,41 @@ images:
 	}
 }
 
+// A patch written in place is text kustomize applies, never a location
+// it loads: a URL in its values (an annotation, an env var) does not
+// make it remote, however compactly the patch is written. A one-line
+// JSON patch has no space, which the looser rules of looksRemote read as
+// a location.
+func TestKustomizeInlinePatchURLRenders(t *testing.T) {
+	const jsonOp = `[{"op":"add","path":"/metadata/annotations","value":{"docs":"https://example.com/docs"}}]`
+	for name, k := range map[string]string{
+		"patches JSON":             "patches:\n- target: {kind: ConfigMap}\n  patch: '" + jsonOp + "'\n",
+		"patches merge":            `patches:` + "\n" + `- patch: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","annotations":{"docs":"https://example.com/docs"}}}'` + "\n",
+		"patchesJson6902":          "patchesJson6902:\n- target: {version: v1, kind: ConfigMap, name: cm}\n  patch: '" + jsonOp + "'\n",
+		"PatchTransformer":         "transformers:\n- |-\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  target: {kind: ConfigMap}\n  patch: '" + jsonOp + "'\n",
+		"PatchJson6902Transformer": "transformers:\n- |-\n  apiVersion: builtin\n  kind: PatchJson6902Transformer\n  metadata: {name: p}\n  target: {version: v1, kind: ConfigMap, name: cm}\n  jsonOp: '" + jsonOp + "'\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := renderTree(t, map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\n" + k, "cm.yaml": configMap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out := string(res.YAML()); !strings.Contains(out, "docs: https://example.com/docs") {
+				t.Errorf("stream lacks the patched annotation:\n%s", out)
+			}
+		})
+	}
+	// The text is skipped, not what an alias names from it: a URL
+	// anchored in a patch and named in resources is still refused.
+	_, err := renderTree(t, map[string]string{
+		"kustomization.yaml": "patches:\n- target: {kind: ConfigMap}\n  patch: &u https://example.com/x.yaml\nresources:\n- cm.yaml\n- *u\n",
+		"cm.yaml":            configMap,
+	})
+	if !errors.Is(err, render.ErrRemote) {
+		t.Errorf("URL anchored in a patch, named in resources: err = %v, want ErrRemote", err)
+	}
+}
+
 // kustomize loads the files that the configuration of a builtin
 // transformer or generator names (a PatchTransformer's path, a
 // ConfigMapGenerator's files) over HTTP when they are URLs, whatever its
