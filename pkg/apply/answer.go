@@ -39,12 +39,15 @@ func (e *badAnswerError) Error() string {
 // Is makes a badAnswerError match ErrServer.
 func (e *badAnswerError) Is(target error) bool { return target == ErrServer }
 
-// kubeMediaTypes are the media types client-go decodes an object from.
+// kubeMediaTypes are the media types client-go decodes an object from,
+// or a watch's stream of them: the API server answers a CBOR watch in
+// application/cbor-seq, which client-go's Accept does not name.
 var kubeMediaTypes = map[string]bool{
 	"application/json":                    true,
 	"application/yaml":                    true,
 	"application/vnd.kubernetes.protobuf": true,
 	"application/cbor":                    true,
+	"application/cbor-seq":                true,
 }
 
 // answerCheck checks the 2xx answers of rt: one of a media type that is

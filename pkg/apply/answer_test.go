@@ -27,6 +27,9 @@ func TestAnswerCheck(t *testing.T) {
 		{"protobuf", "application/vnd.kubernetes.protobuf", "", "", "k8s\x00\x0a", false},
 		{"asked for", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", "", "\x0a\x03", false},
 		{"watch", "application/json", "", "?watch=true", cm + cm[:20], false},
+		// The API server answers a CBOR watch in application/cbor-seq,
+		// which client-go decodes but does not name in its Accept.
+		{"cbor watch", "application/cbor-seq", "application/cbor;q=1,application/json;q=0.9", "?watch=true", "\xd9\xd9\xf7\xa0", false},
 		{"cut short", "application/json", "", "", cm[:len(cm)/2], true},
 		{"cut in a string", "application/json", "", "", cm[:40], true},
 		{"more after", "application/json", "", "", cm + "{}", true},
