@@ -411,3 +411,105 @@ func TestRenderKustomizeLeavesProcessOutput(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The shapes real kustomizations take that the remote and key checks
+// read closely must render: URLs and scp-like text as values (literals,
+// env files, annotations, a JSON patch's value, an inline transformer's
+// annotations), image names with registry hosts and ports, local names
+// that start like a location (https-proxy.yaml, github.com-mirror/), a
+// component, replacements written in place and in a file, patches with
+// target selectors, and generator files holding backslashes (which
+// make the walk parse them for a builtin configuration).
+func TestRenderKustomizeRealWorldURLsAndNames(t *testing.T) {
+	deploy := func(name string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\n  labels: {app: " + name + "}\n" +
+			"spec:\n  selector:\n    matchLabels: {app: " + name + "}\n  template:\n    metadata:\n      labels: {app: " + name + "}\n" +
+			"    spec:\n      containers:\n      - name: c\n        image: nginx\n        args: [\"--match\", \"^/api/(.*)\\\\.json$\"]\n"
+	}
+	res, err := render.Render(context.Background(), tree(map[string]string{
+		"kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: proxy
+commonAnnotations:
+  documentation: https://example.com/docs
+  source: git@github.com:org/repo.git
+resources:
+- https-proxy.yaml
+- github.com-mirror/svc.yaml
+- httpbin
+components:
+- components/tls
+configMapGenerator:
+- name: settings
+  literals:
+  - ENDPOINT=https://api.example.com/v1
+  - REPO=git@github.com:org/repo.git
+  files:
+  - nginx.conf
+  - proxy.json=https-proxy.json
+  envs:
+  - urls.env
+secretGenerator:
+- name: creds
+  literals:
+  - URL=https://user:pass@example.com
+images:
+- name: nginx
+  newName: registry.example.com:5000/mirror/nginx
+  newTag: "1.27"
+patches:
+- path: patch-replicas.yaml
+  target:
+    kind: Deployment
+    labelSelector: app=https-proxy
+- target: {kind: Deployment, name: https-proxy}
+  patch: |-
+    - op: add
+      path: /metadata/annotations/upstream
+      value: https://upstream.example.com
+replacements:
+- source: {kind: ConfigMap, name: settings, fieldPath: data.ENDPOINT}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths: [spec.template.metadata.annotations.endpoint]
+    options: {create: true}
+- path: replacements.yaml
+transformers:
+- |-
+  apiVersion: builtin
+  kind: AnnotationsTransformer
+  metadata: {name: notes}
+  annotations:
+    runbook: https://runbooks.example.com/proxy
+  fieldSpecs:
+  - {path: metadata/annotations, create: true}
+`,
+		"https-proxy.yaml":                  deploy("https-proxy"),
+		"github.com-mirror/svc.yaml":        "apiVersion: v1\nkind: Service\nmetadata:\n  name: mirror\nspec:\n  ports:\n  - port: 443\n",
+		"httpbin/kustomization.yaml":        "resources:\n- deployment.yaml\n",
+		"httpbin/deployment.yaml":           deploy("httpbin"),
+		"components/tls/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nconfigMapGenerator:\n- name: tls\n  literals:\n  - ACME=https://acme-v02.api.letsencrypt.org/directory\n",
+		"nginx.conf":                        "location ~ ^/api/(.*)\\.json$ {\n  proxy_pass https://upstream.example.com;\n}\n",
+		"https-proxy.json":                  `{"upstream": "https://upstream.example.com", "dir": "C:\\proxy"}`,
+		"urls.env":                          "API_URL=https://api.example.com\nGIT=git@github.com:org/repo.git\n# see https://example.com\n",
+		"patch-replicas.yaml":               "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: any\n  annotations:\n    homepage: https://example.com\nspec:\n  replicas: 2\n",
+		"replacements.yaml": "source: {kind: ConfigMap, name: settings, fieldPath: data.API_URL}\n" +
+			"targets:\n- select: {kind: Deployment, name: httpbin}\n  fieldPaths: [metadata.annotations.api]\n  options: {create: true}\n",
+	}), render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(res), "ConfigMap/settings-92d7hg4bkm ConfigMap/tls-8d9hf859f9 Secret/creds-6d4k2dddhd Service/mirror Deployment/httpbin Deployment/https-proxy"; got != want {
+		t.Errorf("documents %s, want %s", got, want)
+	}
+	out := string(res.YAML())
+	for _, want := range []string{
+		"runbook: https://runbooks.example.com/proxy", "upstream: https://upstream.example.com",
+		"endpoint: https://api.example.com/v1", "api: https://api.example.com", "image: registry.example.com:5000/mirror/nginx:1.27",
+		"ACME: https://acme-v02.api.letsencrypt.org/directory", "replicas: 2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stream lacks %q", want)
+		}
+	}
+}
