@@ -186,6 +186,9 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 				if e = deref(e); e.Kind != yaml.ScalarNode {
 					continue
 				}
+				if err := aliasBombIn(file, line+e.Line-1, scalarText(e)); err != nil {
+					return err
+				}
 				configs, ok := inlineConfigs(foldIn(inlineFields, k), scalarText(e))
 				if !ok {
 					continue
@@ -206,6 +209,9 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 		at := line + t.Line - 1
 		for _, c := range splitYAML([]byte(scalarText(t))) {
 			node, err := parseDocument(c.text)
+			if errors.Is(err, errAliasBomb) {
+				return aliasBomb(file, at, err)
+			}
 			if err != nil || node == nil {
 				continue // a path, or text kustomize refuses itself
 			}
@@ -271,6 +277,28 @@ func pairsOf(m *yaml.Node) [][2]*yaml.Node {
 	}
 	add(m, 0)
 	return out
+}
+
+// aliasBombIn refuses text written in place in file at line (a
+// configuration in a kustomization's transformers, generators or
+// validators) when a document of it is an alias bomb (checkAliases).
+// kustomize parses such text as it parses a file, and a file's bomb is
+// refused (checkReachedFiles); the checks skipped text that did not
+// parse, and kustomize expanded a billion laughs written in place in
+// memory until it was killed.
+func aliasBombIn(file string, line int, text string) error {
+	for _, c := range splitYAML([]byte(text)) {
+		if _, err := parseDocument(c.text); errors.Is(err, errAliasBomb) {
+			return aliasBomb(file, line, err)
+		}
+	}
+	return nil
+}
+
+// aliasBomb is the error of an alias bomb written in place in file at
+// line, as checkReachedFiles words a file's.
+func aliasBomb(file string, line int, err error) error {
+	return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %s", ErrInvalid, err)}
 }
 
 // lineOf names the line of the text of an inline patch or configuration

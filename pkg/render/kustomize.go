@@ -347,6 +347,13 @@ func checkKustomization(fsys fs.FS, file string, node *yaml.RNode, allowRemote b
 			if item.Kind != yaml.ScalarNode {
 				continue
 			}
+			if slices.Contains(inlineFields, field) {
+				// Not a path that is missing: a configuration kustomize
+				// would expand.
+				if err := aliasBombIn(file, item.Line, item.Value); err != nil {
+					return err
+				}
+			}
 			if configs, ok := inlineConfigs(field, item.Value); ok {
 				for _, cfg := range configs {
 					// The entry's line: the text's own lines are not the file's.

@@ -501,6 +501,53 @@ func billionLaughs(levels int) string {
 	return b.String()
 }
 
+// A patch or a configuration written in place is a document kustomize
+// parses as it parses a file, so a billion laughs there is refused as
+// in a file, before kustomize runs: the checks skipped the text that did
+// not parse, and kustomize expanded it in memory until it was killed.
+func TestYAMLBombInlineRefused(t *testing.T) {
+	// block is s as the text of a block scalar indented by n spaces.
+	block := func(s string, n int) string {
+		pad := strings.Repeat(" ", n)
+		return pad + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+pad) + "\n"
+	}
+	bomb := billionLaughs(9)
+	laughs := "l0:" + strings.SplitN(bomb, "l0:", 2)[1] // its aliases, indented by 2
+	cases := map[string]string{
+		"patches":               "patches:\n- patch: |-\n" + block(bomb, 4),
+		"patchesStrategicMerge": "patchesStrategicMerge:\n- |-\n" + block(bomb, 2),
+		"inline PatchTransformer": "transformers:\n- |-\n" +
+			block("apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npatch: |-\n"+block(bomb, 2), 2),
+		"inline configuration": "transformers:\n- |-\n" +
+			block("apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels: {a: b}\nfieldSpecs:\n- path: metadata/labels\n  create: true\nlaughs:\n  "+laughs, 2),
+	}
+	if name := os.Getenv("ADDONPKG_TEST_INLINE_BOMB"); name != "" {
+		for _, allowRemote := range []bool{false, true} {
+			fsys := tree(map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\n" + cases[name], "cm.yaml": configMap})
+			_, err := render.Render(context.Background(), fsys, render.Options{AllowRemote: allowRemote})
+			if !errors.Is(err, render.ErrInvalid) || !strings.HasPrefix(err.Error(), "kustomization.yaml:") || !strings.Contains(err.Error(), "excessive aliasing") {
+				t.Errorf("AllowRemote %v: err = %v; want ErrInvalid naming kustomization.yaml and the aliasing", allowRemote, err)
+			}
+		}
+		return
+	}
+	for name := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestYAMLBombInlineRefused$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "ADDONPKG_TEST_INLINE_BOMB="+name)
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("rendering a kustomization with a billion laughs written in place still ran after 10s (killed); output:\n%s", out)
+			}
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+		})
+	}
+}
+
 // A billion-laughs document is refused, quickly, as kubectl refuses it at
 // apply time: sigs.k8s.io/yaml says "document contains excessive
 // aliasing" already for 9^4 strings. Levels 5 (59,049 strings from 600
