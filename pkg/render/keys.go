@@ -148,8 +148,9 @@ func emptySegment(p string) bool {
 var patchFields = []string{"patches", "patchesStrategicMerge", "patchesJson6902", "patch"}
 
 // inlinePatchKeys checks the patches written as text in doc, a
-// kustomization or a builtin configuration: the value of a patch field
-// (a PatchTransformer's patch), an entry of patchesStrategicMerge, the
+// kustomization or a builtin configuration: the text of a patch field
+// (a PatchTransformer's patch, a PatchStrategicMergeTransformer's
+// patches, a PatchJson6902Transformer's jsonOp), an entry of patchesStrategicMerge, the
 // patch of an entry of patches or patchesJson6902, and the patches of
 // the configurations written in place in its transformers and
 // generators (inlineConfigs). Each is named by the line of its text.
@@ -157,7 +158,8 @@ var patchFields = []string{"patches", "patchesStrategicMerge", "patchesJson6902"
 // case (it decodes JSON), through merge keys and aliases (pairsOf), and
 // their text decoded from a !!binary scalar (scalarText). A patch under
 // Patches, PATCH, a merge key or in base64 went unchecked, and kustomize
-// exited the process on it.
+// exited the process on it. A text that is an alias bomb is refused
+// (aliasBombIn), as a file is.
 func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 	if doc.Kind != yaml.MappingNode {
 		return nil
@@ -166,7 +168,9 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 	for _, kv := range pairsOf(doc) {
 		k, v := scalarText(kv[0]), deref(kv[1])
 		switch {
-		case strings.EqualFold(k, "patch") && v.Kind == yaml.ScalarNode:
+		case (foldIn(patchFields, k) != "" || strings.EqualFold(k, "jsonOp")) && v.Kind == yaml.ScalarNode:
+			// A PatchTransformer's patch, a PatchStrategicMergeTransformer's
+			// patches, a PatchJson6902Transformer's jsonOp: text.
 			texts = append(texts, v)
 		case foldIn(patchFields, k) != "" && v.Kind == yaml.SequenceNode:
 			for _, e := range v.Content {

@@ -518,6 +518,10 @@ func TestYAMLBombInlineRefused(t *testing.T) {
 		"patchesStrategicMerge": "patchesStrategicMerge:\n- |-\n" + block(bomb, 2),
 		"inline PatchTransformer": "transformers:\n- |-\n" +
 			block("apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npatch: |-\n"+block(bomb, 2), 2),
+		"inline PatchStrategicMergeTransformer": "transformers:\n- |-\n" +
+			block("apiVersion: builtin\nkind: PatchStrategicMergeTransformer\nmetadata:\n  name: p\npatches: |-\n"+block(bomb, 2), 2),
+		"inline PatchJson6902Transformer": "transformers:\n- |-\n" +
+			block("apiVersion: builtin\nkind: PatchJson6902Transformer\nmetadata:\n  name: p\ntarget: {version: v1, kind: ConfigMap, name: cm}\njsonOp: |-\n"+block("- op: add\n  path: /data/x\n  value:\n    "+strings.ReplaceAll(laughs, "\n  ", "\n    "), 2), 2),
 		"inline configuration": "transformers:\n- |-\n" +
 			block("apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels: {a: b}\nfieldSpecs:\n- path: metadata/labels\n  create: true\nlaughs:\n  "+laughs, 2),
 	}
