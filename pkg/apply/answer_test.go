@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"compress/gzip"
 	"errors"
 	"io"
 	"net/http"
@@ -64,6 +65,67 @@ func TestAnswerCheck(t *testing.T) {
 			}
 			if err != nil || string(got) != tc.body {
 				t.Errorf("read %q, %v; want %q as it is", got, err, tc.body)
+			}
+		})
+	}
+}
+
+// What a real API server answers passes the check untouched: a body the
+// transport decompressed (the check sits above it, as in client-go), one
+// sent in chunks, a Table, a Status in a 2xx, and answers that have no
+// body to check (204, HEAD) whatever type they claim.
+func TestAnswerCheckPassesRealAnswers(t *testing.T) {
+	const status = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"c","kind":"configmaps"}}` + "\n"
+	const table = `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[{"name":"Name","type":"string"}],"rows":[{"cells":["c"],"object":{"kind":"PartialObjectMetadata"}}]}` + "\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/gzip":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, status)
+			zw.Close()
+		case "/chunked":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, status[:30])
+			w.(http.Flusher).Flush()
+			io.WriteString(w, status[30:])
+		case "/table":
+			w.Header().Set("Content-Type", "application/json;as=Table;v=v1;g=meta.k8s.io")
+			io.WriteString(w, table)
+		case "/status":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, status)
+		case "/nocontent":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusNoContent)
+		case "/head":
+			w.Header().Set("Content-Type", "text/html")
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ method, path, want string }{
+		{http.MethodGet, "/gzip", status},
+		{http.MethodGet, "/chunked", status},
+		{http.MethodGet, "/table", table},
+		{http.MethodDelete, "/status", status},
+		{http.MethodDelete, "/nocontent", ""},
+		{http.MethodHead, "/head", ""},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", "application/json, */*")
+			resp, err := apply.CheckAnswers(&http.Transport{}).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if err != nil || string(got) != tc.want {
+				t.Errorf("read %q, %v; want %q as it is", got, err, tc.want)
 			}
 		})
 	}
