@@ -59,7 +59,8 @@
 //
 // kustomize takes no context. A render whose context ends while
 // kustomize runs returns the context's error at once; kustomize stops at
-// its next read of the tree, which fails from then on, or, busy between
+// its next read of a file or folder of the tree, which fails from then
+// on (whether a path exists is still answered), or, busy between
 // two reads (patches and transformers over the objects, which the caps
 // bound), finishes that work on its own goroutine, holding the
 // one-at-a-time lock until then. A render whose context ends while it

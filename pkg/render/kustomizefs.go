@@ -23,10 +23,13 @@ var errReadOnly = errors.New("add-on tree is read-only")
 // exists for it.
 type treeFS struct {
 	// ctx, when not nil, is the render's: once it ends, every read
-	// fails with its error. kustomize takes no context, and this is the
-	// one way to stop it early: a run whose caller left ends at its next
-	// read of the tree (and frees kustomizeMu for the renders waiting),
-	// though not in the middle of work between two reads.
+	// (Open, ReadFile, ReadDir, Glob, Walk, CleanedAbs) fails with its
+	// error. kustomize takes no context, and this is the one way to stop
+	// it early: a run whose caller left ends at its next read of the
+	// tree (and frees kustomizeMu for the renders waiting), though not
+	// in the middle of work between two reads. Exists and IsDir still
+	// answer truly: they cannot fail, and a false "no such path" would
+	// change what kustomize makes of the path rather than stop it.
 	ctx  context.Context
 	fsys fs.FS
 	// files, read only, are files of fsys already read, by their names
