@@ -14,6 +14,7 @@ const cliSet = "../../examples/addon-set/addons.yaml"
 // examples/addon-set (its lock written elsewhere with -o, so the checked-in
 // one is untouched) and checks what they print and refuse.
 func TestSetCommands(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	tmp := t.TempDir()
 	lockFile := filepath.Join(tmp, "set.lock")

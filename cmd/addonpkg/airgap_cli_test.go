@@ -58,6 +58,7 @@ func airgapLayout(t *testing.T, images ...string) string {
 }
 
 func TestCLIRelocate(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	full := airgapLayout(t, airgapImageA, airgapImageB)
 	out := cliMust(t, "unpack", "--relocate", "mirror.example:5000/m", "oci:"+full+":1")
@@ -107,6 +108,7 @@ func TestCLIRelocate(t *testing.T) {
 // An add-on without images copies with --with-images into an archive
 // (an empty lock), and relocates from there unchanged.
 func TestCLICopyWithImagesNoImages(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "-t", "crds:1")
 	archive := filepath.Join(t.TempDir(), "crds.tar")
@@ -175,6 +177,7 @@ func (a rawArtifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 // reference to another digest. Relocation and copy must refuse the lock,
 // not follow it.
 func TestCLISignedPinCannotBeRedirected(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	const good = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	const evil = "sha256:6666666666666666666666666666666666666666666666666666666666666666"

@@ -69,6 +69,7 @@ func parseUse(use string) argSpec {
 }
 
 func TestParseUse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		use                string
 		required, optional []string
@@ -95,6 +96,7 @@ func TestParseUse(t *testing.T) {
 // Every command declares its Args, and they agree with its Use line:
 // the counts it takes and the name of what is missing.
 func TestArgsAgreeWithUse(t *testing.T) {
+	t.Parallel()
 	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
 	n := 0
 	var walk func(c *cobra.Command)
@@ -196,6 +198,7 @@ func TestRepositoryArgs(t *testing.T) {
 // (cobra's printed the help and exited 0: completion tcsh > file wrote
 // the help where a script belongs), and still do their job.
 func TestCompletionAndHelpStrict(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		code int
@@ -237,6 +240,7 @@ func TestLoginNamesItsHost(t *testing.T) {
 // back to the stream, -o - made a folder named "-", and --list -o wrote
 // the tree and listed nothing.
 func TestUnpackOutputFlag(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	src := cliExampleDir("coredns")
@@ -262,6 +266,7 @@ func TestUnpackOutputFlag(t *testing.T) {
 // A limit flag takes a positive number: 0 and negative ones were read as
 // the default without a word.
 func TestLimitFlagsPositive(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	for _, args := range [][]string{
 		{"unpack", "./x", "--max-entries", "0"},
@@ -363,6 +368,7 @@ func TestWordFlagsRefusedAsBadFlags(t *testing.T) {
 // --platform and render --strategy were refused only when the command ran,
 // as a bare line without the command or the usage line.
 func TestFlagValuesRefusedAsParsed(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	const set = "want NAME=VALUE, NAME a letter or '_', then letters, digits or '_'"
 	for _, c := range []struct {
@@ -399,6 +405,7 @@ func TestFlagValuesRefusedAsParsed(t *testing.T) {
 // unpack --list prints sizes right-aligned and names after them, left-
 // aligned: a long name does not push the others to the right.
 func TestUnpackListAlignsNamesLeft(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
@@ -472,6 +479,7 @@ func TestOutputFlagNamesJSON(t *testing.T) {
 // where the inventories are. apply and diff take -n (for the objects),
 // and a command that talks to no cluster says nothing more.
 func TestNamespaceFlagSaysWhereInventoriesAre(t *testing.T) {
+	t.Parallel()
 	const hint = "(an add-on is named cluster-wide, not in a namespace: its inventory is in --inventory-namespace, default kube-system)"
 	for _, c := range []struct {
 		args []string
@@ -496,6 +504,7 @@ func TestNamespaceFlagSaysWhereInventoriesAre(t *testing.T) {
 // repository's tags and which commands list the installed add-ons and
 // the local store; ls with its REGISTRY/REPO says nothing more.
 func TestLsAloneSaysWhichCommandLists(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	r := cliRun(t, "ls")
 	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")

@@ -95,6 +95,7 @@ func writeManifestFolder(t *testing.T, root string, dirs, perDir, docsPerFile in
 // file size limit, add up to more than 512 MiB; build and unpack refuse
 // them in bounded memory (reading them first would hold 512 MiB).
 func TestFolderOverLimitNotRead(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	src := filepath.Join(t.TempDir(), "addon")
 	must(t, os.MkdirAll(src, 0o755))

@@ -25,6 +25,7 @@ import (
 // usage line, as every flag combination is); values capi refuses (a bad
 // name or selector) are one line.
 func TestRenderClusterResourceSet(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	for name, yaml := range map[string]string{

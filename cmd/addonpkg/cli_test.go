@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -22,8 +24,9 @@ import (
 	"github.com/addonpkg/addonpkg/pkg/render"
 )
 
-// These tests run the CLI in-process through run(), each with its own
-// store in ADDONPKG_HOME. t.Setenv rules out t.Parallel.
+// These tests run the CLI in-process, each with its own store
+// (cliNewHome), and most run in parallel: see cliExec for the state they
+// must not share.
 
 var (
 	cliExamples = []string{"coredns", "metrics-server", "gateway-api-crds"}
@@ -40,8 +43,43 @@ type cliOutcome struct {
 func cliRun(t *testing.T, args ...string) cliOutcome {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	code := cliExec(t, args, strings.NewReader(""), &stdout, &stderr)
 	return cliOutcome{code, stdout.String(), stderr.String()}
+}
+
+// cliExec runs the CLI in process, as run does, with the store of t or
+// of its nearest parent test that called cliNewHome, given as the
+// --store default rather than through ADDONPKG_HOME: the environment is
+// the process's, and a test that sets it (t.Setenv) cannot run in
+// parallel. What else is the process's, and keeps a test that touches it
+// serial: the environment (DOCKER_CONFIG for logins, KUBECONFIG, TERM,
+// NETRC), the working directory (t.Chdir), klog's destination (-v sets
+// it for every command in the process) and the process's memory (the
+// peak-RSS tests measure a child instead, and run without -race).
+func cliExec(t *testing.T, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	t.Helper()
+	root, a := newRoot(stdin, stdout, stderr)
+	a.storeDir = cliHomeOf(t)
+	return execute(context.Background(), root, a, args)
+}
+
+// cliHomes maps a test's name to the store cliNewHome made for it.
+// Names are unique among the tests that run at once.
+var cliHomes sync.Map
+
+// cliHomeOf is the store of t or of its nearest parent that has one; ""
+// (the default store) if none has.
+func cliHomeOf(t *testing.T) string {
+	for name := t.Name(); ; {
+		if dir, ok := cliHomes.Load(name); ok {
+			return dir.(string)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return ""
+		}
+		name = name[:i]
+	}
 }
 
 // cliMust runs the CLI and fails the test unless it exits 0.
@@ -54,13 +92,15 @@ func cliMust(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
-// cliNewHome points ADDONPKG_HOME at a fresh store directory (not yet
-// created) and clears SOURCE_DATE_EPOCH.
+// cliNewHome gives t and its subtests a fresh store directory (not yet
+// created), which cliExec passes to the commands they run.
+// SOURCE_DATE_EPOCH, which would change what build writes, is cleared
+// once for the whole package by TestMain.
 func cliNewHome(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	t.Setenv("ADDONPKG_HOME", dir)
-	t.Setenv("SOURCE_DATE_EPOCH", "")
+	cliHomes.Store(t.Name(), dir)
+	t.Cleanup(func() { cliHomes.Delete(t.Name()) })
 	return dir
 }
 
@@ -212,6 +252,7 @@ func cliCheckError(t *testing.T, r cliOutcome, wants ...string) {
 }
 
 func TestCLIBuildThenImages(t *testing.T) {
+	t.Parallel()
 	for _, ex := range cliExamples {
 		for _, form := range cliForms {
 			t.Run(ex+"/"+form, func(t *testing.T) {
@@ -249,6 +290,7 @@ func TestCLIBuildThenImages(t *testing.T) {
 }
 
 func TestCLIBuildJSON(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	out := cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1", "--json")
 	var v struct {
@@ -274,6 +316,7 @@ func TestCLIBuildJSON(t *testing.T) {
 }
 
 func TestCLITagRmGC(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	digest := strings.TrimSpace(cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11"))
 	if out := strings.TrimSpace(cliMust(t, "tag", "coredns:1.11", "registry.example.com/addons/coredns:1.11")); out != digest {
@@ -345,6 +388,7 @@ func TestCLITagRmGC(t *testing.T) {
 }
 
 func TestCLIBuildOutputsThenUnpack(t *testing.T) {
+	t.Parallel()
 	for _, ex := range []string{"coredns", "metrics-server"} {
 		t.Run(ex, func(t *testing.T) {
 			home := cliNewHome(t)
@@ -388,6 +432,7 @@ func TestCLIBuildOutputsThenUnpack(t *testing.T) {
 
 // Every example, in both forms, unpacks to exactly its source tree.
 func TestCLIBuildUnpackRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, ex := range cliExamples {
 		for _, form := range cliForms {
 			t.Run(ex+"/"+form, func(t *testing.T) {
@@ -481,6 +526,7 @@ func cliWriteFile(t *testing.T, path, body string) {
 // Bad inputs fail with one line that names the input and the problem, and
 // leave the store as it was.
 func TestCLIBuildBadInputs(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n"
@@ -585,6 +631,7 @@ func TestCLIUnwritableStore(t *testing.T) {
 // a store that is not there yet lists empty, and a mistyped --store is
 // not left behind as a new folder. The first write creates it.
 func TestCLIReadsCreateNoStore(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	typo := filepath.Join(t.TempDir(), "typo")
 	for _, args := range [][]string{
@@ -618,6 +665,7 @@ func TestCLIReadsCreateNoStore(t *testing.T) {
 }
 
 func TestCLIUnpackErrors(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "x:1")
 	before := cliStoreState(t, home)
@@ -652,6 +700,7 @@ func TestCLIUnpackErrors(t *testing.T) {
 }
 
 func TestCLICompletion(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		out := cliMust(t, "completion", shell)
@@ -675,6 +724,7 @@ func TestCLICompletion(t *testing.T) {
 // already given is not offered again: "unpack coredns:1 <TAB>" offered
 // every name for an argument unpack refuses, and "rm a <TAB>" offered a.
 func TestCLICompletionStopsAtTheLastName(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	cliMust(t, "tag", "coredns:1", "coredns:2")
@@ -710,6 +760,7 @@ func TestCLICompletionStopsAtTheLastName(t *testing.T) {
 // "apply ./exa<TAB>" completed nothing), while a command that takes
 // store names only (push, tag, rm) offers nothing else (4: no files).
 func TestCLICompletionOffersPathsForASource(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	for _, c := range []struct {
@@ -767,6 +818,7 @@ func TestCLICompletionOffersContexts(t *testing.T) {
 // the problem: "--values open ..." ran the flag into the message. (A
 // malformed --set is a bad flag value: TestFlagValuesRefusedAsParsed.)
 func TestCLIValuesFlagErrors(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	for _, c := range []struct {
@@ -791,6 +843,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // the command looked at the error of its print: build's digest, tag's,
 // the images table, the version, the help.
 func TestCLIStdoutWriteFailure(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	for _, args := range [][]string{
@@ -801,7 +854,7 @@ func TestCLIStdoutWriteFailure(t *testing.T) {
 		{"--help"},
 	} {
 		var stderr bytes.Buffer
-		code := run(context.Background(), args, strings.NewReader(""), fullWriter{}, &stderr)
+		code := cliExec(t, args, strings.NewReader(""), fullWriter{}, &stderr)
 		if code != 1 || !strings.Contains(stderr.String(), "no space left on device") || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("addonpkg %s with stdout full: exit %d, stderr %q; want 1 and one line naming the failed write", strings.Join(args, " "), code, stderr.String())
 		}
@@ -812,6 +865,7 @@ func TestCLIStdoutWriteFailure(t *testing.T) {
 // sha256-HEX.sig, .att, .sbom, pulled with an add-on) only with --all;
 // and no suggestion offers them.
 func TestCLIImagesHidesAttachmentTags(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
 	sig := "coredns:sha256-" + strings.Repeat("a", 64) + ".sig"
@@ -831,6 +885,7 @@ func TestCLIImagesHidesAttachmentTags(t *testing.T) {
 // Building an overlay whose base sits beside it is refused with the way
 // to build it: render it first and build the stream.
 func TestCLIBuildOverlayHint(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	r := cliRun(t, "build", filepath.Join(cliExampleDir("metrics-server"), "overlays", "release-ha"))
 	if r.code != 1 || !strings.Contains(r.stderr, `path outside the add-on root: resources "../../base"`) || !strings.Contains(r.stderr, "kustomize build DIR | addonpkg build -") {
@@ -841,6 +896,7 @@ func TestCLIBuildOverlayHint(t *testing.T) {
 // inspect of a folder shows the metadata and inventory its content
 // gives, and no digest or layers, which only an image has.
 func TestInspectFolder(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	out := cliMust(t, "inspect", "../../examples/coredns")
 	for _, want := range []string{"Form:", "folder", "Name:", "coredns", "Identity:", "sha256:", "Objects:", "Deployment"} {

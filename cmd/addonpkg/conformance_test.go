@@ -20,6 +20,7 @@ var knownFailures = map[string]string{}
 // addonpkg's reader passes every vector of spec/conformance/vectors,
 // through the runner and a real process, as a third-party reader would.
 func TestConformanceVectors(t *testing.T) {
+	t.Parallel()
 	vs, err := conformance.LoadVectors(conformanceVectors)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestConformanceVectors(t *testing.T) {
 // conformance read prints the result on stdout: exit 0 for an add-on it
 // accepts, 1 with the error on stderr for one it refuses.
 func TestCLIConformanceRead(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		vector string
 		code   int
@@ -83,6 +85,7 @@ func TestCLIConformanceRead(t *testing.T) {
 
 // conformance read takes only the local image sources vectors use.
 func TestCLIConformanceReadOtherSource(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, "conformance", "read", "registry.example.com/addons/x:1")
 	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "oci:, oci-archive: or docker-archive:") {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -92,6 +95,7 @@ func TestCLIConformanceReadOtherSource(t *testing.T) {
 // conformance run reports each vector and exits 1 when one fails: here a
 // copy of a vector whose expected.json was changed.
 func TestCLIConformanceRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"image-gzip", "refuse-fifo"} {
 		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(conformanceVectors, name))); err != nil {
@@ -134,6 +138,7 @@ var unpackDiffers = map[string]string{}
 // disk as expected.json describes it: files, modes, links and, through
 // the identity, directories.
 func TestCLIUnpackVectorsToDisk(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	vs, err := conformance.LoadVectors(conformanceVectors)
 	if err != nil {
@@ -172,6 +177,7 @@ func TestCLIUnpackVectorsToDisk(t *testing.T) {
 // A vector's name is a directory's and the problems quote the reader:
 // printed, neither carries a terminal escape.
 func TestPrintOutcomesSanitized(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	printOutcomes(&b, []conformance.Outcome{
 		{Vector: conformance.Vector{Name: "ok\x1b]0;owned\x07"}},

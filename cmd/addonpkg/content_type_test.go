@@ -20,6 +20,7 @@ import (
 // index: unpack, pull and inspect decide from the manifest's own bytes,
 // never from the Content-Type header.
 func TestCLIIndexWithWrongContentType(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	srv := storeCLIRegistry(t, "text/plain; charset=utf-8")
 	host := strings.TrimPrefix(srv.URL, "http://")

@@ -65,6 +65,7 @@ func docsCompare(t *testing.T, got map[string][]byte) {
 
 // The checked-in CLI reference matches the commands.
 func TestDocsUpToDate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	// `addonpkg gen-docs` runs inside Execute, which adds cobra's
@@ -79,6 +80,7 @@ func TestDocsUpToDate(t *testing.T) {
 
 // `addonpkg gen-docs`, what make docs runs, writes the same reference.
 func TestGenDocsCommand(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "cli")
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"gen-docs", "--dir", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
@@ -102,6 +104,7 @@ func docsVisibleCommands(c *cobra.Command) []*cobra.Command {
 }
 
 func TestEveryCommandHasAnExample(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	cmds := append([]*cobra.Command{root}, docsVisibleCommands(root)...)
 	if len(cmds) < 10 {

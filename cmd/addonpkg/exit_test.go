@@ -65,6 +65,7 @@ func TestExitOnErrorWhen(t *testing.T) {
 // are one "addonpkg: " line each, not run together on one line; an
 // error that says more than its parts (a prefix, two %w) stays one line.
 func TestJoinedErrorsOneLineEach(t *testing.T) {
+	t.Parallel()
 	a1 := errors.New("status a: add-on not installed")
 	b1 := errors.New("status b: add-on not installed")
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 // usage line, and nothing read or written. diff, apply, sign and lock did
 // so; render, unpack, build and copy printed one bare line.
 func TestFlagConflictsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	src := cliExampleDir("coredns")

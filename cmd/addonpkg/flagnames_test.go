@@ -28,6 +28,7 @@ var flagDataAllowed = map[string]bool{
 // any addonpkg command. Errors carry typed causes (a limit's LimitID, a
 // sentinel) and flagHint/registryHint add the flag here, in cmd.
 func TestNoFlagNamesInLibrary(t *testing.T) {
+	t.Parallel()
 	root, _ := newRoot(nil, &bytes.Buffer{}, &bytes.Buffer{})
 	flags := map[string]bool{}
 	var walk func(c *cobra.Command)

@@ -61,6 +61,7 @@ func gcLayout(t *testing.T, n int) string {
 // holds; it prints what it removed and the bytes freed, and --json says
 // which entries went and why each kept one stays.
 func TestCLIGCCollectsWhatOnlyARemovedAddonHeld(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "keep:1")
 	kept := cliBlobNames(t, home)
@@ -103,6 +104,7 @@ func TestCLIGCCollectsWhatOnlyARemovedAddonHeld(t *testing.T) {
 // gc --json lists the entries it removed, each with why, and the entries
 // no tag names that it kept, each with what keeps it.
 func TestCLIGCJSONSaysWhy(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	src := gcLayout(t, 2)
 	cliMust(t, "copy", "--with-images", "-q", "oci:"+src+":1", "web:1")

@@ -93,6 +93,7 @@ func sortedKeys(m map[string]string) []string {
 // Issue 11, finding 2: a small docker-archive cannot make addonpkg read a
 // huge or endless manifest.json or config, or follow links forever.
 func TestHostileDockerArchive(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	layer := string(hostileCLITar(t, hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")))
 	manifest := func(layers ...string) string {
@@ -181,6 +182,7 @@ func tarBlocks(t *testing.T, entries ...hostileCLIEntry) []byte {
 // longer than file systems hold are refused with an error that names the
 // entry (or the one before a header that does not parse).
 func TestHostileEntryNames(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	cm := hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
 	broken := gnuSparse(t, "addon/broken.yaml", 1<<20)

@@ -299,6 +299,7 @@ func hostileCLIListing(t *testing.T, root string) []string {
 // the output directory, nor a temporary one beside it, nor what a
 // traversal aims at), quickly.
 func TestHostileCLI(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	etcX := "/etc/x"
 	_, err := os.Lstat(etcX)

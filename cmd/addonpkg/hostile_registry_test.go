@@ -191,6 +191,7 @@ func checkRefused(t *testing.T, r peakResult, maxRSS int64, want ...string) {
 // Issue 11, findings 1 and 3: sizes from a registry decide no allocation,
 // and a manifest's layer count is bounded before any per-layer work.
 func TestHostileRegistry(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	reg := newEvilRegistry(t)
 	cfg := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)

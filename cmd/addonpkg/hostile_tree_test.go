@@ -13,6 +13,7 @@ import (
 // but together reach /etc/passwd is refused by -o, by the stdout render
 // and by a folder source alike, with the same rule.
 func TestHostileSymlinkChain(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	work := t.TempDir()
 	cm := hostileCLIFile("addon/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
@@ -58,6 +59,7 @@ func TestHostileSymlinkChain(t *testing.T) {
 // is always the add-on that was verified); the stdout render, which
 // writes no files, reads them as they are.
 func TestHostileCaseCollision(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	work := t.TempDir()
 	doc := func(name string) string {
@@ -84,6 +86,7 @@ func TestHostileCaseCollision(t *testing.T) {
 // images, checked before anything is read or parsed: a 1 GiB one-line
 // YAML (sparse on disk) is refused in bounded memory.
 func TestHostileFolderBomb(t *testing.T) {
+	t.Parallel()
 	binary(t)
 	work := t.TempDir()
 	folder := filepath.Join(work, "folder")

@@ -67,6 +67,7 @@ func TestPathOutputRefusesKubectlFormats(t *testing.T) {
 // --quiet; --quiet prints nothing but an error, as git diff --quiet (it
 // printed the diff), and does not go with --json.
 func TestDiffQuietPrintsNothing(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	coredns, metrics := cliExampleDir("coredns"), cliExampleDir("metrics-server")
 	for _, c := range []struct {
@@ -94,6 +95,7 @@ func TestDiffQuietPrintsNothing(t *testing.T) {
 // server dry-run, saying that unpack prints the objects without a
 // cluster; it said "want none or server" alone.
 func TestApplyDryRunClientSaysUnpack(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	r := cliRun(t, "apply", "./x", "--dry-run=client")
 	const want = "addonpkg: apply: invalid argument \"client\" for \"--dry-run\" flag: want none or server: apply has no client dry-run ('addonpkg unpack SOURCE' prints the objects it would send, without a cluster)\n"
@@ -139,6 +141,7 @@ func TestSetFileGivenAManifest(t *testing.T) {
 // package and show, docker save, load and rmi nothing or a wrong one. A
 // misspelling still gets cobra's suggestions.
 func TestOtherToolsWordsSuggestTheCommand(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	for word, want := range map[string]string{
 		"install": "apply", "upgrade": "apply", "template": "unpack", "package": "build",

@@ -11,6 +11,7 @@ import (
 // unpack not at all; now the one rule (addon.KindOf) refuses it for
 // build, for unpack of an image and for unpack of a folder, naming both.
 func TestTwoKustomizationsRefused(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	const k = "resources:\n- cm.yaml\n"
 	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"

@@ -16,6 +16,7 @@ import (
 // renders once --max-patch-targets allows it; every command that
 // renders a single add-on has both kustomize work flags.
 func TestCLIKustomizeWorkLimits(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	// Over the default cap: refused before kustomize runs, so fast.
 	const many, manyPatches = 990, 11 // 11 x (990 + 11) patch targets

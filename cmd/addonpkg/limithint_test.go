@@ -17,6 +17,7 @@ import (
 // and nothing on the others (the document caps have no flag, so their
 // defaults hold everywhere).
 func TestLimitHintNamesOnlyTheCommandsFlags(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	unpack, _, err := root.Find([]string{"unpack"})
 	if err != nil {
@@ -45,6 +46,7 @@ func TestLimitHintNamesOnlyTheCommandsFlags(t *testing.T) {
 // a network timeout and --timeout; a user who raised --timeout, as
 // helm's --timeout would have raised the wait, is told which is which.
 func TestWaitTimeoutHintNamesWaitTimeout(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"apply", "uninstall"} {
 		root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 		cmd, _, err := root.Find([]string{name})

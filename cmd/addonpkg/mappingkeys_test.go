@@ -16,6 +16,7 @@ import (
 // renders once --max-mapping-keys allows it; every command that renders
 // a single add-on has the flag.
 func TestCLIMappingKeysLimit(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	keys := safetree.DefaultMaxMappingKeys + 1
 	dir := t.TempDir()

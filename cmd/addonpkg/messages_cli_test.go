@@ -13,6 +13,7 @@ import (
 // or declaration that is a folder "read F: read F: is a directory"; it
 // says "-o F: is a directory" now (TestInputPathErrorsOneForm).
 func TestPathErrorsNameThePathOnce(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	tmp := t.TempDir()
 	full := filepath.Join(tmp, "full")
@@ -38,6 +39,7 @@ func TestPathErrorsNameThePathOnce(t *testing.T) {
 // warning reads "addonpkg: warning: " (build's Flux warnings, unpack's
 // stale labels and relocation's said "warning: ").
 func TestQuietSilencesNotes(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	tmp := t.TempDir()
 	kw := filepath.Join(tmp, "kw")
@@ -78,6 +80,7 @@ func TestQuietSilencesNotes(t *testing.T) {
 
 // One referrer copied is "1 referrer", not "1 referrers".
 func TestCopiedReferrersCounted(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	priv, _ := cliKeys(t, "a")
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")

@@ -16,6 +16,7 @@ import (
 // out. login's note is not docker's "Login Succeeded" either, so nothing
 // compares it with docker's.
 func TestNotesStartLowercase(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // Outputs never overwrite inputs (issue 25): each refused before anything
 // is written, the declaration and its lock left byte for byte.
 func TestCLISetOutputsNeverOverwriteInputs(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	cliWriteFile(t, filepath.Join(dir, "one", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n")
@@ -62,6 +63,7 @@ func TestCLISetOutputsNeverOverwriteInputs(t *testing.T) {
 // --relocate takes a registry prefix only, refused before anything is
 // read (issue 25: it took a URL, an impossible port and a ".." path).
 func TestCLIRelocateRefusesBadMirrors(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	full := airgapLayout(t, airgapImageA, airgapImageB)
 	for _, m := range []string{"http://m.example", "m.example:99999999", "m.example/a/../b"} {

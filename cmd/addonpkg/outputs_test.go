@@ -20,6 +20,7 @@ import (
 // /tmp/set: no such file or directory" on a machine where no earlier run
 // had left /tmp/set.)
 func TestOutputsMakeTheirFolders(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	tmp := t.TempDir()
 	p := func(rel string) string { return filepath.Join(tmp, filepath.FromSlash(rel)) }
@@ -93,6 +94,7 @@ func TestOutputsMakeTheirFolders(t *testing.T) {
 // oci-archive:DIR "rename DIR.tmp-123 DIR: file exists", after writing
 // the whole archive.)
 func TestOutputFileThatIsAFolder(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")

@@ -33,6 +33,7 @@ type patchPeersInspect struct {
 // umoci and crane all read the base tree with the patch applied and the
 // deletes done.
 func TestPatchPeers(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	umoci := lookTool(t, "umoci")
 	crane := lookTool(t, "crane")

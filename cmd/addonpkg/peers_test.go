@@ -12,6 +12,7 @@ import (
 // form to exactly the source tree, and skopeo copies both forms between
 // layouts without changing their digests.
 func TestPeersReadBuildOutput(t *testing.T) {
+	t.Parallel()
 	umoci := lookTool(t, "umoci")
 	skopeo := lookTool(t, "skopeo")
 	bin := binary(t)

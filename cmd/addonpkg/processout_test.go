@@ -14,6 +14,7 @@ import (
 // add-on's text), and kustomize's own copies say nothing. Run as a real
 // process: main is what points the process's output.
 func TestKustomizeOutputIsCommandWarnings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	must(t, os.MkdirAll(tree, 0o755))

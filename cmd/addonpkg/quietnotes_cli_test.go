@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ func TestQuietSilencesStoreAndLoginNotes(t *testing.T) {
 	login := func(extra ...string) cliOutcome {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"login", reg.Host, "-u", reg.Username, "--password-stdin"}, extra...)
-		code := run(context.Background(), args, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
+		code := cliExec(t, args, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
 		return cliOutcome{code, stdout.String(), stderr.String()}
 	}
 	for _, c := range []struct {
@@ -73,6 +72,7 @@ func TestLogoutNotLoggedIn(t *testing.T) {
 // rm --json prints the names it removed, with their default tag, so a
 // script learns what went (rm had no --json).
 func TestRmJSON(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	cliMust(t, "tag", "coredns:1", "other")
@@ -88,6 +88,7 @@ func TestRmJSON(t *testing.T) {
 // push, pull and copy -q hide the notes of referrers copied as well as
 // the progress; the help said "no progress output" alone.
 func TestQuietHelpSaysItHidesNotes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"push", "pull", "copy"} {
 		r := cliRun(t, c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "progress output nor notes (referrers copied") {
@@ -100,6 +101,7 @@ func TestQuietHelpSaysItHidesNotes(t *testing.T) {
 // nokey: no such file or directory" (it said "unusable key: open nokey"
 // alone, which flag left to guess).
 func TestUnusableKeyNamesTheFlag(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := t.TempDir()
 	missing := dir + "/nokey"
@@ -122,6 +124,7 @@ func TestUnusableKeyNamesTheFlag(t *testing.T) {
 // tag --json prints the name given, the name it came from and the
 // digest, as rm --json prints what it removed (tag had no --json).
 func TestTagJSON(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	digest := strings.TrimSpace(cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1"))
 	var got struct{ Source, Name, Digest string }

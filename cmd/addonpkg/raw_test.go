@@ -10,6 +10,7 @@ import (
 // unpack --raw on a kustomize add-on prints the tree's manifests as
 // written, without the kustomization files and without rendering.
 func TestCLIUnpackRawKustomize(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("metrics-server"), "-t", "ms:1")
 	out := cliMust(t, "unpack", "ms:1", "--raw")

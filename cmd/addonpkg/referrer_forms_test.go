@@ -11,6 +11,7 @@ import (
 // alone lists add-ons), and described by inspect, as a signature, not as
 // form "unknown"; unpack refuses it, saying what it is.
 func TestImagesNamesSignatures(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	key, _ := cliKeys(t, "a")

@@ -53,7 +53,6 @@ func cliKeys(t *testing.T, label string) (string, string) {
 	dir := t.TempDir()
 	cliWriteFile(t, filepath.Join(dir, "cosign.key"), string(pair[0]))
 	cliWriteFile(t, filepath.Join(dir, "cosign.pub"), string(pair[1]))
-	t.Setenv(signature.PasswordEnv, "")
 	return filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
 }
 
@@ -62,6 +61,7 @@ func cliKeys(t *testing.T, label string) (string, string) {
 // --verify-key) holds at every stop; the source's image lock does not
 // travel (the copy writes its own).
 func TestCLICopyWithImagesCarriesSignature(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	key, pub := cliKeys(t, "a")
@@ -114,6 +114,7 @@ func twoPlatformIndex(t *testing.T, key string) string {
 // its signature: the signature covers the index, and one child alone
 // would fail unpack --verify-key.
 func TestCLISignedIndexTravelsWhole(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	key, pub := cliKeys(t, "a")
@@ -144,6 +145,7 @@ func TestCLISignedIndexTravelsWhole(t *testing.T) {
 
 // push carries a signature made in the store, as copy does.
 func TestCLIPushCarriesSignature(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	key, pub := cliKeys(t, "a")
@@ -157,6 +159,7 @@ func TestCLIPushCarriesSignature(t *testing.T) {
 // An add-on set's mirror carries its OCI members' signatures, to an
 // archive and to a registry.
 func TestCLIMirrorCarriesSignatures(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	key, pub := cliKeys(t, "a")
@@ -195,6 +198,7 @@ func TestCLIMirrorCarriesSignatures(t *testing.T) {
 // the destination's tag where it was: images and lock are written first,
 // the tag last (spec/image-lock-v1.md 4).
 func TestCLICopyWithImagesFailureKeepsTag(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "-t", "crds:1")
@@ -255,6 +259,7 @@ func TestCLICopyWithImagesFailureKeepsTag(t *testing.T) {
 // --max-layers bounds what refers to the add-on too (issue 25: a
 // 1,500-layer "SBOM" referrer was copied by copy --max-layers 10).
 func TestCLIReferrersRespectMaxLayers(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := filepath.Join(t.TempDir(), "layout")
 	cliMust(t, "build", cliExampleDir("gateway-api-crds"), "--name", "crds", "--output", "oci:"+dir+":1")

@@ -12,6 +12,7 @@ import (
 // docker.io/ spelling), and push and pull refuse it rather than reach
 // Docker Hub.
 func TestCLIShortNamesStayLocal(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
 	for _, tc := range []struct {

@@ -49,6 +49,7 @@ func outTemps(t *testing.T, out string) []string {
 // same DIR removes it, but not the one of an unpack still running
 // (issue 11, finding 12).
 func TestCLIUnpackAfterKilledUnpack(t *testing.T) {
+	t.Parallel()
 	home := cliNewHome(t)
 	var stallPath atomic.Value // a layer's URL path: requests for it hang
 	stallPath.Store("")

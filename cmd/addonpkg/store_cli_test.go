@@ -107,6 +107,7 @@ func storeCLIVerified(t *testing.T, home string, h v1.Hash) {
 // records the manifest's own media type, and gc keeps every blob the
 // pulled name needs (issue 11, finding 5).
 func TestCLIPullNonOCIContentType(t *testing.T) {
+	t.Parallel()
 	for _, form := range cliForms {
 		t.Run(form, func(t *testing.T) {
 			home := cliNewHome(t)
@@ -162,6 +163,7 @@ func TestCLIPullNonOCIContentType(t *testing.T) {
 // Each case damages a copy of one store, built once: two builds per case
 // cost about 5 s each under -race.
 func TestCLIGCUnreadableTag(t *testing.T) {
+	t.Parallel()
 	template := cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	// Something gc would delete: the blobs of a removed name.
@@ -272,6 +274,7 @@ func TestCLIGCUnreadableTag(t *testing.T) {
 // pull of a name whose blob in the store was corrupted (or cut short)
 // fetches the blob again, and the add-on unpacks (issue 11, finding 12).
 func TestCLIPullRepairsCorruptBlob(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		which    int // 0 manifest, 1 config, 2 layer

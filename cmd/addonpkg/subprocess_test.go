@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/internal/testing/addonpkgbin"
 	"github.com/addonpkg/addonpkg/internal/testing/kubeenv"
+	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
 var (
@@ -31,8 +32,14 @@ var (
 // goroutine of its own. A cluster test before the first in-process run
 // (-run picking them, -shuffle) made that first run a data race, which
 // fails the test under -race.
+//
+// SOURCE_DATE_EPOCH, which sets the times build writes, and the signing
+// key's password (the tests' keys have none) are cleared for every test,
+// once, rather than by each: t.Setenv would keep a test serial.
 func TestMain(m *testing.M) {
 	routeKlog()
+	os.Unsetenv("SOURCE_DATE_EPOCH")
+	os.Unsetenv(signature.PasswordEnv)
 	code := m.Run()
 	kubeenv.StopShared()
 	if binDir != "" {

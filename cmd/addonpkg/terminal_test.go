@@ -42,6 +42,7 @@ func termRun(t *testing.T, ctx context.Context, stdin string, setup func(*app), 
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	root, a := newRoot(strings.NewReader(stdin), &stdout, &stderr)
+	a.storeDir = cliHomeOf(t)
 	if setup != nil {
 		setup(a)
 	}
@@ -227,6 +228,7 @@ func TestTerminalVerbose(t *testing.T) {
 }
 
 func TestTerminalVersion(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	info := readBuildInfo()
 	want := fmt.Sprintf("addonpkg %s (commit %s, %s, %s/%s)\n", info.Version, info.Commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -253,6 +255,7 @@ func TestTerminalVersion(t *testing.T) {
 // links): the stamp does not live there, and writing them made the link
 // of the 110 MB binary about a third slower.
 func TestTerminalVersionStamped(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "addonpkg")
 	cmd := exec.Command("go", "build", "-ldflags", "-s -w -X main.version=v9.8.7 -X main.commit=0123456789abcdef", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -95,6 +95,7 @@ func runELengths(t *testing.T) []runELength {
 // the files being rewritten (thinPending). ADDONPKG_RUNE_LENGTHS=1
 // prints every length.
 func TestThinCommands(t *testing.T) {
+	t.Parallel()
 	rs := runELengths(t)
 	if len(rs) < 20 {
 		t.Fatalf("found only %d RunE: the walk is broken", len(rs))

@@ -169,6 +169,7 @@ addons:
 // a folder and from the built add-on alike; an add-on that declares none
 // has no "values".
 func TestCLIUnpackJSONListsValues(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:values")
 	type value struct {

@@ -34,6 +34,7 @@ func longer(b []byte, huge bool) http.HandlerFunc {
 // unpack, pull, copy and inspect give one verdict, "size mismatch"
 // (issue 25: unpack refused the blob, pull and copy took its first bytes).
 func TestOneVerdictPerBlob(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := newEvilRegistry(t)
 	cfg := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)
@@ -104,6 +105,7 @@ func TestOneVerdictPerBlob(t *testing.T) {
 // signature, attestation or SBOM: pull and copy leave it and say so
 // (issue 25: they reported "copied 3 referrers" for an image with none).
 func TestReferrerTagsMustBeWhatTheySay(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	reg := newEvilRegistry(t)
 	cfg := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)

@@ -27,6 +27,7 @@ func TestBuildShortOutput(t *testing.T) {
 // takes the command's name for the flag's value: the error says where
 // the flag goes, and points at the help, as an unknown command does.
 func TestRootUnknownFlagSaysWhereItGoes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

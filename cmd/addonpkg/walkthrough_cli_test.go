@@ -12,6 +12,7 @@ import (
 // reference to the host "s3", looked up in DNS ("cannot resolve host s3;
 // check the registry's host name").
 func TestUnknownSchemeRefused(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	for _, args := range [][]string{
@@ -31,6 +32,7 @@ func TestUnknownSchemeRefused(t *testing.T) {
 // as a registry's missing tag is: it was "oci:DIR:9: 9: not found in
 // store", naming a store the user never gave.
 func TestLayoutMissingTagNamesItsTags(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	dir := filepath.Join(t.TempDir(), "layout")
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1", "--output", "oci:"+dir+":1.11")
@@ -77,6 +79,7 @@ func TestRequiredFlagsAndCountsAreUsageErrors(t *testing.T) {
 // like one, as images lists them only with --all: unpack cor<TAB> offered
 // coredns:1 and coredns:sha256-HEX.sig.
 func TestCompletionLeavesOutAttachmentTags(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
 	sig := "coredns:sha256-" + strings.Repeat("a", 64) + ".sig"
@@ -98,6 +101,7 @@ func TestCompletionLeavesOutAttachmentTags(t *testing.T) {
 // closest names, and without unpack's word of Docker Hub (they read
 // nothing but the store): it was "coredns:1.1: not found in store".
 func TestTagAndRmOfAMissingNameSuggest(t *testing.T) {
+	t.Parallel()
 	cliNewHome(t)
 	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1.11")
 	want := "addonpkg: coredns:1.1: not in the local store; did you mean coredns:1.11?\n"
