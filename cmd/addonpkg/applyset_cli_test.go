@@ -108,6 +108,7 @@ func lines(out string) []string {
 // cluster-scoped parent, the only kind kubectl lets span namespaces), and
 // `kubectl get -l part-of=ID` lists what addonpkg installed.
 func TestKubectlReadsTheInventoryApplySet(t *testing.T) {
+	t.Parallel()
 	kubectl := kubectlPeer(t)
 	cc := newClusterCLI(t)
 	vars := append(slices.Clone(cc.vars), "KUBECTL_APPLYSET=true")
@@ -290,6 +291,7 @@ spec:
 // stay kubectl's: its next prune still sees them. addonpkg took them
 // over, relabelled into its own set, and kubectl's set lost them.
 func TestCLIRefusesKubectlApplySetMembers(t *testing.T) {
+	t.Parallel()
 	kubectl := kubectlPeer(t)
 	cc := newClusterCLI(t)
 	vars := append(slices.Clone(cc.vars), "KUBECTL_APPLYSET=true")

@@ -56,6 +56,11 @@ spec:
 
 // clusterCLI is the addonpkg binary run against the shared test API
 // server as its admin, with a store of its own.
+//
+// A cluster test runs in parallel only if its add-ons, namespaces and
+// cluster-scoped objects are named for it alone and it lists nothing it
+// did not install (status without names, kube-system's coredns or
+// metrics-server, the example's RBAC are shared: those tests stay serial).
 type clusterCLI struct {
 	env  *kubeenv.Env
 	bin  string
@@ -320,6 +325,7 @@ func TestInClusterRBACSuffices(t *testing.T) {
 // changes nothing; after the apply it exits 0; a changed ConfigMap is a
 // diff of that field, exit 1.
 func TestCLIDiffCluster(t *testing.T) {
+	t.Parallel()
 	cc := newClusterCLI(t)
 	dir := filepath.Join(cc.tmp, "cli-diff")
 	must(t, os.MkdirAll(dir, 0o755))
@@ -505,6 +511,7 @@ func TestCLIStatusWithCorruptInventory(t *testing.T) {
 // The inventory pins each version's digest, the upgrade prunes what v2
 // dropped, and kubectl sees the cluster the change sets describe.
 func TestCLIRegistryToCluster(t *testing.T) {
+	t.Parallel()
 	cc := newClusterCLI(t)
 	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.TLSBasicAuth})
 	cc.vars = append(cc.vars, "DOCKER_CONFIG="+filepath.Join(cc.tmp, "docker"))
@@ -607,6 +614,7 @@ func TestCLIRegistryToCluster(t *testing.T) {
 // and a script needs to know them (--json too); the error names
 // --wait-timeout.
 func TestCLIApplyWaitTimeoutPrintsChanges(t *testing.T) {
+	t.Parallel()
 	cc := newClusterCLI(t)
 	ns := "cli-wait-timeout"
 	dir := filepath.Join(cc.tmp, "waits")

@@ -21,6 +21,7 @@ import (
 // key is refused before anything reaches the cluster; signed by the
 // key, it installs.
 func TestCLISourceFlagsVerifyBeforeApply(t *testing.T) {
+	t.Parallel()
 	cc := newClusterCLI(t)
 
 	tree := filepath.Join(cc.tmp, "signed-cm")
