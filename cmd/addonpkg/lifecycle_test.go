@@ -26,37 +26,40 @@ import (
 )
 
 // The add-on lifecycle commands (diff, doctor, push --format auto) run
-// in-process through run(), each test with its own store, cache and
-// docker config. t.Setenv rules out t.Parallel.
+// in-process (cliExec), each test with its own store. The tests of
+// doctor and push --format auto also need a capability cache and docker
+// config of their own (lcHome), which only the environment sets: t.Setenv
+// keeps those serial; the others run in parallel.
 
 type lcOutcome struct {
 	code           int
 	stdout, stderr string
 }
 
-func lcRun(args ...string) lcOutcome {
+func lcRun(t *testing.T, args ...string) lcOutcome {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	code := cliExec(t, args, strings.NewReader(""), &stdout, &stderr)
 	return lcOutcome{code, stdout.String(), stderr.String()}
 }
 
 func lcMust(t *testing.T, args ...string) string {
 	t.Helper()
-	r := lcRun(args...)
+	r := lcRun(t, args...)
 	if r.code != 0 {
 		t.Fatalf("addonpkg %s: exit %d\nstderr: %s", strings.Join(args, " "), r.code, r.stderr)
 	}
 	return r.stdout
 }
 
-// lcHome isolates the store, the capability cache and credentials.
+// lcHome isolates the store (cliNewHome), the capability cache and
+// credentials.
 func lcHome(t *testing.T) string {
 	t.Helper()
+	cliNewHome(t)
 	home := t.TempDir()
-	t.Setenv("ADDONPKG_HOME", filepath.Join(home, "store"))
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
 	t.Setenv("DOCKER_CONFIG", filepath.Join(home, "docker"))
-	t.Setenv("SOURCE_DATE_EPOCH", "")
 	return home
 }
 
@@ -127,7 +130,7 @@ type lcDiffJSON struct {
 // as the changes applying B over A makes.
 func checkMetricsServerDiff(t *testing.T, a, b string, extra ...string) {
 	t.Helper()
-	r := lcRun(append([]string{"diff", a, b, "--json"}, extra...)...)
+	r := lcRun(t, append([]string{"diff", a, b, "--json"}, extra...)...)
 	if r.code != 1 {
 		t.Fatalf("diff %s %s: exit %d, want 1\nstderr: %s", a, b, r.code, r.stderr)
 	}
@@ -166,7 +169,7 @@ func checkMetricsServerDiff(t *testing.T, a, b string, extra ...string) {
 	}
 
 	// The text output lists the same.
-	r = lcRun(append([]string{"diff", a, b}, extra...)...)
+	r = lcRun(t, append([]string{"diff", a, b}, extra...)...)
 	if r.code != 1 || !strings.Contains(r.stdout, "Added (1):\n  v1/ConfigMap kube-system/metrics-server-extra\n") ||
 		!strings.Contains(r.stdout, "Removed (1):\n  apiregistration.k8s.io/v1/APIService v1beta1.metrics.k8s.io\n") ||
 		!strings.Contains(r.stdout, "Changed (1):\n  apps/v1/Deployment kube-system/metrics-server\n") {
@@ -175,12 +178,13 @@ func checkMetricsServerDiff(t *testing.T, a, b string, extra ...string) {
 }
 
 func TestDiffLifecycle(t *testing.T) {
-	lcHome(t)
+	t.Parallel()
+	cliNewHome(t)
 	v1, v2 := lcMetricsServerVersions(t)
 
 	t.Run("folders", func(t *testing.T) {
 		checkMetricsServerDiff(t, v1, v2)
-		r := lcRun("diff", v1, v1)
+		r := lcRun(t, "diff", v1, v1)
 		if r.code != 0 || r.stdout != "no differences\n" {
 			t.Errorf("same folder: exit %d %q %s", r.code, r.stdout, r.stderr)
 		}
@@ -191,7 +195,7 @@ func TestDiffLifecycle(t *testing.T) {
 		lcMust(t, "build", v2, "-t", "metrics-server:2", "--format", "artifact")
 		checkMetricsServerDiff(t, "metrics-server:1", "metrics-server:2")
 		// A folder against its own build: no difference.
-		if r := lcRun("diff", v1, "metrics-server:1", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"equal": true`) {
+		if r := lcRun(t, "diff", v1, "metrics-server:1", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"equal": true`) {
 			t.Errorf("folder vs its build: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -212,7 +216,7 @@ func TestDiffLifecycle(t *testing.T) {
 			{"diff", v1, v2, "--no-such-flag"},
 			{"diff", v1, "no-such-addon:1", "--pull", "never"},
 		} {
-			r := lcRun(args...)
+			r := lcRun(t, args...)
 			// One line; a usage mistake adds the usage line.
 			if r.code != 2 || !strings.HasPrefix(r.stderr, "addonpkg: ") || strings.Count(strings.TrimSuffix(r.stderr, "Usage: addonpkg diff A [B] [flags]\n"), "\n") != 1 || r.stdout != "" {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
@@ -241,7 +245,7 @@ func TestDoctorCommand(t *testing.T) {
 	if _, err := os.Stat(cached); err != nil {
 		t.Errorf("no cached report: %v", err)
 	}
-	r := lcRun("doctor", "127.0.0.1:1/nothing")
+	r := lcRun(t, "doctor", "127.0.0.1:1/nothing")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "addonpkg: ") {
 		t.Errorf("unreachable registry: exit %d %q", r.code, r.stderr)
 	}
@@ -254,7 +258,7 @@ func TestPushAuto(t *testing.T) {
 	reg := testregistry.Start(t, testregistry.Options{DeleteEnabled: true})
 	lcMust(t, "build", filepath.Join("..", "..", "examples", "coredns"), "--format", "artifact", "-t", "coredns:1")
 
-	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, storeDir: cliHomeOf(t)}
 	cmd := &cobra.Command{}
 	cmd.SetContext(context.Background())
 	src := source.Ref{Kind: source.KindStore, Name: "coredns:1"}
@@ -347,8 +351,9 @@ func lcInspectJSON(t *testing.T, src string) lcInspect {
 // build --base puts a patch layer on a built add-on: its layers stay, the
 // result renders like the patched folder.
 func TestBuildBase(t *testing.T) {
+	t.Parallel()
 	lcNeedFlag(t, newBuildCmd(&app{}), "base")
-	lcHome(t)
+	cliNewHome(t)
 	v1, v2 := lcMetricsServerVersions(t)
 	patch := filepath.Join(t.TempDir(), "patch")
 	for _, f := range []string{"deployment.yaml", "kustomization.yaml", "extra-config.yaml"} {
@@ -387,7 +392,7 @@ func TestBuildBase(t *testing.T) {
 				t.Errorf("config %+v", got.Config)
 			}
 			checkMetricsServerDiff(t, tc.base, tc.tag)
-			if r := lcRun("diff", v2, tc.tag); r.code != 0 {
+			if r := lcRun(t, "diff", v2, tc.tag); r.code != 0 {
 				t.Errorf("the patched add-on renders unlike the patched folder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
@@ -409,7 +414,7 @@ func TestBuildBase(t *testing.T) {
 		{[]string{"build", patch, "--base", "./" + patch}, "--base"},
 		{[]string{"build", patch, "--base", "oci:" + filepath.Join(empty, "none")}, "none"},
 	} {
-		r := lcRun(tc.args...)
+		r := lcRun(t, tc.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q", tc.args, r.code, r.stderr)
 		}
@@ -443,14 +448,14 @@ func TestPushFormatAuto(t *testing.T) {
 	if err := cache.Store(&doctor.Report{Registry: reg.Host, Time: time.Now(), Checks: []doctor.Check{{Name: doctor.CheckArtifact}}}); err != nil {
 		t.Fatal(err)
 	}
-	r := lcRun("push", "coredns:1", reg.Host+"/addons/coredns:2", "--format", "auto")
+	r := lcRun(t, "push", "coredns:1", reg.Host+"/addons/coredns:2", "--format", "auto")
 	if r.code != 0 || !strings.Contains(r.stderr, "does not accept the artifact form") || strings.Contains(r.stdout, stored.Digest) {
 		t.Fatalf("converted: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if in := lcInspectJSON(t, reg.Host+"/addons/coredns:2"); in.Form != "image" || in.Config.Identity != stored.Config.Identity {
 		t.Errorf("pushed %s %s, stored identity %s", in.Form, in.Config.Identity, stored.Config.Identity)
 	}
-	if r := lcRun("push", "coredns:1", reg.Host+"/addons/coredns:3", "--format", "bogus"); r.code != 1 || !strings.Contains(r.stderr, "bogus") {
+	if r := lcRun(t, "push", "coredns:1", reg.Host+"/addons/coredns:3", "--format", "bogus"); r.code != 1 || !strings.Contains(r.stderr, "bogus") {
 		t.Errorf("--format bogus: exit %d %q", r.code, r.stderr)
 	}
 }
@@ -478,14 +483,15 @@ func TestRegistryTransportPrefixes(t *testing.T) {
 // that a name with terminal escapes neither reaches a terminal through
 // jq -r .object nor is lost.
 func TestDiffJSONKeepsNamesExact(t *testing.T) {
-	lcHome(t)
+	t.Parallel()
+	cliNewHome(t)
 	cm := func(name, v string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: ns\ndata:\n  k: " + v + "\n"
 	}
 	a, b := t.TempDir(), t.TempDir()
 	must(t, os.WriteFile(filepath.Join(a, "cm.yaml"), []byte(cm(`"x\e[2J"`, "old")), 0o644))
 	must(t, os.WriteFile(filepath.Join(b, "cm.yaml"), []byte(cm(`"x\e[2J"`, "new")), 0o644))
-	r := lcRun("diff", a+"/", b+"/", "--json")
+	r := lcRun(t, "diff", a+"/", b+"/", "--json")
 	var got lcDiffJSON
 	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 1 || err != nil || len(got.Changes) != 1 {
 		t.Fatalf("exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)
@@ -502,7 +508,8 @@ func TestDiffJSONKeepsNamesExact(t *testing.T) {
 // sorted by group, kind, namespace and name (the diff command's help), not
 // in the order the add-ons' files hold the objects.
 func TestDiffJSONSorted(t *testing.T) {
-	lcHome(t)
+	t.Parallel()
+	cliNewHome(t)
 	obj := func(apiVersion, kind, ns, name, v string) string {
 		return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\ndata:\n  k: " + v + "\n---\n"
 	}
@@ -513,7 +520,7 @@ func TestDiffJSONSorted(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(b, "all.yaml"), []byte(
 		obj("v1", "Secret", "a", "new", "1")+obj("v1", "ConfigMap", "b", "x", "2")+
 			obj("v1", "ConfigMap", "a", "y", "2")+obj("v1", "ConfigMap", "b", "new", "1")), 0o644))
-	r := lcRun("diff", a+"/", b+"/", "--json")
+	r := lcRun(t, "diff", a+"/", b+"/", "--json")
 	var got lcDiffJSON
 	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 1 || err != nil {
 		t.Fatalf("exit %d, %v:\n%s%s", r.code, err, r.stdout, r.stderr)

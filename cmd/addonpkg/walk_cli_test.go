@@ -11,9 +11,10 @@ import (
 // it for theirs (and docker build -o): `build PATH -o oci:DIR` writes the
 // layout, where it was refused with a hint about JSON.
 func TestBuildShortOutput(t *testing.T) {
-	lcHome(t)
+	t.Parallel()
+	cliNewHome(t)
 	dir := filepath.Join(t.TempDir(), "layout")
-	r := lcRun("build", filepath.Join("..", "..", "examples", "metrics-server"), "-o", "oci:"+dir+":1")
+	r := lcRun(t, "build", filepath.Join("..", "..", "examples", "metrics-server"), "-o", "oci:"+dir+":1")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "sha256:") {
 		t.Fatalf("build -o: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -61,7 +62,7 @@ func TestSetCommandsWithoutDeclaration(t *testing.T) {
 		{[]string{"mirror", "--to", "oci-archive:x.tar"}, 1, "addonpkg: mirror: no addons.yaml here"},
 		{[]string{"render", "-f", "nope.yaml"}, 1, "addonpkg: -f nope.yaml: no such file or directory\n"},
 	} {
-		r := lcRun(c.args...)
+		r := lcRun(t, c.args...)
 		if r.code != c.code || !strings.HasPrefix(r.stderr, c.want) {
 			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit %d, %q", c.args, r.code, r.stderr, c.code, c.want)
 		}
