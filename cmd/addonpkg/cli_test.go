@@ -104,6 +104,37 @@ func cliNewHome(t *testing.T) string {
 	return dir
 }
 
+// The tests run in parallel, each on its own store: what a test's
+// commands write lands in its cliNewHome, a subtest's commands use its
+// parent's, and a subtest that makes its own store sees only that one.
+// (Commands that fell back to ADDONPKG_HOME would share one store.)
+func TestCLIStoreIsTheTests(t *testing.T) {
+	t.Parallel()
+	home := cliNewHome(t)
+	cliMust(t, "build", cliExampleDir("coredns"), "-t", "coredns:1")
+	if _, err := os.Stat(filepath.Join(home, "index.json")); err != nil {
+		t.Fatalf("build did not write the test's store: %v", err)
+	}
+	t.Run("parent's", func(t *testing.T) {
+		if rows := cliImagesJSON(t); len(rows) != 1 || rows[0].Name != "coredns:1" {
+			t.Errorf("images in a subtest = %v, want the parent's coredns:1", rows)
+		}
+	})
+	t.Run("own", func(t *testing.T) {
+		own := cliNewHome(t)
+		cliMust(t, "tag", "coredns:1", "mine:1", "--store", home)
+		if rows := cliImagesJSON(t); len(rows) != 0 {
+			t.Errorf("images in a subtest with a store of its own = %v, want none", rows)
+		}
+		if _, err := os.Stat(own); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the subtest's store was written: %v", err)
+		}
+	})
+	if rows := cliImagesJSON(t); len(rows) != 2 {
+		t.Errorf("images = %v, want coredns:1 and mine:1", rows)
+	}
+}
+
 var cliDigestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}\n$`)
 
 type cliImageRow struct {
