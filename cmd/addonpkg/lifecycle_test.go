@@ -465,7 +465,8 @@ func TestPushFormatAuto(t *testing.T) {
 // reach the registry with either prefix (oci:// was read as the layout
 // directory "//REGISTRY/REPO").
 func TestRegistryTransportPrefixes(t *testing.T) {
-	lcHome(t)
+	t.Parallel()
+	cliNewHome(t)
 	reg := testregistry.Start(t, testregistry.Options{})
 	lcMust(t, "build", filepath.Join("..", "..", "examples", "coredns"), "-t", "coredns:1")
 	lcMust(t, "push", "coredns:1", "oci://"+reg.Host+"/addons/coredns:1")
