@@ -144,7 +144,7 @@ func TestLoginLogoutJSON(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	reg := testregistry.Start(t, testregistry.Options{Mode: testregistry.BasicAuth})
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"login", reg.Host, "-u", reg.Username, "--password-stdin", "--json"}, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
+	code := cliExec(t, []string{"login", reg.Host, "-u", reg.Username, "--password-stdin", "--json"}, strings.NewReader(reg.Password+"\n"), &stdout, &stderr)
 	want := `{"registry":"` + reg.Host + `","username":"` + reg.Username + `","loggedIn":true}`
 	if got := compactJSON(t, stdout.String()); code != 0 || got != want {
 		t.Errorf("login --json: exit %d, stdout %q (stderr %q); want %s", code, stdout.String(), stderr.String(), want)
