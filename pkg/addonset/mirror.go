@@ -185,11 +185,10 @@ func mirrorReferrers(ctx context.Context, art *source.Artifact, dst source.Ref, 
 		if err != nil {
 			return 0, err
 		}
-		ropts, err := opts.Source.Registry.Remote(ctx)
+		to, err = referrers.Registry(r.Context(), opts.Source.Registry)
 		if err != nil {
 			return 0, err
 		}
-		to = referrers.Registry(r.Context(), ropts...)
 	} else {
 		lst, err := layout.Open(dst.Path)
 		if err != nil {

@@ -172,7 +172,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := signature.Sign(ctx, referrers.Registry(repo), s.d, signer, signature.SignOptions{}); err != nil {
+				if _, err := signature.Sign(ctx, registryAt(t, repo), s.d, signer, signature.SignOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -224,7 +224,7 @@ func TestCopyAcrossTheGap(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				hasSignature(t, referrers.Registry(repo), s.d)
+				hasSignature(t, registryAt(t, repo), s.d)
 			}
 			for _, in := range []struct {
 				repo string
@@ -402,7 +402,7 @@ func TestCopyPlatformKeepsSignedImageIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := signature.Sign(ctx, referrers.Registry(repo), f.multiD, signer, signature.SignOptions{}); err != nil {
+	if _, err := signature.Sign(ctx, registryAt(t, repo), f.multiD, signer, signature.SignOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "layout")
@@ -466,4 +466,15 @@ func TestFullReferenceNameInLayout(t *testing.T) {
 	if _, err := airgap.Copy(ctx, src, parse(t, "oci:"+filepath.Join(t.TempDir(), "again")+":1"), airgap.Options{}); err != nil {
 		t.Errorf("copy from %s: %v", src, err)
 	}
+}
+
+// registryAt is the referrers Location of repo, reached with the
+// default registry options.
+func registryAt(t testing.TB, repo name.Repository) referrers.Location {
+	t.Helper()
+	loc, err := referrers.Registry(repo, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

@@ -24,9 +24,5 @@ func Beside(ctx context.Context, st *layout.Store, repo, ref string, ro registry
 	if err != nil {
 		return nil, err
 	}
-	ropts, err := ro.Remote(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &registryLocation{repo: r.Context(), opts: ropts, blobs: ro.Blobs(r.Context())}, nil
+	return Registry(r.Context(), ro)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/addonpkg/addonpkg/pkg/referrers"
@@ -86,12 +87,24 @@ func TestReferrersListingBounded(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			host := listingServer(t, c.body)
-			loc, err := referrers.Beside(t.Context(), nil, "", host+"/x:1", registry.Options{})
+			// Both constructors of a registry Location: the cap belongs to
+			// the Location, not to how its caller reached the registry.
+			beside, err := referrers.Beside(t.Context(), nil, "", host+"/x:1", registry.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds, err := loc.Referrers(t.Context(), subject)
-			c.check(t, ds, err)
+			repo, err := name.NewRepository(host + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg, err := referrers.Registry(repo, registry.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, loc := range []referrers.Location{beside, reg} {
+				ds, err := loc.Referrers(t.Context(), subject)
+				c.check(t, ds, err)
+			}
 		})
 	}
 }

@@ -76,9 +76,20 @@ type Location interface {
 	Write(ctx context.Context, m *Manifest, tag string) error
 }
 
-// Registry is the repository repo of a registry, reached with opts.
-func Registry(repo name.Repository, opts ...remote.Option) Location {
-	return &registryLocation{repo: repo, opts: opts}
+// Registry is the repository repo of a registry, reached with ro. The
+// Location builds its own transport from ro (registry.Options.Remote),
+// so what a registry serves is bounded whatever ro says: a manifest, a
+// referrers listing or a page of tags by safetree's index cap (a
+// *safetree.LimitError) rather than go-containerregistry's 100 MiB, and
+// the blobs of what Open gives are verified as every registry blob is
+// (registry.Blobs). The error is one of ro's (an unreadable CAFile).
+func Registry(repo name.Repository, ro registry.Options) (Location, error) {
+	// The context of each call is given again with each request (options).
+	ropts, err := ro.Remote(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &registryLocation{repo: repo, opts: ropts, blobs: ro.Blobs(repo)}, nil
 }
 
 type registryLocation struct {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 )
 
 // registryRepo serves go-containerregistry's registry on 127.0.0.1, with
@@ -158,10 +159,10 @@ type locKind struct {
 
 var locKinds = []locKind{
 	{"registry-with-referrers-api", func(t *testing.T) referrers.Location {
-		return referrers.Registry(registryRepo(t, true))
+		return registryAt(t, registryRepo(t, true))
 	}},
 	{"registry-without-referrers-api", func(t *testing.T) referrers.Location {
-		return referrers.Registry(registryRepo(t, false))
+		return registryAt(t, registryRepo(t, false))
 	}},
 	{"layout", func(t *testing.T) referrers.Location {
 		st, err := layout.Init(t.TempDir())
@@ -227,7 +228,7 @@ func TestFallbackTagWritten(t *testing.T) {
 	src := referrers.Layout(st, "")
 	f.put(t, src)
 	repo := registryRepo(t, false)
-	dst := referrers.Registry(repo)
+	dst := registryAt(t, repo)
 	subject := digestOf(t, f.subject)
 	if err := dst.Write(ctx, manifestOf(t, f.subject), "v1"); err != nil {
 		t.Fatal(err)
@@ -283,4 +284,15 @@ func TestCopyBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// registryAt is the referrers Location of repo, reached with the
+// default registry options.
+func registryAt(t testing.TB, repo name.Repository) referrers.Location {
+	t.Helper()
+	loc, err := referrers.Registry(repo, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

@@ -125,7 +125,7 @@ func bundleLocations(t *testing.T) map[string]referrers.Location {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locs["registry without referrers API"] = referrers.Registry(repo)
+	locs["registry without referrers API"] = registryAt(t, repo)
 	// go-containerregistry's registry lists a referrer's config media type
 	// (cosign's empty config) as its artifactType.
 	api := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)), ggcrregistry.WithReferrersSupport(true)))
@@ -134,7 +134,7 @@ func bundleLocations(t *testing.T) map[string]referrers.Location {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locs["registry with referrers API"] = referrers.Registry(apiRepo)
+	locs["registry with referrers API"] = registryAt(t, apiRepo)
 	return locs
 }
 

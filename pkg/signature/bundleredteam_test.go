@@ -79,7 +79,7 @@ func newHostileRegistry(t *testing.T) *hostileRegistry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.loc = referrers.Registry(repo)
+	h.loc = registryAt(t, repo)
 	h.url = srv.URL + "/v2/addons/demo/manifests/"
 	return h
 }

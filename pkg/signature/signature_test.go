@@ -21,6 +21,7 @@ import (
 
 	"github.com/addonpkg/addonpkg/pkg/layout"
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/signature"
 	"github.com/addonpkg/addonpkg/pkg/source"
 )
@@ -103,7 +104,7 @@ func locations(t *testing.T) map[string]referrers.Location {
 		t.Fatal(err)
 	}
 	return map[string]referrers.Location{
-		"registry": referrers.Registry(repo),
+		"registry": registryAt(t, repo),
 		"layout":   referrers.Layout(st, ""),
 	}
 }
@@ -250,7 +251,7 @@ func TestSourceVerifyStoreCopySignedAtRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := referrers.Registry(repo)
+	reg := registryAt(t, repo)
 	d := putImage(t, reg, "1")
 	if _, err := signature.Sign(ctx, reg, d, kp.signer, signature.SignOptions{}); err != nil {
 		t.Fatal(err)
@@ -284,4 +285,15 @@ func TestSourceVerifyStoreCopySignedAtRegistry(t *testing.T) {
 	if _, err := source.Open(ctx, ref, opts); !errors.Is(err, signature.ErrNoSignature) {
 		t.Errorf("PullNever: err = %v, want ErrNoSignature (the store's copy is unsigned)", err)
 	}
+}
+
+// registryAt is the referrers Location of repo, reached with the
+// default registry options.
+func registryAt(t testing.TB, repo name.Repository) referrers.Location {
+	t.Helper()
+	loc, err := referrers.Registry(repo, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

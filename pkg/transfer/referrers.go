@@ -67,11 +67,7 @@ func destination(ctx context.Context, dst source.Ref, opts Options) (referrers.L
 		if err != nil {
 			return nil, err
 		}
-		ropts, err := opts.Registry.Remote(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return referrers.Registry(ref.Context(), ropts...), nil
+		return referrers.Registry(ref.Context(), opts.Registry)
 	case source.KindStore:
 		st, err := source.StoreOf(ctx, opts.Options)
 		if err != nil {

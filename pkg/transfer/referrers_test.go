@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/addonpkg/addonpkg/pkg/referrers"
+	"github.com/addonpkg/addonpkg/pkg/registry"
 	"github.com/addonpkg/addonpkg/pkg/source"
 	"github.com/addonpkg/addonpkg/pkg/transfer"
 )
@@ -69,7 +70,7 @@ func TestCopyReferrers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		found, err := referrers.Find(ctx, referrers.Registry(dstRepo), art.Digest)
+		found, err := referrers.Find(ctx, registryAt(t, dstRepo), art.Digest)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,4 +212,15 @@ func TestWholeIndexReportsIgnoredOnce(t *testing.T) {
 	if len(ignored) != 1 {
 		t.Errorf("the cosign tag that is not a signature was reported %d times, want once: %+v", len(ignored), ignored)
 	}
+}
+
+// registryAt is the referrers Location of repo, reached with the
+// default registry options.
+func registryAt(t testing.TB, repo name.Repository) referrers.Location {
+	t.Helper()
+	loc, err := referrers.Registry(repo, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
