@@ -33,7 +33,7 @@ func addBundleLimits(cmd *cobra.Command) {
 	var l safetree.Limits
 	f := cmd.Flags()
 	addLimit(f, &l.MaxBundleReferrers, "max-bundle-referrers", safetree.DefaultMaxBundleReferrers, "limit: referrers listed as Sigstore bundles that one signature check reads (anyone who can push can push junk ones)")
-	addLimit(f, &l.MaxBundleSearchBytes, "max-bundle-search-bytes", safetree.DefaultMaxBundleSearchBytes, "limit: bytes of Sigstore bundle referrers (manifests and bundles) that one signature check reads, over all of them")
+	addLimit(f, &l.MaxBundleSearchBytes, "max-bundle-search-bytes", safetree.DefaultMaxBundleSearchBytes, "limit: bytes of signatures (legacy .sig payloads, Sigstore bundle referrers and bundles) that one signature check reads, over all of them")
 }
 
 // bundleLimits are the values of addBundleLimits' flags; a command

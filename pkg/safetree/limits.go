@@ -93,10 +93,11 @@ type Limits struct {
 	// MaxBundleReferrers caps the referrer manifests listed as Sigstore
 	// bundles that one verification reads.
 	MaxBundleReferrers int
-	// MaxBundleSearchBytes caps the bytes one verification reads across
-	// all those referrers, their manifests and their bundles (each
-	// bundle is capped by MaxSignatureBytes too, each manifest as any
-	// manifest is).
+	// MaxBundleSearchBytes caps the signature bytes one verification
+	// reads in all: the legacy sha256-HEX.sig image and its payloads,
+	// then those referrers, their manifests and their bundles (each
+	// payload or bundle is capped by MaxSignatureBytes too, each
+	// manifest as any manifest is).
 	MaxBundleSearchBytes int64
 }
 

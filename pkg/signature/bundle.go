@@ -34,10 +34,11 @@ const (
 // can push junk bundles whose digests sort before the real one, so each
 // candidate is checked as soon as it is read and the search stops at the
 // first that verifies. It reads at most KeyVerifier.Limits'
-// MaxBundleReferrers referrer manifests and MaxBundleSearchBytes of
-// them and their bundles (each bundle also capped like a legacy payload,
-// by MaxSignatureBytes); past either bound it stops with a
-// *BundleSearchError. The defaults are safetree's
+// MaxBundleReferrers referrer manifests, and its reads of them and their
+// bundles count against MaxBundleSearchBytes (each bundle also capped
+// like a legacy payload, by MaxSignatureBytes), the one byte budget of a
+// verification, which the legacy signature read before it shares
+// (budget); past either bound it stops with a *BundleSearchError. The defaults are safetree's
 // (DefaultMaxBundleReferrers, DefaultMaxBundleSearchBytes).
 
 // BundleSearchError says the search for a Sigstore bundle stopped at
@@ -71,7 +72,7 @@ func (e *BundleSearchError) Unwrap() error { return e.Bound }
 // not looked at; one that claims to be and is not readable as one, or
 // does not verify, is a reason in why, and so is a search stopped at its
 // bound (a *BundleSearchError). No reason: no bundle refers to d.
-func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, []error, error) {
+func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location, d v1.Hash, b *budget) (*Verified, []error, error) {
 	descs, err := loc.Referrers(ctx, d)
 	if errors.Is(err, referrers.ErrUnsupported) {
 		// A docker-archive holds no referrers: only a tag can sign.
@@ -89,27 +90,22 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 	}
 	lim := v.Limits.WithDefaults()
 	payloadCap := lim.Cap(safetree.LimitSignatureBytes)
-	stop := func(i int, which safetree.LimitID, name string, max int64) *BundleSearchError {
-		return &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: &safetree.LimitError{Name: name, Limit: max, Which: which}}
-	}
 	var why []error
-	var spent int64 // bytes read: manifests and bundles
-	overBudget := func(size int64) bool { return spent+max(size, 0) > lim.MaxBundleSearchBytes }
 	for i, desc := range candidates {
 		if i == lim.MaxBundleReferrers {
-			return nil, append(why, stop(i, safetree.LimitBundleReferrers, "bundle referrers read", int64(lim.MaxBundleReferrers))), nil
+			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: &safetree.LimitError{Name: "bundle referrers read", Limit: int64(lim.MaxBundleReferrers), Which: safetree.LimitBundleReferrers}}), nil
 		}
 		// A manifest is judged by its listed size before it is read,
 		// and counted by what was read (a listing may lie; the read is
 		// capped as every manifest is).
-		if overBudget(desc.Size) {
-			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundle referrers read", lim.MaxBundleSearchBytes)), nil
+		if b.over(desc.Size) {
+			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: b.exceeded()}), nil
 		}
 		img, layer, size, reason, err := openBundle(ctx, loc, d, desc.Digest)
 		if err != nil {
 			return nil, nil, err
 		}
-		spent += size
+		b.spent += size
 		if reason != nil {
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue
@@ -120,15 +116,15 @@ func (v *KeyVerifier) verifyBundles(ctx context.Context, loc referrers.Location,
 		// The layer's size is bound to its digest (readPayload checks
 		// it): the budget is judged before the body is fetched. One over
 		// the per-bundle cap is refused by readPayload unread.
-		if layer.Size <= payloadCap.Bytes() && overBudget(layer.Size) {
-			return nil, append(why, stop(i, safetree.LimitBundleSearchBytes, "bytes of bundle referrers read", lim.MaxBundleSearchBytes)), nil
+		if layer.Size <= payloadCap.Bytes() && b.over(layer.Size) {
+			return nil, append(why, &BundleSearchError{Checked: i, Unread: len(candidates) - i, Bound: b.exceeded()}), nil
 		}
 		body, reason := readPayload(img, layer, payloadCap)
 		if reason != nil {
 			why = append(why, fmt.Errorf("bundle %s: %w", desc.Digest, reason))
 			continue
 		}
-		spent += int64(len(body))
+		b.spent += int64(len(body))
 		k, err := v.checkBundle(body, d)
 		if err != nil {
 			why = append(why, fmt.Errorf("bundle %s%w", desc.Digest, err))

@@ -184,9 +184,9 @@ type Verifier interface {
 type KeyVerifier struct {
 	Keys []Key
 	// Limits bound what a verification reads: each payload or bundle
-	// (MaxSignatureBytes) and the search for a Sigstore bundle
-	// (MaxBundleReferrers, MaxBundleSearchBytes). A zero field is its
-	// default.
+	// (MaxSignatureBytes), the search for a Sigstore bundle
+	// (MaxBundleReferrers) and every signature byte read, legacy or
+	// bundle (MaxBundleSearchBytes). A zero field is its default.
 	Limits safetree.Limits
 }
 
@@ -202,19 +202,21 @@ func (v *KeyVerifier) VerifyAt(ctx context.Context, loc referrers.Location, d v1
 // sign), then the Sigstore bundles whose subject is d (cosign 3 sign, by
 // the referrers API or the sha256-HEX fallback index). No signature is an
 // error wrapping ErrNoSignature; signatures that all fail, one wrapping
-// ErrBadSignature and, for each, why (a bundle or payload over its cap
-// is a *safetree.LimitError; a search for a bundle stopped at its bound,
-// v.Limits' MaxBundleReferrers or MaxBundleSearchBytes, a
-// *BundleSearchError).
+// ErrBadSignature and, for each, why (a bundle or payload over its cap,
+// or a legacy payload past the byte bound of the whole verification,
+// v.Limits' MaxBundleSearchBytes, is a *safetree.LimitError; a search
+// for a bundle stopped at its bound, MaxBundleReferrers or that byte
+// bound, a *BundleSearchError).
 func (v *KeyVerifier) Verify(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, error) {
 	if len(v.Keys) == 0 {
 		return nil, fmt.Errorf("verify %s: %w: no key given", d, ErrBadKey)
 	}
-	res, why, sigTag, err := v.verifyTagged(ctx, loc, d)
+	b := &budget{max: v.Limits.WithDefaults().MaxBundleSearchBytes}
+	res, why, sigTag, err := v.verifyTagged(ctx, loc, d, b)
 	if res != nil || err != nil {
 		return res, err
 	}
-	res, bundleWhy, err := v.verifyBundles(ctx, loc, d)
+	res, bundleWhy, err := v.verifyBundles(ctx, loc, d, b)
 	if res != nil || err != nil {
 		if err != nil {
 			return nil, fmt.Errorf("%s@%s: look up Sigstore bundles: %w", loc, d, err)
@@ -257,7 +259,7 @@ func (r reasons) Unwrap() []error { return r }
 // verifyTagged checks the legacy signatures, the image tagged
 // sha256-HEX.sig: the first that verifies, else why each failed, and
 // whether the tag is there at all.
-func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, d v1.Hash) (*Verified, []error, bool, error) {
+func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, d v1.Hash, b *budget) (*Verified, []error, bool, error) {
 	tag := Tag(d)
 	desc, err := loc.Resolve(ctx, tag)
 	if errors.Is(err, errdef.ErrNotFound) {
@@ -266,10 +268,14 @@ func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, 
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("%s@%s: look up the signature: %w", loc, d, err)
 	}
+	if b.over(desc.Size) {
+		return nil, []error{fmt.Errorf("%s: %w", tag, b.exceeded())}, true, nil
+	}
 	m, err := loc.Open(ctx, desc.Digest)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("%s@%s: read the signature: %w", loc, d, err)
 	}
+	b.spent += m.Descriptor.Size
 	if m.Image == nil {
 		return nil, []error{fmt.Errorf("%s is an index, not a signature image", tag)}, true, nil
 	}
@@ -288,11 +294,18 @@ func (v *KeyVerifier) verifyTagged(ctx context.Context, loc referrers.Location, 
 		if l.MediaType != mediatypes.CosignSimpleSigning {
 			continue
 		}
+		// Judged before the read, as a bundle is; one over the payload
+		// cap is refused by readPayload unread.
+		if l.Size <= payloadCap.Bytes() && b.over(l.Size) {
+			why = append(why, fmt.Errorf("%s: signature %d: %w", tag, i+1, b.exceeded()))
+			break
+		}
 		body, err := readPayload(m.Image, l, payloadCap)
 		if err != nil {
 			why = append(why, fmt.Errorf("signature %d: %w", i+1, err))
 			continue
 		}
+		b.spent += int64(len(body))
 		p, k, err := v.check(body, l.Annotations[AnnotationSignature], d)
 		if err != nil {
 			why = append(why, fmt.Errorf("signature %d%w", i+1, err))
@@ -342,6 +355,22 @@ func keyNames(keys []Key) string {
 		return "the key " + names[0]
 	}
 	return "any of the keys " + strings.Join(names, ", ")
+}
+
+// budget counts the signature bytes one Verify reads, the legacy
+// signature image and its payloads, then the Sigstore bundle referrers
+// and their bundles, against one bound (safetree.Limits'
+// MaxBundleSearchBytes): the legacy tag alone could hold MaxSignatures
+// payloads of MaxSignatureBytes each, read on top of the bundle search's
+// bytes otherwise. Each read is judged by its claimed size before it is
+// made and counted by what was read.
+type budget struct{ spent, max int64 }
+
+func (b *budget) over(size int64) bool { return b.spent+max(size, 0) > b.max }
+
+// exceeded is the error of a read refused by the budget.
+func (b *budget) exceeded() *safetree.LimitError {
+	return &safetree.LimitError{Name: "bytes of signatures read", Limit: b.max, Which: safetree.LimitBundleSearchBytes}
 }
 
 // readPayload reads a signature layer's bytes, capped by payloadCap and
