@@ -313,20 +313,22 @@ type fileJob struct {
 	perm     fs.FileMode
 }
 
-// checkLink refuses a link whose target text is absolute, even if
-// os.Root could resolve it (the tree must not depend on where it sits),
-// or that resolves outside the folder through other links
-// (safetree.Resolve, the rule of every tree).
+// checkLink judges a link by the rule of every tree (safetree.CheckLink):
+// one whose target text is absolute, even if os.Root could resolve it
+// (the tree must not depend on where it sits), or that resolves outside
+// the folder through other links, is ErrSymlinkOutside; one to a folder
+// that holds it, safetree.ErrLinkLoop.
 func (l *loader) checkLink(s string) error {
 	target, err := l.root.Readlink(s)
 	if err != nil {
 		return err
 	}
-	if err := safetree.CheckLinkText(s, filepath.ToSlash(target)); err != nil {
+	err = safetree.CheckLink(l.rootFS, filepath.ToSlash(s))
+	switch {
+	case errors.Is(err, safetree.ErrLinkLoop):
+		return fmt.Errorf("%s -> %s: %w", filepath.Join(l.dir, s), target, err)
+	case errors.Is(err, safetree.ErrUnsafe):
 		return fmt.Errorf("%s -> %s: %w: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside, err)
 	}
-	if _, err := safetree.Resolve(l.rootFS, s); err != nil {
-		return fmt.Errorf("%s -> %s: %w: %w", filepath.Join(l.dir, s), target, ErrSymlinkOutside, err)
-	}
-	return nil
+	return err
 }

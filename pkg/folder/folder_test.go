@@ -409,3 +409,31 @@ func entries(t *testing.T, fsys fs.FS) []string {
 	}
 	return out
 }
+
+// A link to a folder that holds it (base/loop -> ..) stays inside the
+// folder, but loading copied the folder into itself 32 times over and
+// failed on a path hundreds of bytes long ("too many levels of directory
+// symlinks", untyped). It is refused at once, naming the link, as every
+// tree refuses it (safetree.ErrLinkLoop).
+func TestLoadDirSymlinkLoop(t *testing.T) {
+	eachLoader(t, func(t *testing.T, load loadFunc) {
+		for _, tc := range []struct{ link, target string }{
+			{"base/loop", ".."},
+			{"base/self", "."},
+			{"base/deep/up", "../.."},
+		} {
+			t.Run(tc.link, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "tree")
+				writeTree(t, dir, map[string]string{"a.yaml": cm, "base/b.yaml": cm, "base/deep/c.yaml": cm})
+				symlink(t, tc.target, filepath.Join(dir, filepath.FromSlash(tc.link)))
+				_, err := load(dir)
+				if !errors.Is(err, safetree.ErrLinkLoop) || errors.Is(err, folder.ErrSymlinkOutside) {
+					t.Fatalf("link %s -> %s: err = %v, want ErrLinkLoop", tc.link, tc.target, err)
+				}
+				if msg := err.Error(); len(msg) > len(dir)+250 || !strings.Contains(msg, tc.link) {
+					t.Errorf("message %q: want one short line naming the link", msg)
+				}
+			})
+		}
+	})
+}

@@ -9,7 +9,8 @@
 // rendering, and Options.DropText keeps each document's place instead of
 // its text. A kustomization's remote resources are refused
 // (ErrRemote) unless Options.AllowRemote, and a tree whose links lead
-// out of it is refused (safetree.ErrLinkEscape), whatever its kind. This is the one package that
+// out of it (safetree.ErrLinkEscape) or to a folder that holds it
+// (safetree.ErrLinkLoop) is refused, whatever its kind. This is the one package that
 // runs kustomize: a program that only unpacks does not compile it. A
 // kustomization's buildMetadata: [managedByLabel] labels objects
 // app.kubernetes.io/managed-by: kustomize-api-vX.Y.Z, the version of the

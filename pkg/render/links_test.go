@@ -108,3 +108,52 @@ func TestKustomizeHostileShapesRefused(t *testing.T) {
 		})
 	}
 }
+
+// A link to a folder that holds it (base/loop -> ..) stays in the tree,
+// but kustomize and the walk of its kustomizations went round it until
+// the path was too long, and failed naming base/loop/base/loop/... (40
+// times) "not found". Such a tree is refused before either reads it, in
+// one line naming the link, whether a kustomization names the link or
+// not, and so is a plain-manifest tree.
+func TestRenderRefusesLinkLoops(t *testing.T) {
+	for _, tc := range []struct {
+		name, target string
+		files        map[string]string
+	}{
+		{"named by a kustomization", "..", map[string]string{"kustomization.yaml": "resources:\n- base\n", "base/kustomization.yaml": "resources:\n- cm.yaml\n- loop\n", "base/cm.yaml": configMap}},
+		{"in a kustomize tree", "..", map[string]string{"kustomization.yaml": "resources:\n- base\n", "base/kustomization.yaml": "resources:\n- cm.yaml\n", "base/cm.yaml": configMap}},
+		{"to its own folder", ".", map[string]string{"kustomization.yaml": "resources:\n- base\n", "base/kustomization.yaml": "resources:\n- cm.yaml\n- loop\n", "base/cm.yaml": configMap}},
+		{"in a plain tree", "..", map[string]string{"cm.yaml": configMap}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, s := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(n))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "base"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tc.target, filepath.Join(dir, "base", "loop")); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err := render.Render(context.Background(), os.DirFS(dir), render.Options{})
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+			var se *safetree.Error
+			if !errors.Is(err, safetree.ErrLinkLoop) || !errors.As(err, &se) || se.Entry != "base/loop" {
+				t.Fatalf("err = %v, want ErrLinkLoop naming base/loop", err)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 200 {
+				t.Errorf("message of %d bytes, want one short line: %q", len(msg), msg)
+			}
+		})
+	}
+}

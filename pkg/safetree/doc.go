@@ -11,14 +11,16 @@
 //   - a symbolic link's target is relative and not empty (CheckLinkText),
 //     and, in the final tree, resolves inside the tree when every other
 //     link on its way is followed too (CheckLinks, Resolve): a chain of
-//     links that each look harmless cannot leave the tree;
+//     links that each look harmless cannot leave the tree; nor is it a
+//     folder that holds it (CheckLink), round which every walk that
+//     follows links would go until the path is too long;
 //   - no two names of one directory differ only in case or Unicode
 //     normalization, for a tree written to a file system that may fold
 //     them (CheckCase);
 //   - the sizes and counts of Limits bound the work a tree can cause.
 //
 // Every refusal is an *Error whose Err is one of the class sentinels
-// (ErrPathEscape, ErrLinkEscape, ErrUnsupportedType, ErrCaseCollision,
+// (ErrPathEscape, ErrLinkEscape, ErrLinkLoop, ErrUnsupportedType, ErrCaseCollision,
 // ErrBadName), each of which also matches ErrUnsafe with errors.Is; a
 // crossed limit is a *LimitError, which matches ErrLimit and names the
 // limit (Which, a LimitID). Sanitize is how untrusted text (an entry

@@ -17,6 +17,8 @@ var (
 	// empty, or resolves outside the tree (through other links too), or
 	// a chain of links that does not end.
 	ErrLinkEscape error = class("link leaves the tree")
+	// ErrLinkLoop: a symbolic link to a folder that holds it (CheckLink).
+	ErrLinkLoop error = class("link to a folder that holds it")
 	// ErrUnsupportedType: a device, FIFO, socket or unknown entry type.
 	ErrUnsupportedType error = class("unsupported entry type")
 	// ErrCaseCollision: two names of one directory that a case-folding or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -27,25 +28,47 @@ func Resolve(fsys fs.ReadLinkFS, name string) (string, error) {
 	return join(dir), nil
 }
 
-// CheckLinks resolves every symbolic link of fsys from its own directory
-// and refuses the first one that leaves the tree or loops. It is the one
-// judgement of links for every reader and writer of untrusted trees.
+// CheckLinks judges every symbolic link of fsys (CheckLink) and refuses
+// the first one that leaves the tree or loops. It is the one judgement
+// of links for every reader and writer of untrusted trees.
 func CheckLinks(fsys fs.ReadLinkFS) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSymlink == 0 {
 			return err
 		}
-		target, err := fsys.ReadLink(name)
-		if err != nil {
-			return err
-		}
-		if err := CheckLinkText(name, target); err != nil {
-			return err
-		}
-		r := resolver{fsys: fsys, origin: name}
-		_, err = r.walk(parentOf(name), target)
-		return err
+		return CheckLink(fsys, name)
 	})
+}
+
+// CheckLink judges the symbolic link name of fsys: its text
+// (CheckLinkText), where it resolves from its own directory through every
+// other link (ErrLinkEscape when outside the tree or without end), and
+// that it is no folder that holds it (ErrLinkLoop: base/loop -> ..).
+// Such a link resolves inside the tree, but every walk that follows
+// links (kustomize's resources, a copy) goes round it until the path is
+// too long for the system, and then fails on a name hundreds of bytes
+// long, far from the link.
+func CheckLink(fsys fs.ReadLinkFS, name string) error {
+	target, err := fsys.ReadLink(name)
+	if err != nil {
+		return err
+	}
+	if err := CheckLinkText(name, target); err != nil {
+		return err
+	}
+	r := resolver{fsys: fsys, origin: name}
+	parent, err := r.walk(nil, path.Dir(name))
+	if err != nil {
+		return err
+	}
+	to, err := r.walk(slices.Clone(parent), target)
+	if err != nil {
+		return err
+	}
+	if len(to) <= len(parent) && slices.Equal(to, parent[:len(to)]) {
+		return refuse(name, ErrLinkLoop, "a link to %q, which is %q, a folder that holds the link: a walk through it never ends", target, join(to))
+	}
+	return nil
 }
 
 type resolver struct {

@@ -93,25 +93,37 @@ func tree(t testing.TB, spec string) (*filetree.FS, bool) {
 // together they reach /etc/passwd.
 const chainAttack = `
 d a/b/c/d
-l a/b/c/d/up ../..
-l passwd.yaml a/b/c/d/up/../../../../etc/passwd
+d z
+l a/b/c/d/s ../../../../z
+l passwd.yaml a/b/c/d/s/../../../../etc/passwd
 `
 
 func TestCheckLinks(t *testing.T) {
 	for _, tc := range []struct {
 		name, spec string
-		ok         bool
+		want       error // nil: accepted
 	}{
-		{"inside", "f a/x.yaml\nl b a/x.yaml\nl c b", true},
-		{"dir link", "f a/x.yaml\nl b a\nl c b/x.yaml", true},
-		{"dangling inside", "l x missing/file", true},
-		{"lexical escape", "l x ../etc", false},
-		{"chain attack", chainAttack, false},
-		{"up twice", "d h\nl h/up ..\nl x h/up/h/up/..", false},
-		{"dangling escape", "l x missing/../../etc", false},
-		{"loop", "l a b\nl b a", false},
-		{"self", "l a a/x", false},
-		{"absolute in chain", "f y\nl a y\nl y2 a", true},
+		{"inside", "f a/x.yaml\nl b a/x.yaml\nl c b", nil},
+		{"dir link", "f a/x.yaml\nl b a\nl c b/x.yaml", nil},
+		{"dangling inside", "l x missing/file", nil},
+		{"lexical escape", "l x ../etc", safetree.ErrLinkEscape},
+		{"chain attack", chainAttack, safetree.ErrLinkEscape},
+		// Its link to a parent is refused first, as a loop.
+		{"up twice", "d h\nl h/up ..\nl x h/up/h/up/..", safetree.ErrLinkLoop},
+		{"dangling escape", "l x missing/../../etc", safetree.ErrLinkEscape},
+		{"loop", "l a b\nl b a", safetree.ErrLinkEscape},
+		{"self", "l a a/x", safetree.ErrLinkEscape},
+		{"absolute in chain", "f y\nl a y\nl y2 a", nil},
+		// A link to a folder that holds it resolves inside the tree, and
+		// a walk that follows links never ends through it.
+		{"to its parent", "f base/k.yaml\nl base/loop ..", safetree.ErrLinkLoop},
+		{"to its own folder", "f base/k.yaml\nl base/loop .", safetree.ErrLinkLoop},
+		{"to the root, deep", "f a/b/c/k.yaml\nl a/b/c/up ../../..", safetree.ErrLinkLoop},
+		{"to its parent by name", "f base/k.yaml\nl base/loop ../base", safetree.ErrLinkLoop},
+		{"to its parent through a link", "f base/k.yaml\nl up ..\nl base/loop ../base/up/base", safetree.ErrLinkEscape},
+		{"to its parent through another link", "f base/k.yaml\nl dot .\nl base/loop ../dot", safetree.ErrLinkLoop},
+		{"to a sibling folder", "f a/k.yaml\nf b/k.yaml\nl a/b ../b", nil},
+		{"to a child folder", "f a/sub/k.yaml\nl a/s sub", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, ok := tree(t, tc.spec)
@@ -119,13 +131,13 @@ func TestCheckLinks(t *testing.T) {
 				t.Fatal("bad spec")
 			}
 			err := safetree.CheckLinks(fsys)
-			if (err == nil) != tc.ok {
-				t.Fatalf("CheckLinks = %v, want ok=%v", err, tc.ok)
+			if (err == nil) != (tc.want == nil) {
+				t.Fatalf("CheckLinks = %v, want %v", err, tc.want)
 			}
-			if err != nil && (!errors.Is(err, safetree.ErrLinkEscape) || !errors.Is(err, safetree.ErrUnsafe)) {
-				t.Fatalf("CheckLinks = %v, want ErrLinkEscape", err)
+			if err != nil && (!errors.Is(err, tc.want) || !errors.Is(err, safetree.ErrUnsafe)) {
+				t.Fatalf("CheckLinks = %v, want %v", err, tc.want)
 			}
-			if tc.ok {
+			if tc.want == nil {
 				checkAgainstKernel(t, fsys)
 			}
 		})
@@ -213,7 +225,8 @@ func TestLimits(t *testing.T) {
 }
 
 // checkAgainstKernel writes fsys to disk and has the kernel resolve every
-// link: none that CheckLinks let pass may resolve outside the tree.
+// link: none that CheckLinks let pass may resolve outside the tree, or
+// to a folder that holds it.
 func checkAgainstKernel(t testing.TB, fsys *filetree.FS) {
 	dir := t.TempDir()
 	root, err := os.OpenRoot(dir)
@@ -254,6 +267,10 @@ func checkAgainstKernel(t testing.TB, fsys *filetree.FS) {
 		}
 		if got != base && !strings.HasPrefix(got, base+string(filepath.Separator)) {
 			t.Fatalf("CheckLinks passed %s, which the kernel resolves to %s, outside %s", l, got, base)
+		}
+		parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Join(dir, l)))
+		if err == nil && (parent == got || strings.HasPrefix(parent, got+string(filepath.Separator))) {
+			t.Fatalf("CheckLinks passed %s, which the kernel resolves to %s, a folder that holds it", l, got)
 		}
 	}
 }
