@@ -36,6 +36,11 @@ var (
 	// ErrUnreachable: no connection to the registry (refused, no such
 	// host, no answer in time).
 	ErrUnreachable = errors.New("registry unreachable")
+	// ErrServer: the registry was reached and failed: it answered 5xx,
+	// or 429 still after the retries. Not the request's fault, and
+	// unlike ErrUnreachable the registry is there: the same request may
+	// succeed later, and a write may have been done.
+	ErrServer = errors.New("registry failed")
 	// ErrUntrustedCertificate: the registry's TLS certificate is not
 	// signed by a trusted authority, or is for another name.
 	ErrUntrustedCertificate = errors.New("TLS certificate not trusted")
@@ -167,7 +172,7 @@ func Explain(ref string, err error) error {
 			return e.notFound(manifest)
 		}
 		if status >= 500 {
-			return e.set(ErrUnreachable, fmt.Sprintf("%s answered %d %s", safetree.Sanitize(host), status, http.StatusText(status)), "the registry is failing: try again later, or ask its operator")
+			return e.set(ErrServer, fmt.Sprintf("%s answered %d %s", safetree.Sanitize(host), status, http.StatusText(status)), "the registry is failing: try again later, or ask its operator")
 		}
 		return e
 	}
@@ -176,7 +181,17 @@ func Explain(ref string, err error) error {
 	// request itself, net/url's "Put URL", is in the detail. The
 	// registry's words come last, so the cut is wider than a name's.
 	if ue := retried(err); ue != nil {
-		return e.set(nil, safetree.SanitizeN(ue.Err.Error(), 1024), "")
+		var kind error
+		if errors.Is(ue.Err, ErrServer) {
+			kind = ErrServer // the answers kept failing: 5xx or 429
+		}
+		return e.set(kind, safetree.SanitizeN(ue.Err.Error(), 1024), "")
+	}
+	// The same, where go-containerregistry joined it with other attempts
+	// (its ping tries HTTPS, then plain HTTP, for a local registry).
+	var ex *exhaustedError
+	if errors.As(err, &ex) {
+		return e.set(ErrServer, safetree.Sanitize(host)+" "+safetree.SanitizeN(ex.Error(), 1024), "the registry is failing: try again later, or ask its operator")
 	}
 	// A registry that accepted the connection and then sent nothing
 	// (over HTTPS and over plain HTTP alike, for a local one).

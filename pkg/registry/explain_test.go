@@ -259,14 +259,63 @@ func TestExplainFailingAndSilentRegistries(t *testing.T) {
 			held = append(held, c)
 		}
 	}()
-	for _, c := range []struct{ host, want string }{
-		{strings.TrimPrefix(failing.URL, "http://"), "answered 503 Service Unavailable; the registry is failing: try again later, or ask its operator"},
-		{silent.Addr().String(), "sent nothing for 300ms; check the registry, or allow more time"},
+	for _, c := range []struct {
+		host, want string
+		kind, not  error
+	}{
+		{strings.TrimPrefix(failing.URL, "http://"), "answered 503 Service Unavailable; the registry is failing: try again later, or ask its operator", registry.ErrServer, registry.ErrUnreachable},
+		{silent.Addr().String(), "sent nothing for 300ms; check the registry, or allow more time", registry.ErrUnreachable, registry.ErrServer},
 	} {
 		err := get(ctx, registry.Options{Retries: -1, Timeout: 300 * time.Millisecond}, c.host+"/x:1")
-		if !errors.Is(err, registry.ErrUnreachable) || err.Error() != c.host+"/x:1: "+c.host+" "+c.want {
-			t.Errorf("%s: %v, want ErrUnreachable and %q", c.host, err, c.want)
+		if !errors.Is(err, c.kind) || errors.Is(err, c.not) || err.Error() != c.host+"/x:1: "+c.host+" "+c.want {
+			t.Errorf("%s: %v, want %v (not %v) and %q", c.host, err, c.kind, c.not, c.want)
 		}
+	}
+}
+
+// A registry that answers and fails is reached: its 5xx, and a 5xx or
+// 429 still given after the retries, match ErrServer, not
+// ErrUnreachable, so a Go caller can tell "the registry is down or far"
+// from "the registry is there and failing" (where a write may have been
+// done). A refused connection stays ErrUnreachable.
+func TestExplainServerFailure(t *testing.T) {
+	ctx := context.Background()
+	status := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	down := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr
+	}
+	for _, c := range []struct {
+		name      string
+		host      string
+		retries   int
+		kind, not error
+	}{
+		{"500, no retries", status(http.StatusInternalServerError), -1, registry.ErrServer, registry.ErrUnreachable},
+		{"502 after a retry", status(http.StatusBadGateway), 1, registry.ErrServer, registry.ErrUnreachable},
+		{"429 after a retry", status(http.StatusTooManyRequests), 1, registry.ErrServer, registry.ErrUnreachable},
+		{"connection refused", down(), 1, registry.ErrUnreachable, registry.ErrServer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := get(ctx, registry.Options{Retries: c.retries}, c.host+"/x:1")
+			var re *registry.Error
+			if !errors.As(err, &re) || re.Kind != c.kind || !errors.Is(err, c.kind) || errors.Is(err, c.not) {
+				t.Fatalf("err = %v, want a *registry.Error of kind %v, not %v", err, c.kind, c.not)
+			}
+			t.Log(err)
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q holds more than one line", err)
+			}
+		})
 	}
 }
 

@@ -7,7 +7,7 @@
 // retries what fails in transport, by internal/retry's policy, and
 // resumes bodies. Explain turns a failure into an *Error in addonpkg's
 // words whose Kind is one of the sentinels (errdef.ErrNotFound,
-// ErrUnauthorized, ErrUnreachable, ...), for errors.Is; Login and Logout
+// ErrUnauthorized, ErrUnreachable, ErrServer, ...), for errors.Is; Login and Logout
 // keep credentials in the docker config.
 package registry
 

@@ -100,6 +100,26 @@ func requestedDigest(req *http.Request) (v1.Hash, bool) {
 	return h, true
 }
 
+// exhaustedError is a retryable answer (a 5xx or 429) still given after
+// the retries: it matches errdef.ErrRetriesExhausted and, the registry
+// being there and failing, ErrServer.
+type exhaustedError struct {
+	status, tries int
+	said          string // what the registry's body said, if anything
+}
+
+func (e *exhaustedError) Error() string {
+	s := fmt.Sprintf("%v: HTTP %d %s after %d tries", errdef.ErrRetriesExhausted, e.status, http.StatusText(e.status), e.tries)
+	if e.said != "" {
+		s += ": the registry said " + e.said
+	}
+	return s
+}
+
+func (e *exhaustedError) Is(target error) bool {
+	return target == errdef.ErrRetriesExhausted || target == ErrServer
+}
+
 // roundTrip sends req, retrying answers that say "try again".
 func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
@@ -134,10 +154,7 @@ func (t *retryTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			}
 			said := registrySaid(resp.Body)
 			resp.Body.Close()
-			if said != "" {
-				return nil, fmt.Errorf("%w: HTTP %d %s after %d tries: the registry said %s", errdef.ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1, said)
-			}
-			return nil, fmt.Errorf("%w: HTTP %d %s after %d tries", errdef.ErrRetriesExhausted, resp.StatusCode, http.StatusText(resp.StatusCode), attempt+1)
+			return nil, &exhaustedError{status: resp.StatusCode, tries: attempt + 1, said: said}
 		}
 		wait, ok := retry.After(resp.Header.Get("Retry-After"), time.Now())
 		if !ok {
