@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonpkg/addonpkg/pkg/filetree"
 	"github.com/addonpkg/addonpkg/pkg/render"
 	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
@@ -114,8 +115,29 @@ func TestKustomizeHostileShapesRefused(t *testing.T) {
 // the path was too long, and failed naming base/loop/base/loop/... (40
 // times) "not found". Such a tree is refused before either reads it, in
 // one line naming the link, whether a kustomization names the link or
-// not, and so is a plain-manifest tree.
+// not, and so is a plain-manifest tree. An unpacked add-on (a filetree)
+// keeps such a link, as spec 9.4 allows; its render refuses it too.
 func TestRenderRefusesLinkLoops(t *testing.T) {
+	t.Run("unpacked", func(t *testing.T) {
+		b := filetree.NewBuilder()
+		for n, s := range map[string]string{"kustomization.yaml": "resources:\n- base\n", "base/kustomization.yaml": "resources:\n- cm.yaml\n- loop\n", "base/cm.yaml": configMap} {
+			if err := b.WriteFile(n, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Symlink("..", "base/loop"); err != nil {
+			t.Fatal(err)
+		}
+		fsys := b.FS()
+		if err := safetree.CheckLinks(fsys); err != nil {
+			t.Fatalf("CheckLinks (unpack's) refused it: %v", err)
+		}
+		_, err := render.Render(context.Background(), fsys, render.Options{})
+		var se *safetree.Error
+		if !errors.Is(err, safetree.ErrLinkLoop) || !errors.As(err, &se) || se.Entry != "base/loop" {
+			t.Fatalf("err = %v, want ErrLinkLoop naming base/loop", err)
+		}
+	})
 	for _, tc := range []struct {
 		name, target string
 		files        map[string]string

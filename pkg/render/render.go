@@ -194,9 +194,10 @@ func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
 	// by kustomize and by the splitter alike: a link that leads out of
 	// the tree (cm.yaml -> /etc/passwd, or a generator's file) would put
 	// the installer's files in the stream. safetree judges them, as for
-	// every other reader of untrusted trees.
+	// every other reader of untrusted trees, and, since kustomize follows
+	// links through folders, refuses a link to a folder that holds it.
 	if lfs, ok := fsys.(fs.ReadLinkFS); ok {
-		if err := safetree.CheckLinks(lfs); err != nil {
+		if err := safetree.CheckWalkableLinks(lfs); err != nil {
 			return nil, fmt.Errorf("render: %w", err)
 		}
 	}

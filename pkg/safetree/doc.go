@@ -11,9 +11,9 @@
 //   - a symbolic link's target is relative and not empty (CheckLinkText),
 //     and, in the final tree, resolves inside the tree when every other
 //     link on its way is followed too (CheckLinks, Resolve): a chain of
-//     links that each look harmless cannot leave the tree; nor is it a
-//     folder that holds it (CheckLink), round which every walk that
-//     follows links would go until the path is too long;
+//     links that each look harmless cannot leave the tree; for a reader
+//     that follows links through folders, nor is it a folder that holds
+//     it (CheckWalkableLinks, CheckLink);
 //   - no two names of one directory differ only in case or Unicode
 //     normalization, for a tree written to a file system that may fold
 //     them (CheckCase);

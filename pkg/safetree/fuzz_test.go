@@ -8,13 +8,15 @@ import (
 )
 
 // FuzzCheckLinks builds small trees of directories, files and links and
-// checks CheckLinks against the kernel: a tree it accepts, written to
-// disk, has no link that resolves outside it or to a folder that holds
-// it. It also checks that every
-// refusal is typed.
+// checks CheckLinks and CheckWalkableLinks against the kernel: a tree
+// either accepts, written to disk, has no link that resolves outside it,
+// nor, for CheckWalkableLinks, to a folder that holds it. It also checks
+// that every refusal is typed.
 func FuzzCheckLinks(f *testing.F) {
 	for _, s := range []string{
 		chainAttack,
+		loopFreeChain,
+		"f base/k.yaml\nl base/loop ..",
 		"d h\nl h/up ..\nl x h/up/h/up/..",
 		"f a/x.yaml\nl b a\nl c b/x.yaml",
 		"l a b\nl b a",
@@ -29,14 +31,20 @@ func FuzzCheckLinks(f *testing.F) {
 		if !ok {
 			return
 		}
-		err := safetree.CheckLinks(fsys)
-		if err != nil {
+		if err := safetree.CheckLinks(fsys); err != nil {
+			if !errors.Is(err, safetree.ErrLinkEscape) {
+				t.Fatalf("untyped refusal: %v", err)
+			}
+		} else {
+			checkAgainstKernel(t, fsys, false)
+		}
+		if err := safetree.CheckWalkableLinks(fsys); err != nil {
 			if !errors.Is(err, safetree.ErrLinkEscape) && !errors.Is(err, safetree.ErrLinkLoop) {
 				t.Fatalf("untyped refusal: %v", err)
 			}
 			return
 		}
-		checkAgainstKernel(t, fsys)
+		checkAgainstKernel(t, fsys, true)
 	})
 }
 

@@ -28,10 +28,27 @@ func Resolve(fsys fs.ReadLinkFS, name string) (string, error) {
 	return join(dir), nil
 }
 
-// CheckLinks judges every symbolic link of fsys (CheckLink) and refuses
-// the first one that leaves the tree or loops. It is the one judgement
-// of links for every reader and writer of untrusted trees.
+// CheckLinks resolves every symbolic link of fsys from its own directory
+// and refuses the first one that leaves the tree or loops. It is the one
+// judgement of links for every reader and writer of untrusted trees. A
+// link to a folder that holds it stays inside, and an add-on may hold
+// one (spec/addon-v1.md 9.4); a reader that follows links through
+// folders checks CheckWalkableLinks too.
 func CheckLinks(fsys fs.ReadLinkFS) error {
+	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return err
+		}
+		_, err = checkLink(fsys, name)
+		return err
+	})
+}
+
+// CheckWalkableLinks is CheckLinks for a tree that a walk following links
+// through folders reads (kustomize's resources, a folder build that
+// copies what a link names): it also refuses the first link to a folder
+// that holds it (CheckLink, ErrLinkLoop).
+func CheckWalkableLinks(fsys fs.ReadLinkFS) error {
 	return fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSymlink == 0 {
 			return err
@@ -45,22 +62,19 @@ func CheckLinks(fsys fs.ReadLinkFS) error {
 // other link (ErrLinkEscape when outside the tree or without end), and
 // that it is no folder that holds it (ErrLinkLoop: base/loop -> ..).
 // Such a link resolves inside the tree, but every walk that follows
-// links (kustomize's resources, a copy) goes round it until the path is
-// too long for the system, and then fails on a name hundreds of bytes
-// long, far from the link.
+// links through folders goes round it until the path is too long for
+// the system, and then fails on a name hundreds of bytes long, far from
+// the link.
 func CheckLink(fsys fs.ReadLinkFS, name string) error {
+	parent, err := checkLink(fsys, name)
+	if err != nil {
+		return err
+	}
 	target, err := fsys.ReadLink(name)
 	if err != nil {
 		return err
 	}
-	if err := CheckLinkText(name, target); err != nil {
-		return err
-	}
 	r := resolver{fsys: fsys, origin: name}
-	parent, err := r.walk(nil, path.Dir(name))
-	if err != nil {
-		return err
-	}
 	to, err := r.walk(slices.Clone(parent), target)
 	if err != nil {
 		return err
@@ -69,6 +83,28 @@ func CheckLink(fsys fs.ReadLinkFS, name string) error {
 		return refuse(name, ErrLinkLoop, "a link to %q, which is %q, a folder that holds the link: a walk through it never ends", target, join(to))
 	}
 	return nil
+}
+
+// checkLink is CheckLinks' judgement of one link: its text, and where
+// it resolves through the other links. It returns the link's folder,
+// resolved.
+func checkLink(fsys fs.ReadLinkFS, name string) ([]string, error) {
+	target, err := fsys.ReadLink(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckLinkText(name, target); err != nil {
+		return nil, err
+	}
+	r := resolver{fsys: fsys, origin: name}
+	parent, err := r.walk(nil, path.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.walk(slices.Clone(parent), target); err != nil {
+		return nil, err
+	}
+	return parent, nil
 }
 
 type resolver struct {
@@ -135,12 +171,4 @@ func join(parts []string) string {
 		return "."
 	}
 	return strings.Join(parts, "/")
-}
-
-func parentOf(name string) []string {
-	d := path.Dir(name)
-	if d == "." {
-		return nil
-	}
-	return strings.Split(d, "/")
 }

@@ -93,52 +93,66 @@ func tree(t testing.TB, spec string) (*filetree.FS, bool) {
 // together they reach /etc/passwd.
 const chainAttack = `
 d a/b/c/d
+l a/b/c/d/up ../..
+l passwd.yaml a/b/c/d/up/../../../../etc/passwd
+`
+
+// loopFreeChain leaves the tree as chainAttack does, through a link to
+// no folder that holds it.
+const loopFreeChain = `
+d a/b/c/d
 d z
 l a/b/c/d/s ../../../../z
 l passwd.yaml a/b/c/d/s/../../../../etc/passwd
 `
 
+// CheckLinks refuses what leaves the tree; CheckWalkableLinks that too,
+// and a link to a folder that holds it, which an add-on may hold (spec
+// 9.4) but which a walk following links never ends in.
 func TestCheckLinks(t *testing.T) {
+	loop := safetree.ErrLinkLoop
 	for _, tc := range []struct {
-		name, spec string
-		want       error // nil: accepted
+		name, spec      string
+		links, walkable error // nil: accepted
 	}{
-		{"inside", "f a/x.yaml\nl b a/x.yaml\nl c b", nil},
-		{"dir link", "f a/x.yaml\nl b a\nl c b/x.yaml", nil},
-		{"dangling inside", "l x missing/file", nil},
-		{"lexical escape", "l x ../etc", safetree.ErrLinkEscape},
-		{"chain attack", chainAttack, safetree.ErrLinkEscape},
-		// Its link to a parent is refused first, as a loop.
-		{"up twice", "d h\nl h/up ..\nl x h/up/h/up/..", safetree.ErrLinkLoop},
-		{"dangling escape", "l x missing/../../etc", safetree.ErrLinkEscape},
-		{"loop", "l a b\nl b a", safetree.ErrLinkEscape},
-		{"self", "l a a/x", safetree.ErrLinkEscape},
-		{"absolute in chain", "f y\nl a y\nl y2 a", nil},
-		// A link to a folder that holds it resolves inside the tree, and
-		// a walk that follows links never ends through it.
-		{"to its parent", "f base/k.yaml\nl base/loop ..", safetree.ErrLinkLoop},
-		{"to its own folder", "f base/k.yaml\nl base/loop .", safetree.ErrLinkLoop},
-		{"to the root, deep", "f a/b/c/k.yaml\nl a/b/c/up ../../..", safetree.ErrLinkLoop},
-		{"to its parent by name", "f base/k.yaml\nl base/loop ../base", safetree.ErrLinkLoop},
-		{"to its parent through a link", "f base/k.yaml\nl up ..\nl base/loop ../base/up/base", safetree.ErrLinkEscape},
-		{"to its parent through another link", "f base/k.yaml\nl dot .\nl base/loop ../dot", safetree.ErrLinkLoop},
-		{"to a sibling folder", "f a/k.yaml\nf b/k.yaml\nl a/b ../b", nil},
-		{"to a child folder", "f a/sub/k.yaml\nl a/s sub", nil},
+		{"inside", "f a/x.yaml\nl b a/x.yaml\nl c b", nil, nil},
+		{"dir link", "f a/x.yaml\nl b a\nl c b/x.yaml", nil, nil},
+		{"dangling inside", "l x missing/file", nil, nil},
+		{"lexical escape", "l x ../etc", safetree.ErrLinkEscape, safetree.ErrLinkEscape},
+		// The walkable check meets the chain's link to a parent first.
+		{"chain attack", chainAttack, safetree.ErrLinkEscape, loop},
+		{"loop-free chain attack", loopFreeChain, safetree.ErrLinkEscape, safetree.ErrLinkEscape},
+		{"up twice", "d h\nl h/up ..\nl x h/up/h/up/..", safetree.ErrLinkEscape, loop},
+		{"dangling escape", "l x missing/../../etc", safetree.ErrLinkEscape, safetree.ErrLinkEscape},
+		{"loop", "l a b\nl b a", safetree.ErrLinkEscape, safetree.ErrLinkEscape},
+		{"self", "l a a/x", safetree.ErrLinkEscape, safetree.ErrLinkEscape},
+		{"absolute in chain", "f y\nl a y\nl y2 a", nil, nil},
+		{"to its parent", "f base/k.yaml\nl base/loop ..", nil, loop},
+		{"to its own folder", "f base/k.yaml\nl base/loop .", nil, loop},
+		{"to the root, deep", "f a/b/c/k.yaml\nl a/b/c/up ../../..", nil, loop},
+		{"to its parent by name", "f base/k.yaml\nl base/loop ../base", nil, loop},
+		{"to its parent through another link", "f base/k.yaml\nl dot .\nl base/loop ../dot", nil, loop},
+		{"to a sibling folder", "f a/k.yaml\nf b/k.yaml\nl a/b ../b", nil, nil},
+		{"to a child folder", "f a/sub/k.yaml\nl a/s sub", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, ok := tree(t, tc.spec)
 			if !ok {
 				t.Fatal("bad spec")
 			}
-			err := safetree.CheckLinks(fsys)
-			if (err == nil) != (tc.want == nil) {
-				t.Fatalf("CheckLinks = %v, want %v", err, tc.want)
-			}
-			if err != nil && (!errors.Is(err, tc.want) || !errors.Is(err, safetree.ErrUnsafe)) {
-				t.Fatalf("CheckLinks = %v, want %v", err, tc.want)
-			}
-			if tc.want == nil {
-				checkAgainstKernel(t, fsys)
+			for _, c := range []struct {
+				name  string
+				check func(fs.ReadLinkFS) error
+				want  error
+				loops bool
+			}{{"CheckLinks", safetree.CheckLinks, tc.links, false}, {"CheckWalkableLinks", safetree.CheckWalkableLinks, tc.walkable, true}} {
+				err := c.check(fsys)
+				if (err == nil) != (c.want == nil) || err != nil && (!errors.Is(err, c.want) || !errors.Is(err, safetree.ErrUnsafe)) {
+					t.Fatalf("%s = %v, want %v", c.name, err, c.want)
+				}
+				if c.want == nil {
+					checkAgainstKernel(t, fsys, c.loops)
+				}
 			}
 		})
 	}
@@ -225,9 +239,9 @@ func TestLimits(t *testing.T) {
 }
 
 // checkAgainstKernel writes fsys to disk and has the kernel resolve every
-// link: none that CheckLinks let pass may resolve outside the tree, or
-// to a folder that holds it.
-func checkAgainstKernel(t testing.TB, fsys *filetree.FS) {
+// link: none that CheckLinks let pass may resolve outside the tree, nor,
+// with loops, to a folder that holds it (CheckWalkableLinks).
+func checkAgainstKernel(t testing.TB, fsys *filetree.FS, loops bool) {
 	dir := t.TempDir()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -269,7 +283,7 @@ func checkAgainstKernel(t testing.TB, fsys *filetree.FS) {
 			t.Fatalf("CheckLinks passed %s, which the kernel resolves to %s, outside %s", l, got, base)
 		}
 		parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Join(dir, l)))
-		if err == nil && (parent == got || strings.HasPrefix(parent, got+string(filepath.Separator))) {
+		if loops && err == nil && (parent == got || strings.HasPrefix(parent, got+string(filepath.Separator))) {
 			t.Fatalf("CheckLinks passed %s, which the kernel resolves to %s, a folder that holds it", l, got)
 		}
 	}
