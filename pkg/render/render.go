@@ -190,23 +190,29 @@ var ErrOutsideRoot = errors.New("path outside the add-on root")
 // Render renders the tree fsys (or, with opts.Raw, lists its manifests):
 // the one entry point, with Addon for an unpacked add-on.
 func Render(ctx context.Context, fsys fs.FS, opts Options) (*Result, error) {
+	kind := opts.Kind
+	if kind == "" && !opts.Raw {
+		kind = addon.DetectKind(fsys)
+	}
 	// A tree that has links (a directory, os.DirFS) is read through them,
 	// by kustomize and by the splitter alike: a link that leads out of
 	// the tree (cm.yaml -> /etc/passwd, or a generator's file) would put
 	// the installer's files in the stream. safetree judges them, as for
-	// every other reader of untrusted trees, and, since kustomize follows
-	// links through folders, refuses a link to a folder that holds it.
+	// every other reader of untrusted trees. kustomize also follows links
+	// through folders, so for it a link to a folder that holds it is
+	// refused too; the splitter's walk does not follow them, and the
+	// format allows such a link (spec 9.4), so a plain tree keeps it.
 	if lfs, ok := fsys.(fs.ReadLinkFS); ok {
-		if err := safetree.CheckWalkableLinks(lfs); err != nil {
+		check := safetree.CheckLinks
+		if kind == addon.KindKustomize {
+			check = safetree.CheckWalkableLinks
+		}
+		if err := check(lfs); err != nil {
 			return nil, fmt.Errorf("render: %w", err)
 		}
 	}
 	if opts.Raw {
 		return raw(ctx, fsys, opts)
-	}
-	kind := opts.Kind
-	if kind == "" {
-		kind = addon.DetectKind(fsys)
 	}
 	var (
 		docs     []Document
