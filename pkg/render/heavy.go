@@ -65,7 +65,7 @@ func checkReachedFiles(g *kustomizeGraph, maxKeys int, allowRemote bool) error {
 			if keys, line := widestMapping(node.YNode()); keys > maxKeys {
 				return &Error{File: name, Line: c.line + line - 1, Err: tooManyKeys("a mapping", keys, maxKeys)}
 			}
-			if err := checkKeys(name, c.line, node, kustomization); err != nil {
+			if err := checkKeys(name, c.line, node, kustomization, g.patchFile(name)); err != nil {
 				return err
 			}
 		}

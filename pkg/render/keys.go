@@ -33,36 +33,74 @@ var ErrKustomizeFatal = errors.New("input on which kustomize exits the process")
 // work out, so the check is on every key kustomize may read into an
 // object: those of each document that looks like an object or a patch
 // (keyDocument), of the kustomizations, and of the patches written in
-// them, and the JSON patch paths that name an empty key ("/data/").
-// A YAML merge key (`<<`) is kustomize's to expand, and allowed.
+// them. A JSON patch path that names an empty key ("/data/") is refused
+// where kustomize applies a JSON patch (jsonPatchPathIn), and only
+// there: an object holds op and path mappings as data (a Cluster API
+// ClusterClass's jsonPatches, a JSON patch's own value), which kustomize
+// never applies. A YAML merge key (`<<`) is kustomize's to expand, and
+// allowed.
 
 // checkKeys refuses a key that kustomize cannot take in node, a document
 // of file at line: the whole document for a kustomization, else a
 // document that keyDocument says kustomize may read as an object or a
-// patch. Patches written as text in it are checked too.
-func checkKeys(file string, line int, node *yaml.RNode, kustomization bool) error {
-	if !kustomization && !keyDocument(node.YNode()) {
+// patch. Patches written as text in it are checked too. patch says
+// kustomize may apply the file as a JSON patch (kustomizeGraph.patchFile).
+func checkKeys(file string, line int, node *yaml.RNode, kustomization, patch bool) error {
+	if !kustomization && !keyDocument(node.YNode(), patch) {
 		return nil
 	}
 	if err := badKeyIn(file, line, node.YNode()); err != nil {
 		return err
+	}
+	if patch {
+		if err := jsonPatchPathIn(file, line, node.YNode()); err != nil {
+			return err
+		}
 	}
 	return inlinePatchKeys(file, line, node.YNode())
 }
 
 // keyDocument tells whether kustomize may read doc as an object or a
 // patch: a mapping with an apiVersion or kind (an object, a strategic
-// merge patch, a builtin configuration, a List), or a sequence holding a
-// mapping with an op (a JSON patch). Anything else (an application's
-// configuration file that a generator copies as text) is left alone.
-func keyDocument(doc *yaml.Node) bool {
+// merge patch, a builtin configuration, a List), or, in a file kustomize
+// may apply as a JSON patch (patch), a sequence holding a mapping with
+// an op. Anything else (an application's configuration file that a
+// generator copies as text, JSON patches included) is left alone.
+func keyDocument(doc *yaml.Node, patch bool) bool {
 	switch doc.Kind {
 	case yaml.MappingNode:
 		return hasKey(doc, "apiVersion") || hasKey(doc, "kind")
 	case yaml.SequenceNode:
-		return slices.ContainsFunc(doc.Content, func(n *yaml.Node) bool { return n.Kind == yaml.MappingNode && hasKey(n, "op") })
+		return patch && slices.ContainsFunc(doc.Content, func(n *yaml.Node) bool { return n.Kind == yaml.MappingNode && hasKey(n, "op") })
 	}
 	return false
+}
+
+// jsonPatchPathIn refuses, in doc (a document of file at line that
+// kustomize may apply as a JSON patch), an operation whose path or from
+// names an empty key: kustomize's generators exit the process when they
+// merge the key it adds. Only the operations count, the mappings of the
+// sequence itself, as kustomize decodes them (jsonpatch.DecodePatch):
+// keys through a merge key or in a !!binary scalar (pairsOf,
+// scalarText). A mapping with op and path inside an operation's value
+// is data (a ClusterClass's jsonPatches that the patch adds), and so is
+// one in a document that is no sequence.
+func jsonPatchPathIn(file string, line int, doc *yaml.Node) error {
+	if doc.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for _, op := range doc.Content {
+		if op = deref(op); op.Kind != yaml.MappingNode || !hasKey(op, "op") {
+			continue
+		}
+		for _, kv := range pairsOf(op) {
+			k, v := scalarText(kv[0]), deref(kv[1])
+			if (k == "path" || k == "from") && v.Kind == yaml.ScalarNode && emptySegment(scalarText(v)) {
+				return &Error{File: file, Line: line + v.Line - 1, Err: fmt.Errorf("%w: %w: JSON patch %s %q names an empty key, which kustomize's generators exit on when they merge data", ErrInvalid, ErrKustomizeFatal, k, scalarText(v))}
+			}
+		}
+	}
+	return nil
 }
 
 // hasKey tells whether the mapping m has key as kustomize reads it:
@@ -76,9 +114,8 @@ func hasKey(m *yaml.Node, key string) bool {
 }
 
 // badKeyIn finds the first key of a mapping in n that kustomize cannot
-// take (keyProblem), or a JSON patch operation's path or from that names
-// an empty key. line is that of n's document in file. Aliases are not
-// followed: what they name is checked where it is written.
+// take (keyProblem). line is that of n's document in file. Aliases are
+// not followed: what they name is checked where it is written.
 func badKeyIn(file string, line int, n *yaml.Node) error {
 	stack := []*yaml.Node{n}
 	for len(stack) > 0 {
@@ -89,12 +126,8 @@ func badKeyIn(file string, line int, n *yaml.Node) error {
 		}
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				if why := keyProblem(k); why != "" {
-					return &Error{File: file, Line: line + k.Line - 1, Err: fmt.Errorf("%w: %w: %s", ErrInvalid, ErrKustomizeFatal, why)}
-				}
-				if (k.Value == "path" || k.Value == "from") && v.Kind == yaml.ScalarNode && hasKey(n, "op") && emptySegment(scalarText(v)) {
-					return &Error{File: file, Line: line + v.Line - 1, Err: fmt.Errorf("%w: %w: JSON patch %s %q names an empty key, which kustomize's generators exit on when they merge data", ErrInvalid, ErrKustomizeFatal, k.Value, scalarText(v))}
+				if why := keyProblem(n.Content[i]); why != "" {
+					return &Error{File: file, Line: line + n.Content[i].Line - 1, Err: fmt.Errorf("%w: %w: %s", ErrInvalid, ErrKustomizeFatal, why)}
 				}
 			}
 		}
@@ -153,8 +186,9 @@ var patchFields = []string{"patches", "patchesStrategicMerge", "patchesJson6902"
 // patches, a PatchJson6902Transformer's jsonOp), an entry of patchesStrategicMerge, the
 // patch of an entry of patches or patchesJson6902, and the patches of
 // the configurations written in place in its transformers and
-// generators (inlineConfigs). Each is named by the line of its text.
-// The fields are found as kustomize decodes them: their names in any
+// generators (inlineConfigs): their keys (badKeyIn), and the paths of
+// those kustomize may apply as JSON patches (jsonPatchPathIn). Each is
+// named by the line of its text. The fields are found as kustomize decodes them: their names in any
 // case (it decodes JSON), through merge keys and aliases (pairsOf), and
 // their text decoded from a !!binary scalar (scalarText). A patch under
 // Patches, PATCH, a merge key or in base64 went unchecked, and kustomize
@@ -164,23 +198,32 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 	if doc.Kind != yaml.MappingNode {
 		return nil
 	}
-	var texts []*yaml.Node
+	// json says kustomize may apply the text as a JSON patch: a
+	// PatchTransformer's patch (an entry of patches), a
+	// PatchJson6902Transformer's jsonOp (an entry of patchesJson6902).
+	// A strategic merge patch (an entry of patchesStrategicMerge, a
+	// PatchStrategicMergeTransformer's patches) never is.
+	type text struct {
+		node *yaml.Node
+		json bool
+	}
+	var texts []text
 	for _, kv := range pairsOf(doc) {
 		k, v := scalarText(kv[0]), deref(kv[1])
 		switch {
 		case (foldIn(patchFields, k) != "" || strings.EqualFold(k, "jsonOp")) && v.Kind == yaml.ScalarNode:
 			// A PatchTransformer's patch, a PatchStrategicMergeTransformer's
 			// patches, a PatchJson6902Transformer's jsonOp: text.
-			texts = append(texts, v)
+			texts = append(texts, text{v, strings.EqualFold(k, "patch") || strings.EqualFold(k, "jsonOp")})
 		case foldIn(patchFields, k) != "" && v.Kind == yaml.SequenceNode:
 			for _, e := range v.Content {
 				switch e = deref(e); e.Kind {
 				case yaml.ScalarNode:
-					texts = append(texts, e)
+					texts = append(texts, text{e, false})
 				case yaml.MappingNode:
 					for _, ekv := range pairsOf(e) {
 						if t := deref(ekv[1]); strings.EqualFold(scalarText(ekv[0]), "patch") && t.Kind == yaml.ScalarNode {
-							texts = append(texts, t)
+							texts = append(texts, text{t, true})
 						}
 					}
 				}
@@ -210,8 +253,8 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 		}
 	}
 	for _, t := range texts {
-		at := line + t.Line - 1
-		for _, c := range splitYAML([]byte(scalarText(t))) {
+		at := line + t.node.Line - 1
+		for _, c := range splitYAML([]byte(scalarText(t.node))) {
 			node, err := parseDocument(c.text)
 			if errors.Is(err, errAliasBomb) {
 				return aliasBomb(file, at, err)
@@ -224,6 +267,11 @@ func inlinePatchKeys(file string, line int, doc *yaml.Node) error {
 			}
 			if err := badKeyIn(file, at, node.YNode()); err != nil {
 				return lineOf(err, at)
+			}
+			if t.json {
+				if err := jsonPatchPathIn(file, at, node.YNode()); err != nil {
+					return lineOf(err, at)
+				}
 			}
 		}
 	}

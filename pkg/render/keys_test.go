@@ -3,6 +3,7 @@ package render_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -102,6 +103,12 @@ var fatalCases = map[string]struct {
 		"base/add.yaml":           "- op: add\n  path: !!binary L2RhdGEv\n  value: x\n",
 		"base/cm.yaml":            configMap + "data:\n  k: v\n",
 	}, "base/add.yaml:2: "},
+	"empty key from a JSON patch file whose path comes from a merge key": {map[string]string{
+		"kustomization.yaml":      strings.Replace(mergeCM, "%s", "base", 1),
+		"base/kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- target:\n    kind: ConfigMap\n  path: add.yaml\n",
+		"base/add.yaml":           "- op: add\n  <<: {path: /data/}\n  value: x\n",
+		"base/cm.yaml":            configMap + "data:\n  k: v\n",
+	}, "base/add.yaml:2: "},
 	// Two ConfigMaps were named cm; the Pod's reference to cm is
 	// ambiguous, and kustomize prints the Pod to say so (MustYaml), which
 	// it cannot with an integer key: it exits.
@@ -188,4 +195,114 @@ func FuzzKustomizeKeys(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Objects hold JSON patch operations as data, which kustomize never
+// applies: a Cluster API ClusterClass's jsonPatches, a Flux
+// Kustomization's patchesJson6902, a Kyverno policy's patchesJson6902
+// text, a JSON patch whose value adds such an operation, a generator's
+// file of operations for some controller. Their paths may name an empty
+// key ("/a/", valid data); the check of such paths (fatalCases) is on
+// the patches kustomize applies, and these render.
+func TestKustomizeJSONPatchDataRenders(t *testing.T) {
+	clusterClass := `apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata:
+  name: quick-start
+spec:
+  controlPlane:
+    ref:
+      apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+      kind: KubeadmControlPlaneTemplate
+      name: quick-start-control-plane
+  patches:
+  - name: apiServerArgs
+    definitions:
+    - selector:
+        apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+        kind: KubeadmControlPlaneTemplate
+        matchResources:
+          controlPlane: true
+      jsonPatches:
+      - op: add
+        path: /spec/template/spec/kubeadmConfigSpec/files/-
+        value:
+          path: /etc/kubernetes/audit.yaml
+          content: x
+      - op: add
+        path: /spec/template/spec/kubeadmConfigSpec/clusterConfiguration/apiServer/extraArgs/
+        valueFrom:
+          variable: extraArgs
+`
+	kyverno := `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: add-label
+spec:
+  rules:
+  - name: add-label
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    mutate:
+      patchesJson6902: |-
+        - op: add
+          path: /metadata/labels/
+          value: x
+`
+	flux := `apiVersion: kustomize.toolkit.fluxcd.io/v1beta1
+kind: Kustomization
+metadata:
+  name: apps
+spec:
+  path: ./apps
+  patchesJson6902:
+  - target:
+      kind: ConfigMap
+      name: cm
+    patch:
+    - op: add
+      path: /data/
+      value: x
+`
+	// A JSON patch kustomize applies, whose value is an operation of the
+	// ClusterClass: data, whatever its path. The ClusterClass it patches
+	// has no empty segment of its own.
+	plainClass := strings.Replace(clusterClass, "extraArgs/\n", "extraArgs\n", 1)
+	addOp := "- op: add\n  path: /spec/patches/0/definitions/0/jsonPatches/-\n  value:\n    op: replace\n    path: /spec/template/metadata/labels/\n    value: y\n"
+	for name, tc := range map[string]struct {
+		kustomization string
+		files         map[string]string
+		want          string
+	}{
+		"ClusterClass":          {"resources:\n- cc.yaml\n", map[string]string{"cc.yaml": clusterClass}, "extraArgs/"},
+		"Kyverno ClusterPolicy": {"resources:\n- kyverno.yaml\n", map[string]string{"kyverno.yaml": kyverno}, "path: /metadata/labels/"},
+		"Flux Kustomization":    {"resources:\n- flux.yaml\n", map[string]string{"flux.yaml": flux}, "path: /data/"},
+		"operation in the value of an inline JSON patch": {
+			"resources:\n- cc.yaml\npatches:\n- target:\n    kind: ClusterClass\n  patch: |-\n" + indent(addOp, "    "),
+			map[string]string{"cc.yaml": plainClass}, "path: /spec/template/metadata/labels/"},
+		"operation in the value of a JSON patch file": {
+			"resources:\n- cc.yaml\npatches:\n- target:\n    kind: ClusterClass\n  path: add.yaml\n",
+			map[string]string{"cc.yaml": plainClass, "add.yaml": addOp}, "path: /spec/template/metadata/labels/"},
+		"operations a generator copies": {
+			"configMapGenerator:\n- name: ops\n  files:\n  - ops.yaml\n",
+			map[string]string{"ops.yaml": "- op: remove\n  path: /data/\n"}, "path: /data/"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"kustomization.yaml": tc.kustomization}
+			maps.Copy(files, tc.files)
+			res, err := renderTree(t, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out := string(res.YAML()); !strings.Contains(out, tc.want) {
+				t.Errorf("stream lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+prefix) + "\n"
 }

@@ -105,6 +105,10 @@ type kustomizeGraph struct {
 	// decoded are the kustomizations the walk read, by their files'
 	// names, as kustomize decodes them.
 	decoded map[string]*types.Kustomization
+	// patchFiles are the files kustomize applies as patches (the path
+	// of an entry of patches or patchesJson6902), by their names in fsys
+	// (patchFile).
+	patchFiles map[string]bool
 	// content holds the files the walk reached, read once (read) for
 	// the walk, the checks and kustomize itself (treeFS.files).
 	content map[string][]byte
@@ -141,7 +145,7 @@ func walkKustomizations(fsys fs.FS) *kustomizeGraph {
 }
 
 func newKustomizeGraph(fsys fs.FS) *kustomizeGraph {
-	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, decoded: map[string]*types.Kustomization{}, content: map[string][]byte{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
+	return &kustomizeGraph{fsys: fsys, reached: map[string]bool{}, decoded: map[string]*types.Kustomization{}, patchFiles: map[string]bool{}, content: map[string][]byte{}, done: map[string]*kustomizeWork{}, doing: map[string]bool{}}
 }
 
 // read is the content of the file name of the tree. A file the walk
@@ -192,6 +196,14 @@ func (g *kustomizeGraph) files() ([]string, error) {
 	}
 	slices.Sort(linked)
 	return append(out, linked...), nil
+}
+
+// patchFile tells whether kustomize may apply the file name as a JSON
+// patch: a file an entry of patches or patchesJson6902 names, or any
+// file when the walk gave up (a PatchTransformer's path, which the walk
+// does not follow, may name it).
+func (g *kustomizeGraph) patchFile(name string) bool {
+	return g.everything != "" || g.patchFiles[name]
 }
 
 // giveUp makes every file reached, for the reason why.
@@ -538,6 +550,7 @@ func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
 		switch {
 		case p.Path != "":
 			if f := g.file(dir, p.Path); f != "" {
+				g.patchFiles[f] = true
 				docs = len(g.documents(f))
 			}
 		case p.Patch != "":
