@@ -38,3 +38,22 @@ func TestKustomizeGeneratorKeysCappedAsKustomizeReadsThem(t *testing.T) {
 		})
 	}
 }
+
+// A generator's file source that names a folder makes no key per file,
+// as kubectl's --from-file does: kustomize refuses it, so counting it as
+// one key (generatedKeys) under-counts nothing. Should a kustomize
+// upgrade make a key of each file, this render succeeds and the count
+// must follow.
+func TestKustomizeGeneratorFolderRefused(t *testing.T) {
+	files := map[string]string{"kustomization.yaml": "configMapGenerator:\n- name: g\n  files:\n  - conf\n"}
+	for i := range 20 {
+		files[fmt.Sprintf("conf/k%d", i)] = "v"
+	}
+	_, err := render.Render(t.Context(), tree(files), render.Options{MaxMappingKeys: 10})
+	if re, ok := errors.AsType[*render.Error](err); !ok || re.File != "kustomization.yaml" {
+		t.Fatalf("err = %v; want kustomize's refusal of a folder as a file source", err)
+	}
+	if _, ok := errors.AsType[*safetree.LimitError](err); ok {
+		t.Errorf("err = %v: the folder made no keys to count", err)
+	}
+}

@@ -146,7 +146,11 @@ func checkGenerators(g *kustomizeGraph, file string, node *yaml.RNode, maxKeys i
 
 // generatedKeys counts the keys one generator entry of the
 // kustomization of dir makes: its literals and files, and the lines of
-// its env files that set a key.
+// its env files that set a key. A file source is one key even when it
+// names a folder: kustomize (api v0.21, kv.loader) loads each source as
+// one file and refuses a folder ("must resolve to a file"), where
+// kubectl's --from-file makes a key of each file in it
+// (TestKustomizeGeneratorFolderRefused holds kustomize to that).
 func generatedKeys(g *kustomizeGraph, dir string, s types.KvPairSources) int {
 	keys := len(s.LiteralSources) + len(s.FileSources)
 	for _, e := range append(slices.Clone(s.EnvSources), s.EnvSource) {
