@@ -456,7 +456,22 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 			return walk(n.Alias)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if !textFields[scalarText(n.Content[i])] && walk(n.Content[i+1]) {
+				k, v := scalarText(n.Content[i]), n.Content[i+1]
+				if strings.EqualFold(k, "patchesStrategicMerge") && v.Kind == yaml.SequenceNode {
+					// Its entries kustomize never fetches are text,
+					// skipped as a textField's value is: not marked seen,
+					// so what an alias names from them is still walked.
+					for _, e := range v.Content {
+						if t := deref(e); t.Kind == yaml.ScalarNode && smpNeverFetched(scalarText(t)) {
+							continue
+						}
+						if walk(e) {
+							return true
+						}
+					}
+					continue
+				}
+				if !textFields[k] && walk(v) {
 					return true
 				}
 			}
@@ -473,6 +488,36 @@ func remoteIn(n *yaml.Node) (s string, line int, ok bool) {
 		return "", 0, false
 	}
 	return s, line, true
+}
+
+// smpNeverFetched tells whether kustomize never fetches entry, an entry
+// of a kustomization's patchesStrategicMerge, whatever text it holds: it
+// is YAML of mappings (a patch written in place, JSON on one line
+// included) that kustomize's loader does not take for a URL. kustomize
+// (PatchStrategicMergeTransformer's loadFromPaths) reads an entry as
+// patch text first, and only when that fails loads it as a path, which
+// its loader fetches only when it parses as an http or https URL
+// (loader.IsRemoteFile). A one-line JSON patch whose values hold a URL
+// was refused as remote, and kustomize never fetched it.
+func smpNeverFetched(entry string) bool {
+	if u, err := url.Parse(entry); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		return false
+	}
+	docs := 0
+	for _, c := range splitYAML([]byte(entry)) {
+		node, err := parseDocument(c.text)
+		if err != nil {
+			return false
+		}
+		if node == nil {
+			continue
+		}
+		if node.YNode().Kind != yaml.MappingNode {
+			return false
+		}
+		docs++
+	}
+	return docs > 0
 }
 
 // scalarText is the text kustomize reads from the scalar n. It decodes

@@ -793,3 +793,47 @@ func TestInventoryCRDsNoDuplicates(t *testing.T) {
 		t.Errorf("CRDs %q, want %q", got, want)
 	}
 }
+
+// kustomize reads a patchesStrategicMerge entry as a patch written in
+// place first, and loads it as a path (fetching an http or https URL)
+// only when that fails: a one-line JSON patch whose values hold a URL is
+// never fetched, and renders; an entry that is a URL is fetched, and
+// refused unless remote resources are allowed. With remote resources
+// allowed, the server sees what kustomize fetches.
+func TestKustomizeStrategicMergeEntryFetchedOnlyAsURL(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  fetched: \"yes\"\n")
+	}))
+	defer srv.Close()
+	u := srv.URL + "/p.yaml"
+	jsonPatch := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","annotations":{"docs":"` + u + `"}}}`
+	files := func(entry string) fstest.MapFS {
+		return tree(map[string]string{"kustomization.yaml": "resources:\n- cm.yaml\npatchesStrategicMerge:\n- '" + entry + "'\n", "cm.yaml": configMap})
+	}
+	for _, allow := range []bool{false, true} {
+		res, err := render.Render(t.Context(), files(jsonPatch), render.Options{AllowRemote: allow})
+		if err != nil {
+			t.Fatalf("JSON patch, remote allowed %v: %v", allow, err)
+		}
+		if out := string(res.YAML()); !strings.Contains(out, "docs: "+u) {
+			t.Errorf("stream lacks the patched annotation:\n%s", out)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("kustomize fetched the JSON patch's URL %d times", n)
+	}
+	if _, err := render.Render(t.Context(), files(u), render.Options{}); !errors.Is(err, render.ErrRemote) {
+		t.Errorf("URL entry: err = %v, want ErrRemote", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("a refused render reached the server")
+	}
+	if _, err := render.Render(t.Context(), files(u), render.Options{AllowRemote: true}); err != nil {
+		t.Fatalf("URL entry, remote allowed: %v", err)
+	}
+	if hits.Load() == 0 {
+		t.Error("kustomize did not fetch the URL entry: the refusal guards nothing")
+	}
+}

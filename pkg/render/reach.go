@@ -389,6 +389,12 @@ func (g *kustomizeGraph) file(dir, entry string) string {
 	if entry == "" || g.isRemote(dir, entry) {
 		return "" // refused unless allowed (checkKustomization); not in the tree
 	}
+	return g.treeFile(dir, entry)
+}
+
+// treeFile reaches the file of the tree entry names from dir, whatever
+// entry looks like, and returns its name, or "" when there is none.
+func (g *kustomizeGraph) treeFile(dir, entry string) string {
 	p := treePath(dir, entry)
 	if st, err := fs.Stat(g.fsys, p); err != nil || st.IsDir() {
 		return ""
@@ -538,9 +544,14 @@ func (g *kustomizeGraph) patches(dir string, k *types.Kustomization) int64 {
 	n := int64(0)
 	for _, e := range k.PatchesStrategicMerge {
 		// kustomize reads an entry as a patch written in place, else as
-		// a path: the file is reached when there is one.
+		// a path: the file is reached when there is one. An entry it
+		// never fetches (smpNeverFetched) is no remote location.
 		docs := 0
-		if p := g.file(dir, string(e)); p != "" {
+		reach := g.file
+		if smpNeverFetched(string(e)) {
+			reach = g.treeFile
+		}
+		if p := reach(dir, string(e)); p != "" {
 			docs = len(g.documents(p))
 		}
 		n += int64(max(1, docs, len(documentsOfKind([]byte(e), yaml.MappingNode))))
