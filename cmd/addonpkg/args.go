@@ -306,7 +306,8 @@ func (e *hintedError) Unwrap() error { return e.err }
 
 // namedInput is err said as an inputError when it is an *fs.PathError
 // about a path that cmd's command line gives: an argument (named as its
-// Use line names it) or a flag's value (-f, --key, --values, -o), or
+// Use line names it) or the value of a flag that takes a path
+// (pathFlags: -f, --key, --values, -o), however written (./x, x/), or
 // the path of a SOURCE or DST written with its transport
 // (oci-archive:x.tar). An error about a folder above that path (a file
 // in the way of -o a/b/x.lock) names the folder after it. Any other
@@ -325,7 +326,7 @@ func namedInput(cmd *cobra.Command, err error) error {
 			value = ref.Path
 		}
 		switch {
-		case value == pe.Path:
+		case samePath(value, pe.Path):
 			problem = pe.Err
 			// "output x: stat x: not a directory" says x once.
 			for inner := (*fs.PathError)(nil); errors.As(problem, &inner) && inner.Path == pe.Path; {
@@ -348,6 +349,11 @@ func namedInput(cmd *cobra.Command, err error) error {
 		}
 	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
+		// Only a flag whose value is a path: --context X (a kubeconfig
+		// context) was named for an error about -f X.
+		if !slices.Contains(pathFlags, f.Name) {
+			return
+		}
 		values := []string{f.Value.String()}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			values = sv.GetSlice()
@@ -368,6 +374,17 @@ func namedInput(cmd *cobra.Command, err error) error {
 		hint = he.hint
 	}
 	return &inputError{name: name, path: given, problem: problem, hint: hint, err: err}
+}
+
+// samePath says whether a and b name one path however written: -o
+// out/ or ./out is the folder a library names out (or /abs/out).
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, xerr := filepath.Abs(a)
+	y, yerr := filepath.Abs(b)
+	return xerr == nil && yerr == nil && x == y
 }
 
 // above says whether dir is a folder above path (both made absolute).

@@ -148,3 +148,29 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 		}
 	}
 }
+
+// A path error is named by the flag or argument that gives the path,
+// however the path is written, and never by a flag that takes no path:
+// -o DIR/ said "write DIR: output directory is not empty", not naming
+// -o, and -f X --context X said "--context X: no such file or
+// directory" (a kubeconfig context that happens to read as the path).
+func TestInputErrorNamesThePathsFlag(t *testing.T) {
+	t.Parallel()
+	cliNewHome(t)
+	tmp := t.TempDir()
+	nope, full := filepath.Join(tmp, "nope"), filepath.Join(tmp, "full")
+	must(t, os.MkdirAll(filepath.Join(full, "x"), 0o755))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"unpack", cliExampleDir("coredns"), "-o", full + "/"}, "-o " + full + "/: output directory is not empty\n"},
+		{[]string{"unpack", cliExampleDir("coredns"), "-o", tmp + "/./full"}, "-o " + tmp + "/./full: output directory is not empty\n"},
+		{[]string{"apply", "-f", nope, "--context", nope, "--kubeconfig", filepath.Join(tmp, "kubeconfig")}, "-f " + nope + ": no such file or directory\n"},
+	} {
+		r := cliRun(t, c.args...)
+		if r.code != 1 || r.stderr != "addonpkg: "+c.want {
+			t.Errorf("addonpkg %q: exit %d, stderr %q; want exit 1, %q", c.args, r.code, r.stderr, "addonpkg: "+c.want)
+		}
+	}
+}
