@@ -12,6 +12,8 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 )
 
 // PasswordEnv is the environment variable the private key's password is
@@ -80,11 +82,34 @@ func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
 
 // LoadPublicKeyFile is LoadPublicKey of a file.
 func LoadPublicKeyFile(file string) (Key, error) {
-	b, err := os.ReadFile(file)
+	b, err := readKeyFile(file)
 	if err != nil {
-		return Key{}, keyError(file, err, "")
+		return Key{}, err
 	}
 	return LoadPublicKey(file, b)
+}
+
+// keyFileCap bounds what a key file may hold. A PEM key is a few KiB;
+// the cap is the one of the other short documents a user names (values,
+// add-on set declarations), so that --key /dev/zero, or a large file
+// named by mistake, is refused rather than read without end.
+var keyFileCap = safetree.DefaultCap(safetree.LimitDeclarationBytes)
+
+// readKeyFile reads file, up to keyFileCap; errors are keyError's.
+func readKeyFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, keyError(file, err, "")
+	}
+	defer f.Close()
+	b, err := keyFileCap.ReadAll("", f)
+	if le := (*safetree.LimitError)(nil); errors.As(err, &le) {
+		le.Name = "key file size" // not the declarations' name it shares the cap with
+	}
+	if err != nil {
+		return nil, keyError(file, err, "")
+	}
+	return b, nil
 }
 
 // LoadKeyVerifier is the KeyVerifier of the public key files (any one
@@ -123,9 +148,9 @@ func LoadPrivateKey(name string, pemBytes, password []byte) (sigsig.SignerVerifi
 // LoadPrivateKeyFile is LoadPrivateKey of a file, with the password from
 // $COSIGN_PASSWORD (empty when unset, as for a key generated without one).
 func LoadPrivateKeyFile(file string) (sigsig.SignerVerifier, error) {
-	b, err := os.ReadFile(file)
+	b, err := readKeyFile(file)
 	if err != nil {
-		return nil, keyError(file, err, "")
+		return nil, err
 	}
 	return LoadPrivateKey(file, b, []byte(os.Getenv(PasswordEnv)))
 }

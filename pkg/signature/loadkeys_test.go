@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/addonpkg/addonpkg/pkg/safetree"
 	"github.com/addonpkg/addonpkg/pkg/signature"
 )
 
@@ -91,5 +93,33 @@ func TestLargerCurvesAcceptCosignsHashes(t *testing.T) {
 				t.Error("signed by another key: accepted")
 			}
 		})
+	}
+}
+
+// A key file is read up to the cap of the short documents a user names:
+// --key /dev/zero, or a large file named by mistake, is refused as an
+// unusable key naming the file and the limit, not read without end.
+func TestKeyFileCapped(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.pub")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("A"), int(safetree.DefaultMaxDeclarationBytes)+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{big}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		files = append(files, "/dev/zero")
+	}
+	for _, f := range files {
+		load := map[string]func() error{
+			"public":  func() error { _, err := signature.LoadPublicKeyFile(f); return err },
+			"private": func() error { _, err := signature.LoadPrivateKeyFile(f); return err },
+		}
+		for kind, fn := range load {
+			err := fn()
+			var pe *fs.PathError
+			var le *safetree.LimitError
+			if !errors.Is(err, signature.ErrBadKey) || !errors.As(err, &le) || !errors.As(err, &pe) || pe.Path != f {
+				t.Errorf("%s key %s: err = %v, want ErrBadKey, a *safetree.LimitError and the file named", kind, f, err)
+			}
+		}
 	}
 }
