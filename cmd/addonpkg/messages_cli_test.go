@@ -119,6 +119,11 @@ func TestInputPathErrorsOneForm(t *testing.T) {
 		{[]string{"apply", "x.yaml"}, 1, "SOURCE x.yaml: invalid source: neither a reference nor an existing path\n"},
 		{[]string{"unpack", nope}, 1, "SOURCE " + nope + enoent},
 		{[]string{"inspect", "oci-archive:" + nope}, 1, "SOURCE oci-archive:" + nope + enoent},
+		// An OCI layout folder that is not there, or is no layout
+		// ("nope: not an OCI image layout ..." named no argument).
+		{[]string{"inspect", "oci:" + nope}, 1, "SOURCE oci:" + nope + ": not an OCI image layout (no such directory)\n"},
+		{[]string{"inspect", "oci:" + dir + ":v1"}, 1, "SOURCE oci:" + dir + ":v1: not an OCI image layout (no oci-layout file)\n"},
+		{[]string{"build", cliExampleDir("coredns"), "-o", "oci:" + tmp + ":v1"}, 1, "-o oci:" + tmp + ":v1: not an OCI image layout: the folder holds other files (dir); give a new or empty folder\n"},
 		{[]string{"copy", "oci-archive:" + nope, "oci:" + dir}, 1, "SRC oci-archive:" + nope + enoent},
 		{[]string{"diff", nope, cliExampleDir("coredns")}, 2, "A " + nope + enoent},
 		{[]string{"diff", cliExampleDir("coredns"), nope}, 2, "B " + nope + enoent},

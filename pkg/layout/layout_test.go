@@ -155,7 +155,7 @@ func TestInitOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	// Not there: a layout it is not, and a caller tells it from one that
 	// is no layout with fs.ErrNotExist, as for a missing folder or file.
-	if _, err := layout.Open(dir); !errors.Is(err, layout.ErrNotLayout) || !errors.Is(err, fs.ErrNotExist) || err.Error() != dir+": not an OCI image layout (no such directory)" {
+	if _, err := layout.Open(dir); !errors.Is(err, layout.ErrNotLayout) || !errors.Is(err, fs.ErrNotExist) || err.Error() != "open layout "+dir+": not an OCI image layout (no such directory)" {
 		t.Errorf("Open of a missing directory: %v, want ErrNotLayout and fs.ErrNotExist", err)
 	}
 	if _, err := layout.Open(t.TempDir()); !errors.Is(err, layout.ErrNotLayout) || errors.Is(err, fs.ErrNotExist) {

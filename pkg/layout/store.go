@@ -222,27 +222,29 @@ func checkForeign(dir string) error {
 		switch n := e.Name(); {
 		case n == "blobs", n == indexFile, n == indexLock, n == gcLock, strings.HasPrefix(n, tmpPrefix):
 		default:
-			return fmt.Errorf("create layout %s: %w: the folder holds other files (%s); give a new or empty folder", dir, ErrNotLayout, safetree.Sanitize(n))
+			return &fs.PathError{Op: "create layout", Path: dir, Err: fmt.Errorf("%w: the folder holds other files (%s); give a new or empty folder", ErrNotLayout, safetree.Sanitize(n))}
 		}
 	}
 	return nil
 }
 
-// Open opens an existing layout.
+// Open opens an existing layout. What keeps dir from being one is an
+// *fs.PathError naming dir (matching ErrNotLayout, and fs.ErrNotExist
+// when dir is not there), as for a missing folder or file.
 func Open(dir string) (*Store, error) {
 	b, err := os.ReadFile(filepath.Join(dir, layoutFile))
 	if err != nil {
 		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (no such directory)", dir, missingLayout{})
+			return nil, &fs.PathError{Op: "open layout", Path: dir, Err: fmt.Errorf("%w (no such directory)", missingLayout{})}
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (no oci-layout file)", dir, ErrNotLayout)
+			return nil, &fs.PathError{Op: "open layout", Path: dir, Err: fmt.Errorf("%w (no oci-layout file)", ErrNotLayout)}
 		}
 		return nil, fmt.Errorf("open layout %s: %w", dir, err)
 	}
 	var l ocispec.ImageLayout
 	if err := json.Unmarshal(b, &l); err != nil || l.Version == "" {
-		return nil, fmt.Errorf("%s: %w (bad oci-layout file)", dir, ErrNotLayout)
+		return nil, &fs.PathError{Op: "open layout", Path: dir, Err: fmt.Errorf("%w (bad oci-layout file)", ErrNotLayout)}
 	}
 	return &Store{dir: dir, c: newCache()}, nil
 }
