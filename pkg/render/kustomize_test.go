@@ -801,12 +801,7 @@ func TestInventoryCRDsNoDuplicates(t *testing.T) {
 // refused unless remote resources are allowed. With remote resources
 // allowed, the server sees what kustomize fetches.
 func TestKustomizeStrategicMergeEntryFetchedOnlyAsURL(t *testing.T) {
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		fmt.Fprint(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  fetched: \"yes\"\n")
-	}))
-	defer srv.Close()
+	srv, hits := remoteServer(t)
 	u := srv.URL + "/p.yaml"
 	jsonPatch := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","annotations":{"docs":"` + u + `"}}}`
 	files := func(entry string) fstest.MapFS {

@@ -51,6 +51,30 @@ func forgeries(t *testing.T, d v1.Hash, good, other keyPair) [][]byte {
 	}
 }
 
+// junkBefore pushes count junk referrers of d (forged bundles, under
+// subject) whose digests sort before the real bundle it returns, a good
+// bundle of d not yet pushed. The real one is made to sort in the upper
+// half, so that junk sorting before it is quick to make.
+func junkBefore(t *testing.T, loc referrers.Location, d v1.Hash, subject v1.Descriptor, good, other keyPair, count int) *referrers.Manifest {
+	t.Helper()
+	var real *referrers.Manifest
+	for real == nil || real.Descriptor.Digest.Hex < "8" {
+		real = newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), subject, mediatypes.CosignSignPredicateType)
+	}
+	forged := forgeries(t, d, good, other)
+	for n, pushed := 0, 0; pushed < count; n++ {
+		j := junkReferrer(t, forged[n%len(forged)], subject, n)
+		if j.Descriptor.Digest.Hex > real.Descriptor.Digest.Hex {
+			continue
+		}
+		if err := loc.Write(context.Background(), j, ""); err != nil {
+			t.Fatal(err)
+		}
+		pushed++
+	}
+	return real
+}
+
 // Anyone who can push a referrer could push MaxSignatures junk bundles
 // whose digests sort before the real one: Verify read the first 64 in
 // digest order, then checked them, and a correctly signed add-on failed
@@ -67,23 +91,7 @@ func TestVerifyBundleBehindJunk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The real bundle sorts in the upper half, so that junk
-			// sorting before it is quick to make.
-			var real *referrers.Manifest
-			for real == nil || real.Descriptor.Digest.Hex < "8" {
-				real = newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), m.Descriptor, mediatypes.CosignSignPredicateType)
-			}
-			forged := forgeries(t, d, good, other)
-			for n, pushed := 0, 0; pushed <= signature.MaxSignatures; n++ {
-				j := junkReferrer(t, forged[n%len(forged)], m.Descriptor, n)
-				if j.Descriptor.Digest.Hex > real.Descriptor.Digest.Hex {
-					continue
-				}
-				if err := loc.Write(ctx, j, ""); err != nil {
-					t.Fatal(err)
-				}
-				pushed++
-			}
+			real := junkBefore(t, loc, d, m.Descriptor, good, other, signature.MaxSignatures+1)
 			// Forgeries alone, however many, are refused.
 			_, err = (&signature.KeyVerifier{Keys: keys}).Verify(ctx, loc, d)
 			var search *signature.BundleSearchError
@@ -188,21 +196,7 @@ func TestVerifyBundleSearchBoundRaised(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var real *referrers.Manifest
-			for real == nil || real.Descriptor.Digest.Hex < "8" {
-				real = newBundleImage(t, cosign3Bundle(t, good.signer, statement(d.Hex, mediatypes.CosignSignPredicateType)), m.Descriptor, mediatypes.CosignSignPredicateType)
-			}
-			forged := forgeries(t, d, good, other)
-			for n, pushed := 0, 0; pushed < 8; n++ {
-				j := junkReferrer(t, forged[n%len(forged)], m.Descriptor, n)
-				if j.Descriptor.Digest.Hex > real.Descriptor.Digest.Hex {
-					continue
-				}
-				if err := loc.Write(ctx, j, ""); err != nil {
-					t.Fatal(err)
-				}
-				pushed++
-			}
+			real := junkBefore(t, loc, d, m.Descriptor, good, other, 8)
 			if err := loc.Write(ctx, real, ""); err != nil {
 				t.Fatal(err)
 			}
